@@ -1,0 +1,285 @@
+// Package settings holds the typed data-source configuration of Inferscope:
+// the jsonData a Grafana admin saves (targets, GPU agents, scrape limits) and
+// the secrets from secureJsonData, merged and validated by one loader.
+//
+// Secrets are carried in fields tagged `json:"-"` so that they never travel
+// back through JSON encoding or logs.
+package settings
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Defaults applied by Load when a field is zero.
+const (
+	DefaultScrapeInterval = 15 * time.Second
+	DefaultScrapeTimeout  = 10 * time.Second
+	DefaultRetention      = 6 * time.Hour
+	// DefaultBodySizeLimit caps one /metrics page in bytes (a real vLLM page is ~50 KB).
+	DefaultBodySizeLimit int64 = 8 << 20
+	// DefaultSampleLimit caps the samples kept from one scrape after dropping unused families.
+	DefaultSampleLimit = 50000
+)
+
+// Engine names accepted as a target's engine override. An empty override
+// means "detect from the families on the page".
+var Engines = []string{"vllm", "sglang", "tgi", "llamacpp", "trtllm"}
+
+// AgentKinds lists the accepted GPU agent kinds: our own NVML agent and NVIDIA dcgm-exporter.
+var AgentKinds = []string{"inferscope", "dcgm"}
+
+// Target is one inference server whose Prometheus /metrics page is scraped.
+// Name becomes the Prometheus `job` label of every stored series and is what
+// queries select by; URL is never taken from a query.
+type Target struct {
+	Name string `json:"name"`
+	// URL of the metrics page, e.g. http://10.0.0.5:8000/metrics.
+	URL string `json:"url"`
+	// Engine optionally overrides detection: one of Engines.
+	Engine string `json:"engine,omitempty"`
+	// Labels are added to every series scraped from this target.
+	Labels map[string]string `json:"labels,omitempty"`
+	// BasicAuthUser is the basic-auth user; the password lives in secureJsonData.
+	BasicAuthUser string `json:"basicAuthUser,omitempty"`
+	// TLSSkipVerify disables certificate verification for this target.
+	TLSSkipVerify bool `json:"tlsSkipVerify,omitempty"`
+	// Agent names the GPU agent (from Settings.GPUAgents) of the node serving this target.
+	Agent string `json:"agent,omitempty"`
+	// GPUs are the GPU indices on that agent used by this target; empty means all.
+	GPUs []int `json:"gpus,omitempty"`
+
+	// BearerToken comes from secureJsonData key "<name>.bearerToken".
+	BearerToken string `json:"-"`
+	// BasicAuthPassword comes from secureJsonData key "<name>.basicAuthPassword".
+	BasicAuthPassword string `json:"-"`
+}
+
+// GPUAgent is a node-level GPU metrics endpoint: the Inferscope NVML agent or dcgm-exporter.
+type GPUAgent struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	// Kind is "inferscope" (default) or "dcgm"; both are read through the same catalogue.
+	Kind          string `json:"kind,omitempty"`
+	TLSSkipVerify bool   `json:"tlsSkipVerify,omitempty"`
+
+	// BearerToken comes from secureJsonData key "<name>.bearerToken".
+	BearerToken string `json:"-"`
+}
+
+// Settings is the whole jsonData of an Inferscope data source after defaults.
+type Settings struct {
+	Targets   []Target   `json:"targets"`
+	GPUAgents []GPUAgent `json:"gpuAgents,omitempty"`
+
+	// Durations in Prometheus notation ("15s", "6h"); the parsed values are below.
+	ScrapeIntervalRaw string `json:"scrapeInterval,omitempty"`
+	ScrapeTimeoutRaw  string `json:"scrapeTimeout,omitempty"`
+	RetentionRaw      string `json:"retention,omitempty"`
+	// BodySizeLimit caps one scraped page in bytes.
+	BodySizeLimit int64 `json:"bodySizeLimit,omitempty"`
+	// SampleLimit caps the samples kept from one scrape; a page above it fails that scrape.
+	SampleLimit int `json:"sampleLimit,omitempty"`
+
+	ScrapeInterval time.Duration `json:"-"`
+	ScrapeTimeout  time.Duration `json:"-"`
+	Retention      time.Duration `json:"-"`
+}
+
+// nameRE restricts target and agent names to what is safe as a Prometheus
+// label value in PromQL regexes and as a secureJsonData key prefix.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
+
+// SecretKey returns the secureJsonData key holding secret kind ("bearerToken",
+// "basicAuthPassword") for the target or agent called name.
+func SecretKey(name, kind string) string { return name + "." + kind }
+
+// Load decodes jsonData, merges secrets from secureJsonData, applies defaults
+// and validates. The error, if any, is one sentence naming the field, e.g.
+// `targets[1].url: "ftp://x" is not an http(s) URL`.
+func Load(jsonData []byte, secure map[string]string) (Settings, error) {
+	var s Settings
+	if len(strings.TrimSpace(string(jsonData))) > 0 {
+		if err := json.Unmarshal(jsonData, &s); err != nil {
+			return Settings{}, fmt.Errorf("jsonData is not valid JSON: %w", err)
+		}
+	}
+	for i := range s.Targets {
+		t := &s.Targets[i]
+		t.BearerToken = secure[SecretKey(t.Name, "bearerToken")]
+		t.BasicAuthPassword = secure[SecretKey(t.Name, "basicAuthPassword")]
+	}
+	for i := range s.GPUAgents {
+		a := &s.GPUAgents[i]
+		a.BearerToken = secure[SecretKey(a.Name, "bearerToken")]
+		if a.Kind == "" {
+			a.Kind = "inferscope"
+		}
+	}
+	if err := s.applyDefaults(); err != nil {
+		return Settings{}, err
+	}
+	if err := s.Validate(); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+func parseDuration(field, raw string, def time.Duration) (time.Duration, error) {
+	if raw == "" {
+		return def, nil
+	}
+	d, err := model.ParseDuration(raw)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive duration such as 15s or 6h", field, raw)
+	}
+	return time.Duration(d), nil
+}
+
+func (s *Settings) applyDefaults() error {
+	var err error
+	if s.ScrapeInterval, err = parseDuration("scrapeInterval", s.ScrapeIntervalRaw, DefaultScrapeInterval); err != nil {
+		return err
+	}
+	defTimeout := DefaultScrapeTimeout
+	if defTimeout > s.ScrapeInterval {
+		defTimeout = s.ScrapeInterval
+	}
+	if s.ScrapeTimeout, err = parseDuration("scrapeTimeout", s.ScrapeTimeoutRaw, defTimeout); err != nil {
+		return err
+	}
+	if s.Retention, err = parseDuration("retention", s.RetentionRaw, DefaultRetention); err != nil {
+		return err
+	}
+	if s.BodySizeLimit == 0 {
+		s.BodySizeLimit = DefaultBodySizeLimit
+	}
+	if s.SampleLimit == 0 {
+		s.SampleLimit = DefaultSampleLimit
+	}
+	return nil
+}
+
+func checkURL(field, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http(s) URL such as http://10.0.0.5:8000/metrics", field, raw)
+	}
+	return nil
+}
+
+// Validate checks a loaded Settings and returns one sentence naming the first bad field.
+func (s *Settings) Validate() error {
+	if s.ScrapeTimeout > s.ScrapeInterval {
+		return fmt.Errorf("scrapeTimeout: %s is longer than scrapeInterval %s", s.ScrapeTimeout, s.ScrapeInterval)
+	}
+	if s.Retention < 4*s.ScrapeInterval {
+		return fmt.Errorf("retention: %s must hold at least four scrapes (4 × %s)", s.Retention, s.ScrapeInterval)
+	}
+	if s.BodySizeLimit < 0 {
+		return fmt.Errorf("bodySizeLimit: %d must be positive", s.BodySizeLimit)
+	}
+	if s.SampleLimit < 0 {
+		return fmt.Errorf("sampleLimit: %d must be positive", s.SampleLimit)
+	}
+	seen := map[string]string{}
+	for i, t := range s.Targets {
+		f := fmt.Sprintf("targets[%d]", i)
+		if !nameRE.MatchString(t.Name) {
+			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, t.Name)
+		}
+		if prev, dup := seen[t.Name]; dup {
+			return fmt.Errorf("%s.name: %q is already used by %s", f, t.Name, prev)
+		}
+		seen[t.Name] = f
+		if err := checkURL(f+".url", t.URL); err != nil {
+			return err
+		}
+		if t.Engine != "" && !contains(Engines, t.Engine) {
+			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
+		}
+		for k := range t.Labels {
+			if !model.LabelName(k).IsValidLegacy() || strings.HasPrefix(k, "__") || k == "job" || k == "instance" {
+				return fmt.Errorf("%s.labels: %q is not a usable label name", f, k)
+			}
+		}
+		if t.BearerToken != "" && t.BasicAuthUser != "" {
+			return fmt.Errorf("%s: set either a bearer token or basic auth, not both", f)
+		}
+		for _, g := range t.GPUs {
+			if g < 0 {
+				return fmt.Errorf("%s.gpus: %d is not a GPU index", f, g)
+			}
+		}
+	}
+	agents := map[string]bool{}
+	for i, a := range s.GPUAgents {
+		f := fmt.Sprintf("gpuAgents[%d]", i)
+		if !nameRE.MatchString(a.Name) {
+			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, a.Name)
+		}
+		if prev, dup := seen[a.Name]; dup {
+			return fmt.Errorf("%s.name: %q is already used by %s", f, a.Name, prev)
+		}
+		seen[a.Name] = f
+		agents[a.Name] = true
+		if err := checkURL(f+".url", a.URL); err != nil {
+			return err
+		}
+		if !contains(AgentKinds, a.Kind) {
+			return fmt.Errorf("%s.kind: %q is not one of %s", f, a.Kind, strings.Join(AgentKinds, ", "))
+		}
+	}
+	for i, t := range s.Targets {
+		if t.Agent != "" && !agents[t.Agent] {
+			return fmt.Errorf("targets[%d].agent: %q is not a configured GPU agent", i, t.Agent)
+		}
+	}
+	return nil
+}
+
+// TargetNames returns the configured target names, sorted.
+func (s *Settings) TargetNames() []string {
+	out := make([]string, 0, len(s.Targets))
+	for _, t := range s.Targets {
+		out = append(out, t.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Target returns the target called name.
+func (s *Settings) Target(name string) (Target, bool) {
+	for _, t := range s.Targets {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+// Agent returns the GPU agent called name.
+func (s *Settings) Agent(name string) (GPUAgent, bool) {
+	for _, a := range s.GPUAgents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return GPUAgent{}, false
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
