@@ -96,12 +96,22 @@ func FractionBelow(threshold float64, b []Bucket) FractionEstimate {
 		below = capped(nb[j-1].Count)
 	}
 	above := capped(nb[j].Count)
+	// A NaN count leaves that side unknown: fall back to the trivial
+	// bound.
+	if math.IsNaN(below) {
+		below = 0
+	}
+	if math.IsNaN(above) {
+		above = 1
+	}
 	if nb[j].UpperBound == threshold {
 		return FractionEstimate{Value: value, Lower: value, Upper: value, Exact: true}
 	}
 	lo, hi := math.Min(below, above), math.Max(below, above)
 	// Only inconsistent input (negative or non-monotonic counts) can put
 	// Prometheus's value outside the bracket; widen rather than lie.
-	lo, hi = math.Min(lo, value), math.Max(hi, value)
+	if !math.IsNaN(value) {
+		lo, hi = math.Min(lo, value), math.Max(hi, value)
+	}
 	return FractionEstimate{Value: value, Lower: lo, Upper: hi}
 }
