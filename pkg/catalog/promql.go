@@ -1,0 +1,537 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Scope narrows and groups a query.
+type Scope struct {
+	// Targets are job names (settings Target.Name / GPUAgent.Name); empty means all.
+	Targets []string
+	// Models are model names as the engines report them; empty means all. See the package
+	// documentation for engines without a model label.
+	Models []string
+	// By lists canonical group names: "target", "model", "engine" ("none" or "" are ignored).
+	By []string
+}
+
+// GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
+// "model_name", "engine" → "engine" (vLLM's data-parallel engine index). Anything else → "".
+func GroupLabel(canonical string) string {
+	switch canonical {
+	case "target":
+		return "job"
+	case "model":
+		return "model_name"
+	case "engine":
+		return "engine"
+	}
+	return ""
+}
+
+// HistogramQueries are the three instant/range queries that carry everything about a latency
+// signal over a window: per-second bucket rates by `le` (cumulative, Prometheus classic
+// histogram semantics), and the per-second rates of _sum and _count (mean = Sum/Count).
+type HistogramQueries struct{ Buckets, Sum, Count string }
+
+var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// groupLabels turns Scope.By plus extra raw label names into stored label names, deduplicated
+// in first-seen order.
+func groupLabels(sc Scope, extra []string) ([]string, error) {
+	var out []string
+	for _, b := range sc.By {
+		if b == "" || b == "none" {
+			continue
+		}
+		l := GroupLabel(b)
+		if l == "" {
+			return nil, fmt.Errorf("catalog: unknown group %q (want target, model or engine)", b)
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	for _, l := range extra {
+		if !labelNameRE.MatchString(l) {
+			return nil, fmt.Errorf("catalog: %q is not a valid label name", l)
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// anyOf builds an anchored-by-Prometheus regex matching exactly the given values, quoted as a
+// PromQL string literal.
+func anyOf(what string, vals []string) (string, error) {
+	parts := make([]string, 0, len(vals))
+	for _, v := range vals {
+		if v == "" {
+			return "", fmt.Errorf("catalog: empty %s name in scope", what)
+		}
+		parts = append(parts, regexp.QuoteMeta(v))
+	}
+	return strconv.Quote(strings.Join(parts, "|")), nil
+}
+
+func windowString(w time.Duration) (string, error) {
+	if w < time.Millisecond {
+		return "", fmt.Errorf("catalog: window %v is too short (want at least 1ms)", w)
+	}
+	return model.Duration(w).String(), nil
+}
+
+func aggregate(agg string, groups []string, inner string) string {
+	if len(groups) == 0 {
+		return agg + " (" + inner + ")"
+	}
+	return agg + " by (" + strings.Join(groups, ", ") + ") (" + inner + ")"
+}
+
+func formatScale(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// engineIndex maps every stored name in the table to its engine.
+var engineIndex = map[string]Engine{}
+
+func init() {
+	for e, sigs := range table {
+		for _, en := range sigs {
+			for _, m := range en.metrics {
+				engineIndex[m.Name] = e
+			}
+		}
+	}
+}
+
+func engineOf(name string) Engine {
+	if e, ok := engineIndex[name]; ok {
+		return e
+	}
+	return Detect([]string{name}).Engine
+}
+
+// term renders one metric as a PromQL vector expression given its label matchers.
+type term func(m Metric, matchers string) string
+
+// chain builds, for one engine, `t(m1) or t(m2) …` for each model-label variant, copying
+// non-standard model labels into model_name with label_replace.
+func chain(e Engine, ms []Metric, sc Scope, t term) (string, error) {
+	var base []string
+	if len(sc.Targets) > 0 {
+		re, err := anyOf("target", sc.Targets)
+		if err != nil {
+			return "", err
+		}
+		base = append(base, "job=~"+re)
+	}
+	render := func(extra string) string {
+		parts := make([]string, 0, len(ms))
+		for _, m := range ms {
+			sel := slices.Clone(base)
+			if m.Match != "" {
+				sel = append(sel, m.Match)
+			}
+			if extra != "" {
+				sel = append(sel, extra)
+			}
+			parts = append(parts, t(m, strings.Join(sel, ", ")))
+		}
+		return strings.Join(parts, " or ")
+	}
+	labels := modelLabels[e]
+	if len(labels) == 0 {
+		labels = []string{"model_name"}
+	}
+	var variants []string
+	if len(sc.Models) == 0 {
+		inner := render("")
+		for _, l := range labels[1:] {
+			inner = labelReplace(inner, l)
+		}
+		variants = append(variants, inner)
+	} else {
+		re, err := anyOf("model", sc.Models)
+		if err != nil {
+			return "", err
+		}
+		for _, l := range labels {
+			inner := render(l + "=~" + re)
+			if l != "model_name" {
+				inner = labelReplace(inner, l)
+			}
+			variants = append(variants, inner)
+		}
+	}
+	return strings.Join(variants, " or "), nil
+}
+
+func labelReplace(inner, from string) string {
+	return `label_replace(` + inner + `, "model_name", "$1", "` + from + `", "(.+)")`
+}
+
+func selector(name, matchers string) string {
+	if matchers == "" {
+		return name
+	}
+	return name + "{" + matchers + "}"
+}
+
+// collect gathers, per engine in Engines order, the metrics of signal s accepted by keep,
+// skipping names already taken by an earlier engine.
+func collect(s Signal, keep func(Metric) bool) ([]Engine, map[Engine][]Metric) {
+	var order []Engine
+	per := map[Engine][]Metric{}
+	seen := map[string]bool{}
+	for _, e := range Engines {
+		a := Lookup(e, s)
+		for _, m := range a.Metrics {
+			k := m.Name + "{" + m.Match + "}"
+			if seen[k] || !keep(m) {
+				continue
+			}
+			seen[k] = true
+			if len(per[e]) == 0 {
+				order = append(order, e)
+			}
+			per[e] = append(per[e], m)
+		}
+	}
+	return order, per
+}
+
+func join(order []Engine, per map[Engine][]Metric, sc Scope, t term) (string, error) {
+	parts := make([]string, 0, len(order))
+	for _, e := range order {
+		c, err := chain(e, per[e], sc, t)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, c)
+	}
+	return strings.Join(parts, " or "), nil
+}
+
+func checkSignal(s Signal) error {
+	if !knownSignal(s) {
+		return fmt.Errorf("catalog: unknown signal %q", s)
+	}
+	return nil
+}
+
+// HistogramPromQL builds the queries for a histogram signal across every engine that exports
+// it (Exact or Approximate), e.g. for TTFT and Scope{Targets: {"a"}, By: {"target"}}, 5m:
+//
+//	sum by (le, job) (rate(vllm:time_to_first_token_seconds_bucket{job=~"a"}[5m]) or rate(ray_vllm:…_bucket{job=~"a"}[5m]) or … )
+//
+// The `or` chain keeps a series from the first name that has it, so a target exposing an old
+// and a new name with the same labels is counted once. Only histograms with Scale 1 (already in
+// seconds or tokens) are included: `le` bounds cannot be rescaled in PromQL, so scaled histograms
+// (Triton's milliseconds) must be queried alone with HistogramPromQLFor. Result labels: le (Buckets
+// only) and the stored group labels (job, model_name, engine). Errors: unknown signal, unknown
+// group, empty target/model name, window under 1ms, or a signal with no histogram.
+func HistogramPromQL(s Signal, sc Scope, window time.Duration) (HistogramQueries, error) {
+	if err := checkSignal(s); err != nil {
+		return HistogramQueries{}, err
+	}
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 })
+	if len(order) == 0 {
+		return HistogramQueries{}, fmt.Errorf("catalog: signal %q is not read from a histogram by any engine", s)
+	}
+	return histogramQueries(order, per, sc, window)
+}
+
+// HistogramPromQLFor builds the HistogramPromQL queries over exactly the given histogram metrics
+// (for example LookupFor(d, TPOT).Metrics, or Triton's millisecond first-response histogram),
+// with the same `or` de-duplication, scoping and grouping. All metrics must be histograms with
+// one common Scale; the caller multiplies the parsed `le` bounds and the Sum by that Scale.
+func HistogramPromQLFor(metrics []Metric, sc Scope, window time.Duration) (HistogramQueries, error) {
+	if len(metrics) == 0 {
+		return HistogramQueries{}, errors.New("catalog: no metrics given")
+	}
+	var order []Engine
+	per := map[Engine][]Metric{}
+	for _, m := range metrics {
+		if m.Kind != KindHistogram {
+			return HistogramQueries{}, fmt.Errorf("catalog: %s is a %s, not a histogram", m.Name, m.Kind)
+		}
+		if m.Scale != metrics[0].Scale {
+			return HistogramQueries{}, fmt.Errorf("catalog: %s has scale %v, %s has %v: query them separately", m.Name, m.Scale, metrics[0].Name, metrics[0].Scale)
+		}
+		if !validName(m.Name) {
+			return HistogramQueries{}, fmt.Errorf("catalog: %q is not a valid metric name", m.Name)
+		}
+		e := engineOf(m.Name)
+		if len(per[e]) == 0 {
+			order = append(order, e)
+		}
+		per[e] = append(per[e], m)
+	}
+	return histogramQueries(order, per, sc, window)
+}
+
+var metricNameRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+
+func validName(n string) bool { return metricNameRE.MatchString(n) }
+
+func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window time.Duration) (HistogramQueries, error) {
+	w, err := windowString(window)
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	groups, err := groupLabels(sc, nil)
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	build := func(suffix string) (string, error) {
+		return join(order, per, sc, func(m Metric, sel string) string {
+			return "rate(" + selector(m.Name+suffix, sel) + "[" + w + "])"
+		})
+	}
+	b, err := build("_bucket")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	sum, err := build("_sum")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	cnt, err := build("_count")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	return HistogramQueries{
+		Buckets: aggregate("sum", append([]string{"le"}, groups...), b),
+		Sum:     aggregate("sum", groups, sum),
+		Count:   aggregate("sum", groups, cnt),
+	}, nil
+}
+
+// CounterRatePromQL builds the per-second rate of a counter signal summed by the scope's groups
+// plus extraBy (raw label names such as "finished_reason"), across every engine that exports it:
+//
+//	sum by (job, finished_reason) (rate(vllm:request_success_total{…}[5m]) or … or (rate(x[5m]) * 1e-06))
+//
+// Metric.Scale is applied in PromQL (result in SI units per second). Old and new names are
+// joined with `or` after rate(), so they are never double counted. Errors: unknown signal or
+// group, invalid extraBy label, empty names in scope, window under 1ms, or a signal no engine
+// exports as a counter.
+func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...string) (string, error) {
+	if err := checkSignal(s); err != nil {
+		return "", err
+	}
+	w, err := windowString(window)
+	if err != nil {
+		return "", err
+	}
+	groups, err := groupLabels(sc, extraBy)
+	if err != nil {
+		return "", err
+	}
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter })
+	if len(order) == 0 {
+		return "", fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
+	}
+	inner, err := join(order, per, sc, func(m Metric, sel string) string {
+		r := "rate(" + selector(m.Name, sel) + "[" + w + "])"
+		if m.Scale != 1 {
+			r = "(" + r + " * " + formatScale(m.Scale) + ")"
+		}
+		return r
+	})
+	if err != nil {
+		return "", err
+	}
+	return aggregate("sum", groups, inner), nil
+}
+
+var gaugeAggs = []string{"sum", "avg", "max", "min"}
+
+// GaugePromQL aggregates a gauge signal across engines with agg ("sum", "avg", "max" or
+// "min") by the scope's groups. Ratios such as KVCacheUsage must be averaged ("avg"), never
+// summed; queue lengths are summed. Sentinels are dropped before aggregation (vLLM V0's −1
+// prefix-cache hit rate with `>= 0`, DCGM blank values with `< 1e14`), so a target reporting
+// only sentinels has no series (absent), never −1 or 0. Scale is applied after the filter:
+//
+//	avg by (job) (vllm:kv_cache_usage_perc{job=~"a"} or vllm:gpu_cache_usage_perc{job=~"a"} or …)
+//
+// Errors: unknown signal, group or aggregation, empty names in scope, or a signal no engine
+// exports as a gauge.
+func GaugePromQL(s Signal, sc Scope, agg string) (string, error) {
+	return GaugePromQLBy(s, sc, agg)
+}
+
+// GaugePromQLBy is GaugePromQL with extra raw group labels (e.g. "gpu", "UUID", "reason" for
+// per-GPU or per-reason series; the labels are those of the stored series).
+func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, error) {
+	if err := checkSignal(s); err != nil {
+		return "", err
+	}
+	if !slices.Contains(gaugeAggs, agg) {
+		return "", fmt.Errorf("catalog: aggregation %q not supported (want sum, avg, max or min)", agg)
+	}
+	groups, err := groupLabels(sc, extraBy)
+	if err != nil {
+		return "", err
+	}
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindGauge })
+	if len(order) == 0 {
+		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
+	}
+	inner, err := join(order, per, sc, gaugeTerm)
+	if err != nil {
+		return "", err
+	}
+	return aggregate(agg, groups, inner), nil
+}
+
+func gaugeTerm(m Metric, sel string) string {
+	r := selector(m.Name, sel)
+	if f, ok := sentinelFilter[m.Name]; ok {
+		r = "(" + r + " " + f + ")"
+	}
+	if m.Scale != 1 {
+		r = "(" + r + " * " + formatScale(m.Scale) + ")"
+	}
+	return r
+}
+
+// meanDenominator names, for counter metrics that accumulate time, the counter of events the
+// time is spread over (llama.cpp: tokens; Triton: successful requests).
+var meanDenominator = map[string]string{
+	"llamacpp:prompt_seconds_total":           "llamacpp:prompt_tokens_total",
+	"llamacpp:tokens_predicted_seconds_total": "llamacpp:tokens_predicted_total",
+	"nv_inference_queue_duration_us":          "nv_inference_request_success",
+	"nv_inference_compute_infer_duration_us":  "nv_inference_request_success",
+	"nv_inference_request_duration_us":        "nv_inference_request_success",
+}
+
+// MeanPromQL builds the windowed mean of a latency (or other histogram) signal in SI units
+// across every engine: sum(rate(_sum)) / sum(rate(_count)) for histograms (any Scale: _sum is
+// rescaled in PromQL), and rate(time counter) / rate(event counter) for engines that only
+// export cumulative time counters (llama.cpp per token, Triton per request; see their Notes):
+//
+//	sum by (job) (rate(a_sum[5m]) or … or (rate(nv_inference_queue_duration_us[5m]) * 1e-06))
+//	  / sum by (job) (rate(a_count[5m]) or … or rate(nv_inference_request_success[5m]))
+//
+// A group with no events in the window gives NaN (0/0), like hist.Mean. Errors as for
+// HistogramPromQL.
+func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
+	if err := checkSignal(s); err != nil {
+		return "", err
+	}
+	w, err := windowString(window)
+	if err != nil {
+		return "", err
+	}
+	groups, err := groupLabels(sc, nil)
+	if err != nil {
+		return "", err
+	}
+	order, per := collect(s, func(m Metric) bool {
+		return m.Kind == KindHistogram || (m.Kind == KindCounter && meanDenominator[m.Name] != "")
+	})
+	if len(order) == 0 {
+		return "", fmt.Errorf("catalog: signal %q has no histogram or time counter in any engine", s)
+	}
+	num, err := join(order, per, sc, func(m Metric, sel string) string {
+		var r string
+		if m.Kind == KindHistogram {
+			r = "rate(" + selector(m.Name+"_sum", sel) + "[" + w + "])"
+		} else {
+			r = "rate(" + selector(m.Name, sel) + "[" + w + "])"
+		}
+		if m.Scale != 1 {
+			r = "(" + r + " * " + formatScale(m.Scale) + ")"
+		}
+		return r
+	})
+	if err != nil {
+		return "", err
+	}
+	den, err := join(order, per, sc, func(m Metric, sel string) string {
+		if m.Kind == KindHistogram {
+			return "rate(" + selector(m.Name+"_count", sel) + "[" + w + "])"
+		}
+		return "rate(" + selector(meanDenominator[m.Name], sel) + "[" + w + "])"
+	})
+	if err != nil {
+		return "", err
+	}
+	return aggregate("sum", groups, num) + " / " + aggregate("sum", groups, den), nil
+}
+
+// KeepMetricNames returns, sorted, every stored sample name the catalogue reads or Detect uses as
+// evidence: histogram families with their _bucket, _sum and _count samples, counters and gauges
+// by name, the GPU agent's names, and the Ray / smg exposure variants. Detection-only families
+// keep just the name, its _count and its _total sample (enough to see the family).
+func KeepMetricNames() []string {
+	set := map[string]bool{}
+	add := func(ns ...string) {
+		for _, n := range ns {
+			set[n] = true
+		}
+	}
+	for _, sigs := range table {
+		for _, en := range sigs {
+			for _, m := range en.metrics {
+				if m.Kind == KindHistogram {
+					add(m.Name+"_bucket", m.Name+"_sum", m.Name+"_count")
+				} else {
+					add(m.Name)
+				}
+			}
+		}
+	}
+	for _, d := range meanDenominator {
+		add(d)
+	}
+	add(AgentMetricNames...)
+	evidence := func(n string) { add(n, n+"_count", strings.TrimSuffix(n, "_total")+"_total") }
+	for _, m := range vllmMarkers {
+		b := strings.TrimPrefix(m.name, "vllm:")
+		for _, n := range vllmNames(b) {
+			evidence(n)
+		}
+	}
+	for _, m := range sglangMarkers {
+		for _, n := range sglangNames(strings.TrimPrefix(m.name, "sglang:")) {
+			evidence(n)
+		}
+	}
+	for _, n := range sglangPrerelease {
+		for _, v := range sglangNames(strings.TrimPrefix(n, "sglang:")) {
+			evidence(v)
+		}
+	}
+	add("llamacpp:kv_cache_usage_ratio")
+	// V0's time_per_output_token_seconds is read through LookupFor (TPOT on old vLLM).
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// KeepMetricRegex returns a regular expression (RE2, unanchored text; Prometheus relabelling
+// anchors it as ^(?:…)$) matching exactly KeepMetricNames, for a metric_relabel_configs `keep`
+// rule on __name__. `up` and `scrape_*` need not match: Prometheus adds them after relabelling.
+func KeepMetricRegex() string {
+	names := KeepMetricNames()
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = regexp.QuoteMeta(n)
+	}
+	return strings.Join(parts, "|")
+}

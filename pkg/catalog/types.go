@@ -1,0 +1,132 @@
+package catalog
+
+// Engine names the software behind a scraped page: an inference engine or a GPU exporter.
+type Engine string
+
+// Engines known to the catalogue. EngineUnknown is what Detect returns when no known family is
+// present.
+const (
+	EngineVLLM          Engine = "vllm"           // vLLM V0 and V1 (`vllm:` prefix; Ray-exported `ray_vllm:`)
+	EngineSGLang        Engine = "sglang"         // SGLang (`sglang:`; smg-router re-export `sglang_`)
+	EngineTGI           Engine = "tgi"            // Hugging Face text-generation-inference (`tgi_`)
+	EngineLlamaCpp      Engine = "llamacpp"       // llama.cpp server and the ik_llama.cpp fork (`llamacpp:`)
+	EngineTRTLLM        Engine = "trtllm"         // TensorRT-LLM trtllm-serve (`trtllm_`, first builds unprefixed)
+	EngineTriton        Engine = "triton"         // Triton Inference Server core and TRT-LLM backend (`nv_`)
+	EngineDCGM          Engine = "dcgm"           // NVIDIA dcgm-exporter (`DCGM_FI_`)
+	EngineInferscopeGPU Engine = "inferscope-gpu" // Inferscope's own GPU agent (GPUAgentPrefix)
+	EngineUnknown       Engine = "unknown"        // nothing recognised
+)
+
+// Engines lists every known engine except EngineUnknown, in the catalogue's fixed order
+// (LLM engines first, then GPU exporters). Builders visit engines in this order.
+var Engines = []Engine{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCpp, EngineTRTLLM,
+	EngineTriton, EngineDCGM, EngineInferscopeGPU}
+
+// Signal is a canonical, engine-independent quantity (DESIGN §3).
+type Signal string
+
+// Canonical signals. Latency signals are in seconds, token signals in tokens, request signals
+// in requests, ratios in 0..1, memory in bytes, power in watts, clocks in hertz, temperature
+// in degrees Celsius.
+const (
+	QueueTime          Signal = "queue_time"           // histogram, s: waiting before first scheduling
+	PrefillTime        Signal = "prefill_time"         // histogram, s: first scheduling → first token
+	DecodeTime         Signal = "decode_time"          // histogram, s: first token → last token
+	InferenceTime      Signal = "inference_time"       // histogram, s: prefill + decode
+	TTFT               Signal = "ttft"                 // histogram, s: arrival → first token
+	ITL                Signal = "itl"                  // histogram, s: gap between consecutive output batches
+	TPOT               Signal = "tpot"                 // histogram, s: per request decode time / (tokens − 1)
+	E2E                Signal = "e2e"                  // histogram, s: arrival → finish
+	PromptTokens       Signal = "prompt_tokens"        // counter, tokens
+	GenerationTokens   Signal = "generation_tokens"    // counter, tokens
+	RequestsFinished   Signal = "requests_finished"    // counter, requests (vLLM/TRT-LLM: by finished_reason)
+	RequestsRunning    Signal = "requests_running"     // gauge, requests
+	RequestsWaiting    Signal = "requests_waiting"     // gauge, requests
+	KVCacheUsage       Signal = "kv_cache_usage"       // gauge, ratio 0..1 (average it, never sum)
+	Preemptions        Signal = "preemptions"          // counter, preemptions (SGLang: retractions)
+	PrefixCacheQueries Signal = "prefix_cache_queries" // counter, tokens looked up in the prefix cache
+	PrefixCacheHits    Signal = "prefix_cache_hits"    // counter, tokens found in the prefix cache
+	IterationTokens    Signal = "iteration_tokens"     // histogram, tokens per engine step
+	GPUUtil            Signal = "gpu_util"             // gauge, ratio 0..1 of time a kernel ran
+	SMActive           Signal = "sm_active"            // gauge, ratio 0..1
+	DRAMActive         Signal = "dram_active"          // gauge, ratio 0..1
+	TensorActive       Signal = "tensor_active"        // gauge, ratio 0..1
+	FBUsed             Signal = "fb_used"              // gauge, bytes
+	FBTotal            Signal = "fb_total"             // gauge, bytes
+	Power              Signal = "power"                // gauge, W
+	PowerLimit         Signal = "power_limit"          // gauge, W
+	Temperature        Signal = "temperature"          // gauge, °C
+	SMClock            Signal = "sm_clock"             // gauge, Hz
+	SMClockMax         Signal = "sm_clock_max"         // gauge, Hz
+	ThrottleReasons    Signal = "throttle_reasons"     // gauge; agent: 1 per active {reason}; DCGM: bitmask
+
+	// PrefixCacheHitRate is an extra signal (not in the contract list): a ratio 0..1 exported
+	// as a gauge by engines that have no hit/query counters (vLLM V0, SGLang, TRT-LLM).
+	// vLLM V0 reports −1 when prefix caching is off; GaugePromQL drops those samples, so the
+	// signal is absent, never −1 or 0, for such targets.
+	PrefixCacheHitRate Signal = "prefix_cache_hit_rate"
+	// Energy is an extra signal (not in the contract list): a counter of joules consumed by a
+	// GPU since the exporter started; CounterRatePromQL turns it into watts.
+	Energy Signal = "energy"
+)
+
+// LatencyStages are the per-request latency histograms, in the order a request lives them.
+var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E}
+
+// AllSignals lists every signal the catalogue knows, contract signals first in contract order,
+// then the extras PrefixCacheHitRate and Energy. Signals(e) returns one Availability per entry.
+var AllSignals = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
+	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
+	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
+	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
+	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy}
+
+// Kind is the Prometheus metric type a signal is read from.
+type Kind string
+
+// Metric kinds.
+const (
+	KindHistogram Kind = "histogram" // classic histogram: <name>_bucket{le}, <name>_sum, <name>_count
+	KindCounter   Kind = "counter"   // monotonic counter, read with rate()
+	KindGauge     Kind = "gauge"     // instantaneous value
+)
+
+// Status says how well an engine provides a signal.
+type Status string
+
+// Availability statuses. Absent is never reported as zero: builders simply have no series for
+// an engine whose status is Absent, and callers show "not exported by <engine>".
+const (
+	Exact       Status = "exact"       // the engine measures exactly this quantity
+	Approximate Status = "approximate" // a related quantity; Availability.Note says how it differs
+	Absent      Status = "absent"      // the engine does not export it
+)
+
+// Metric is one stored metric family that carries a signal.
+type Metric struct {
+	// Name is the stored name: for a histogram the base name without _bucket/_sum/_count; for
+	// a counter the full sample name (normally ending in _total; TGI and Triton counters have
+	// no suffix); for a gauge the sample name.
+	Name string
+	// Kind is the Prometheus type the builders read Name as.
+	Kind Kind
+	// Scale multiplies the stored value into SI units (1 normally; 0.001 for milliseconds,
+	// 1e-6 for microseconds, 1048576 for MiB, 1e6 for MHz, 0.01 for percent).
+	Scale float64
+	// Match holds extra label matchers in PromQL syntax that select the relevant series of a
+	// shared family, e.g. `method="decode"`; empty normally. (Addition to the contract.)
+	Match string
+}
+
+// Availability says whether and how an engine provides a signal.
+type Availability struct {
+	Engine Engine
+	Signal Signal
+	Status Status
+	// Note is a sentence for users: why the value is approximate, or where a close substitute
+	// lives when it is absent. Empty when there is nothing to say.
+	Note string
+	// Metrics lists the stored families for the signal in preference order, newest names
+	// first. Empty when Status is Absent.
+	Metrics []Metric
+}
