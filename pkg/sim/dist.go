@@ -1,0 +1,30 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// sample draws one length from d with r. d must have passed validate.
+func (d LengthDist) sample(r *rand.Rand) int {
+	switch d.Kind {
+	case "uniform":
+		return d.Min + r.IntN(d.Max-d.Min+1)
+	case "lognormal":
+		mu := math.Log(d.Mean) - d.Sigma*d.Sigma/2
+		v := int(math.Round(math.Exp(mu + d.Sigma*r.NormFloat64())))
+		return min(max(v, d.Min), d.Max)
+	default:
+		return int(d.Mean)
+	}
+}
+
+// expSample draws an exponential variate with the given rate (events/s).
+func expSample(r *rand.Rand, rate float64) float64 {
+	return r.ExpFloat64() / rate
+}
+
+// newRand returns the deterministic generator for seed and stream.
+func newRand(seed, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))
+}
