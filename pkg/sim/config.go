@@ -154,13 +154,13 @@ type Config struct {
 	ClientTimeout         float64 // generated load aborts a request still waiting after this long (0 = never)
 
 	// Scenario events.
-	RestartEvery    time.Duration // 0 = never
-	RestartDowntime time.Duration
-	StallAt         time.Duration // 0 = never
+	RestartEvery     time.Duration // 0 = never
+	RestartDowntime  time.Duration
+	StallAt          time.Duration // 0 = never
 	StallDropRunning bool
-	FlakyErrorRatio float64 // share of /metrics requests answered with 500
-	FlakyStallRatio float64 // share of /metrics requests that stall for FlakyStall
-	FlakyStall      time.Duration
+	FlakyErrorRatio  float64 // share of /metrics requests answered with 500
+	FlakyStallRatio  float64 // share of /metrics requests that stall for FlakyStall
+	FlakyStall       time.Duration
 }
 
 // TraceEntry is one request of an arrival trace: At seconds after start.

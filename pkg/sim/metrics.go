@@ -22,9 +22,9 @@ func reasonIndex(r string) int {
 // vllmStats holds every vLLM metric's state. Counters are float64 like
 // prometheus_client's; histograms are classic.
 type vllmStats struct {
-	ttft, itl, reqTPOT, e2e, queue, inference, prefill, decode *histogram
-	promptTokensH, genTokensH, maxGenTokensH, paramsN, maxTokensH  *histogram
-	iterationTokens, prefillKVComputed                             *histogram
+	ttft, itl, reqTPOT, e2e, queue, inference, prefill, decode    *histogram
+	promptTokensH, genTokensH, maxGenTokensH, paramsN, maxTokensH *histogram
+	iterationTokens, prefillKVComputed                            *histogram
 
 	promptTokens, generationTokens, preemptions float64
 	promptCached, prefixQueries, prefixHits     float64
@@ -117,12 +117,12 @@ type sample struct {
 
 // snapshot is the engine state the collector reads at a scrape.
 type snapshot struct {
-	running, waiting   float64
-	kvUsage            float64
-	prefixCaching      bool
-	stats              *vllmStats
-	startUnix          float64
-	nowUnix            float64
+	running, waiting    float64
+	kvUsage             float64
+	prefixCaching       bool
+	stats               *vllmStats
+	startUnix           float64
+	nowUnix             float64
 	promptRate, genRate float64
 }
 

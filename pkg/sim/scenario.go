@@ -110,7 +110,7 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
-		Name: "flaky",
+		Name:        "flaky",
 		Description: "Healthy engine, but 15 % of /metrics requests answer HTTP 500 and 10 % stall for 30 s (past any scrape timeout).",
 		Bottleneck:  BottleneckScrape,
 		apply: func(c *Config) {
