@@ -99,7 +99,7 @@ func aggregate(agg string, groups []string, inner string) string {
 	return agg + " by (" + strings.Join(groups, ", ") + ") (" + inner + ")"
 }
 
-func formatScale(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func formatScale(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // engineIndex maps every stored name in the table to its engine.
 var engineIndex = map[string]Engine{}
@@ -125,8 +125,9 @@ func engineOf(name string) Engine {
 type term func(m Metric, matchers string) string
 
 // chain builds, for one engine, `t(m1) or t(m2) …` for each model-label variant, copying
-// non-standard model labels into model_name with label_replace.
-func chain(e Engine, ms []Metric, sc Scope, t term) (string, error) {
+// non-standard model labels into model_name with label_replace when results are grouped by
+// model_name (byModel) or filtered by model.
+func chain(e Engine, ms []Metric, sc Scope, byModel bool, t term) (string, error) {
 	var base []string
 	if len(sc.Targets) > 0 {
 		re, err := anyOf("target", sc.Targets)
@@ -156,8 +157,10 @@ func chain(e Engine, ms []Metric, sc Scope, t term) (string, error) {
 	var variants []string
 	if len(sc.Models) == 0 {
 		inner := render("")
-		for _, l := range labels[1:] {
-			inner = labelReplace(inner, l)
+		if byModel {
+			for _, l := range labels[1:] {
+				inner = labelReplace(inner, l)
+			}
 		}
 		variants = append(variants, inner)
 	} else {
@@ -210,10 +213,11 @@ func collect(s Signal, keep func(Metric) bool) ([]Engine, map[Engine][]Metric) {
 	return order, per
 }
 
-func join(order []Engine, per map[Engine][]Metric, sc Scope, t term) (string, error) {
+func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, t term) (string, error) {
+	byModel := slices.Contains(groups, "model_name")
 	parts := make([]string, 0, len(order))
 	for _, e := range order {
-		c, err := chain(e, per[e], sc, t)
+		c, err := chain(e, per[e], sc, byModel, t)
 		if err != nil {
 			return "", err
 		}
@@ -294,7 +298,7 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 		return HistogramQueries{}, err
 	}
 	build := func(suffix string) (string, error) {
-		return join(order, per, sc, func(m Metric, sel string) string {
+		return join(order, per, sc, groups, func(m Metric, sel string) string {
 			return "rate(" + selector(m.Name+suffix, sel) + "[" + w + "])"
 		})
 	}
@@ -342,7 +346,7 @@ func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...stri
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
 	}
-	inner, err := join(order, per, sc, func(m Metric, sel string) string {
+	inner, err := join(order, per, sc, groups, func(m Metric, sel string) string {
 		r := "rate(" + selector(m.Name, sel) + "[" + w + "])"
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
@@ -388,7 +392,7 @@ func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, e
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
 	}
-	inner, err := join(order, per, sc, gaugeTerm)
+	inner, err := join(order, per, sc, groups, gaugeTerm)
 	if err != nil {
 		return "", err
 	}
@@ -444,7 +448,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q has no histogram or time counter in any engine", s)
 	}
-	num, err := join(order, per, sc, func(m Metric, sel string) string {
+	num, err := join(order, per, sc, groups, func(m Metric, sel string) string {
 		var r string
 		if m.Kind == KindHistogram {
 			r = "rate(" + selector(m.Name+"_sum", sel) + "[" + w + "])"
@@ -459,7 +463,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	den, err := join(order, per, sc, func(m Metric, sel string) string {
+	den, err := join(order, per, sc, groups, func(m Metric, sel string) string {
 		if m.Kind == KindHistogram {
 			return "rate(" + selector(m.Name+"_count", sel) + "[" + w + "])"
 		}
