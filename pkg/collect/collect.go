@@ -1,0 +1,367 @@
+// Package collect is Inferscope's embedded Prometheus: Prometheus's own scrape
+// manager (github.com/prometheus/prometheus/scrape) scrapes every configured
+// target and GPU agent into a TSDB (github.com/prometheus/prometheus/tsdb) kept
+// in a temporary directory, and source.NewEmbedded queries it with the PromQL
+// engine. Stored series look exactly like a Prometheus server's: raw engine
+// metric names, job=<target name>, instance=<host:port>, plus the target's
+// extra labels, and the synthetic up / scrape_duration_seconds series.
+//
+// Only families the catalogue uses are stored (catalog.KeepMetricRegex);
+// `_created` siblings and python_*, process_*, http_* families are dropped
+// before they reach the TSDB, so memory stays bounded by the retention.
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/alecthomas/units"
+	"github.com/prometheus/client_golang/prometheus"
+	config_util "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/relabel"
+	"github.com/prometheus/prometheus/scrape"
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
+)
+
+// Kinds of scraped endpoint reported in TargetStatus.Kind.
+const (
+	KindTarget = "target"
+	KindAgent  = "agent"
+)
+
+// dropRegex matches sample names that are never stored whatever the catalogue
+// says: OpenMetrics `_created` siblings (exposed as plain gauges in the text
+// format by prometheus_client for Python), and the Python runtime, process and
+// HTTP-instrumentator families that inference servers add to their pages.
+const dropRegex = `.*_created|python_.*|process_.*|http_.*`
+
+// defaultMetricsPath is used when a target URL has no path (http://host:8000).
+const defaultMetricsPath = "/metrics"
+
+// TargetStatus is the scrape state of one target or GPU agent.
+type TargetStatus struct {
+	// Name is the target or agent name, the `job` label of its series.
+	Name string
+	// Kind is KindTarget or KindAgent.
+	Kind string
+	// URL is the scraped URL as configured.
+	URL string
+	// Up is true when the last scrape succeeded (Prometheus health "up").
+	Up bool
+	// LastScrape is the start of the last scrape; zero before the first one.
+	LastScrape time.Time
+	// LastDuration is how long the last scrape took.
+	LastDuration time.Duration
+	// LastError is the last scrape's error text, empty when it succeeded.
+	LastError string
+	// Series is the number of series with job=Name in the TSDB head (the
+	// in-memory part, which holds every series written within the last
+	// block range, about 2-3 h at the default 6 h retention), including the
+	// synthetic up and scrape_* series. Read from the head's postings index.
+	Series int
+}
+
+// endpoint is one scraped URL: a target or a GPU agent.
+type endpoint struct {
+	name, kind, url string
+}
+
+// Collector owns one embedded Prometheus: TSDB, scrape manager and PromQL engine.
+// Create it with Start and release it with Close.
+type Collector struct {
+	logger    *slog.Logger
+	dir       string
+	db        *tsdb.DB
+	mgr       *scrape.Manager
+	tsets     chan map[string][]*targetgroup.Group
+	runDone   chan struct{}
+	querier   source.Querier
+	endpoints []endpoint
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start opens a TSDB in a new temporary directory, starts Prometheus's scrape
+// manager on every target and GPU agent of cfg and returns once the scrape
+// pools exist (the first scrape of each target follows within one scrape
+// interval, at a per-target offset as in Prometheus). Errors name the step
+// that failed; on error nothing is left running and the directory is removed.
+// A nil logger discards logs.
+func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ScrapeInterval <= 0 || cfg.ScrapeTimeout <= 0 || cfg.Retention <= 0 {
+		return nil, errors.New("collector: scrape interval, scrape timeout and retention must be positive (load settings with settings.Load)")
+	}
+	scfgs, groups, eps, err := scrapeConfigs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	promCfg, err := config.Load("", logger)
+	if err != nil {
+		return nil, fmt.Errorf("collector: default Prometheus config: %w", err)
+	}
+	for _, sc := range scfgs {
+		if err := sc.Validate(promCfg.GlobalConfig); err != nil {
+			return nil, fmt.Errorf("collector: scrape config of %q: %w", sc.JobName, err)
+		}
+	}
+	promCfg.ScrapeConfigs = scfgs
+
+	dir, err := os.MkdirTemp("", "inferscope-tsdb-")
+	if err != nil {
+		return nil, fmt.Errorf("collector: create TSDB directory: %w", err)
+	}
+	db, err := tsdb.Open(dir, logger.With("component", "tsdb"), nil, tsdbOptions(cfg.Retention), nil)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("collector: open TSDB in %s: %w", dir, err)
+	}
+	c := &Collector{
+		logger:    logger,
+		dir:       dir,
+		db:        db,
+		endpoints: eps,
+		tsets:     make(chan map[string][]*targetgroup.Group, 1),
+		runDone:   make(chan struct{}),
+	}
+	// Each collector has its own registry: instances are re-created when
+	// settings change and a second registration on a shared one panics.
+	reg := prometheus.NewRegistry()
+	c.mgr, err = scrape.NewManager(&scrape.Options{
+		DiscoveryReloadOnStartup: true,
+		DiscoveryReloadInterval:  model.Duration(time.Second),
+	}, logger.With("component", "scrape"), nil, nil, db, reg)
+	if err != nil {
+		_ = db.Close()
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("collector: create scrape manager: %w", err)
+	}
+	if err := c.mgr.ApplyConfig(promCfg); err != nil {
+		_ = db.Close()
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("collector: apply scrape config: %w", err)
+	}
+	c.querier = source.NewEmbedded(db, source.EmbeddedOptions{Logger: logger.With("component", "promql")})
+	go func() {
+		defer close(c.runDone)
+		if err := c.mgr.Run(c.tsets); err != nil {
+			logger.Error("scrape manager stopped", "err", err)
+		}
+	}()
+	c.tsets <- groups
+	if err := c.waitPools(len(groups), 5*time.Second); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// waitPools waits until the scrape manager has an active target (and so a
+// running scrape loop) in each of the n scrape pools. Waiting for the targets,
+// not only the pools, guarantees that a Close right after Start stops every
+// loop: a pool's Sync starts its loops under the lock that stopping takes.
+func (c *Collector) waitPools(n int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ready := 0
+		for _, ts := range c.mgr.TargetsActive() {
+			if len(ts) > 0 {
+				ready++
+			}
+		}
+		if ready >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("collector: scrape manager started %d of %d targets within %s", ready, n, limit)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// tsdbOptions bounds the TSDB by the retention: no WAL (the directory is
+// thrown away on Close, nothing is replayed), blocks of a third of the
+// retention (at most 2 h, Prometheus's default), retention applied to blocks.
+// Completed head chunks are memory-mapped from disk, so the Go heap holds only
+// series metadata and each series' open chunk.
+func tsdbOptions(retention time.Duration) *tsdb.Options {
+	o := tsdb.DefaultOptions()
+	o.WALSegmentSize = -1
+	o.RetentionDuration = retention.Milliseconds()
+	block := retention / 3
+	if block > 2*time.Hour {
+		block = 2 * time.Hour
+	}
+	if block < time.Minute {
+		block = time.Minute
+	}
+	block = block.Truncate(time.Minute)
+	o.MinBlockDuration = block.Milliseconds()
+	o.MaxBlockDuration = block.Milliseconds()
+	o.NoLockfile = true
+	return o
+}
+
+// scrapeConfigs builds one Prometheus scrape config and one static target
+// group per target and GPU agent, keyed by name (the job label).
+func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]*targetgroup.Group, []endpoint, error) {
+	keep, err := relabel.NewRegexp(catalog.KeepMetricRegex())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("collector: catalogue keep regex: %w", err)
+	}
+	drop := relabel.MustNewRegexp(dropRegex)
+	metricRelabel := []*relabel.Config{
+		{SourceLabels: model.LabelNames{model.MetricNameLabel}, Separator: ";", Regex: drop, Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: model.LabelNames{model.MetricNameLabel}, Separator: ";", Regex: keep, Action: relabel.Keep, NameValidationScheme: model.UTF8Validation},
+	}
+	var (
+		scfgs  []*config.ScrapeConfig
+		groups = map[string][]*targetgroup.Group{}
+		eps    []endpoint
+	)
+	add := func(ep endpoint, field string, labels map[string]string, hc config_util.HTTPClientConfig) error {
+		u, err := url.Parse(ep.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s.url: %q is not an http(s) URL such as http://10.0.0.5:8000/metrics", field, ep.url)
+		}
+		if err := hc.Validate(); err != nil {
+			return fmt.Errorf("%s: HTTP client settings: %w", field, err)
+		}
+		path := u.EscapedPath()
+		if path == "" {
+			path = defaultMetricsPath
+		}
+		sc := &config.ScrapeConfig{
+			JobName:                ep.name,
+			HonorTimestamps:        true,
+			Params:                 u.Query(),
+			ScrapeInterval:         model.Duration(cfg.ScrapeInterval),
+			ScrapeTimeout:          model.Duration(cfg.ScrapeTimeout),
+			ScrapeFallbackProtocol: config.PrometheusText0_0_4,
+			MetricsPath:            path,
+			Scheme:                 u.Scheme,
+			EnableCompression:      true,
+			BodySizeLimit:          units.Base2Bytes(cfg.BodySizeLimit),
+			SampleLimit:            uint(max(cfg.SampleLimit, 0)),
+			HTTPClientConfig:       hc,
+			MetricRelabelConfigs:   metricRelabel,
+		}
+		scfgs = append(scfgs, sc)
+		ls := model.LabelSet{}
+		for k, v := range labels {
+			ls[model.LabelName(k)] = model.LabelValue(v)
+		}
+		groups[ep.name] = []*targetgroup.Group{{
+			Targets: []model.LabelSet{{model.AddressLabel: model.LabelValue(u.Host)}},
+			Labels:  ls,
+			Source:  ep.name,
+		}}
+		eps = append(eps, ep)
+		return nil
+	}
+	for i, t := range cfg.Targets {
+		hc := config_util.DefaultHTTPClientConfig
+		hc.TLSConfig.InsecureSkipVerify = t.TLSSkipVerify
+		switch {
+		case t.BearerToken != "":
+			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(t.BearerToken)}
+		case t.BasicAuthUser != "":
+			hc.BasicAuth = &config_util.BasicAuth{Username: t.BasicAuthUser, Password: config_util.Secret(t.BasicAuthPassword)}
+		}
+		if err := add(endpoint{t.Name, KindTarget, t.URL}, fmt.Sprintf("targets[%d]", i), t.Labels, hc); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	for i, a := range cfg.GPUAgents {
+		hc := config_util.DefaultHTTPClientConfig
+		hc.TLSConfig.InsecureSkipVerify = a.TLSSkipVerify
+		if a.BearerToken != "" {
+			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(a.BearerToken)}
+		}
+		if err := add(endpoint{a.Name, KindAgent, a.URL}, fmt.Sprintf("gpuAgents[%d]", i), nil, hc); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return scfgs, groups, eps, nil
+}
+
+// Querier returns the PromQL querier over this collector's TSDB.
+func (c *Collector) Querier() source.Querier { return c.querier }
+
+// Status returns the scrape state of every target and agent, sorted by Name.
+// Before a target's first scrape Up is false and LastScrape is zero.
+func (c *Collector) Status() []TargetStatus {
+	active := c.mgr.TargetsActive()
+	out := make([]TargetStatus, 0, len(c.endpoints))
+	for _, ep := range c.endpoints {
+		st := TargetStatus{Name: ep.name, Kind: ep.kind, URL: ep.url}
+		if ts := active[ep.name]; len(ts) > 0 {
+			t := ts[0]
+			st.Up = t.Health() == scrape.HealthGood
+			st.LastScrape = t.LastScrape()
+			st.LastDuration = t.LastScrapeDuration()
+			if err := t.LastError(); err != nil {
+				st.LastError = err.Error()
+			}
+		}
+		st.Series = c.seriesCount(ep.name)
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// seriesCount counts head series with job=name through the head's postings
+// index (no chunk is read). It returns 0 if the index cannot be read.
+func (c *Collector) seriesCount(name string) int {
+	ir, err := c.db.Head().Index()
+	if err != nil {
+		return 0
+	}
+	defer ir.Close()
+	p, err := ir.Postings(context.Background(), model.JobLabel, name)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for p.Next() {
+		n++
+	}
+	return n
+}
+
+// Close stops every scrape loop, closes the TSDB and removes its directory.
+// It waits for all goroutines it started and is safe to call more than once;
+// later calls return the first call's result.
+func (c *Collector) Close() error {
+	c.closeOnce.Do(func() {
+		c.mgr.Stop()
+		<-c.runDone
+		var errs []error
+		if err := c.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("collector: close TSDB: %w", err))
+		}
+		if err := os.RemoveAll(c.dir); err != nil {
+			errs = append(errs, fmt.Errorf("collector: remove TSDB directory %s: %w", c.dir, err))
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}

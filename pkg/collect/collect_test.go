@@ -1,0 +1,351 @@
+package collect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+const (
+	page011 = "testdata/vllm-0.11-v1-qwen05b-created-series.prom"
+	pageV0  = "testdata/vllm-0.8-v0-multiproc-qwen3-0.6b-under-load-decommented.prom"
+	// promptLine is the prompt-token counter of the 0.11 page (value 0.0 there).
+	promptLine = `vllm:prompt_tokens_total{engine="0",model_name="Qwen/Qwen1.5-0.5B-Chat"} 0.0`
+	// promptIncrement is how many prompt tokens the test server adds per scrape.
+	promptIncrement = 7
+)
+
+// verifyNoLeaks checks, after every other cleanup (test servers included)
+// has run, that no goroutine started during the test is left.
+func verifyNoLeaks(t *testing.T) {
+	t.Helper()
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
+}
+
+func readPage(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// counterServer serves the real vLLM 0.11 page with its prompt-token counter
+// advanced by promptIncrement on every request, and requires a bearer token.
+func counterServer(t *testing.T, token string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	page := readPage(t, page011)
+	require.Contains(t, page, promptLine)
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		k := n.Add(1)
+		body := strings.Replace(page, promptLine,
+			fmt.Sprintf(`vllm:prompt_tokens_total{engine="0",model_name="Qwen/Qwen1.5-0.5B-Chat"} %d.0`, promptIncrement*k), 1)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func garbageServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html><body>Welcome to nginx!</body></html>\n{{{ not metrics\n"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// stalledServer sleeps past any scrape timeout (until the client gives up).
+func stalledServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func failingServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "engine dead", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func loadSettings(t *testing.T, js map[string]any, secure map[string]string) settings.Settings {
+	t.Helper()
+	b, err := json.Marshal(js)
+	require.NoError(t, err)
+	s, err := settings.Load(b, secure)
+	require.NoError(t, err)
+	return s
+}
+
+func hostOf(t *testing.T, raw string) string {
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u.Host
+}
+
+func TestCollectorScrapes(t *testing.T) {
+	verifyNoLeaks(t)
+
+	good, scrapes := counterServer(t, "s3cret")
+	garbage, stalled, failing := garbageServer(t), stalledServer(t), failingServer(t)
+	cfg := loadSettings(t, map[string]any{
+		"scrapeInterval": "200ms",
+		"scrapeTimeout":  "150ms",
+		"retention":      "1h",
+		"targets": []map[string]any{
+			{"name": "good", "url": good.URL + "/metrics?format=text", "labels": map[string]string{"cluster": "test"}},
+			{"name": "garbage", "url": garbage.URL + "/metrics"},
+			{"name": "stalled", "url": stalled.URL + "/metrics"},
+			{"name": "failing", "url": failing.URL + "/metrics"},
+		},
+	}, map[string]string{"good.bearerToken": "s3cret"})
+
+	c, err := Start(cfg, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+
+	// Scrape for at least 16 good scrapes (≥ 3 s of data at 200 ms).
+	require.Eventually(t, func() bool { return scrapes.Load() >= 16 }, 20*time.Second, 50*time.Millisecond)
+	// Let every target be tried at least once.
+	require.Eventually(t, func() bool {
+		for _, st := range c.Status() {
+			if st.LastScrape.IsZero() {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 50*time.Millisecond)
+
+	q := c.Querier()
+	ctx := context.Background()
+	now := time.Now()
+
+	// Raw samples: every stored value is 7·k for consecutive k (one per scrape).
+	v, err := q.Query(ctx, `vllm:prompt_tokens_total{job="good"}[1h]`, now)
+	require.NoError(t, err)
+	m := v.(model.Matrix)
+	require.Len(t, m, 1)
+	pts := m[0].Values
+	require.GreaterOrEqual(t, len(pts), 10)
+	for i := 1; i < len(pts); i++ {
+		assert.Equal(t, model.SampleValue(promptIncrement), pts[i].Value-pts[i-1].Value, "sample %d", i)
+		gap := pts[i].Timestamp.Sub(pts[i-1].Timestamp)
+		assert.InDelta(t, 200, float64(gap.Milliseconds()), 60, "scrape gap %d", i)
+	}
+	// Labels set by the collector.
+	assert.Equal(t, model.LabelValue("good"), m[0].Metric["job"])
+	assert.Equal(t, model.LabelValue(hostOf(t, good.URL)), m[0].Metric["instance"])
+	assert.Equal(t, model.LabelValue("test"), m[0].Metric["cluster"])
+	assert.Equal(t, model.LabelValue("Qwen/Qwen1.5-0.5B-Chat"), m[0].Metric["model_name"])
+
+	// 7 tokens every 200 ms is 35 tokens/s; rate over 2 s (10 scrapes)
+	// extrapolates to the window edges, so only timer jitter of the scrape
+	// timestamps (a few ms per 200 ms) separates it from 35.
+	last := pts[len(pts)-1].Timestamp.Time()
+	v, err = q.Query(ctx, `rate(vllm:prompt_tokens_total{job="good"}[2s])`, last)
+	require.NoError(t, err)
+	require.Len(t, v.(model.Vector), 1)
+	assert.InEpsilon(t, 35.0, float64(v.(model.Vector)[0].Value), 0.08)
+	// increase over 1 s: 5 scrapes of 7 tokens.
+	v, err = q.Query(ctx, `increase(vllm:prompt_tokens_total{job="good"}[1s])`, last)
+	require.NoError(t, err)
+	require.Len(t, v.(model.Vector), 1)
+	assert.InEpsilon(t, 35.0, float64(v.(model.Vector)[0].Value), 0.08)
+
+	// Dropped families never reach the TSDB; catalogue families do.
+	names, err := q.MetricNames(ctx, `{job="good"}`, now.Add(-time.Hour), now)
+	require.NoError(t, err)
+	assert.Contains(t, names, "vllm:e2e_request_latency_seconds_bucket")
+	assert.Contains(t, names, "vllm:num_requests_running")
+	assert.Contains(t, names, "up")
+	dropped := regexp.MustCompile(`_created$|^python_|^process_|^http_`)
+	for _, n := range names {
+		assert.False(t, dropped.MatchString(n), "stored %s", n)
+	}
+
+	// up: 1 for the good target, 0 for the others.
+	v, err = q.Query(ctx, `up`, time.Now())
+	require.NoError(t, err)
+	ups := map[string]float64{}
+	for _, s := range v.(model.Vector) {
+		ups[string(s.Metric["job"])] = float64(s.Value)
+	}
+	assert.Equal(t, map[string]float64{"good": 1, "garbage": 0, "stalled": 0, "failing": 0}, ups)
+
+	// Status, sorted by name.
+	sts := c.Status()
+	require.Len(t, sts, 4)
+	byName := map[string]TargetStatus{}
+	var order []string
+	for _, st := range sts {
+		byName[st.Name] = st
+		order = append(order, st.Name)
+		assert.Equal(t, KindTarget, st.Kind)
+	}
+	assert.Equal(t, []string{"failing", "garbage", "good", "stalled"}, order)
+	g := byName["good"]
+	assert.True(t, g.Up)
+	assert.Empty(t, g.LastError)
+	assert.Greater(t, g.LastDuration, time.Duration(0))
+	assert.WithinDuration(t, time.Now(), g.LastScrape, 2*time.Second)
+	// Stored series of the good target: the kept page series plus 5 scrape series.
+	v, err = q.Query(ctx, `count({job="good"})`, time.Now())
+	require.NoError(t, err)
+	require.Len(t, v.(model.Vector), 1)
+	assert.Equal(t, int(v.(model.Vector)[0].Value), g.Series)
+	for _, name := range []string{"garbage", "stalled", "failing"} {
+		st := byName[name]
+		assert.False(t, st.Up, name)
+		assert.NotEmpty(t, st.LastError, name)
+		// up, scrape_duration_seconds, scrape_samples_scraped,
+		// scrape_samples_post_metric_relabeling, scrape_series_added.
+		assert.Equal(t, 5, st.Series, name)
+	}
+	assert.Contains(t, byName["stalled"].LastError, "context deadline exceeded")
+	assert.Contains(t, byName["failing"].LastError, "503")
+}
+
+func TestCollectorAuthAndAgents(t *testing.T) {
+	verifyNoLeaks(t)
+	good, _ := counterServer(t, "tok")
+	cfg := loadSettings(t, map[string]any{
+		"scrapeInterval": "200ms",
+		"targets":        []map[string]any{{"name": "noauth", "url": good.URL + "/metrics"}},
+		"gpuAgents":      []map[string]any{{"name": "node-a", "url": good.URL + "/metrics"}},
+	}, map[string]string{"node-a.bearerToken": "tok"})
+	c, err := Start(cfg, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	require.Eventually(t, func() bool {
+		for _, st := range c.Status() {
+			if st.LastScrape.IsZero() {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond)
+	sts := c.Status()
+	require.Len(t, sts, 2)
+	// "noauth" sorts before "node-a" ('a' < 'd').
+	assert.Equal(t, "noauth", sts[0].Name)
+	assert.Equal(t, KindTarget, sts[0].Kind)
+	assert.False(t, sts[0].Up)
+	assert.Contains(t, sts[0].LastError, "401")
+	assert.Equal(t, "node-a", sts[1].Name)
+	assert.Equal(t, KindAgent, sts[1].Kind)
+	assert.True(t, sts[1].Up, sts[1].LastError)
+}
+
+func TestCollectorCloseLeavesNothing(t *testing.T) {
+	verifyNoLeaks(t)
+	good, scrapes := counterServer(t, "x")
+	cfg := loadSettings(t, map[string]any{
+		"scrapeInterval": "200ms",
+		"targets":        []map[string]any{{"name": "a", "url": good.URL + "/metrics"}, {"name": "b", "url": good.URL + "/metrics"}},
+	}, map[string]string{"a.bearerToken": "x", "b.bearerToken": "x"})
+	for i := 0; i < 3; i++ {
+		c, err := Start(cfg, nil)
+		require.NoError(t, err)
+		dir := c.dir
+		require.DirExists(t, dir)
+		if i == 0 {
+			require.Eventually(t, func() bool { return scrapes.Load() >= 2 }, 10*time.Second, 10*time.Millisecond)
+		}
+		require.NoError(t, c.Close())
+		require.NoError(t, c.Close()) // idempotent
+		require.NoDirExists(t, dir)
+	}
+}
+
+func TestCollectorNoTargets(t *testing.T) {
+	verifyNoLeaks(t)
+	c, err := Start(loadSettings(t, map[string]any{}, nil), nil)
+	require.NoError(t, err)
+	assert.Empty(t, c.Status())
+	names, err := c.Querier().MetricNames(context.Background(), "", time.Now().Add(-time.Hour), time.Now())
+	require.NoError(t, err)
+	assert.Empty(t, names)
+	require.NoError(t, c.Close())
+}
+
+func TestStartRejectsUnloadedSettings(t *testing.T) {
+	_, err := Start(settings.Settings{}, nil)
+	require.ErrorContains(t, err, "must be positive")
+}
+
+func TestScrapeConfigs(t *testing.T) {
+	cfg := loadSettings(t, map[string]any{
+		"targets": []map[string]any{
+			{"name": "a", "url": "https://10.0.0.5:8443/custom/metrics?x=1&y=2", "tlsSkipVerify": true, "basicAuthUser": "u", "labels": map[string]string{"dc": "eu"}},
+			{"name": "b", "url": "http://host-b:8000"},
+		},
+		"gpuAgents":     []map[string]any{{"name": "n", "url": "http://10.0.0.9:9400/metrics", "kind": "dcgm"}},
+		"bodySizeLimit": 1000,
+		"sampleLimit":   77,
+	}, map[string]string{"a.basicAuthPassword": "pw", "n.bearerToken": "t"})
+	scfgs, groups, eps, err := scrapeConfigs(cfg)
+	require.NoError(t, err)
+	require.Len(t, scfgs, 3)
+	a := scfgs[0]
+	assert.Equal(t, "a", a.JobName)
+	assert.Equal(t, "https", a.Scheme)
+	assert.Equal(t, "/custom/metrics", a.MetricsPath)
+	assert.Equal(t, url.Values{"x": {"1"}, "y": {"2"}}, a.Params)
+	assert.Equal(t, uint(77), a.SampleLimit)
+	assert.EqualValues(t, 1000, a.BodySizeLimit)
+	assert.Equal(t, model.Duration(15*time.Second), a.ScrapeInterval)
+	assert.Equal(t, model.Duration(10*time.Second), a.ScrapeTimeout)
+	assert.True(t, a.HTTPClientConfig.TLSConfig.InsecureSkipVerify)
+	require.NotNil(t, a.HTTPClientConfig.BasicAuth)
+	assert.Equal(t, "u", a.HTTPClientConfig.BasicAuth.Username)
+	assert.EqualValues(t, "pw", a.HTTPClientConfig.BasicAuth.Password)
+	require.Len(t, a.MetricRelabelConfigs, 2)
+	assert.Equal(t, model.LabelSet{"__address__": "10.0.0.5:8443"}, groups["a"][0].Targets[0])
+	assert.Equal(t, model.LabelSet{"dc": "eu"}, groups["a"][0].Labels)
+	assert.Equal(t, "/metrics", scfgs[1].MetricsPath)
+	assert.Equal(t, "http", scfgs[1].Scheme)
+	assert.Nil(t, scfgs[1].HTTPClientConfig.BasicAuth)
+	require.NotNil(t, scfgs[2].HTTPClientConfig.Authorization)
+	assert.EqualValues(t, "t", scfgs[2].HTTPClientConfig.Authorization.Credentials)
+	assert.Equal(t, []endpoint{{"a", KindTarget, "https://10.0.0.5:8443/custom/metrics?x=1&y=2"}, {"b", KindTarget, "http://host-b:8000"}, {"n", KindAgent, "http://10.0.0.9:9400/metrics"}}, eps)
+
+	// The relabel rules drop unused families and keep catalogue ones.
+	drop, keep := a.MetricRelabelConfigs[0], a.MetricRelabelConfigs[1]
+	for _, n := range []string{"vllm:prompt_tokens_created", "python_gc_objects_collected_total", "process_cpu_seconds_total", "http_requests_total"} {
+		assert.True(t, drop.Regex.MatchString(n), n)
+	}
+	for _, n := range []string{"vllm:e2e_request_latency_seconds_bucket", "vllm:num_requests_running", "DCGM_FI_DEV_GPU_UTIL"} {
+		assert.False(t, drop.Regex.MatchString(n), n)
+		assert.True(t, keep.Regex.MatchString(n), n)
+	}
+	assert.False(t, keep.Regex.MatchString("vllm:request_params_n_bucket_unknown_family_x"))
+}
