@@ -1,0 +1,60 @@
+// Package inventory describes the configured targets and GPU agents: what
+// the collector last saw (up, scrape time and duration, series, error) and
+// what the catalogue detects from the stored metric names (engine, V0/V1,
+// version range, models).
+package inventory
+
+import (
+	"sort"
+	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+)
+
+// Row is one target or agent of the inventory table.
+type Row struct {
+	Name, Kind, URL string
+	// Engine is the catalogue's engine; Generation "v0"/"v1" for vLLM; Version a range such as "0.11-0.12".
+	Engine, Generation, Version string
+	Models                      []string
+	Up                          bool
+	LastScrape                  time.Time
+	LastDuration                time.Duration
+	Series                      int
+	LastError                   string
+}
+
+// Observed is what the collector and the store know about one target.
+type Observed struct {
+	Name, Kind, URL string
+	// EngineOverride is the engine named in the settings, if any.
+	EngineOverride string
+	Up             bool
+	LastScrape     time.Time
+	LastDuration   time.Duration
+	Series         int
+	LastError      string
+	// MetricNames are the stored sample names of this target; Models its model_name values.
+	MetricNames []string
+	Models      []string
+}
+
+// Build returns one Row per observed target, sorted by name. The engine comes
+// from catalog.Detect on the stored names unless the settings override it.
+func Build(obs []Observed) []Row {
+	out := make([]Row, 0, len(obs))
+	for _, o := range obs {
+		r := Row{Name: o.Name, Kind: o.Kind, URL: o.URL, Up: o.Up, LastScrape: o.LastScrape,
+			LastDuration: o.LastDuration, Series: o.Series, LastError: o.LastError, Models: o.Models}
+		if len(o.MetricNames) > 0 {
+			d := catalog.Detect(o.MetricNames)
+			r.Engine, r.Generation, r.Version = string(d.Engine), d.Generation, d.Version
+		}
+		if o.EngineOverride != "" {
+			r.Engine = o.EngineOverride
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,251 @@
+// Package latency computes stage-decomposed latency statistics (mean and any
+// quantile, with the bucket bounds each quantile fell in) from windowed
+// histogram rates, and the mean-per-stage breakdown of where request time
+// goes. Inputs are PromQL range results; nothing here does I/O.
+package latency
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+)
+
+// Stat is one statistic of a latency distribution: the mean (Quantile NaN)
+// or the quantile Quantile in (0, 1), named like "p99" or "p99.9".
+type Stat struct {
+	Name     string
+	Quantile float64
+}
+
+// IsMean reports whether s is the mean.
+func (s Stat) IsMean() bool { return math.IsNaN(s.Quantile) }
+
+// DefaultStats are the statistics shown when a query names none.
+var DefaultStats = []string{"mean", "p50", "p90", "p95", "p99"}
+
+// ParseStat parses "mean" or "p<percent>" (p50, p99, p99.9). The percent
+// must lie strictly between 0 and 100. Errors name the bad value.
+func ParseStat(s string) (Stat, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if s == "mean" || s == "avg" {
+		return Stat{Name: "mean", Quantile: math.NaN()}, nil
+	}
+	if !strings.HasPrefix(s, "p") {
+		return Stat{}, fmt.Errorf("stat %q is neither mean nor a percentile such as p99", s)
+	}
+	pct, err := strconv.ParseFloat(s[1:], 64)
+	if err != nil || !(pct > 0 && pct < 100) {
+		return Stat{}, fmt.Errorf("stat %q: percentile must be a number between 0 and 100 (exclusive)", s)
+	}
+	return Stat{Name: s, Quantile: pct / 100}, nil
+}
+
+// Input is the PromQL result for one stage over one range: windowed per-second
+// rates of the histogram buckets (grouped by le and the group labels), of
+// _sum and of _count, on the same step grid. Scale converts the metric's
+// unit to seconds (bucket bounds and sums are multiplied by it).
+type Input struct {
+	Stage   catalog.Signal
+	Buckets model.Matrix
+	Sum     model.Matrix
+	Count   model.Matrix
+	Scale   float64
+}
+
+// Options selects the statistics of Compute.
+type Options struct {
+	Stats     []Stat
+	Estimator hist.Estimator
+	// Bounds adds, for each quantile, series labelled bound="lower" and
+	// bound="upper": the edges of the bucket the quantile fell in.
+	Bounds bool
+}
+
+// Compute returns, for each group (labels other than le) and each stat, a
+// series in seconds labelled stage and stat (and bound for the band). Means
+// are rate(_sum)/rate(_count) (a request-weighted mean over the window);
+// quantiles come from hist.QuantileWith on the bucket rates, which for the
+// prometheus estimator is exactly PromQL's histogram_quantile. Steps with no
+// requests in the window are NaN. Notices report clamped quantiles, bands
+// wider than the value, and buckets with unparsable le labels.
+func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) []analysis.Series {
+	scale := in.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	bucketsByGroup, groupLabels, badLe := alignBuckets(in.Buckets, steps, scale)
+	if badLe > 0 {
+		notes.Add(analysis.Warning, fmt.Sprintf("%s: %d bucket series had an le label that is not a number and were ignored", in.Stage, badLe))
+	}
+	sums, _ := analysis.Align(in.Sum, steps)
+	counts, countLabels := analysis.Align(in.Count, steps)
+
+	// Groups come from buckets and counts (a group may have _count but no buckets only if the page is broken).
+	for k, l := range countLabels {
+		if _, ok := groupLabels[k]; !ok {
+			groupLabels[k] = l
+		}
+	}
+	keys := make([]string, 0, len(groupLabels))
+	for k := range groupLabels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+
+	var out []analysis.Series
+	for _, key := range keys {
+		gl := groupLabels[key]
+		perStep := bucketsByGroup[key]
+		sum, cnt := sums[key], counts[key]
+		for _, st := range opt.Stats {
+			if st.IsMean() {
+				vals := make([]float64, len(steps))
+				for i := range steps {
+					vals[i] = math.NaN()
+					if sum != nil && cnt != nil {
+						vals[i] = hist.Mean(sum[i]*scale, cnt[i])
+					}
+				}
+				out = append(out, series(in.Stage, st.Name, "", gl, steps, vals))
+				continue
+			}
+			vals := make([]float64, len(steps))
+			lo := make([]float64, len(steps))
+			hi := make([]float64, len(steps))
+			var clampedHigh, clampedLow, wide, fallback int
+			for i := range steps {
+				vals[i], lo[i], hi[i] = math.NaN(), math.NaN(), math.NaN()
+				var b []hist.Bucket
+				if perStep != nil {
+					b = perStep[i]
+				}
+				if len(b) == 0 {
+					continue
+				}
+				s, c := math.NaN(), math.NaN()
+				if sum != nil && cnt != nil {
+					s, c = sum[i]*scale, cnt[i]
+				}
+				e := hist.QuantileWith(opt.Estimator, st.Quantile, b, s, c)
+				vals[i], lo[i], hi[i] = e.Value, e.Lower, e.Upper
+				if math.IsNaN(e.Value) {
+					continue
+				}
+				switch e.Clamp {
+				case hist.ClampedHigh:
+					clampedHigh++
+				case hist.ClampedLow:
+					clampedLow++
+				}
+				if strings.HasPrefix(e.Method, "linear-fallback") {
+					fallback++
+				}
+				if !math.IsInf(e.Upper, 1) && e.Upper-e.Lower > e.Value {
+					wide++
+				}
+			}
+			g := describe(gl)
+			if clampedHigh > 0 {
+				notes.Add(analysis.Warning, fmt.Sprintf("%s %s%s: in %d of %d steps the quantile fell in the +Inf bucket and is clamped at the highest finite bound; the true value is higher", in.Stage, st.Name, g, clampedHigh, len(steps)))
+			}
+			if clampedLow > 0 {
+				notes.Add(analysis.Warning, fmt.Sprintf("%s %s%s: in %d of %d steps the quantile is clamped at the lowest bucket bound", in.Stage, st.Name, g, clampedLow, len(steps)))
+			}
+			if wide > 0 {
+				notes.Add(analysis.Info, fmt.Sprintf("%s %s%s: in %d of %d steps the bucket holding the quantile is wider than the value itself; see the lower/upper bound series", in.Stage, st.Name, g, wide, len(steps)))
+			}
+			if fallback > 0 && opt.Estimator == hist.EstimatorRefined {
+				notes.Add(analysis.Info, fmt.Sprintf("%s %s%s: the refined estimator fell back to linear interpolation in %d of %d steps", in.Stage, st.Name, g, fallback, len(steps)))
+			}
+			out = append(out, series(in.Stage, st.Name, "", gl, steps, vals))
+			if opt.Bounds {
+				out = append(out, series(in.Stage, st.Name, "lower", gl, steps, lo))
+				out = append(out, series(in.Stage, st.Name, "upper", gl, steps, hi))
+			}
+		}
+	}
+	return out
+}
+
+func describe(gl map[string]string) string {
+	if len(gl) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(gl))
+	for k := range gl {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+gl[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func series(stage catalog.Signal, stat, bound string, gl map[string]string, steps []time.Time, vals []float64) analysis.Series {
+	l := make(map[string]string, len(gl)+3)
+	for k, v := range gl {
+		l[k] = v
+	}
+	l["stage"] = string(stage)
+	l["stat"] = stat
+	name := string(stage) + " " + stat
+	if bound != "" {
+		l["bound"] = bound
+		name += " " + bound
+	}
+	return analysis.Series{Name: name, Labels: l, Unit: "s", Times: steps, Values: vals}
+}
+
+// alignBuckets groups bucket-rate series by their labels without le and
+// returns, per group, per step, the buckets (bounds scaled to seconds).
+// Bounds are matched numerically, so le="1" and le="1.0" are one bucket.
+func alignBuckets(m model.Matrix, steps []time.Time, scale float64) (map[string][][]hist.Bucket, map[string]map[string]string, int) {
+	idx := make(map[int64]int, len(steps))
+	for i, t := range steps {
+		idx[t.UnixMilli()] = i
+	}
+	out := map[string][][]hist.Bucket{}
+	labels := map[string]map[string]string{}
+	bad := 0
+	for _, s := range m {
+		le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
+		if err != nil {
+			bad++
+			continue
+		}
+		if !math.IsInf(le, 1) {
+			le *= scale
+		}
+		key, l := analysis.Key(s.Metric, model.BucketLabel)
+		per, ok := out[key]
+		if !ok {
+			per = make([][]hist.Bucket, len(steps))
+			out[key] = per
+			labels[key] = l
+		}
+		for _, p := range s.Values {
+			if i, ok := idx[int64(p.Timestamp)]; ok {
+				per[i] = append(per[i], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
+			}
+		}
+	}
+	for _, per := range out {
+		for i := range per {
+			if len(per[i]) > 0 {
+				per[i] = hist.Normalize(per[i])
+			}
+		}
+	}
+	return out, labels, bad
+}

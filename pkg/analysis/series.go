@@ -1,0 +1,181 @@
+// Package analysis holds the result types shared by the analysis packages
+// (latency, throughput, saturation, …): plain Go time series and notices,
+// computed from PromQL results (prometheus/common model types) without any
+// Grafana SDK types. The frames package turns them into data frames.
+package analysis
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Series is one time series of a result. Labels identify it within its
+// result (e.g. target, model, stage, stat, bound); Times and Values have the
+// same length, Times ascending. Values carry NaN where a step had no data.
+type Series struct {
+	Name   string
+	Labels map[string]string
+	// Unit is a Grafana unit id: "s" (seconds), "percentunit" (ratio 0..1),
+	// "reqps" (requests/s), "short" (counts, tokens/s).
+	Unit   string
+	Times  []time.Time
+	Values []float64
+}
+
+// Severity of a Notice, matching Grafana's notice severities.
+type Severity string
+
+// Notice severities.
+const (
+	Info    Severity = "info"
+	Warning Severity = "warning"
+)
+
+// Notice is a sentence shown beside a panel: a partial failure, an
+// approximation, a clamped quantile.
+type Notice struct {
+	Severity Severity
+	Text     string
+}
+
+// Notices collects notices without repeating the same text.
+type Notices struct {
+	list []Notice
+	seen map[string]bool
+}
+
+// Add appends a notice unless the same text was already added.
+func (n *Notices) Add(sev Severity, text string) {
+	if n.seen == nil {
+		n.seen = map[string]bool{}
+	}
+	if n.seen[text] {
+		return
+	}
+	n.seen[text] = true
+	n.list = append(n.list, Notice{Severity: sev, Text: text})
+}
+
+// List returns the notices in the order they were added.
+func (n *Notices) List() []Notice { return n.list }
+
+// GroupLabels maps stored label names to the names shown to users
+// ("job" → "target", "model_name" → "model", "engine" → "engine").
+var GroupLabels = map[string]string{"job": "target", "model_name": "model", "engine": "engine"}
+
+// Key returns a stable identity of metric with the given labels removed and
+// the remaining labels renamed with GroupLabels. Used to join the bucket,
+// _sum and _count results of one group.
+func Key(metric model.Metric, drop ...string) (string, map[string]string) {
+	out := map[string]string{}
+	for k, v := range metric {
+		name := string(k)
+		if name == model.MetricNameLabel {
+			continue
+		}
+		skip := false
+		for _, d := range drop {
+			if d == name {
+				skip = true
+				break
+			}
+		}
+		if skip {
+			continue
+		}
+		if n, ok := GroupLabels[name]; ok {
+			name = n
+		}
+		out[name] = string(v)
+	}
+	return LabelsKey(out), out
+}
+
+// LabelsKey renders labels as a sorted `k=v,` string, usable as a map key.
+func LabelsKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(l[k])
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// Steps returns the evaluation instants of a range query: start, start+step, … ≤ end.
+func Steps(start, end time.Time, step time.Duration) []time.Time {
+	if step <= 0 || end.Before(start) {
+		return nil
+	}
+	n := int(end.Sub(start)/step) + 1
+	out := make([]time.Time, 0, n)
+	for t := start; !t.After(end); t = t.Add(step) {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Align places matrix samples on the step grid: one value slice per series
+// (NaN where a step has no sample), keyed like Key(metric, drop...).
+func Align(m model.Matrix, steps []time.Time, drop ...string) (map[string][]float64, map[string]map[string]string) {
+	idx := make(map[int64]int, len(steps))
+	for i, t := range steps {
+		idx[t.UnixMilli()] = i
+	}
+	vals := map[string][]float64{}
+	labels := map[string]map[string]string{}
+	for _, s := range m {
+		key, l := Key(s.Metric, drop...)
+		v, ok := vals[key]
+		if !ok {
+			v = make([]float64, len(steps))
+			for i := range v {
+				v[i] = math.NaN()
+			}
+			vals[key] = v
+			labels[key] = l
+		}
+		for _, p := range s.Values {
+			if i, ok := idx[int64(p.Timestamp)]; ok {
+				if math.IsNaN(v[i]) {
+					v[i] = float64(p.Value)
+				} else {
+					// Two stored series collapsed into one group (e.g. le="1" and
+					// le="1.0"): their rates add.
+					v[i] += float64(p.Value)
+				}
+			}
+		}
+	}
+	return vals, labels
+}
+
+// FromMatrix converts a PromQL range result into Series on the step grid,
+// renaming group labels with GroupLabels and adding extra labels.
+func FromMatrix(m model.Matrix, steps []time.Time, name, unit string, extra map[string]string) []Series {
+	vals, labels := Align(m, steps)
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]Series, 0, len(keys))
+	for _, k := range keys {
+		l := labels[k]
+		for ek, ev := range extra {
+			l[ek] = ev
+		}
+		out = append(out, Series{Name: name, Labels: l, Unit: unit, Times: steps, Values: vals[k]})
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+// Package frames turns Inferscope's typed results into Grafana data frames:
+// one function per result type. It computes nothing: values arrive ready
+// from the analysis packages.
+package frames
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/gpu"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/inventory"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
+)
+
+// Meta is what every frame of one query response carries: the PromQL that
+// produced it (shown as Grafana's executed query string) and notices.
+type Meta struct {
+	Queries []string
+	Notices []analysis.Notice
+}
+
+func (m Meta) frameMeta(t data.FrameType) *data.FrameMeta {
+	fm := &data.FrameMeta{Type: t, TypeVersion: data.FrameTypeVersion{0, 1}}
+	fm.ExecutedQueryString = strings.Join(m.Queries, "\n")
+	return fm
+}
+
+func notices(ns []analysis.Notice) []data.Notice {
+	out := make([]data.Notice, 0, len(ns))
+	for _, n := range ns {
+		sev := data.NoticeSeverityInfo
+		if n.Severity == analysis.Warning {
+			sev = data.NoticeSeverityWarning
+		}
+		out = append(out, data.Notice{Severity: sev, Text: n.Text})
+	}
+	return out
+}
+
+// TimeSeries converts series into a timeseries-multi response: one frame per
+// series with a time field and a float64 value field carrying the series
+// labels and unit. NaN steps become nulls. When there are no series, one
+// empty frame still carries the executed query and the notices.
+func TimeSeries(series []analysis.Series, m Meta) data.Frames {
+	out := make(data.Frames, 0, len(series))
+	for _, s := range series {
+		times := make([]time.Time, 0, len(s.Times))
+		vals := make([]*float64, 0, len(s.Times))
+		for i, t := range s.Times {
+			times = append(times, t)
+			v := s.Values[i]
+			if v != v { // NaN: no data at this step
+				vals = append(vals, nil)
+				continue
+			}
+			vals = append(vals, &v)
+		}
+		valueField := data.NewField("value", data.Labels(s.Labels), vals)
+		valueField.Config = &data.FieldConfig{Unit: s.Unit, DisplayNameFromDS: displayName(s)}
+		f := data.NewFrame(s.Name, data.NewField("time", nil, times), valueField)
+		f.Meta = m.frameMeta(data.FrameTypeTimeSeriesMulti)
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		f := data.NewFrame("", data.NewField("time", nil, []time.Time{}), data.NewField("value", nil, []*float64{}))
+		f.Meta = m.frameMeta(data.FrameTypeTimeSeriesMulti)
+		out = append(out, f)
+	}
+	out[0].Meta.Notices = notices(m.Notices)
+	return out
+}
+
+// displayName renders a legend such as "ttft p99 upper · target=vllm-a".
+func displayName(s analysis.Series) string {
+	keys := make([]string, 0, len(s.Labels))
+	for k := range s.Labels {
+		switch k {
+		case "stage", "stat", "bound", "signal", "reason":
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%s", k, s.Labels[k]))
+	}
+	if len(parts) == 0 {
+		return s.Name
+	}
+	return s.Name + " · " + strings.Join(parts, ", ")
+}
+
+// withMeta sets meta and notices on a single table frame.
+func withMeta(f *data.Frame, m Meta) data.Frames {
+	f.Meta = m.frameMeta(data.FrameTypeTable)
+	f.Meta.Notices = notices(m.Notices)
+	return data.Frames{f}
+}
+
+// groupColumns returns the sorted union of label names over rows.
+func groupColumns(rows []map[string]string) []string {
+	set := map[string]bool{}
+	for _, r := range rows {
+		for k := range r {
+			set[k] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BreakdownTable is one row per group: the group labels, then mean queue,
+// prefill, decode, overhead and E2E seconds, and the number of requests.
+func BreakdownTable(rows []latency.BreakdownRow, m Meta) data.Frames {
+	labels := make([]map[string]string, len(rows))
+	for i, r := range rows {
+		labels[i] = r.Labels
+	}
+	cols := groupColumns(labels)
+	f := data.NewFrame("breakdown")
+	for _, c := range cols {
+		vals := make([]string, len(rows))
+		for i, r := range rows {
+			vals[i] = r.Labels[c]
+		}
+		f.Fields = append(f.Fields, data.NewField(c, nil, vals))
+	}
+	num := func(name, unit string, get func(latency.BreakdownRow) float64) {
+		vals := make([]*float64, len(rows))
+		for i, r := range rows {
+			if v := get(r); v == v {
+				vals[i] = &v
+			}
+		}
+		fld := data.NewField(name, nil, vals)
+		fld.Config = &data.FieldConfig{Unit: unit}
+		f.Fields = append(f.Fields, fld)
+	}
+	num("queue", "s", func(r latency.BreakdownRow) float64 { return r.Queue })
+	num("prefill", "s", func(r latency.BreakdownRow) float64 { return r.Prefill })
+	num("decode", "s", func(r latency.BreakdownRow) float64 { return r.Decode })
+	num("overhead", "s", func(r latency.BreakdownRow) float64 { return r.Overhead })
+	num("e2e", "s", func(r latency.BreakdownRow) float64 { return r.Total })
+	num("requests", "short", func(r latency.BreakdownRow) float64 { return r.Requests })
+	return withMeta(f, m)
+}
+
+// Targets is the inventory table: one row per configured target or GPU agent.
+func Targets(rows []inventory.Row, m Meta) data.Frames {
+	n := len(rows)
+	name, kind, url, engine, gen, version, models, lastErr := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	up := make([]bool, n)
+	last := make([]*time.Time, n)
+	dur := make([]float64, n)
+	series := make([]int64, n)
+	for i, r := range rows {
+		name[i], kind[i], url[i] = r.Name, r.Kind, r.URL
+		engine[i], gen[i], version[i] = r.Engine, r.Generation, r.Version
+		models[i] = strings.Join(r.Models, ", ")
+		lastErr[i] = r.LastError
+		up[i] = r.Up
+		if !r.LastScrape.IsZero() {
+			t := r.LastScrape
+			last[i] = &t
+		}
+		dur[i] = r.LastDuration.Seconds()
+		series[i] = int64(r.Series)
+	}
+	durField := data.NewField("scrape_duration", nil, dur)
+	durField.Config = &data.FieldConfig{Unit: "s"}
+	f := data.NewFrame("targets",
+		data.NewField("target", nil, name),
+		data.NewField("kind", nil, kind),
+		data.NewField("url", nil, url),
+		data.NewField("engine", nil, engine),
+		data.NewField("generation", nil, gen),
+		data.NewField("version", nil, version),
+		data.NewField("models", nil, models),
+		data.NewField("up", nil, up),
+		data.NewField("last_scrape", nil, last),
+		durField,
+		data.NewField("series", nil, series),
+		data.NewField("last_error", nil, lastErr),
+	)
+	return withMeta(f, m)
+}
+
+// States converts per-GPU throttle states into one wide frame for Grafana's
+// state-timeline panel: a time field, then one string field per GPU (labels
+// on the field), "" where there was no sample.
+func States(states []gpu.State, m Meta) data.Frames {
+	var times []time.Time
+	if len(states) > 0 {
+		times = states[0].Times
+	}
+	f := data.NewFrame("throttle_reasons", data.NewField("time", nil, append([]time.Time{}, times...)))
+	for _, s := range states {
+		vals := make([]*string, len(s.Values))
+		for i := range s.Values {
+			if s.Values[i] != "" {
+				v := s.Values[i]
+				vals[i] = &v
+			}
+		}
+		fld := data.NewField("throttle_reasons", data.Labels(s.Labels), vals)
+		fld.Config = &data.FieldConfig{DisplayNameFromDS: displayName(analysis.Series{Name: "throttle", Labels: s.Labels})}
+		f.Fields = append(f.Fields, fld)
+	}
+	f.Meta = m.frameMeta(data.FrameTypeTimeSeriesWide)
+	f.Meta.Notices = notices(m.Notices)
+	return data.Frames{f}
+}

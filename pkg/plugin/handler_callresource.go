@@ -1,0 +1,88 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+)
+
+// CallResource serves the editor and template-variable helpers:
+// GET /targets, /models, /agents, /gpus (JSON arrays of strings) and
+// GET /signals (per target: engine and the status of every signal).
+func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /targets", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, i.settings.TargetNames())
+	})
+	mux.HandleFunc("GET /agents", func(w http.ResponseWriter, _ *http.Request) {
+		out := []string{}
+		for _, a := range i.settings.GPUAgents {
+			out = append(out, a.Name)
+		}
+		sort.Strings(out)
+		writeJSON(w, out)
+	})
+	mux.HandleFunc("GET /models", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, i.labelValues(r.Context(), "model_name", i.settings.TargetNames()))
+	})
+	mux.HandleFunc("GET /gpus", func(w http.ResponseWriter, r *http.Request) {
+		var agents []string
+		for _, a := range i.settings.GPUAgents {
+			agents = append(agents, a.Name)
+		}
+		writeJSON(w, i.labelValues(r.Context(), "gpu", agents))
+	})
+	mux.HandleFunc("GET /signals", func(w http.ResponseWriter, r *http.Request) {
+		type sig struct {
+			Signal string `json:"signal"`
+			Status string `json:"status"`
+			Note   string `json:"note,omitempty"`
+		}
+		type target struct {
+			Target  string `json:"target"`
+			Engine  string `json:"engine"`
+			Signals []sig  `json:"signals"`
+		}
+		out := []target{}
+		for _, t := range i.settings.Targets {
+			eng, ok := i.engineOf(r.Context(), t.Name)
+			if !ok {
+				out = append(out, target{Target: t.Name, Engine: string(catalog.EngineUnknown), Signals: []sig{}})
+				continue
+			}
+			tt := target{Target: t.Name, Engine: string(eng)}
+			for _, a := range catalog.Signals(eng) {
+				tt.Signals = append(tt.Signals, sig{Signal: string(a.Signal), Status: string(a.Status), Note: a.Note})
+			}
+			out = append(out, tt)
+		}
+		writeJSON(w, out)
+	})
+	return httpadapter.New(mux).CallResource(ctx, req, sender)
+}
+
+// labelValues returns the distinct values of label among the stored series of the given jobs.
+func (i *Instance) labelValues(ctx context.Context, label string, jobs []string) []string {
+	out := []string{}
+	if i.querier == nil || len(jobs) == 0 {
+		return out
+	}
+	sort.Strings(jobs)
+	now := i.now()
+	vals, err := i.querier.LabelValues(ctx, label, `{job=~"`+escapeLabel(alternation(jobs))+`"}`, now.Add(-lookback), now)
+	if err != nil {
+		return out
+	}
+	return append(out, vals...)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,135 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+)
+
+// healthTarget is the JSON detail of one target or agent in a health check.
+type healthTarget struct {
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"`
+	OK         bool     `json:"ok"`
+	Error      string   `json:"error,omitempty"`
+	Engine     string   `json:"engine,omitempty"`
+	Generation string   `json:"generation,omitempty"`
+	Version    string   `json:"version,omitempty"`
+	Models     []string `json:"models,omitempty"`
+	Samples    int      `json:"samples"`
+	Exact      []string `json:"exact,omitempty"`
+	Approx     []string `json:"approximate,omitempty"`
+	Absent     []string `json:"absent,omitempty"`
+	DurationMS int64    `json:"durationMs"`
+}
+
+// CheckHealth scrapes every target and GPU agent once, in parallel, and says
+// per target what it found (engine, models, signals available) or why it
+// failed, in one sentence plus JSON details.
+func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	if i.settingsErr != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Settings: " + i.settingsErr.Error()}, nil
+	}
+	names := make([]string, 0, len(i.settings.Targets)+len(i.settings.GPUAgents))
+	kinds := map[string]string{}
+	for _, t := range i.settings.Targets {
+		names = append(names, t.Name)
+		kinds[t.Name] = "target"
+	}
+	for _, a := range i.settings.GPUAgents {
+		names = append(names, a.Name)
+		kinds[a.Name] = "agent"
+	}
+	if len(names) == 0 {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "No targets configured: add at least one inference server's /metrics URL."}, nil
+	}
+	results := make([]healthTarget, len(names))
+	var wg sync.WaitGroup
+	for n, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[n] = i.probe(ctx, name, kinds[name])
+		}()
+	}
+	wg.Wait()
+
+	var failed, okParts []string
+	for _, r := range results {
+		if !r.OK {
+			failed = append(failed, r.Error)
+			continue
+		}
+		desc := r.Engine
+		if r.Generation != "" {
+			desc += " " + r.Generation
+		}
+		if r.Version != "" {
+			desc += " " + r.Version
+		}
+		part := fmt.Sprintf("%s: %s", r.Name, desc)
+		if len(r.Models) > 0 {
+			part += " serving " + strings.Join(r.Models, ", ")
+		}
+		if r.Kind == "target" {
+			part += fmt.Sprintf(", %d signals exact, %d approximate, %d absent", len(r.Exact), len(r.Approx), len(r.Absent))
+		}
+		okParts = append(okParts, part)
+	}
+	details, _ := json.Marshal(map[string]any{"targets": results})
+	res := &backend.CheckHealthResult{JSONDetails: details}
+	switch {
+	case len(failed) == 0:
+		res.Status = backend.HealthStatusOk
+		res.Message = fmt.Sprintf("%d of %d targets answered. %s.", len(results), len(results), strings.Join(okParts, "; "))
+	default:
+		res.Status = backend.HealthStatusError
+		res.Message = fmt.Sprintf("%d of %d targets failed: %s.", len(failed), len(results), strings.Join(failed, "; "))
+		if len(okParts) > 0 {
+			res.Message += " Working: " + strings.Join(okParts, "; ") + "."
+		}
+	}
+	return res, nil
+}
+
+func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
+	pr := collect.Probe(ctx, i.settings, name)
+	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
+	if pr.Err != nil {
+		h.Error = pr.Err.Error()
+		return h
+	}
+	d := catalog.Detect(pr.Names)
+	if t, ok := i.settings.Target(name); ok && t.Engine != "" {
+		d.Engine = catalog.Engine(t.Engine)
+	}
+	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
+	h.Models = append(h.Models, pr.Labels["model_name"]...)
+	sort.Strings(h.Models)
+	if kind == "target" && (d.Engine == catalog.EngineUnknown || d.Engine == "") {
+		h.Error = fmt.Sprintf("%s `%s`: the page at %s has %d samples but none from a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM); set the engine in the target's settings if it is one", kind, name, pr.URL, pr.Samples)
+		return h
+	}
+	h.OK = true
+	if kind == "target" {
+		for _, a := range catalog.Signals(d.Engine) {
+			switch a.Status {
+			case catalog.Exact:
+				h.Exact = append(h.Exact, string(a.Signal))
+			case catalog.Approximate:
+				h.Approx = append(h.Approx, string(a.Signal))
+			default:
+				h.Absent = append(h.Absent, string(a.Signal))
+			}
+		}
+	}
+	return h
+}

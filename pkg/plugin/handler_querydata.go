@@ -1,0 +1,359 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/throughput"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+)
+
+// handlerFunc computes the frames of one query of a given type.
+type handlerFunc func(ctx context.Context, p *plan) (data.Frames, error)
+
+func (i *Instance) newMux() *datasource.QueryTypeMux {
+	mux := datasource.NewQueryTypeMux()
+	for qt, h := range map[string]handlerFunc{
+		QueryTypeLatency:    i.queryLatency,
+		QueryTypeBreakdown:  i.queryBreakdown,
+		QueryTypeThroughput: i.queryThroughput,
+		QueryTypeSaturation: i.querySaturation,
+		QueryTypeTargets:    i.queryTargets,
+		QueryTypeRaw:        i.queryRaw,
+		QueryTypeGPU:        i.queryGPU,
+	} {
+		mux.HandleFunc(qt, i.serve(h))
+	}
+	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+		resp := backend.NewQueryDataResponse()
+		for _, q := range req.Queries {
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu", q.QueryType))
+		}
+		return resp, nil
+	})
+	return mux
+}
+
+// QueryData dispatches each query to the handler of its query type.
+func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	return i.mux.QueryData(ctx, req)
+}
+
+// serve adapts a handlerFunc to the SDK: it decodes every query of the
+// request, runs it, and turns (frames, error) into a DataResponse. One bad
+// query never fails the others.
+func (i *Instance) serve(h handlerFunc) backend.QueryDataHandlerFunc {
+	return func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+		resp := backend.NewQueryDataResponse()
+		for _, q := range req.Queries {
+			resp.Responses[q.RefID] = i.runOne(ctx, q, h)
+		}
+		return resp, nil
+	}
+}
+
+func (i *Instance) runOne(ctx context.Context, q backend.DataQuery, h handlerFunc) (dr backend.DataResponse) {
+	defer func() {
+		if r := recover(); r != nil {
+			i.logger.Error("query panicked", "queryType", q.QueryType, "panic", fmt.Sprint(r))
+			dr = errorResponse(backend.PluginError(fmt.Errorf("internal error while computing the %s query", q.QueryType)))
+		}
+	}()
+	if i.settingsErr != nil {
+		return errorResponse(backend.DownstreamError(fmt.Errorf("data source settings: %w", i.settingsErr)))
+	}
+	p, err := decodeQuery(q, &i.settings)
+	if err != nil {
+		return errorResponse(err)
+	}
+	fr, err := h(ctx, p)
+	if err != nil {
+		return errorResponse(err)
+	}
+	for _, f := range fr {
+		f.RefID = q.RefID
+	}
+	return backend.DataResponse{Frames: fr}
+}
+
+// errorResponse maps an error to a DataResponse: query mistakes are 400s
+// from downstream (the user), everything else is the plugin's.
+func errorResponse(err error) backend.DataResponse {
+	var bq badQuery
+	switch {
+	case errors.As(err, &bq):
+		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
+	case backend.IsDownstreamError(err):
+		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
+	case errors.Is(err, context.DeadlineExceeded):
+		return backend.DataResponse{Error: err, Status: backend.StatusTimeout, ErrorSource: backend.ErrorSourcePlugin}
+	}
+	return backend.DataResponse{Error: err, Status: backend.Status(http.StatusInternalServerError), ErrorSource: backend.ErrorSourcePlugin}
+}
+
+// run is one query's working state: the PromQL it ran and the notices it gathered.
+type run struct {
+	i       *Instance
+	p       *plan
+	steps   []time.Time
+	queries []string
+	notes   analysis.Notices
+}
+
+func (i *Instance) newRun(p *plan) *run {
+	return &run{i: i, p: p, steps: analysis.Steps(p.start, p.end, p.step)}
+}
+
+func (r *run) meta() frames.Meta { return frames.Meta{Queries: r.queries, Notices: r.notes.List()} }
+
+func (r *run) rangeQuery(ctx context.Context, q string) (model.Matrix, error) {
+	r.queries = append(r.queries, q)
+	m, err := r.i.querier.QueryRange(ctx, q, r.p.start, r.p.end, r.p.step)
+	if err != nil {
+		return nil, fmt.Errorf("PromQL %s: %w", q, err)
+	}
+	return m, nil
+}
+
+func (r *run) instantQuery(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
+	r.queries = append(r.queries, q)
+	v, err := r.i.querier.Query(ctx, q, ts)
+	if err != nil {
+		return nil, fmt.Errorf("PromQL %s: %w", q, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("PromQL %s returned %s, not a vector", q, v.Type())
+	}
+	return vec, nil
+}
+
+// scopeNotices warns about targets in scope that are down, and says per
+// target which of the signals are approximate or absent for its engine.
+func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
+	for _, t := range r.i.targetsInScope(r.p.Targets) {
+		st, ok := r.i.status(t.Name)
+		if ok && !st.Up && !st.LastScrape.IsZero() {
+			msg := fmt.Sprintf("target %s is down", t.Name)
+			if st.LastError != "" {
+				msg += ": " + st.LastError
+			}
+			r.notes.Add(analysis.Warning, msg+"; its samples stop at the last successful scrape")
+		}
+		eng, ok := r.i.engineOf(ctx, t.Name)
+		if !ok {
+			continue
+		}
+		var absent []string
+		for _, s := range signals {
+			a := catalog.Lookup(eng, s)
+			switch a.Status {
+			case catalog.Approximate:
+				r.notes.Add(analysis.Info, fmt.Sprintf("target %s (%s): %s is approximate: %s", t.Name, eng, s, a.Note))
+			case catalog.Absent:
+				absent = append(absent, string(s))
+			}
+		}
+		if len(absent) > 0 {
+			r.notes.Add(analysis.Info, fmt.Sprintf("target %s (%s) does not export %s: shown as no data, not zero", t.Name, eng, strings.Join(absent, ", ")))
+		}
+	}
+}
+
+func parseStages(names []string, def []catalog.Signal) ([]catalog.Signal, error) {
+	if len(names) == 0 {
+		return def, nil
+	}
+	valid := map[string]bool{}
+	for _, s := range catalog.LatencyStages {
+		valid[string(s)] = true
+	}
+	out := make([]catalog.Signal, 0, len(names))
+	for _, n := range names {
+		if !valid[n] {
+			all := make([]string, 0, len(catalog.LatencyStages))
+			for _, s := range catalog.LatencyStages {
+				all = append(all, string(s))
+			}
+			return nil, badQueryf("stages: %q is not one of %s", n, strings.Join(all, ", "))
+		}
+		out = append(out, catalog.Signal(n))
+	}
+	return out, nil
+}
+
+func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, error) {
+	stages, err := parseStages(p.Stages, []catalog.Signal{catalog.TTFT, catalog.ITL, catalog.E2E})
+	if err != nil {
+		return nil, err
+	}
+	statNames := p.Stats
+	if len(statNames) == 0 {
+		statNames = latency.DefaultStats
+	}
+	opt := latency.Options{Estimator: p.estimator, Bounds: p.Bounds == nil || *p.Bounds}
+	needMean := p.estimator == "refined"
+	for _, s := range statNames {
+		st, err := latency.ParseStat(s)
+		if err != nil {
+			return nil, badQueryf("stats: %v", err)
+		}
+		opt.Stats = append(opt.Stats, st)
+		needMean = needMean || st.IsMean()
+	}
+	r := i.newRun(p)
+	r.scopeNotices(ctx, stages)
+	var series []analysis.Series
+	for _, stage := range stages {
+		hq, err := catalog.HistogramPromQL(stage, p.scope, p.window)
+		if err != nil {
+			return nil, err
+		}
+		in := latency.Input{Stage: stage, Scale: 1}
+		if in.Buckets, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
+			return nil, err
+		}
+		if in.Count, err = r.rangeQuery(ctx, hq.Count); err != nil {
+			return nil, err
+		}
+		if needMean {
+			if in.Sum, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+				return nil, err
+			}
+		}
+		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
+	}
+	return frames.TimeSeries(series, r.meta()), nil
+}
+
+// breakdownSignals are the histograms whose means make up the breakdown.
+var breakdownSignals = []catalog.Signal{catalog.QueueTime, catalog.PrefillTime, catalog.DecodeTime, catalog.InferenceTime, catalog.E2E}
+
+func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, error) {
+	r := i.newRun(p)
+	r.scopeNotices(ctx, breakdownSignals)
+	r.notes.Add(analysis.Info, "breakdown shows mean time per stage (rate of _sum over rate of _count); quantiles do not add, see the latency query for tails. overhead = E2E − queue − inference: frontend time in vLLM V1, zero by identity in V0")
+	switch p.Format {
+	case "", "timeseries":
+		in := map[catalog.Signal]latency.MeanInput{}
+		for _, s := range breakdownSignals {
+			hq, err := catalog.HistogramPromQL(s, p.scope, p.window)
+			if err != nil {
+				return nil, err
+			}
+			mi := latency.MeanInput{Scale: 1}
+			if mi.Sum, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+				return nil, err
+			}
+			if mi.Count, err = r.rangeQuery(ctx, hq.Count); err != nil {
+				return nil, err
+			}
+			in[s] = mi
+		}
+		return frames.TimeSeries(latency.Breakdown(in, r.steps), r.meta()), nil
+	case "table":
+		window := p.end.Sub(p.start)
+		if window < p.window {
+			window = p.window
+		}
+		in := map[catalog.Signal]latency.InstantMean{}
+		for _, s := range breakdownSignals {
+			hq, err := catalog.HistogramPromQL(s, p.scope, window)
+			if err != nil {
+				return nil, err
+			}
+			im := latency.InstantMean{Scale: 1}
+			if im.Sum, err = r.instantQuery(ctx, hq.Sum, p.end); err != nil {
+				return nil, err
+			}
+			if im.Count, err = r.instantQuery(ctx, hq.Count, p.end); err != nil {
+				return nil, err
+			}
+			in[s] = im
+		}
+		return frames.BreakdownTable(latency.BreakdownTable(in, window), r.meta()), nil
+	}
+	return nil, badQueryf("format: %q is neither timeseries nor table", p.Format)
+}
+
+func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, error) {
+	r := i.newRun(p)
+	r.scopeNotices(ctx, []catalog.Signal{catalog.RequestsFinished, catalog.PromptTokens, catalog.GenerationTokens})
+	var in throughput.Input
+	q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, p.scope, p.window, "finished_reason")
+	if err != nil {
+		return nil, err
+	}
+	if in.Finished, err = r.rangeQuery(ctx, q); err != nil {
+		return nil, err
+	}
+	if q, err = catalog.CounterRatePromQL(catalog.PromptTokens, p.scope, p.window); err != nil {
+		return nil, err
+	}
+	if in.PromptTokens, err = r.rangeQuery(ctx, q); err != nil {
+		return nil, err
+	}
+	if q, err = catalog.CounterRatePromQL(catalog.GenerationTokens, p.scope, p.window); err != nil {
+		return nil, err
+	}
+	if in.GenerationTokens, err = r.rangeQuery(ctx, q); err != nil {
+		return nil, err
+	}
+	return frames.TimeSeries(throughput.Compute(in, r.steps), r.meta()), nil
+}
+
+func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, error) {
+	r := i.newRun(p)
+	r.scopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage, catalog.Preemptions, catalog.PrefixCacheHits})
+	var in saturation.Input
+	steps := []struct {
+		dst  *model.Matrix
+		expr func() (string, error)
+	}{
+		{&in.Running, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsRunning, p.scope, "sum") }},
+		{&in.Waiting, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsWaiting, p.scope, "sum") }},
+		// A usage ratio is averaged across engines and targets, never summed.
+		{&in.KVUsage, func() (string, error) { return catalog.GaugePromQL(catalog.KVCacheUsage, p.scope, "avg") }},
+		{&in.Preemptions, func() (string, error) { return catalog.CounterRatePromQL(catalog.Preemptions, p.scope, p.window) }},
+		{&in.PrefixHits, func() (string, error) { return catalog.CounterRatePromQL(catalog.PrefixCacheHits, p.scope, p.window) }},
+		{&in.PrefixQueries, func() (string, error) {
+			return catalog.CounterRatePromQL(catalog.PrefixCacheQueries, p.scope, p.window)
+		}},
+	}
+	for _, s := range steps {
+		q, err := s.expr()
+		if err != nil {
+			return nil, err
+		}
+		if *s.dst, err = r.rangeQuery(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	return frames.TimeSeries(saturation.Compute(in, r.steps), r.meta()), nil
+}
+
+func (i *Instance) queryRaw(ctx context.Context, p *plan) (data.Frames, error) {
+	sel, err := rawSelector(p, &i.settings)
+	if err != nil {
+		return nil, err
+	}
+	r := i.newRun(p)
+	m, err := r.rangeQuery(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	return frames.TimeSeries(analysis.FromMatrix(m, r.steps, p.Metric, "", nil), r.meta()), nil
+}

@@ -1,0 +1,78 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+)
+
+// streamPath is the one live channel: per-target queue depth, running
+// requests and KV-cache usage, pushed once per scrape interval.
+const streamPath = "saturation"
+
+// SubscribeStream accepts subscriptions to the saturation channel only.
+func (i *Instance) SubscribeStream(_ context.Context, req *backend.SubscribeStreamRequest) (*backend.SubscribeStreamResponse, error) {
+	if req.Path != streamPath || i.querier == nil {
+		return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusNotFound}, nil
+	}
+	return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusOK}, nil
+}
+
+// PublishStream refuses publishing: the channel is server-driven.
+func (i *Instance) PublishStream(context.Context, *backend.PublishStreamRequest) (*backend.PublishStreamResponse, error) {
+	return &backend.PublishStreamResponse{Status: backend.PublishStreamStatusPermissionDenied}, nil
+}
+
+// RunStream sends one wide frame per scrape interval: time, then per target
+// running, waiting (requests) and kv_cache_usage (ratio 0..1) fields.
+func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest, sender *backend.StreamSender) error {
+	if req.Path != streamPath || i.querier == nil {
+		return fmt.Errorf("stream %q is not served", req.Path)
+	}
+	ticker := time.NewTicker(i.settings.ScrapeInterval)
+	defer ticker.Stop()
+	scope := catalog.Scope{By: []string{"target"}}
+	type part struct {
+		sig  catalog.Signal
+		agg  string
+		unit string
+	}
+	parts := []part{{catalog.RequestsRunning, "sum", "short"}, {catalog.RequestsWaiting, "sum", "short"}, {catalog.KVCacheUsage, "avg", "percentunit"}}
+	for {
+		now := i.now()
+		f := data.NewFrame(streamPath, data.NewField("time", nil, []time.Time{now}))
+		for _, p := range parts {
+			q, err := catalog.GaugePromQL(p.sig, scope, p.agg)
+			if err != nil {
+				return err
+			}
+			v, err := i.querier.Query(ctx, q, now)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				continue
+			}
+			vec, _ := v.(model.Vector)
+			for _, s := range vec {
+				fld := data.NewField(string(p.sig), data.Labels{"target": string(s.Metric["job"])}, []float64{float64(s.Value)})
+				fld.Config = &data.FieldConfig{Unit: p.unit}
+				f.Fields = append(f.Fields, fld)
+			}
+		}
+		if err := sender.SendFrame(f, data.IncludeAll); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}

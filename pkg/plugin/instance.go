@@ -1,0 +1,82 @@
+// Package plugin is Inferscope's edge to Grafana: the data-source instance
+// (one per configured data source, re-created when its settings change), the
+// QueryData mux with one handler per query type, CheckHealth, CallResource
+// and streams. It computes no analytics: handlers query the source, call the
+// analysis packages and hand results to frames.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
+)
+
+// PluginID is the Grafana plugin id.
+const PluginID = "inferscope-llm-datasource"
+
+var (
+	_ backend.QueryDataHandler      = (*Instance)(nil)
+	_ backend.CheckHealthHandler    = (*Instance)(nil)
+	_ backend.CallResourceHandler   = (*Instance)(nil)
+	_ backend.StreamHandler         = (*Instance)(nil)
+	_ instancemgmt.InstanceDisposer = (*Instance)(nil)
+)
+
+// Instance is one Inferscope data source: its settings, the embedded
+// collector scraping its targets, and the query path over the collected
+// samples. If the settings are invalid, the instance still answers: every
+// query and health check returns the settings error.
+type Instance struct {
+	settings    settings.Settings
+	settingsErr error
+	collector   *collect.Collector
+	querier     source.Querier
+	mux         *datasource.QueryTypeMux
+	logger      *slog.Logger
+	now         func() time.Time
+	detections  *detectionCache
+}
+
+// NewInstance is the instance factory handed to datasource.Manage. It loads
+// settings (jsonData + decrypted secureJsonData) and starts the embedded
+// collector. Invalid settings do not fail the factory, so Grafana can show
+// the error in the health check.
+func NewInstance(_ context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("datasource", s.UID)
+	inst := &Instance{logger: logger, now: time.Now, detections: newDetectionCache()}
+	inst.mux = inst.newMux()
+	cfg, err := settings.Load(s.JSONData, s.DecryptedSecureJSONData)
+	if err != nil {
+		inst.settingsErr = err
+		return inst, nil
+	}
+	inst.settings = cfg
+	c, err := collect.Start(cfg, logger)
+	if err != nil {
+		inst.settingsErr = fmt.Errorf("starting the embedded collector: %w", err)
+		return inst, nil
+	}
+	inst.collector = c
+	inst.querier = c.Querier()
+	return inst, nil
+}
+
+// Dispose stops the collector and frees the embedded TSDB. Grafana calls it
+// when the settings change or the data source is deleted.
+func (i *Instance) Dispose() {
+	if i.collector != nil {
+		if err := i.collector.Close(); err != nil {
+			i.logger.Warn("closing collector", "error", err)
+		}
+	}
+}

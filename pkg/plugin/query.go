@@ -1,0 +1,209 @@
+package plugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+// Query types served by QueryData (the `queryType` of a query's JSON).
+const (
+	QueryTypeLatency    = "latency"
+	QueryTypeBreakdown  = "breakdown"
+	QueryTypeThroughput = "throughput"
+	QueryTypeSaturation = "saturation"
+	QueryTypeTargets    = "targets"
+	QueryTypeRaw        = "raw"
+	QueryTypeGPU        = "gpu"
+)
+
+// Query is the JSON model of every Inferscope query. It stands alone: alert
+// rules send it without the front end. Targets and agents are names from the
+// data-source settings, never URLs.
+type Query struct {
+	QueryType string   `json:"queryType"`
+	Targets   []string `json:"targets,omitempty"`
+	Models    []string `json:"models,omitempty"`
+	// GroupBy is none|target|model|engine (engine = vLLM data-parallel rank).
+	GroupBy string `json:"groupBy,omitempty"`
+	// Window is the rate window in Prometheus notation; default max(step, 4 × scrape interval).
+	Window string `json:"window,omitempty"`
+
+	// latency
+	Stages    []string `json:"stages,omitempty"`
+	Stats     []string `json:"stats,omitempty"`
+	Estimator string   `json:"estimator,omitempty"`
+	Bounds    *bool    `json:"bounds,omitempty"`
+
+	// breakdown: timeseries (default) or table
+	Format string `json:"format,omitempty"`
+
+	// raw
+	Metric   string            `json:"metric,omitempty"`
+	Matchers map[string]string `json:"matchers,omitempty"`
+
+	// gpu
+	Agents  []string `json:"agents,omitempty"`
+	GPUs    []string `json:"gpus,omitempty"`
+	Signals []string `json:"signals,omitempty"`
+}
+
+// badQuery marks an error in the query itself (HTTP 400, downstream source).
+type badQuery struct{ msg string }
+
+func (e badQuery) Error() string { return e.msg }
+
+func badQueryf(format string, a ...any) error { return badQuery{fmt.Sprintf(format, a...)} }
+
+// plan is a decoded query with its time grid resolved.
+type plan struct {
+	Query
+	start, end time.Time
+	step       time.Duration
+	window     time.Duration
+	scope      catalog.Scope
+	estimator  hist.Estimator
+}
+
+const maxPoints = 11000
+
+func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
+	var m Query
+	if len(q.JSON) > 0 {
+		if err := json.Unmarshal(q.JSON, &m); err != nil {
+			return nil, badQueryf("query JSON is invalid: %v", err)
+		}
+	}
+	if m.QueryType == "" {
+		m.QueryType = q.QueryType
+	}
+	p := &plan{Query: m}
+	p.start, p.end = q.TimeRange.From, q.TimeRange.To
+	if !p.end.After(p.start) {
+		p.end = p.start.Add(time.Second)
+	}
+	p.step = q.Interval
+	if p.step < s.ScrapeInterval {
+		p.step = s.ScrapeInterval
+	}
+	rng := p.end.Sub(p.start)
+	if q.MaxDataPoints > 0 && rng/time.Duration(q.MaxDataPoints) > p.step {
+		p.step = rng / time.Duration(q.MaxDataPoints)
+	}
+	if rng/p.step > maxPoints {
+		p.step = rng / maxPoints
+	}
+	p.step = p.step.Truncate(time.Second)
+	if p.step < time.Second {
+		p.step = time.Second
+	}
+	// Align to the step like Grafana's Prometheus data source, so a refresh
+	// evaluates the same instants.
+	p.start = p.start.Truncate(p.step)
+	p.end = p.end.Truncate(p.step)
+	if p.end.Before(p.start) {
+		p.end = p.start
+	}
+	p.window = p.step
+	if min := 4 * s.ScrapeInterval; p.window < min {
+		p.window = min
+	}
+	if m.Window != "" {
+		d, err := model.ParseDuration(m.Window)
+		if err != nil || d <= 0 {
+			return nil, badQueryf("window: %q is not a duration such as 1m or 5m", m.Window)
+		}
+		p.window = time.Duration(d)
+	}
+	for _, t := range m.Targets {
+		if _, ok := s.Target(t); !ok {
+			if _, ok := s.Agent(t); !ok {
+				return nil, badQueryf("targets: %q is not a target configured in this data source", t)
+			}
+		}
+	}
+	by, err := groupBy(m.GroupBy)
+	if err != nil {
+		return nil, err
+	}
+	p.scope = catalog.Scope{Targets: m.Targets, Models: m.Models, By: by}
+	switch m.Estimator {
+	case "", string(hist.EstimatorPrometheus):
+		p.estimator = hist.EstimatorPrometheus
+	case string(hist.EstimatorRefined):
+		p.estimator = hist.EstimatorRefined
+	default:
+		return nil, badQueryf("estimator: %q is neither prometheus nor refined", m.Estimator)
+	}
+	return p, nil
+}
+
+func groupBy(g string) ([]string, error) {
+	switch g {
+	case "", "none":
+		return nil, nil
+	case "target", "model", "engine":
+		return []string{g}, nil
+	}
+	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine", g)
+}
+
+var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// rawSelector builds the PromQL selector of a raw query: the metric by name,
+// restricted to configured targets (job label) and to the given equality matchers.
+func rawSelector(p *plan, s *settings.Settings) (string, error) {
+	if p.Metric == "" {
+		return "", badQueryf("metric: a raw query needs a metric name such as vllm:num_requests_running")
+	}
+	if !model.UTF8Validation.IsValidMetricName(p.Metric) || len(p.Metric) > 200 {
+		return "", badQueryf("metric: %q is not a metric name", p.Metric)
+	}
+	targets := p.Targets
+	if len(targets) == 0 {
+		targets = s.TargetNames()
+		for _, a := range s.GPUAgents {
+			targets = append(targets, a.Name)
+		}
+	}
+	sort.Strings(targets)
+	sel := fmt.Sprintf("{__name__=%q, job=~%q", p.Metric, alternation(targets))
+	keys := make([]string, 0, len(p.Matchers))
+	for k := range p.Matchers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !labelNameRE.MatchString(k) || k == "job" || k == "__name__" {
+			return "", badQueryf("matchers: %q is not a label you can match on", k)
+		}
+		sel += fmt.Sprintf(", %s=%q", k, p.Matchers[k])
+	}
+	return sel + "}", nil
+}
+
+// alternation renders names as an anchored PromQL regex alternation with
+// every name quoted literally.
+func alternation(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += "|"
+		}
+		out += regexp.QuoteMeta(n)
+	}
+	if out == "" {
+		// No target configured: match nothing rather than everything.
+		return "$^"
+	}
+	return out
+}

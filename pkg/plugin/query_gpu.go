@@ -1,0 +1,136 @@
+package plugin
+
+import (
+	"context"
+	"strings"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/gpu"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+)
+
+// gpuSignals are the canonical GPU signals a gpu query may ask for, in display order.
+var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.DRAMActive, catalog.TensorActive,
+	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.Temperature,
+	catalog.SMClock, catalog.SMClockMax, catalog.ThrottleReasons}
+
+// queryGPU returns per-GPU series of the asked signals (default: all but
+// throttle reasons, plus the saturation signal), one series per agent and
+// GPU index. Asking for throttle_reasons alone returns a state-timeline frame.
+func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
+	agents := p.Agents
+	if len(agents) == 0 {
+		// Targets may name agents too; otherwise the agents of the selected targets, else all.
+		for _, t := range p.Targets {
+			if a, ok := i.settings.Agent(t); ok {
+				agents = append(agents, a.Name)
+			} else if tt, ok := i.settings.Target(t); ok && tt.Agent != "" {
+				agents = append(agents, tt.Agent)
+			}
+		}
+	}
+	if len(agents) == 0 {
+		for _, a := range i.settings.GPUAgents {
+			agents = append(agents, a.Name)
+		}
+	}
+	for _, a := range agents {
+		if _, ok := i.settings.Agent(a); !ok {
+			return nil, badQueryf("agents: %q is not a GPU agent configured in this data source", a)
+		}
+	}
+	r := i.newRun(p)
+	if len(agents) == 0 {
+		r.notes.Add(analysis.Warning, "no GPU agent is configured: add the Inferscope GPU agent or dcgm-exporter under GPU agents in the data source settings")
+		return frames.TimeSeries(nil, r.meta()), nil
+	}
+	var want []catalog.Signal
+	valid := map[string]bool{}
+	for _, s := range gpuSignals {
+		valid[string(s)] = true
+	}
+	for _, s := range p.Signals {
+		if !valid[s] {
+			names := make([]string, 0, len(gpuSignals))
+			for _, g := range gpuSignals {
+				names = append(names, string(g))
+			}
+			return nil, badQueryf("signals: %q is not one of %s", s, strings.Join(names, ", "))
+		}
+		want = append(want, catalog.Signal(s))
+	}
+	if len(want) == 0 {
+		want = gpuSignals[:len(gpuSignals)-1]
+	}
+	scope := catalog.Scope{Targets: agents, By: []string{"target"}}
+	keepGPU := map[string]bool{}
+	for _, g := range p.GPUs {
+		keepGPU[g] = true
+	}
+	fetch := func(sig catalog.Signal, agg string, by ...string) (model.Matrix, error) {
+		q, err := catalog.GaugePromQLBy(sig, scope, agg, by...)
+		if err != nil {
+			return nil, err
+		}
+		m, err := r.rangeQuery(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if len(keepGPU) == 0 {
+			return m, nil
+		}
+		out := m[:0]
+		for _, s := range m {
+			if keepGPU[string(s.Metric["gpu"])] {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+
+	if len(want) == 1 && want[0] == catalog.ThrottleReasons {
+		m, err := fetch(catalog.ThrottleReasons, "max", "gpu", "reason")
+		if err != nil {
+			return nil, err
+		}
+		var perReason, bitmask model.Matrix
+		for _, s := range m {
+			if _, ok := s.Metric["reason"]; ok {
+				perReason = append(perReason, s)
+			} else {
+				bitmask = append(bitmask, s)
+			}
+		}
+		return frames.States(gpu.ThrottleStates(perReason, bitmask, r.steps), r.meta()), nil
+	}
+
+	var series []analysis.Series
+	got := map[catalog.Signal]model.Matrix{}
+	for _, sig := range want {
+		if sig == catalog.ThrottleReasons {
+			continue
+		}
+		m, err := fetch(sig, "avg", "gpu")
+		if err != nil {
+			return nil, err
+		}
+		got[sig] = m
+		series = append(series, gpu.Series(sig, m, r.steps)...)
+	}
+	// The saturation signal needs both SM active and GPU utilisation.
+	for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GPUUtil} {
+		if _, ok := got[sig]; !ok {
+			m, err := fetch(sig, "avg", "gpu")
+			if err != nil {
+				return nil, err
+			}
+			got[sig] = m
+		}
+	}
+	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GPUUtil], r.steps, &r.notes)...)
+	return frames.TimeSeries(series, r.meta()), nil
+}

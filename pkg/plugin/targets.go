@@ -1,0 +1,153 @@
+package plugin
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/inventory"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+// lookback is how far back the stored metric names and models of a target are read.
+const lookback = time.Hour
+
+// targetsInScope returns the configured targets a query selects (all when none named).
+func (i *Instance) targetsInScope(names []string) []settings.Target {
+	if len(names) == 0 {
+		return i.settings.Targets
+	}
+	var out []settings.Target
+	for _, n := range names {
+		if t, ok := i.settings.Target(n); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (i *Instance) status(name string) (collect.TargetStatus, bool) {
+	if i.collector == nil {
+		return collect.TargetStatus{}, false
+	}
+	for _, st := range i.collector.Status() {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return collect.TargetStatus{}, false
+}
+
+// detectionCache remembers each target's detected engine for one scrape interval.
+type detectionCache struct {
+	mu   sync.Mutex
+	at   map[string]time.Time
+	det  map[string]catalog.Detection
+	name map[string][]string
+}
+
+func newDetectionCache() *detectionCache {
+	return &detectionCache{at: map[string]time.Time{}, det: map[string]catalog.Detection{}, name: map[string][]string{}}
+}
+
+func (i *Instance) cache() *detectionCache { return i.detections }
+
+// metricNames returns the stored sample names of a target over the last hour.
+func (i *Instance) metricNames(ctx context.Context, name string) []string {
+	c := i.cache()
+	c.mu.Lock()
+	if t, ok := c.at[name]; ok && i.now().Sub(t) < i.settings.ScrapeInterval {
+		n := c.name[name]
+		c.mu.Unlock()
+		return n
+	}
+	c.mu.Unlock()
+	now := i.now()
+	names, err := i.querier.MetricNames(ctx, `{job="`+escapeLabel(name)+`"}`, now.Add(-lookback), now)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	c.at[name], c.name[name], c.det[name] = now, names, catalog.Detect(names)
+	c.mu.Unlock()
+	return names
+}
+
+// engineOf returns the engine of a target: its settings override, else the
+// catalogue's detection from stored names. ok is false before the first scrape.
+func (i *Instance) engineOf(ctx context.Context, name string) (catalog.Engine, bool) {
+	if t, ok := i.settings.Target(name); ok && t.Engine != "" {
+		return catalog.Engine(t.Engine), true
+	}
+	if i.querier == nil || len(i.metricNames(ctx, name)) == 0 {
+		return "", false
+	}
+	c := i.cache()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.det[name]
+	return d.Engine, d.Engine != "" && d.Engine != catalog.EngineUnknown
+}
+
+func escapeLabel(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\\' || r == '"' {
+			out = append(out, '\\')
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// inventory gathers what the collector and the store know about every target and agent.
+func (i *Instance) inventory(ctx context.Context) []inventory.Row {
+	statuses := map[string]collect.TargetStatus{}
+	if i.collector != nil {
+		for _, st := range i.collector.Status() {
+			statuses[st.Name] = st
+		}
+	}
+	var obs []inventory.Observed
+	add := func(name, kind, url, override string) {
+		st := statuses[name]
+		o := inventory.Observed{Name: name, Kind: kind, URL: url, EngineOverride: override, Up: st.Up,
+			LastScrape: st.LastScrape, LastDuration: st.LastDuration, Series: st.Series, LastError: st.LastError}
+		if i.querier != nil {
+			o.MetricNames = i.metricNames(ctx, name)
+			now := i.now()
+			o.Models, _ = i.querier.LabelValues(ctx, "model_name", `{job="`+escapeLabel(name)+`"}`, now.Add(-lookback), now)
+		}
+		obs = append(obs, o)
+	}
+	for _, t := range i.settings.Targets {
+		add(t.Name, "target", t.URL, t.Engine)
+	}
+	for _, a := range i.settings.GPUAgents {
+		add(a.Name, "agent", a.URL, "")
+	}
+	return inventory.Build(obs)
+}
+
+func (i *Instance) queryTargets(ctx context.Context, p *plan) (data.Frames, error) {
+	rows := i.inventory(ctx)
+	if len(p.Targets) > 0 {
+		keep := map[string]bool{}
+		for _, t := range p.Targets {
+			keep[t] = true
+		}
+		filtered := rows[:0]
+		for _, r := range rows {
+			if keep[r.Name] {
+				filtered = append(filtered, r)
+			}
+		}
+		rows = filtered
+	}
+	return frames.Targets(rows, frames.Meta{}), nil
+}

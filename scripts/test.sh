@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every Inferscope test: Go vet + unit, corpus, oracle, simulator, agent
+# and as-Grafana tests; the plugin binary build; front-end typecheck, lint,
+# jest and production build; the demo compose file's validation.
+# Needs: Go 1.26, Node 20, mage, promtool and docker-compose (see .ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$(go env GOPATH)/bin:$PATH"
+
+echo "== go vet"
+go vet ./...
+echo "== go test"
+go test ./... -count=1
+echo "== plugin binary"
+mage -v build:linux
+echo "== front end"
+npm ci --no-audit --no-fund
+npm run typecheck
+npm run lint
+npm run test:ci
+npm run build
+echo "== demo compose file"
+docker-compose -f docker-compose.yaml config -q
+echo "all tests passed"
