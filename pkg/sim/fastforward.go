@@ -59,8 +59,8 @@ func (s *Sim) FastForward(ctx context.Context, app storage.Appendable, opts Fast
 	if opts.CommitEvery <= 0 {
 		opts.CommitEvery = 20
 	}
-	vw := &scrapeWriter{target: opts.VLLM, last: map[string]labels.Labels{}}
-	gw := &scrapeWriter{target: opts.GPU, last: map[string]labels.Labels{}}
+	vw := &scrapeWriter{target: opts.VLLM, last: map[uint64]labels.Labels{}}
+	gw := &scrapeWriter{target: opts.GPU, last: map[uint64]labels.Labels{}}
 	t0 := s.Now()
 	step := opts.ScrapeInterval.Seconds()
 	n := int(math.Floor(opts.Duration.Seconds()/step + 1e-9))
@@ -112,13 +112,13 @@ func (s *Sim) FastForward(ctx context.Context, app storage.Appendable, opts Fast
 // previous one for staleness markers.
 type scrapeWriter struct {
 	target Target
-	last   map[string]labels.Labels
-	cur    map[string]labels.Labels
+	last   map[uint64]labels.Labels
+	cur    map[uint64]labels.Labels
 	b      labels.ScratchBuilder
 }
 
 func (w *scrapeWriter) scrape(a storage.Appender, g prometheus.Gatherer, ts int64, ok bool) (int, error) {
-	w.cur = make(map[string]labels.Labels, len(w.last))
+	w.cur = make(map[uint64]labels.Labels, len(w.last))
 	n := 0
 	scraped := 0
 	added := 0
@@ -192,7 +192,7 @@ func (w *scrapeWriter) add(a storage.Appender, name string, lps []*dto.LabelPair
 	w.b.Add("instance", w.target.Instance)
 	w.b.Sort()
 	l := w.b.Labels()
-	w.cur[l.String()] = l
+	w.cur[l.Hash()] = l
 	if _, err := a.Append(0, l, ts, v); err != nil {
 		return fmt.Errorf("sim: append %s: %w", name, err)
 	}
