@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the plugin (front end + backend for linux amd64/arm64) and the vLLM
+# simulator, then starts the demo: Grafana on http://localhost:3000 with the
+# Inferscope data source and dashboard provisioned against two simulators.
+# Needs Go 1.26, Node 20 and Docker with the compose plugin (or docker-compose).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$(go env GOPATH)/bin:$PATH"
+command -v mage >/dev/null || go install github.com/magefile/mage@v1.17.2
+npm ci --no-audit --no-fund
+npm run build
+mage -v build:linux build:linuxARM64
+arch=$(docker version --format '{{.Server.Arch}}' 2>/dev/null || go env GOARCH)
+mkdir -p .demo/bin
+CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -o .demo/bin/vllm-sim ./pkg/cmd/vllm-sim
+if docker compose version >/dev/null 2>&1; then
+  exec docker compose up "$@"
+fi
+exec docker-compose up "$@"
