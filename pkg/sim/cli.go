@@ -54,6 +54,7 @@ func ParseTrace(r io.Reader) ([]TraceEntry, error) {
 type CLI struct {
 	Listen    string
 	GPUListen string
+	Warmup    time.Duration // simulated time run before serving, so state is established
 	Config    Config
 }
 
@@ -90,6 +91,7 @@ func ParseFlags(args []string, output io.Writer) (CLI, error) {
 	flakyErr := fs.Float64("flaky-error-ratio", 0, "share of /metrics requests answered with 500")
 	flakyStall := fs.Float64("flaky-stall-ratio", 0, "share of /metrics requests that stall")
 	hostname := fs.String("hostname", d.GPU.Hostname, "hostname label of the GPU page")
+	warmup := fs.Duration("warmup", 0, "simulate this long (fast) before serving, so queues and KV usage are established")
 	if err := fs.Parse(args); err != nil {
 		return CLI{}, err
 	}
@@ -171,7 +173,10 @@ func ParseFlags(args []string, output io.Writer) (CLI, error) {
 	if err := cfg.Validate(); err != nil {
 		return CLI{}, err
 	}
-	return CLI{Listen: *listen, GPUListen: *gpuListen, Config: cfg}, nil
+	if *warmup < 0 {
+		return CLI{}, errors.New("sim: -warmup must be ≥ 0")
+	}
+	return CLI{Listen: *listen, GPUListen: *gpuListen, Warmup: *warmup, Config: cfg}, nil
 }
 
 // Main runs cmd/vllm-sim: parse flags, serve the API (and the GPU page when
@@ -182,10 +187,11 @@ func Main(ctx context.Context, args []string, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := New(cli.Config, Options{Start: time.Now()})
+	s, err := New(cli.Config, Options{Start: time.Now().Add(-cli.Warmup)})
 	if err != nil {
 		return err
 	}
+	s.AdvanceTo(cli.Warmup.Seconds())
 	srv := NewServer(s)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
