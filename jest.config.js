@@ -1,0 +1,17 @@
+// force timezone to UTC to allow tests to work regardless of local timezone
+// generally used by snapshots, but can affect specific tests
+process.env.TZ = 'UTC';
+
+const base = require('./.config/jest.config');
+
+module.exports = {
+  // Jest configuration provided by Grafana scaffolding, plus a transform for the
+  // ESM-only `.mjs` files that @grafana/ui pulls in (d3-color and friends).
+  ...base,
+  // The shared CI machine has 2 cores; rendering @grafana/ui under load can exceed 5 s.
+  testTimeout: 30000,
+  transform: {
+    ...base.transform,
+    '^.+\\.mjs$': base.transform['^.+\\.(t|j)sx?$'],
+  },
+};
