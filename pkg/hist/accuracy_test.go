@@ -84,9 +84,17 @@ func measureAccuracy(t *testing.T) []cell {
 }
 
 // refinedLosses lists the scenario/quantile cells where refined's median
-// absolute relative error is NOT at most half of prometheus's. These are
-// reported in the README's table; every other cell is asserted to win.
-var refinedLosses = map[string]bool{}
+// absolute relative error is NOT at most half of prometheus's: bimodal
+// mixtures, which neither fitted family can represent (the README's table
+// reports them). Every other cell is asserted to win by 2x.
+var refinedLosses = map[string]bool{
+	"queue bimodal 80% 8ms / 20% 1.2s|p90":  true,
+	"decode bimodal 60% 1.5s / 40% 12s|p50": true,
+	"decode bimodal 60% 1.5s / 40% 12s|p99": true,
+	"ttft bimodal 70% 60ms / 30% 1.2s|p50":  true,
+	"tpot bimodal 85% 15ms / 15% 45ms|p50":  true,
+	"tpot bimodal 85% 15ms / 15% 45ms|p90":  true,
+}
 
 func cellKey(c cell) string { return fmt.Sprintf("%s|p%g", c.scenario, c.q*100) }
 

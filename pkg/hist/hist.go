@@ -76,7 +76,7 @@ func Normalize(b []Bucket) []Bucket {
 }
 
 func sortBuckets(b []Bucket) {
-	slices.SortStableFunc(b, func(x, y Bucket) int {
+	cmp := func(x, y Bucket) int {
 		switch {
 		case x.UpperBound < y.UpperBound:
 			return -1
@@ -84,7 +84,11 @@ func sortBuckets(b []Bucket) {
 			return 1
 		}
 		return 0
-	})
+	}
+	// Scraped buckets usually arrive sorted already.
+	if !slices.IsSortedFunc(b, cmp) {
+		slices.SortStableFunc(b, cmp)
+	}
 }
 
 // coalesce merges sorted buckets with equal bounds in place by summing

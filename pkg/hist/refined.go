@@ -13,7 +13,7 @@ const (
 	// as histogram_quantile does (see Quantile). It is the default.
 	EstimatorPrometheus Estimator = "prometheus"
 	// EstimatorRefined places the quantile inside the same bucket using a
-	// log-normal shape fitted to the bucket counts and the exact mean (see
+	// shape fitted to the bucket counts and the exact mean (see
 	// QuantileWith).
 	EstimatorRefined Estimator = "refined"
 )
@@ -21,43 +21,54 @@ const (
 // QuantileWith returns the q-quantile of the observations in b using
 // estimator e. sum and count are the histogram's _sum and _count over the
 // same window (or their rates), used by EstimatorRefined only, through the
-// exact mean sum/count. An empty estimator means EstimatorPrometheus.
+// exact mean sum/count (seconds for latencies). An empty estimator means
+// EstimatorPrometheus.
 //
 // EstimatorPrometheus returns Quantile(q, b) unchanged.
 //
-// EstimatorRefined keeps Prometheus's bucket choice and bounds (so Lower,
-// Upper, Clamp and InLowestBucket are those of Quantile) and only changes
-// where inside [Lower, Upper] the value is placed:
+// EstimatorRefined keeps Prometheus's bucket choice and bounds (Lower,
+// Upper, Clamp, InLowestBucket and Count are those of Quantile) and only
+// changes where inside [Lower, Upper] the value is placed:
 //
-//  1. Fit a log-normal LN(mu, sigma) whose mean exp(mu + sigma²/2) equals
-//     sum/count exactly, choosing sigma by maximising the multinomial
-//     log-likelihood of the bucket fractions (weighted as 200
-//     pseudo-observations) plus a weak log-normal prior on sigma centred on
-//     0.7; a 10-point grid over sigma in [0.02, 5] on a log scale followed
-//     by golden-section refinement.
+//  1. Fit two one-parameter shapes whose mean equals sum/count exactly: a
+//     log-normal (mean exp(mu + sigma²/2)) and a Weibull (mean
+//     lambda·Γ(1 + 1/k)). Each spread is chosen by maximising the
+//     multinomial log-likelihood of the bucket fractions (weighted as 200
+//     pseudo-observations) plus a weak prior on the spread sd(ln x)
+//     centred on 0.7 (log-normal sigma; Weibull k ≈ 1.28/spread); search:
+//     an 8-point grid over spread in [0.02, 5] on a log scale, then two
+//     rounds of parabolic interpolation. The shape with the higher
+//     penalised likelihood is kept.
 //  2. If the rank is a fraction f of the way through its bucket's count,
-//     return the fitted distribution's point a fraction f of the way
-//     through its probability mass inside the bucket:
+//     return the fitted shape's point a fraction f of the way through its
+//     probability mass inside the bucket:
 //     F⁻¹(F(Lower) + f·(F(Upper) − F(Lower))). This is the histogram's own
 //     count-matching rule with the uniform within-bucket density replaced
-//     by the fitted one, so the value is always in [Lower, Upper].
+//     by the fitted one, so the value is always in [Lower, Upper] and the
+//     bucket counts are respected exactly.
 //
-// The assumption is that, inside one bucket, latencies are shaped like a
-// log-normal that matches the whole histogram and its mean; it helps most
-// where buckets are coarse (vLLM's request-phase buckets start at 0.3 s) and
-// where the mean carries information the counts do not. The estimator uses
-// only fractions, so counts and per-second rates give the same answer; it
-// therefore applies no minimum number of observations.
+// Assumption: inside one bucket, latencies are shaped like a unimodal
+// right-skewed distribution (log-normal or Weibull) matching the whole
+// histogram and its mean. It helps most where buckets are coarse (vLLM's
+// request-phase buckets start at 0.3 s, so a 20 ms median queue time is
+// invisible to linear interpolation) and where the mean carries information
+// the counts do not. It helps little, and can be worse than linear, on
+// bimodal mixtures whose modes share a bucket. The estimator uses only
+// fractions, so counts and per-second rates give the same answer; it
+// therefore cannot tell how many observations there are and applies no
+// minimum sample size (the mean of a small window is still that window's
+// exact mean).
 //
 // It falls back to the Prometheus value with Method
 // "linear-fallback: <reason>" when the quantile is undefined (NaN), the
-// rank is in the +Inf bucket or a lowest bucket with bound <= 0 (no finite
-// interval to place it in), a bound is <= 0, a count is negative or not
-// finite, the mean is missing, not positive, or outside the range the bucket
-// counts allow (e.g. _sum and _bucket disagree after a counter reset), the
-// fitted sigma ends at the search range's edge (the fit did not converge to
-// an interior optimum), or the fit gives the bucket no probability mass.
-// An unknown estimator falls back the same way. It never panics.
+// rank is in the +Inf bucket or in a lowest bucket with bound <= 0 (no
+// finite interval to place it in), the lowest bound is <= 0, a count is
+// negative or not finite, the mean is missing, not positive, or outside the
+// range the bucket counts allow (e.g. _sum and _bucket disagree after a
+// counter reset), the best spread is at the edge of the search range for
+// both shapes (no converged fit), or the fit gives the bucket no
+// probability mass. An unknown estimator falls back the same way. It never
+// panics.
 func QuantileWith(e Estimator, q float64, b []Bucket, sum, count float64) Estimate {
 	switch e {
 	case EstimatorPrometheus, "":
