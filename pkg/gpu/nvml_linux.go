@@ -194,6 +194,19 @@ func (s *nvmlSource) registerXID() {
 	s.events = set
 }
 
+// MissingSymbols lists the NVML symbols the installed library lacks, sorted;
+// the agent logs them at start so a device check shows what a driver omits.
+func (s *nvmlSource) MissingSymbols() []string {
+	var out []string
+	for _, sym := range allSymbols {
+		if !s.has[sym] {
+			out = append(out, sym)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // nvmlError wraps an NVML return code as an error.
 func nvmlError(ret nvml.Return) error {
 	return fmt.Errorf("%s (NVML return %d)", ret.Error(), int32(ret))

@@ -151,7 +151,7 @@ type fakeNVML struct {
 	lib     *mock.Interface
 	events  chan nvml.EventData
 	mu      sync.Mutex
-	gets    []nvml.GpmSample   // samples passed to GpmSampleGet, in order
+	gets    []nvml.GpmSample    // samples passed to GpmSampleGet, in order
 	pairs   [][2]nvml.GpmSample // (Sample1, Sample2) passed to GpmMetricsGet
 	freed   int
 	shutOff int
@@ -443,7 +443,11 @@ inferscope_gpu_throttle_reason{$h,reason="power_cap"} 1
 `, labelVars)), NameThrottleReason))
 	assert.Empty(t, f.lib.GpmQueryDeviceSupportCalls(), "GPM symbols missing: never queried")
 	assert.Empty(t, f.lib.EventSetCreateCalls(), "event symbols missing: no event set")
+	assert.Equal(t, []string{symEventReasons, symSupportedEventReasons, symTotalEnergy, symEventSetCreate, symGpmQuerySupport},
+		src(agent).(*nvmlSource).MissingSymbols())
 }
+
+func src(a *Agent) Source { return a.src }
 
 func TestNVMLLostGPUKeepsOthers(t *testing.T) {
 	h, a := h200(), a100()

@@ -177,6 +177,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		logger.Error("cannot read GPUs", "err", err)
 		return 1
 	}
+	if m, ok := src.(interface{ MissingSymbols() []string }); ok {
+		logger.Info("NVML opened", "missing_symbols", strings.Join(m.MissingSymbols(), ","))
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		src.Close()
