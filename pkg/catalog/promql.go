@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -242,7 +243,10 @@ func checkSignal(s Signal) error {
 // and a new name with the same labels is counted once. Only histograms with Scale 1 (already in
 // seconds or tokens) are included: `le` bounds cannot be rescaled in PromQL, so scaled histograms
 // (Triton's milliseconds) must be queried alone with HistogramPromQLFor. Result labels: le (Buckets
-// only) and the stored group labels (job, model_name, engine). Errors: unknown signal, unknown
+// only) and the stored group labels (job, model_name, engine). Approximate sources (SGLang's
+// averaged ITL, TGI's batch durations) are included; show the Notes of the engines present.
+// Summing targets whose bucket layouts differ yields a union of `le` values that is not a
+// consistent cumulative histogram; group by target, or let hist.Normalize fix it up. Errors: unknown signal, unknown
 // group, empty target/model name, window under 1ms, or a signal with no histogram.
 func HistogramPromQL(s Signal, sc Scope, window time.Duration) (HistogramQueries, error) {
 	if err := checkSignal(s); err != nil {
@@ -324,7 +328,7 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 // CounterRatePromQL builds the per-second rate of a counter signal summed by the scope's groups
 // plus extraBy (raw label names such as "finished_reason"), across every engine that exports it:
 //
-//	sum by (job, finished_reason) (rate(vllm:request_success_total{…}[5m]) or … or (rate(x[5m]) * 1e-06))
+//	sum by (job, finished_reason) (rate(vllm:request_success_total{…}[5m]) or … or (rate(x_us[5m]) * 0.000001))
 //
 // Metric.Scale is applied in PromQL (result in SI units per second). Old and new names are
 // joined with `or` after rate(), so they are never double counted. Errors: unknown signal or
@@ -425,7 +429,7 @@ var meanDenominator = map[string]string{
 // rescaled in PromQL), and rate(time counter) / rate(event counter) for engines that only
 // export cumulative time counters (llama.cpp per token, Triton per request; see their Notes):
 //
-//	sum by (job) (rate(a_sum[5m]) or … or (rate(nv_inference_queue_duration_us[5m]) * 1e-06))
+//	sum by (job) (rate(a_sum[5m]) or … or (rate(nv_inference_queue_duration_us[5m]) * 0.000001))
 //	  / sum by (job) (rate(a_count[5m]) or … or rate(nv_inference_request_success[5m]))
 //
 // A group with no events in the window gives NaN (0/0), like hist.Mean. Errors as for
@@ -479,7 +483,20 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 // evidence: histogram families with their _bucket, _sum and _count samples, counters and gauges
 // by name, the GPU agent's names, and the Ray / smg exposure variants. Detection-only families
 // keep just the name, its _count and its _total sample (enough to see the family).
-func KeepMetricNames() []string {
+func KeepMetricNames() []string { return slices.Clone(keepNames()) }
+
+var keepNames = sync.OnceValue(buildKeepNames)
+
+var keepRegex = sync.OnceValue(func() string {
+	names := keepNames()
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = regexp.QuoteMeta(n)
+	}
+	return strings.Join(parts, "|")
+})
+
+func buildKeepNames() []string {
 	set := map[string]bool{}
 	add := func(ns ...string) {
 		for _, n := range ns {
@@ -531,11 +548,4 @@ func KeepMetricNames() []string {
 // KeepMetricRegex returns a regular expression (RE2, unanchored text; Prometheus relabelling
 // anchors it as ^(?:…)$) matching exactly KeepMetricNames, for a metric_relabel_configs `keep`
 // rule on __name__. `up` and `scrape_*` need not match: Prometheus adds them after relabelling.
-func KeepMetricRegex() string {
-	names := KeepMetricNames()
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = regexp.QuoteMeta(n)
-	}
-	return strings.Join(parts, "|")
-}
+func KeepMetricRegex() string { return keepRegex() }
