@@ -80,3 +80,11 @@ func (i *Instance) Dispose() {
 		}
 	}
 }
+
+// newInstanceForTest builds an instance over an existing querier, without a
+// collector: tests feed samples straight into a TSDB.
+func newInstanceForTest(s settings.Settings, q source.Querier) *Instance {
+	inst := &Instance{settings: s, querier: q, logger: slog.Default(), now: time.Now, detections: newDetectionCache()}
+	inst.mux = inst.newMux()
+	return inst
+}
