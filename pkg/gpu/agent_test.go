@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -312,6 +313,16 @@ func TestRunWithoutNVMLOrBadFlags(t *testing.T) {
 	}
 	assert.Equal(t, 1, code)
 	assert.Regexp(t, "ERROR_LIBRARY_NOT_FOUND|NVML needs linux and cgo", stderr.String())
+}
+
+func TestCatalogNamesAreServed(t *testing.T) {
+	for _, name := range catalog.AgentMetricNames {
+		_, ok := specByName(name)
+		assert.True(t, ok, "catalog name %s has no agent family", name)
+	}
+	spec, ok := specByName(catalog.AgentThrottleReason)
+	require.True(t, ok)
+	assert.Equal(t, catalog.AgentThrottleReasonLabel, spec.label)
 }
 
 func TestFamilyNames(t *testing.T) {

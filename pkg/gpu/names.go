@@ -1,28 +1,29 @@
 package gpu
 
-// Metric names served by the agent. The first block mirrors the agent names the
-// catalogue (pkg/catalog) maps to canonical GPU signals; the lead reconciles the
-// two lists (this package does not import pkg/catalog so that it stays a leaf).
+import "github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+
+// Metric names served by the agent. The first block is the catalogue's list
+// (pkg/catalog Agent*), which maps these names to canonical GPU signals.
 // Units are SI: ratios 0..1, bytes, watts, joules, celsius, hertz, seconds.
 const (
-	NameUtilization       = "inferscope_gpu_utilization_ratio"        // NVML utilization.gpu / 100: share of the sample window with ≥1 kernel running
-	NameMemoryUtilization = "inferscope_gpu_memory_utilization_ratio" // NVML utilization.memory / 100: share of the window with device-memory traffic
-	NameFBUsed            = "inferscope_gpu_fb_used_bytes"            // framebuffer used (v2: excludes driver-reserved memory)
-	NameFBTotal           = "inferscope_gpu_fb_total_bytes"           // framebuffer total
-	NameFBReserved        = "inferscope_gpu_fb_reserved_bytes"        // framebuffer reserved by the driver (GetMemoryInfo_v2 only)
-	NamePower             = "inferscope_gpu_power_watts"              // board power draw (NVML mW / 1000)
-	NamePowerLimit        = "inferscope_gpu_power_limit_watts"        // enforced power limit (NVML mW / 1000)
-	NameEnergy            = "inferscope_gpu_energy_joules_total"      // energy since driver load (NVML mJ / 1000), counter
-	NameTemperature       = "inferscope_gpu_temperature_celsius"      // GPU die temperature
-	NameSMClock           = "inferscope_gpu_sm_clock_hertz"           // current SM clock (NVML MHz × 1e6)
-	NameSMClockMax        = "inferscope_gpu_sm_clock_max_hertz"       // maximum SM clock
-	NameMemClock          = "inferscope_gpu_mem_clock_hertz"          // current memory clock
-	NameMemClockMax       = "inferscope_gpu_mem_clock_max_hertz"      // maximum memory clock
-	NameThrottleReason    = "inferscope_gpu_throttle_reason"          // {reason}: 1 while the clock-event reason is active, else 0
-	NameSMActive          = "inferscope_gpu_sm_active_ratio"          // GPM SM_UTIL / 100 (Hopper+)
-	NameSMOccupancy       = "inferscope_gpu_sm_occupancy_ratio"       // GPM SM_OCCUPANCY / 100 (Hopper+)
-	NameDRAMActive        = "inferscope_gpu_dram_active_ratio"        // GPM DRAM_BW_UTIL / 100 (Hopper+)
-	NameTensorActive      = "inferscope_gpu_tensor_active_ratio"      // GPM ANY_TENSOR_UTIL / 100 (Hopper+)
+	NameUtilization       = catalog.AgentUtilizationRatio       // NVML utilization.gpu / 100: share of the sample window with ≥1 kernel running
+	NameMemoryUtilization = catalog.AgentMemoryUtilizationRatio // NVML utilization.memory / 100: share of the window with device-memory traffic
+	NameFBUsed            = catalog.AgentFBUsedBytes            // framebuffer used (v2: excludes driver-reserved memory)
+	NameFBTotal           = catalog.AgentFBTotalBytes           // framebuffer total
+	NameFBReserved        = catalog.AgentFBReservedBytes        // framebuffer reserved by the driver (GetMemoryInfo_v2 only)
+	NamePower             = catalog.AgentPowerWatts             // board power draw (NVML mW / 1000)
+	NamePowerLimit        = catalog.AgentPowerLimitWatts        // enforced power limit (NVML mW / 1000)
+	NameEnergy            = catalog.AgentEnergyJoulesTotal      // energy since driver load (NVML mJ / 1000), counter
+	NameTemperature       = catalog.AgentTemperatureCelsius     // GPU die temperature
+	NameSMClock           = catalog.AgentSMClockHertz           // current SM clock (NVML MHz × 1e6)
+	NameSMClockMax        = catalog.AgentSMClockMaxHertz        // maximum SM clock
+	NameMemClock          = catalog.AgentMemClockHertz          // current memory clock
+	NameMemClockMax       = catalog.AgentMemClockMaxHertz       // maximum memory clock
+	NameThrottleReason    = catalog.AgentThrottleReason         // {reason}: 1 while the clock-event reason is active, else 0
+	NameSMActive          = catalog.AgentSMActiveRatio          // GPM SM_UTIL / 100 (Hopper+)
+	NameSMOccupancy       = catalog.AgentSMOccupancyRatio       // GPM SM_OCCUPANCY / 100 (Hopper+)
+	NameDRAMActive        = catalog.AgentDRAMActiveRatio        // GPM DRAM_BW_UTIL / 100 (Hopper+)
+	NameTensorActive      = catalog.AgentTensorActiveRatio      // GPM ANY_TENSOR_UTIL / 100 (Hopper+)
 )
 
 // Metric names the catalogue does not list yet (same style).
@@ -51,7 +52,7 @@ const (
 	LabelHostname          = "hostname"
 	LabelGPUInstanceID     = "gpu_instance_id"
 	LabelComputeInstanceID = "compute_instance_id"
-	LabelReason            = "reason"
+	LabelReason            = catalog.AgentThrottleReasonLabel
 	LabelType              = "type"
 	LabelXID               = "xid"
 	LabelPID               = "pid"
