@@ -3,6 +3,7 @@ package hist
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Tuning of the refined fit. Shapes are searched through the log-normal's
@@ -23,7 +24,7 @@ const (
 	dataWeight   = 200
 	gridPoints   = 8
 	refineRounds = 2
-	minMass      = 1e-9 // fitted bucket probability below which we give up
+	minMass    = 1e-9 // fitted bucket probability below which we give up
 )
 
 // family is a two-parameter shape whose mean is pinned to the observed one,
@@ -228,12 +229,17 @@ func vertex(t, h, fl, fm, fr float64) float64 {
 	return t + math.Max(-h, math.Min(h, off))
 }
 
+// fitPool recycles fit scratch space: a fitProblem points into its own
+// arrays, so it would otherwise be allocated on the heap for every quantile.
+var fitPool = sync.Pool{New: func() any { return new(fitProblem) }}
+
 // fitShape fits a log-normal and a Weibull, each with mean exactly m, to
 // normalised buckets nb (last bound +Inf) and returns the one with the
 // higher penalised likelihood. It returns a non-empty reason when neither
 // can be used.
 func fitShape(nb []Bucket, m float64) (shape, string) {
-	var fp fitProblem
+	fp := fitPool.Get().(*fitProblem)
+	defer fitPool.Put(fp)
 	if reason := fp.init(nb, m); reason != "" {
 		return shape{}, reason
 	}
