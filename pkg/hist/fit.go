@@ -24,7 +24,7 @@ const (
 	dataWeight   = 200
 	gridPoints   = 8
 	refineRounds = 2
-	minMass    = 1e-9 // fitted bucket probability below which we give up
+	minMass      = 1e-9 // fitted bucket probability below which we give up
 )
 
 // family is a two-parameter shape whose mean is pinned to the observed one,
