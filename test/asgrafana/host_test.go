@@ -1,0 +1,218 @@
+package asgrafana
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend/grpcplugin"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/stretchr/testify/require"
+)
+
+const pluginID = "inferscope-llm-datasource"
+
+// pluginHost is the Grafana side of one launched plugin process.
+type pluginHost struct {
+	client *goplugin.Client
+	data   pluginv2.DataClient
+	diag   pluginv2.DiagnosticsClient
+	res    pluginv2.ResourceClient
+	stream pluginv2.StreamClient
+	logs   *syncBuffer
+}
+
+// syncBuffer collects the plugin's log output (go-plugin forwards its stderr).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startPlugin launches the binary the way Grafana's grpcplugin client does:
+// go-plugin with the SDK handshake, protocol version 2, gRPC only, and the
+// four plugin kinds a data source serves. The process is killed in cleanup,
+// and its log is printed when the test failed.
+func startPlugin(t *testing.T) *pluginHost {
+	t.Helper()
+	logs := &syncBuffer{}
+	cmd := exec.Command(binPath)
+	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0")
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		Cmd: cmd,
+		HandshakeConfig: goplugin.HandshakeConfig{
+			ProtocolVersion:  grpcplugin.ProtocolVersion,
+			MagicCookieKey:   grpcplugin.MagicCookieKey,
+			MagicCookieValue: grpcplugin.MagicCookieValue,
+		},
+		VersionedPlugins: map[int]goplugin.PluginSet{
+			grpcplugin.ProtocolVersion: {
+				"diagnostics": &grpcplugin.DiagnosticsGRPCPlugin{},
+				"resource":    &grpcplugin.ResourceGRPCPlugin{},
+				"data":        &grpcplugin.DataGRPCPlugin{},
+				"stream":      &grpcplugin.StreamGRPCPlugin{},
+			},
+		},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: logs, Level: hclog.Debug}),
+		StartTimeout:     30 * time.Second,
+	})
+	t.Cleanup(func() {
+		client.Kill()
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", tail(logs.String(), 8000))
+		}
+	})
+	rpc, err := client.Client()
+	require.NoError(t, err, "go-plugin handshake with %s", binPath)
+	require.Equal(t, grpcplugin.ProtocolVersion, client.NegotiatedVersion())
+	h := &pluginHost{client: client, logs: logs}
+	dispense := func(name string) any {
+		raw, err := rpc.Dispense(name)
+		require.NoError(t, err, "dispense %s", name)
+		return raw
+	}
+	h.data = dispense("data").(grpcplugin.DataClient)
+	h.diag = dispense("diagnostics").(grpcplugin.DiagnosticsClient)
+	h.res = dispense("resource").(grpcplugin.ResourceClient)
+	h.stream = dispense("stream").(grpcplugin.StreamClient)
+	return h
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// dataSource is one configured Inferscope data source, as Grafana holds it.
+type dataSource struct {
+	id        int64
+	uid       string
+	jsonData  []byte
+	secure    map[string]string
+	updatedMS int64
+}
+
+// pluginContext is what Grafana puts on every request for this data source.
+func (ds dataSource) pluginContext() *pluginv2.PluginContext {
+	return &pluginv2.PluginContext{
+		OrgId:         1,
+		PluginId:      pluginID,
+		PluginVersion: "0.0.0-test",
+		User:          &pluginv2.User{Login: "admin", Name: "admin", Role: "Admin"},
+		DataSourceInstanceSettings: &pluginv2.DataSourceInstanceSettings{
+			Id:                      ds.id,
+			Uid:                     ds.uid,
+			Name:                    "Inferscope " + ds.uid,
+			JsonData:                ds.jsonData,
+			DecryptedSecureJsonData: ds.secure,
+			LastUpdatedMS:           ds.updatedMS,
+		},
+		GrafanaConfig: map[string]string{"GF_APP_URL": "http://localhost:3000/", "GF_CONCURRENT_QUERY_COUNT": "4"},
+		UserAgent:     "Grafana/12.3.0 (linux; amd64)",
+	}
+}
+
+// queryResult is one refId's answer, frames decoded from Arrow.
+type queryResult struct {
+	frames data.Frames
+	err    string
+	status int32
+	source string
+}
+
+// query sends one QueryData request with the given queries (JSON models)
+// over [from, to] at a 1 s interval, and decodes every response's frames.
+func (h *pluginHost) query(t *testing.T, ds dataSource, from, to time.Time, models map[string]map[string]any) map[string]queryResult {
+	t.Helper()
+	req := &pluginv2.QueryDataRequest{PluginContext: ds.pluginContext(), Headers: map[string]string{}}
+	for refID, m := range models {
+		m["refId"] = refID
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		qt, _ := m["queryType"].(string)
+		req.Queries = append(req.Queries, &pluginv2.DataQuery{
+			RefId:         refID,
+			QueryType:     qt,
+			MaxDataPoints: 1000,
+			IntervalMS:    1000,
+			TimeRange:     &pluginv2.TimeRange{FromEpochMS: from.UnixMilli(), ToEpochMS: to.UnixMilli()},
+			Json:          b,
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := h.data.QueryData(ctx, req)
+	require.NoError(t, err, "QueryData transport error")
+	out := map[string]queryResult{}
+	for refID := range models {
+		r, ok := resp.Responses[refID]
+		require.True(t, ok, "no response for refId %s", refID)
+		fr, err := data.UnmarshalArrowFrames(r.Frames)
+		require.NoError(t, err, "decoding Arrow frames of %s", refID)
+		out[refID] = queryResult{frames: fr, err: r.Error, status: r.Status, source: r.ErrorSource}
+	}
+	return out
+}
+
+// checkHealth runs Grafana's "Save & test".
+func (h *pluginHost) checkHealth(t *testing.T, ds dataSource) *pluginv2.CheckHealthResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := h.diag.CheckHealth(ctx, &pluginv2.CheckHealthRequest{PluginContext: ds.pluginContext(), Headers: map[string]string{}})
+	require.NoError(t, err, "CheckHealth transport error")
+	return resp
+}
+
+// resource performs GET /<path> through CallResource and returns code and body.
+func (h *pluginHost) resource(t *testing.T, ds dataSource, path string) (int32, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	stream, err := h.res.CallResource(ctx, &pluginv2.CallResourceRequest{
+		PluginContext: ds.pluginContext(),
+		Path:          path,
+		Method:        "GET",
+		Url:           path,
+		Headers:       map[string]*pluginv2.StringList{"Accept": {Values: []string{"application/json"}}},
+	})
+	require.NoError(t, err, "CallResource %s", path)
+	var code int32
+	var body []byte
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, "CallResource %s: receiving", path)
+		if r.Code != 0 {
+			code = r.Code
+		}
+		body = append(body, r.Body...)
+	}
+	return code, body
+}
