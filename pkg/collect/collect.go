@@ -49,6 +49,14 @@ const (
 // HTTP-instrumentator families that inference servers add to their pages.
 const dropRegex = `.*_created|python_.*|process_.*|http_.*`
 
+// scrapeProtocols asks for the classic text format first: it is what every
+// inference server (prometheus_client for Python, Rust and Go exporters)
+// serves natively and the cheapest to parse; OpenMetrics stays acceptable.
+// Either way the stored series are the same once `_created` is dropped.
+var scrapeProtocols = []config.ScrapeProtocol{
+	config.PrometheusText0_0_4, config.OpenMetricsText1_0_0, config.OpenMetricsText0_0_1, config.PrometheusText1_0_0,
+}
+
 // defaultMetricsPath is used when a target URL has no path (http://host:8000).
 const defaultMetricsPath = "/metrics"
 
@@ -254,6 +262,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			Params:                 u.Query(),
 			ScrapeInterval:         model.Duration(cfg.ScrapeInterval),
 			ScrapeTimeout:          model.Duration(cfg.ScrapeTimeout),
+			ScrapeProtocols:        scrapeProtocols,
 			ScrapeFallbackProtocol: config.PrometheusText0_0_4,
 			MetricsPath:            path,
 			Scheme:                 u.Scheme,

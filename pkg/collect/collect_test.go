@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -318,6 +319,7 @@ func TestScrapeConfigs(t *testing.T) {
 	a := scfgs[0]
 	assert.Equal(t, "a", a.JobName)
 	assert.Equal(t, "https", a.Scheme)
+	assert.Equal(t, config.PrometheusText0_0_4, a.ScrapeProtocols[0])
 	assert.Equal(t, "/custom/metrics", a.MetricsPath)
 	assert.Equal(t, url.Values{"x": {"1"}, "y": {"2"}}, a.Params)
 	assert.Equal(t, uint(77), a.SampleLimit)
