@@ -198,7 +198,8 @@ const (
 // all -Inf and for q > 1 all +Inf, as histogram_quantile returns.
 //
 // Count is the total number (or rate) of observations, the +Inf bucket's
-// count after normalisation (NaN when there is no usable bucket).
+// count after normalisation (NaN when there is no +Inf bucket, or when q is
+// NaN or outside [0, 1], since the buckets are not read then).
 // Method is "prometheus", "refined", or "linear-fallback: <reason>" when the
 // refined estimator could not be applied and the Prometheus value was
 // returned instead.
