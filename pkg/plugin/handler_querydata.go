@@ -153,13 +153,14 @@ func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
 			}
 			r.notes.Add(analysis.Warning, msg+"; its samples stop at the last successful scrape")
 		}
-		eng, ok := r.i.engineOf(ctx, t.Name)
+		det, ok := r.i.detectionOf(ctx, t.Name)
 		if !ok {
 			continue
 		}
+		eng := det.Engine
 		var absent []string
 		for _, s := range signals {
-			a := catalog.Lookup(eng, s)
+			a := catalog.LookupFor(det, s)
 			switch a.Status {
 			case catalog.Approximate:
 				r.notes.Add(analysis.Info, fmt.Sprintf("target %s (%s): %s is approximate: %s", t.Name, eng, s, a.Note))
@@ -171,6 +172,81 @@ func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
 			r.notes.Add(analysis.Info, fmt.Sprintf("target %s (%s) does not export %s: shown as no data, not zero", t.Name, eng, strings.Join(absent, ", ")))
 		}
 	}
+}
+
+// histogramQueries returns the PromQL for a latency stage over the query's
+// targets. Targets whose detected version reads the stage from other
+// metrics than the catalogue's default (vLLM V0 TPOT from the per-step
+// histogram) get their own query restricted to them; the rest share the
+// default query. Every target is in exactly one partition.
+func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration) ([]catalog.HistogramQueries, error) {
+	type part struct {
+		metrics []catalog.Metric
+		targets []string
+	}
+	var parts []part
+	var rest []string
+	overridden := false
+	for _, t := range r.i.targetsInScope(r.p.Targets) {
+		det, ok := r.i.detectionOf(ctx, t.Name)
+		if ok {
+			a, def := catalog.LookupFor(det, stage), catalog.Lookup(det.Engine, stage)
+			if a.Status != catalog.Absent && !sameMetrics(a.Metrics, def.Metrics) {
+				overridden = true
+				placed := false
+				for k := range parts {
+					if sameMetrics(parts[k].metrics, a.Metrics) {
+						parts[k].targets = append(parts[k].targets, t.Name)
+						placed = true
+					}
+				}
+				if !placed {
+					parts = append(parts, part{metrics: a.Metrics, targets: []string{t.Name}})
+				}
+				continue
+			}
+		}
+		rest = append(rest, t.Name)
+	}
+	if !overridden {
+		hq, err := catalog.HistogramPromQL(stage, r.p.scope, window)
+		if err != nil {
+			return nil, err
+		}
+		return []catalog.HistogramQueries{hq}, nil
+	}
+	var out []catalog.HistogramQueries
+	if len(rest) > 0 {
+		sc := r.p.scope
+		sc.Targets = rest
+		hq, err := catalog.HistogramPromQL(stage, sc, window)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hq)
+	}
+	for _, pt := range parts {
+		sc := r.p.scope
+		sc.Targets = pt.targets
+		hq, err := catalog.HistogramPromQLFor(pt.metrics, sc, window)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hq)
+	}
+	return out, nil
+}
+
+func sameMetrics(a, b []catalog.Metric) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k].Name != b[k].Name || a[k].Scale != b[k].Scale || len(a[k].Match) != len(b[k].Match) {
+			return false
+		}
+	}
+	return true
 }
 
 func parseStages(names []string, def []catalog.Signal) ([]catalog.Signal, error) {
@@ -218,20 +294,28 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	r.scopeNotices(ctx, stages)
 	var series []analysis.Series
 	for _, stage := range stages {
-		hq, err := catalog.HistogramPromQL(stage, p.scope, p.window)
+		hqs, err := r.histogramQueries(ctx, stage, p.window)
 		if err != nil {
 			return nil, err
 		}
 		in := latency.Input{Stage: stage, Scale: 1}
-		if in.Buckets, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
-			return nil, err
-		}
-		if in.Count, err = r.rangeQuery(ctx, hq.Count); err != nil {
-			return nil, err
-		}
-		if needMean {
-			if in.Sum, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+		// Partitions cover disjoint targets: their bucket, _sum and _count
+		// series of one group add up in latency.Compute.
+		for _, hq := range hqs {
+			m, err := r.rangeQuery(ctx, hq.Buckets)
+			if err != nil {
 				return nil, err
+			}
+			in.Buckets = append(in.Buckets, m...)
+			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
+				return nil, err
+			}
+			in.Count = append(in.Count, m...)
+			if needMean {
+				if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+					return nil, err
+				}
+				in.Sum = append(in.Sum, m...)
 			}
 		}
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)

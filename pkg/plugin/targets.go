@@ -78,20 +78,36 @@ func (i *Instance) metricNames(ctx context.Context, name string) []string {
 	return names
 }
 
-// engineOf returns the engine of a target: its settings override, else the
-// catalogue's detection from stored names. ok is false before the first scrape.
-func (i *Instance) engineOf(ctx context.Context, name string) (catalog.Engine, bool) {
+// detectionOf returns what the catalogue knows of a target: its settings
+// override (engine only), else Detect on the stored names. ok is false before
+// the first successful scrape.
+func (i *Instance) detectionOf(ctx context.Context, name string) (catalog.Detection, bool) {
 	if t, ok := i.settings.Target(name); ok && t.Engine != "" {
-		return catalog.Engine(t.Engine), true
+		d := catalog.Detection{Engine: catalog.Engine(t.Engine)}
+		if i.querier != nil && len(i.metricNames(ctx, name)) > 0 {
+			c := i.cache()
+			c.mu.Lock()
+			if det := c.det[name]; det.Engine == d.Engine {
+				d = det
+			}
+			c.mu.Unlock()
+		}
+		return d, true
 	}
 	if i.querier == nil || len(i.metricNames(ctx, name)) == 0 {
-		return "", false
+		return catalog.Detection{}, false
 	}
 	c := i.cache()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.det[name]
-	return d.Engine, d.Engine != "" && d.Engine != catalog.EngineUnknown
+	return d, d.Engine != "" && d.Engine != catalog.EngineUnknown
+}
+
+// engineOf returns the engine of a target (see detectionOf).
+func (i *Instance) engineOf(ctx context.Context, name string) (catalog.Engine, bool) {
+	d, ok := i.detectionOf(ctx, name)
+	return d.Engine, ok
 }
 
 func escapeLabel(s string) string {

@@ -89,14 +89,16 @@ func describe(l map[string]string) string {
 }
 
 // DCGMReasonBits maps NVML clocks-event reason bits (nvmlClocksEventReason*,
-// same bitmask in DCGM_FI_DEV_CLOCKS_EVENT_REASONS) to reason names.
+// same bitmask in DCGM_FI_DEV_CLOCKS_EVENT_REASONS) to the reason names the
+// Inferscope agent uses in its throttle_reason{reason} label (dcgm-exporter's
+// clock_event names), so both sources show the same states.
 var DCGMReasonBits = []struct {
 	Bit  uint64
 	Name string
 }{
-	{0x1, "gpu_idle"}, {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-	{0x8, "hw_slowdown"}, {0x10, "sync_boost"}, {0x20, "sw_thermal_slowdown"},
-	{0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"},
+	{0x1, "gpu_idle"}, {0x2, "clocks_setting"}, {0x4, "power_cap"},
+	{0x8, "hw_slowdown"}, {0x10, "sync_boost"}, {0x20, "sw_thermal"},
+	{0x40, "hw_thermal"}, {0x80, "hw_power_brake"}, {0x100, "display_clocks"},
 }
 
 // State is the throttle state of one GPU over time: at each step, the active

@@ -23,8 +23,8 @@ func TestThrottleStatesPerReasonAndBitmask(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	st := analysis.Steps(t0, t0.Add(2*time.Minute), time.Minute)
 	per := model.Matrix{
-		stream(model.Metric{"job": "agent", "gpu": "0", "reason": "sw_thermal_slowdown"}, t0, 0, 1, 1),
-		stream(model.Metric{"job": "agent", "gpu": "0", "reason": "sw_power_cap"}, t0, 0, 0, 1),
+		stream(model.Metric{"job": "agent", "gpu": "0", "reason": "sw_thermal"}, t0, 0, 1, 1),
+		stream(model.Metric{"job": "agent", "gpu": "0", "reason": "power_cap"}, t0, 0, 0, 1),
 	}
 	// DCGM bitmask: 0x4 (power cap) | 0x40 (hw thermal) = 68; then 0; then no sample.
 	mask := model.Matrix{stream(model.Metric{"job": "dcgm", "gpu": "1"}, t0, 68, 0)}
@@ -34,8 +34,8 @@ func TestThrottleStatesPerReasonAndBitmask(t *testing.T) {
 	for _, s := range states {
 		got[s.Labels["target"]] = s.Values
 	}
-	assert.Equal(t, []string{"none", "sw_thermal_slowdown", "sw_power_cap, sw_thermal_slowdown"}, got["agent"])
-	assert.Equal(t, []string{"hw_thermal_slowdown, sw_power_cap", "none", ""}, got["dcgm"])
+	assert.Equal(t, []string{"none", "sw_thermal", "power_cap, sw_thermal"}, got["agent"])
+	assert.Equal(t, []string{"hw_thermal, power_cap", "none", ""}, got["dcgm"])
 }
 
 func TestSaturationPrefersSMActive(t *testing.T) {
