@@ -1,0 +1,424 @@
+import React, { useState } from 'react';
+import { DataSourcePluginOptionsEditorProps, SelectableValue } from '@grafana/data';
+import { Box, Button, FieldSet, InlineField, Input, SecretInput, Select, Stack, Switch, Text } from '@grafana/ui';
+
+import {
+  addAgent,
+  addTarget,
+  isSecretConfigured,
+  nameError,
+  parseGPUList,
+  removeAgent,
+  removeTarget,
+  resetSecret,
+  setOption,
+  setSecret,
+  Settings,
+  updateAgent,
+  updateTarget,
+} from '../configModel';
+import {
+  AGENT_KINDS,
+  ENGINES,
+  InferscopeOptions,
+  InferscopeSecureJsonData,
+  secretKey,
+  SETTINGS_DEFAULTS,
+} from '../types';
+import { KeyValueEditor } from './KeyValueEditor';
+
+type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
+
+const LABEL_WIDTH = 22;
+
+const ENGINE_OPTIONS: Array<SelectableValue<string>> = [
+  { label: 'auto (detect)', value: '', description: 'Detect the engine from the metric families on the page' },
+  ...ENGINES.map((e) => ({ label: e, value: e })),
+];
+
+const KIND_OPTIONS: Array<SelectableValue<string>> = AGENT_KINDS.map((k) => ({
+  label: k,
+  value: k,
+  description: k === 'dcgm' ? 'NVIDIA dcgm-exporter' : 'Inferscope NVML GPU agent',
+}));
+
+interface SecretProps {
+  id: string;
+  label: string;
+  options: Settings;
+  name: string;
+  kind: 'bearerToken' | 'basicAuthPassword';
+  onOptionsChange: (o: Settings) => void;
+  tooltip: string;
+}
+
+function SecretField({ id, label, options, name, kind, onOptionsChange, tooltip }: SecretProps) {
+  return (
+    <InlineField
+      label={kind === 'bearerToken' ? 'Bearer token' : 'Basic auth password'}
+      labelWidth={LABEL_WIDTH}
+      tooltip={tooltip}
+    >
+      <SecretInput
+        id={id}
+        aria-label={label}
+        width={40}
+        isConfigured={isSecretConfigured(options, name, kind)}
+        value={options.secureJsonData?.[secretKey(name, kind)] ?? ''}
+        placeholder={kind === 'bearerToken' ? 'token sent as Authorization: Bearer' : 'password'}
+        onChange={(e) => onOptionsChange(setSecret(options, name, kind, e.currentTarget.value))}
+        onReset={() => onOptionsChange(resetSecret(options, name, kind))}
+      />
+    </InlineField>
+  );
+}
+
+function GPUListInput({
+  id,
+  label,
+  value,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  value: number[] | undefined;
+  onChange: (g: number[]) => void;
+}) {
+  const [text, setText] = useState((value ?? []).join(', '));
+  const { error } = parseGPUList(text);
+  return (
+    <InlineField
+      label="GPU indices"
+      labelWidth={LABEL_WIDTH}
+      tooltip="Comma-separated GPU indices on the agent used by this target; empty means all GPUs of the agent"
+      invalid={Boolean(error)}
+      error={error}
+    >
+      <Input
+        id={id}
+        aria-label={label}
+        width={20}
+        value={text}
+        placeholder="all, or 0, 1"
+        onChange={(e) => {
+          const t = e.currentTarget.value;
+          setText(t);
+          const parsed = parseGPUList(t);
+          if (!parsed.error) {
+            onChange(parsed.gpus);
+          }
+        }}
+      />
+    </InlineField>
+  );
+}
+
+/** Settings page: targets, GPU agents and scrape limits (pkg/settings). */
+export function ConfigEditor({ options, onOptionsChange }: Props) {
+  const targets = options.jsonData.targets ?? [];
+  const agents = options.jsonData.gpuAgents ?? [];
+  const agentOptions: Array<SelectableValue<string>> = [
+    { label: 'none', value: '' },
+    ...agents.map((a) => ({ label: a.name, value: a.name })),
+  ];
+  // Remount the per-item editors when the lists change length so their
+  // local state (label rows, GPU text) never follows the wrong item.
+  const tKey = (i: number) => `t-${targets.length}-${i}`;
+  const aKey = (i: number) => `a-${agents.length}-${i}`;
+
+  const numberOption = (key: 'bodySizeLimit' | 'sampleLimit', raw: string) => {
+    const t = raw.trim();
+    onOptionsChange(setOption(options, key, t === '' ? undefined : Number(t)));
+  };
+
+  return (
+    <Stack direction="column" gap={2}>
+      <FieldSet label="Targets">
+        <Text color="secondary" element="p">
+          Inference servers whose Prometheus /metrics page is scraped. The name becomes the job label of every series
+          and is what queries select by.
+        </Text>
+        <Stack direction="column" gap={2}>
+          {targets.map((t, i) => {
+            const err = nameError(options, t.name);
+            const n = i + 1;
+            return (
+              <Box key={tKey(i)} borderStyle="solid" borderColor="weak" padding={1.5} data-testid={`target-${i}`}>
+                <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(err)} error={err} required>
+                  <Input
+                    id={`target-${i}-name`}
+                    aria-label={`Target ${n} name`}
+                    width={40}
+                    value={t.name}
+                    onChange={(e) => onOptionsChange(updateTarget(options, i, { name: e.currentTarget.value }))}
+                  />
+                </InlineField>
+                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required tooltip="URL of the metrics page">
+                  <Input
+                    id={`target-${i}-url`}
+                    aria-label={`Target ${n} URL`}
+                    width={60}
+                    value={t.url}
+                    placeholder="http://10.0.0.5:8000/metrics"
+                    onChange={(e) => onOptionsChange(updateTarget(options, i, { url: e.currentTarget.value }))}
+                  />
+                </InlineField>
+                <InlineField label="Engine" labelWidth={LABEL_WIDTH} tooltip="Override engine detection">
+                  <Select
+                    inputId={`target-${i}-engine`}
+                    aria-label={`Target ${n} engine`}
+                    width={40}
+                    options={ENGINE_OPTIONS}
+                    value={t.engine ?? ''}
+                    onChange={(v) => onOptionsChange(updateTarget(options, i, { engine: v.value ?? '' }))}
+                  />
+                </InlineField>
+                <InlineField
+                  label="Extra labels"
+                  labelWidth={LABEL_WIDTH}
+                  tooltip="Added to every series scraped from this target (not job or instance)"
+                >
+                  <KeyValueEditor
+                    name={`Target ${n} label`}
+                    addLabel="Add label"
+                    value={t.labels}
+                    keyPlaceholder="cluster"
+                    valuePlaceholder="eu-1"
+                    onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
+                  />
+                </InlineField>
+                <InlineField
+                  label="Basic auth user"
+                  labelWidth={LABEL_WIDTH}
+                  tooltip="Use either basic auth or a bearer token"
+                >
+                  <Input
+                    id={`target-${i}-user`}
+                    aria-label={`Target ${n} basic auth user`}
+                    width={40}
+                    value={t.basicAuthUser ?? ''}
+                    onChange={(e) =>
+                      onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))
+                    }
+                  />
+                </InlineField>
+                <SecretField
+                  id={`target-${i}-password`}
+                  label={`Target ${n} basic auth password`}
+                  options={options}
+                  name={t.name}
+                  kind="basicAuthPassword"
+                  onOptionsChange={onOptionsChange}
+                  tooltip="Stored encrypted; only the backend reads it"
+                />
+                <SecretField
+                  id={`target-${i}-token`}
+                  label={`Target ${n} bearer token`}
+                  options={options}
+                  name={t.name}
+                  kind="bearerToken"
+                  onOptionsChange={onOptionsChange}
+                  tooltip="Stored encrypted; only the backend reads it"
+                />
+                <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                  <Switch
+                    id={`target-${i}-tls`}
+                    aria-label={`Target ${n} skip TLS verify`}
+                    value={Boolean(t.tlsSkipVerify)}
+                    onChange={(e) =>
+                      onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                    }
+                  />
+                </InlineField>
+                <InlineField
+                  label="GPU agent"
+                  labelWidth={LABEL_WIDTH}
+                  tooltip="GPU agent of the node serving this target"
+                >
+                  <Select
+                    inputId={`target-${i}-agent`}
+                    aria-label={`Target ${n} GPU agent`}
+                    width={40}
+                    options={agentOptions}
+                    value={t.agent ?? ''}
+                    onChange={(v) =>
+                      onOptionsChange(updateTarget(options, i, v.value ? { agent: v.value } : { agent: '', gpus: [] }))
+                    }
+                  />
+                </InlineField>
+                {t.agent ? (
+                  <GPUListInput
+                    id={`target-${i}-gpus`}
+                    label={`Target ${n} GPU indices`}
+                    value={t.gpus}
+                    onChange={(gpus) => onOptionsChange(updateTarget(options, i, { gpus }))}
+                  />
+                ) : null}
+                <Button
+                  variant="destructive"
+                  fill="outline"
+                  size="sm"
+                  icon="trash-alt"
+                  aria-label={`Remove target ${n}`}
+                  onClick={() => onOptionsChange(removeTarget(options, i))}
+                >
+                  Remove target
+                </Button>
+              </Box>
+            );
+          })}
+          <div>
+            <Button icon="plus" variant="secondary" onClick={() => onOptionsChange(addTarget(options))}>
+              Add target
+            </Button>
+          </div>
+        </Stack>
+      </FieldSet>
+
+      <FieldSet label="GPU agents">
+        <Text color="secondary" element="p">
+          Node-level GPU metrics endpoints: the Inferscope NVML agent or NVIDIA dcgm-exporter. Names share one namespace
+          with targets.
+        </Text>
+        <Stack direction="column" gap={2}>
+          {agents.map((a, i) => {
+            const err = nameError(options, a.name);
+            const n = i + 1;
+            return (
+              <Box key={aKey(i)} borderStyle="solid" borderColor="weak" padding={1.5} data-testid={`agent-${i}`}>
+                <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(err)} error={err} required>
+                  <Input
+                    id={`agent-${i}-name`}
+                    aria-label={`Agent ${n} name`}
+                    width={40}
+                    value={a.name}
+                    onChange={(e) => onOptionsChange(updateAgent(options, i, { name: e.currentTarget.value }))}
+                  />
+                </InlineField>
+                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required>
+                  <Input
+                    id={`agent-${i}-url`}
+                    aria-label={`Agent ${n} URL`}
+                    width={60}
+                    value={a.url}
+                    placeholder="http://10.0.0.5:9400/metrics"
+                    onChange={(e) => onOptionsChange(updateAgent(options, i, { url: e.currentTarget.value }))}
+                  />
+                </InlineField>
+                <InlineField label="Kind" labelWidth={LABEL_WIDTH}>
+                  <Select
+                    inputId={`agent-${i}-kind`}
+                    aria-label={`Agent ${n} kind`}
+                    width={40}
+                    options={KIND_OPTIONS}
+                    value={a.kind ?? 'inferscope'}
+                    onChange={(v) => onOptionsChange(updateAgent(options, i, { kind: v.value ?? 'inferscope' }))}
+                  />
+                </InlineField>
+                <SecretField
+                  id={`agent-${i}-token`}
+                  label={`Agent ${n} bearer token`}
+                  options={options}
+                  name={a.name}
+                  kind="bearerToken"
+                  onOptionsChange={onOptionsChange}
+                  tooltip="Stored encrypted; only the backend reads it"
+                />
+                <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                  <Switch
+                    id={`agent-${i}-tls`}
+                    aria-label={`Agent ${n} skip TLS verify`}
+                    value={Boolean(a.tlsSkipVerify)}
+                    onChange={(e) =>
+                      onOptionsChange(updateAgent(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                    }
+                  />
+                </InlineField>
+                <Button
+                  variant="destructive"
+                  fill="outline"
+                  size="sm"
+                  icon="trash-alt"
+                  aria-label={`Remove agent ${n}`}
+                  onClick={() => onOptionsChange(removeAgent(options, i))}
+                >
+                  Remove agent
+                </Button>
+              </Box>
+            );
+          })}
+          <div>
+            <Button icon="plus" variant="secondary" onClick={() => onOptionsChange(addAgent(options))}>
+              Add GPU agent
+            </Button>
+          </div>
+        </Stack>
+      </FieldSet>
+
+      <FieldSet label="Collection">
+        <InlineField
+          label="Scrape interval"
+          labelWidth={LABEL_WIDTH}
+          tooltip="How often every target and agent is scraped"
+        >
+          <Input
+            id="scrape-interval"
+            aria-label="Scrape interval"
+            width={20}
+            value={options.jsonData.scrapeInterval ?? ''}
+            placeholder={SETTINGS_DEFAULTS.scrapeInterval}
+            onChange={(e) => onOptionsChange(setOption(options, 'scrapeInterval', e.currentTarget.value.trim()))}
+          />
+        </InlineField>
+        <InlineField label="Scrape timeout" labelWidth={LABEL_WIDTH} tooltip="At most the scrape interval">
+          <Input
+            id="scrape-timeout"
+            aria-label="Scrape timeout"
+            width={20}
+            value={options.jsonData.scrapeTimeout ?? ''}
+            placeholder={SETTINGS_DEFAULTS.scrapeTimeout}
+            onChange={(e) => onOptionsChange(setOption(options, 'scrapeTimeout', e.currentTarget.value.trim()))}
+          />
+        </InlineField>
+        <InlineField label="Retention" labelWidth={LABEL_WIDTH} tooltip="How long scraped series are kept in memory">
+          <Input
+            id="retention"
+            aria-label="Retention"
+            width={20}
+            value={options.jsonData.retention ?? ''}
+            placeholder={SETTINGS_DEFAULTS.retention}
+            onChange={(e) => onOptionsChange(setOption(options, 'retention', e.currentTarget.value.trim()))}
+          />
+        </InlineField>
+        <InlineField label="Body size limit (bytes)" labelWidth={LABEL_WIDTH} tooltip="Largest metrics page accepted">
+          <Input
+            id="body-size-limit"
+            aria-label="Body size limit"
+            type="number"
+            min={1}
+            width={20}
+            value={options.jsonData.bodySizeLimit ?? ''}
+            placeholder={String(SETTINGS_DEFAULTS.bodySizeLimit)}
+            onChange={(e) => numberOption('bodySizeLimit', e.currentTarget.value)}
+          />
+        </InlineField>
+        <InlineField
+          label="Sample limit"
+          labelWidth={LABEL_WIDTH}
+          tooltip="Most samples kept from one scrape after unused families are dropped; a larger page fails that scrape"
+        >
+          <Input
+            id="sample-limit"
+            aria-label="Sample limit"
+            type="number"
+            min={1}
+            width={20}
+            value={options.jsonData.sampleLimit ?? ''}
+            placeholder={String(SETTINGS_DEFAULTS.sampleLimit)}
+            onChange={(e) => numberOption('sampleLimit', e.currentTarget.value)}
+          />
+        </InlineField>
+      </FieldSet>
+    </Stack>
+  );
+}

@@ -1,0 +1,33 @@
+import React from 'react';
+import { QueryEditorProps, SelectableValue } from '@grafana/data';
+import { InlineField, Select } from '@grafana/ui';
+
+import type { DataSource } from '../datasource';
+import { InferscopeOptions, InferscopeQuery, InferscopeVariableQuery, VariableKind } from '../types';
+
+type Props = QueryEditorProps<DataSource, InferscopeQuery, InferscopeOptions, InferscopeVariableQuery>;
+
+const KIND_OPTIONS: Array<SelectableValue<VariableKind>> = [
+  { label: 'Targets', value: 'targets', description: 'Configured target names (the job label)' },
+  { label: 'Models', value: 'models', description: 'Model names seen on the targets' },
+  { label: 'GPU agents', value: 'agents', description: 'Configured GPU agent names' },
+  { label: 'GPUs', value: 'gpus', description: 'GPU indices reported by the agents' },
+  { label: 'Signals', value: 'signals', description: 'Canonical signals available on the targets' },
+];
+
+/** Editor of a query variable: which list to read from the data source. */
+export function VariableQueryEditor({ query, onChange }: Props) {
+  const kind = query?.queryType ?? 'targets';
+  return (
+    <InlineField label="List" labelWidth={14} tooltip="Which list the variable takes its values from">
+      <Select
+        inputId="inferscope-variable-kind"
+        aria-label="Variable list"
+        width={30}
+        options={KIND_OPTIONS}
+        value={kind}
+        onChange={(v) => onChange({ ...query, queryType: v.value ?? 'targets' })}
+      />
+    </InlineField>
+  );
+}

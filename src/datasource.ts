@@ -1,0 +1,157 @@
+import {
+  CoreApp,
+  CustomVariableSupport,
+  DataQueryRequest,
+  DataQueryResponse,
+  DataSourceInstanceSettings,
+  MetricFindValue,
+  ScopedVars,
+} from '@grafana/data';
+import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
+import { from, map, Observable } from 'rxjs';
+
+import { VariableQueryEditor } from './components/VariableQueryEditor';
+import {
+  DEFAULT_QUERY,
+  InferscopeOptions,
+  InferscopeQuery,
+  InferscopeVariableQuery,
+  VARIABLE_KINDS,
+  VariableKind,
+} from './types';
+
+/** Separator used to carry multi-value variables through TemplateSrv.replace. */
+const SEP = '\u001f';
+
+/** Formats a variable value for {@link expandList}: multi-value → SEP-joined. */
+function joinFormat(value: unknown): string {
+  if (Array.isArray(value)) {
+    return value.map(String).join(SEP);
+  }
+  return value === undefined || value === null ? '' : String(value);
+}
+
+/**
+ * Replaces template variables in every element of a list. A multi-value
+ * variable (or "All") expands into one element per value; empty results and
+ * duplicates are dropped, order is kept.
+ */
+export function expandList(list: string[] | undefined, scopedVars: ScopedVars): string[] | undefined {
+  if (!list) {
+    return list;
+  }
+  const srv = getTemplateSrv();
+  const out: string[] = [];
+  for (const item of list) {
+    for (const v of srv.replace(item, scopedVars, joinFormat).split(SEP)) {
+      const t = v.trim();
+      if (t !== '' && !out.includes(t)) {
+        out.push(t);
+      }
+    }
+  }
+  return out;
+}
+
+function expandScalar(s: string | undefined, scopedVars: ScopedVars): string | undefined {
+  return s === undefined ? s : getTemplateSrv().replace(s, scopedVars);
+}
+
+/** Turns a resource answer (array of strings or {text,value}) into variable values. */
+export function toMetricFindValues(body: unknown): MetricFindValue[] {
+  if (!Array.isArray(body)) {
+    return [];
+  }
+  const out: MetricFindValue[] = [];
+  for (const item of body) {
+    if (typeof item === 'string' || typeof item === 'number') {
+      out.push({ text: String(item), value: String(item) });
+    } else if (item && typeof item === 'object' && 'text' in item) {
+      const o = item as { text: unknown; value?: unknown };
+      const value = o.value === undefined ? o.text : o.value;
+      out.push({ text: String(o.text), value: typeof value === 'number' ? value : String(value) });
+    }
+  }
+  return out;
+}
+
+/**
+ * Inferscope data source: every query runs in the Go backend (QueryData);
+ * lists for editors and template variables come from GET resources
+ * /targets, /models, /signals, /agents and /gpus.
+ */
+export class DataSource extends DataSourceWithBackend<InferscopeQuery, InferscopeOptions> {
+  constructor(instanceSettings: DataSourceInstanceSettings<InferscopeOptions>) {
+    super(instanceSettings);
+    this.variables = new InferscopeVariableSupport(this);
+  }
+
+  getDefaultQuery(_: CoreApp): Partial<InferscopeQuery> {
+    return DEFAULT_QUERY;
+  }
+
+  /** Expands $variables; multi-value variables become several array entries. */
+  applyTemplateVariables(query: InferscopeQuery, scopedVars: ScopedVars): InferscopeQuery {
+    const out: InferscopeQuery = {
+      ...query,
+      targets: expandList(query.targets, scopedVars),
+      models: expandList(query.models, scopedVars),
+      agents: expandList(query.agents, scopedVars),
+      gpus: expandList(query.gpus, scopedVars),
+      stages: expandList(query.stages, scopedVars),
+      stats: expandList(query.stats, scopedVars),
+      signals: expandList(query.signals, scopedVars),
+      window: expandScalar(query.window, scopedVars),
+      metric: expandScalar(query.metric, scopedVars),
+      groupBy: expandScalar(query.groupBy, scopedVars) as InferscopeQuery['groupBy'],
+    };
+    if (query.matchers) {
+      const m: Record<string, string> = {};
+      for (const [k, v] of Object.entries(query.matchers)) {
+        m[k] = getTemplateSrv().replace(v, scopedVars);
+      }
+      out.matchers = m;
+    }
+    // Keep the JSON free of keys the query never had.
+    for (const key of Object.keys(out) as Array<keyof InferscopeQuery>) {
+      if (out[key] === undefined) {
+        delete out[key];
+      }
+    }
+    return out;
+  }
+
+  /** Hidden queries are not sent. */
+  filterQuery(query: InferscopeQuery): boolean {
+    return !query.hide;
+  }
+
+  /** Reads one list resource (GET /<kind>). */
+  async listResource(kind: VariableKind): Promise<MetricFindValue[]> {
+    const body = await this.getResource(kind);
+    return toMetricFindValues(body);
+  }
+
+  /** Values of a template variable: `{"queryType":"targets"}` lists target names, etc. */
+  async metricFindQuery(query: Pick<InferscopeVariableQuery, 'queryType'> | string): Promise<MetricFindValue[]> {
+    const kind = typeof query === 'string' ? query.trim() : query?.queryType;
+    if (!kind || !(VARIABLE_KINDS as readonly string[]).includes(kind)) {
+      throw new Error(`Variable query must be one of ${VARIABLE_KINDS.join(', ')}; got "${kind ?? ''}"`);
+    }
+    return this.listResource(kind as VariableKind);
+  }
+}
+
+/** Template-variable support with a dropdown editor (targets | models | agents | gpus | signals). */
+export class InferscopeVariableSupport extends CustomVariableSupport<DataSource, InferscopeVariableQuery> {
+  editor = VariableQueryEditor;
+
+  constructor(private readonly datasource: DataSource) {
+    super();
+  }
+
+  query(request: DataQueryRequest<InferscopeVariableQuery>): Observable<DataQueryResponse> {
+    const q = request.targets[0] ?? { refId: 'A', queryType: 'targets' };
+    return from(this.datasource.metricFindQuery(q)).pipe(map((data) => ({ data })));
+  }
+}

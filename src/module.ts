@@ -1,0 +1,10 @@
+import { DataSourcePlugin } from '@grafana/data';
+
+import { ConfigEditor } from './components/ConfigEditor';
+import { QueryEditor } from './components/QueryEditor';
+import { DataSource } from './datasource';
+import { InferscopeOptions, InferscopeQuery } from './types';
+
+export const plugin = new DataSourcePlugin<DataSource, InferscopeQuery, InferscopeOptions>(DataSource)
+  .setConfigEditor(ConfigEditor)
+  .setQueryEditor(QueryEditor);

@@ -1,0 +1,184 @@
+import { DataSourceJsonData } from '@grafana/data';
+import { DataQuery } from '@grafana/schema';
+
+/** Query types the backend serves today (CONTRACTS.md "Query JSON"). */
+export const QUERY_TYPES = ['latency', 'breakdown', 'throughput', 'saturation', 'targets', 'raw', 'gpu'] as const;
+export type QueryType = (typeof QUERY_TYPES)[number];
+
+export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
+  latency: 'Quantiles and means of request stages (TTFT, ITL, TPOT, E2E, queue, prefill, decode, inference)',
+  breakdown: 'Mean time per stage: queue + prefill + decode + frontend overhead',
+  throughput: 'Finished requests/s by finish reason, prompt and generation tokens/s',
+  saturation: 'Running and waiting requests, KV-cache usage, preemptions/s, prefix-cache hit ratio',
+  targets: 'One row per target: engine, version family, models, up, last scrape, series, last error',
+  raw: 'One scraped metric by name, with label matchers, from configured targets only',
+  gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
+};
+
+export const LATENCY_STAGES = [
+  'ttft',
+  'itl',
+  'tpot',
+  'e2e',
+  'queue_time',
+  'prefill_time',
+  'decode_time',
+  'inference_time',
+] as const;
+
+export const STAGE_LABELS: Record<string, string> = {
+  ttft: 'TTFT (time to first token)',
+  itl: 'ITL (inter-token latency)',
+  tpot: 'TPOT (time per output token)',
+  e2e: 'E2E (end-to-end request latency)',
+  queue_time: 'Queue time',
+  prefill_time: 'Prefill time',
+  decode_time: 'Decode time',
+  inference_time: 'Inference time',
+};
+
+export const STANDARD_STATS = ['mean', 'p50', 'p90', 'p95', 'p99'] as const;
+
+export const ESTIMATORS = ['prometheus', 'refined'] as const;
+export type Estimator = (typeof ESTIMATORS)[number];
+
+export const GROUP_BY = ['none', 'target', 'model', 'engine'] as const;
+export type GroupBy = (typeof GROUP_BY)[number];
+
+export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
+export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
+
+export const GPU_SIGNALS = [
+  'gpu_util',
+  'sm_active',
+  'dram_active',
+  'tensor_active',
+  'fb_used',
+  'fb_total',
+  'power',
+  'power_limit',
+  'temperature',
+  'sm_clock',
+  'sm_clock_max',
+  'throttle_reasons',
+] as const;
+
+/**
+ * The query model sent to the backend (DataQuery.JSON). It must stand alone:
+ * alert rules send it without the front end, so it never holds URLs or
+ * unexpanded template variables once applyTemplateVariables has run.
+ */
+export interface InferscopeQuery extends DataQuery {
+  queryType?: QueryType;
+  /** Target names from the data-source settings (the `job` label); empty = all. */
+  targets?: string[];
+  models?: string[];
+  groupBy?: GroupBy;
+  /** Rate window in Prometheus notation, e.g. "1m"; empty = max(interval, 4 × scrape interval). */
+  window?: string;
+
+  // latency
+  stages?: string[];
+  /** "mean" or a quantile "pNN" / "pNN.N" (e.g. "p99.9"). */
+  stats?: string[];
+  estimator?: Estimator;
+  /** Return the edges of the bucket each quantile fell in as extra series (bound="lower"/"upper"). */
+  bounds?: boolean;
+
+  // breakdown
+  format?: BreakdownFormat;
+
+  // raw
+  metric?: string;
+  matchers?: Record<string, string>;
+
+  // gpu
+  agents?: string[];
+  gpus?: string[];
+  signals?: string[];
+}
+
+export const DEFAULT_QUERY: Partial<InferscopeQuery> = {
+  queryType: 'latency',
+  stages: ['ttft', 'e2e'],
+  stats: ['p50', 'p99'],
+  estimator: 'prometheus',
+  bounds: true,
+  groupBy: 'none',
+};
+
+/** Defaults the editor fills in when the user switches to a query type. */
+export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
+  latency: { stages: ['ttft', 'e2e'], stats: ['p50', 'p99'], estimator: 'prometheus', bounds: true },
+  breakdown: { format: 'timeseries' },
+  throughput: {},
+  saturation: {},
+  targets: {},
+  raw: { metric: '', matchers: {} },
+  gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
+};
+
+/** Variable query: which list GET /<kind> resource to read. */
+export const VARIABLE_KINDS = ['targets', 'models', 'agents', 'gpus', 'signals'] as const;
+export type VariableKind = (typeof VARIABLE_KINDS)[number];
+
+export interface InferscopeVariableQuery extends DataQuery {
+  queryType: VariableKind;
+}
+
+export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm'] as const;
+export const AGENT_KINDS = ['inferscope', 'dcgm'] as const;
+
+/** One scraped inference server (pkg/settings.Target, without secrets). */
+export interface TargetConfig {
+  name: string;
+  url: string;
+  /** Empty = detect the engine from the families on the page. */
+  engine?: string;
+  labels?: Record<string, string>;
+  basicAuthUser?: string;
+  tlsSkipVerify?: boolean;
+  /** Name of the GPU agent of the node serving this target. */
+  agent?: string;
+  /** GPU indices on that agent; empty = all. */
+  gpus?: number[];
+}
+
+/** A node-level GPU metrics endpoint (pkg/settings.GPUAgent, without secrets). */
+export interface GPUAgentConfig {
+  name: string;
+  url: string;
+  kind?: string;
+  tlsSkipVerify?: boolean;
+}
+
+/** jsonData of an Inferscope data source (pkg/settings.Settings). */
+export interface InferscopeOptions extends DataSourceJsonData {
+  targets?: TargetConfig[];
+  gpuAgents?: GPUAgentConfig[];
+  scrapeInterval?: string;
+  scrapeTimeout?: string;
+  retention?: string;
+  bodySizeLimit?: number;
+  sampleLimit?: number;
+}
+
+/**
+ * secureJsonData keys are "<name>.bearerToken" and "<name>.basicAuthPassword"
+ * for each target or agent called <name> (settings.SecretKey).
+ */
+export type InferscopeSecureJsonData = Record<string, string>;
+
+export type SecretKind = 'bearerToken' | 'basicAuthPassword';
+
+export function secretKey(name: string, kind: SecretKind): string {
+  return `${name}.${kind}`;
+}
+
+export const SETTINGS_DEFAULTS = {
+  scrapeInterval: '15s',
+  scrapeTimeout: '10s',
+  retention: '6h',
+  bodySizeLimit: 8388608,
+  sampleLimit: 50000,
+};
