@@ -116,10 +116,10 @@ type GPUSpec struct {
 // Config is the whole simulator configuration. Times are seconds unless typed
 // time.Duration. Build one with DefaultConfig, then ApplyScenario, then adjust.
 type Config struct {
-	Version Version
-	Seed    uint64
-	Model   ModelSpec
-	GPU     GPUSpec
+	Version Version   // vLLM version line to imitate (metric names, buckets, timing semantics)
+	Seed    uint64    // seed of every random stream; equal seeds give equal runs
+	Model   ModelSpec // served model
+	GPU     GPUSpec   // simulated GPU
 
 	// Arrivals. Rate is requests/s of a Poisson process, modulated as
 	// Rate·(1 + RateAmplitude·sin(2πt/RatePeriod)) when RateAmplitude > 0.

@@ -587,7 +587,9 @@ func (e *engine) abort(r *Request, why string) {
 	r.state = stateDone
 	r.FinishReason = ReasonAbort
 	r.Finished = e.now
-	if why != "restart" {
+	// a restart loses the in-flight requests uncounted; a stalled engine core
+	// never processes aborts, so its counters stay frozen
+	if why != "restart" && !e.stalled {
 		e.stats.success[reasonIndex(ReasonAbort)]++
 	}
 	if r.listener != nil {
