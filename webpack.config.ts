@@ -13,7 +13,9 @@ const config = async (env: Env): Promise<Configuration> => {
   const patterns = copyFilePatterns.map((p) => (OPTIONAL.has(p.from) ? { ...p, noErrorOnMissing: true } : p));
   return {
     ...base,
-    plugins: (base.plugins ?? []).map((p) => (p instanceof CopyWebpackPlugin ? new CopyWebpackPlugin({ patterns }) : p)),
+    plugins: (base.plugins ?? []).map((p) =>
+      p instanceof CopyWebpackPlugin ? new CopyWebpackPlugin({ patterns }) : p
+    ),
   };
 };
 
