@@ -134,8 +134,8 @@ func TestCollectorScrapes(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 
-	// Scrape for at least 16 good scrapes (≥ 3 s of data at 200 ms).
-	require.Eventually(t, func() bool { return scrapes.Load() >= 16 }, 20*time.Second, 50*time.Millisecond)
+	// Scrape for at least 24 good scrapes (≥ 4.6 s of data at 200 ms).
+	require.Eventually(t, func() bool { return scrapes.Load() >= 24 }, 30*time.Second, 50*time.Millisecond)
 	// Let every target be tried at least once.
 	require.Eventually(t, func() bool {
 		for _, st := range c.Status() {
@@ -150,37 +150,38 @@ func TestCollectorScrapes(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 
-	// Raw samples: every stored value is 7·k for consecutive k (one per scrape).
+	// Raw samples: every stored value is 7·k for consecutive k (one sample per scrape).
 	v, err := q.Query(ctx, `vllm:prompt_tokens_total{job="good"}[1h]`, now)
 	require.NoError(t, err)
 	m := v.(model.Matrix)
 	require.Len(t, m, 1)
 	pts := m[0].Values
-	require.GreaterOrEqual(t, len(pts), 10)
+	require.GreaterOrEqual(t, len(pts), 20)
 	for i := 1; i < len(pts); i++ {
 		assert.Equal(t, model.SampleValue(promptIncrement), pts[i].Value-pts[i-1].Value, "sample %d", i)
-		gap := pts[i].Timestamp.Sub(pts[i-1].Timestamp)
-		assert.InDelta(t, 200, float64(gap.Milliseconds()), 60, "scrape gap %d", i)
 	}
+	// Scrapes are 200 ms apart on average (single gaps jitter on a busy machine).
+	span := pts[len(pts)-1].Timestamp.Sub(pts[0].Timestamp)
+	assert.InDelta(t, 200, float64(span.Milliseconds())/float64(len(pts)-1), 30)
 	// Labels set by the collector.
 	assert.Equal(t, model.LabelValue("good"), m[0].Metric["job"])
 	assert.Equal(t, model.LabelValue(hostOf(t, good.URL)), m[0].Metric["instance"])
 	assert.Equal(t, model.LabelValue("test"), m[0].Metric["cluster"])
 	assert.Equal(t, model.LabelValue("Qwen/Qwen1.5-0.5B-Chat"), m[0].Metric["model_name"])
 
-	// 7 tokens every 200 ms is 35 tokens/s; rate over 2 s (10 scrapes)
-	// extrapolates to the window edges, so only timer jitter of the scrape
-	// timestamps (a few ms per 200 ms) separates it from 35.
+	// 7 tokens every 200 ms is 35 tokens/s. rate over 3 s (15 scrapes)
+	// extrapolates to the window edges, so only the jitter of the scrape
+	// timestamps (tens of ms on a busy machine, against a 3 s window)
+	// separates it from 35; increase over 3 s is 15 scrapes × 7 = 105.
 	last := pts[len(pts)-1].Timestamp.Time()
-	v, err = q.Query(ctx, `rate(vllm:prompt_tokens_total{job="good"}[2s])`, last)
+	v, err = q.Query(ctx, `rate(vllm:prompt_tokens_total{job="good"}[3s])`, last)
 	require.NoError(t, err)
 	require.Len(t, v.(model.Vector), 1)
-	assert.InEpsilon(t, 35.0, float64(v.(model.Vector)[0].Value), 0.08)
-	// increase over 1 s: 5 scrapes of 7 tokens.
-	v, err = q.Query(ctx, `increase(vllm:prompt_tokens_total{job="good"}[1s])`, last)
+	assert.InEpsilon(t, 35.0, float64(v.(model.Vector)[0].Value), 0.1)
+	v, err = q.Query(ctx, `increase(vllm:prompt_tokens_total{job="good"}[3s])`, last)
 	require.NoError(t, err)
 	require.Len(t, v.(model.Vector), 1)
-	assert.InEpsilon(t, 35.0, float64(v.(model.Vector)[0].Value), 0.08)
+	assert.InEpsilon(t, 105.0, float64(v.(model.Vector)[0].Value), 0.1)
 
 	// Dropped families never reach the TSDB; catalogue families do.
 	names, err := q.MetricNames(ctx, `{job="good"}`, now.Add(-time.Hour), now)

@@ -2,6 +2,8 @@ package collect
 
 import (
 	"context"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,9 +97,11 @@ func TestProbeErrors(t *testing.T) {
 	authed := pageServer(t, "x 1\n", "text/plain", "u", "p")
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notFound.Close)
-	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("vllm:num_requests_running{model_name=\"m\"} 3\n"))
 	}))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed handshakes below are expected
+	tlsSrv.StartTLS()
 	t.Cleanup(tlsSrv.Close)
 
 	host := func(u string) string { return strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://") }
