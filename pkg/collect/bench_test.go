@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -259,6 +264,25 @@ func compact(tb testing.TB, db *tsdb.DB) {
 	require.NoError(tb, db.Compact(context.Background()))
 }
 
+// dirSize sums the sizes of the regular files under dir.
+func dirSize(tb testing.TB, dir string) int64 {
+	var n int64
+	require.NoError(tb, filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	}))
+	return n
+}
+
 func heapInUse() uint64 {
 	var ms runtime.MemStats
 	runtime.GC()
@@ -288,6 +312,7 @@ func BenchmarkMemoryPerTarget(b *testing.B) {
 				b.ReportMetric(per/(1<<20), "heap-MiB/target")
 				b.ReportMetric(float64(int64(uncompacted)-int64(before))/float64(targets)/(1<<20), "heap-MiB/target-before-compaction")
 				b.ReportMetric(float64(perTarget), "series/target")
+				b.ReportMetric(float64(dirSize(b, db.Dir()))/float64(targets)/(1<<20), "disk-MiB/target")
 				runtime.KeepAlive(db)
 			}
 		})
@@ -380,4 +405,38 @@ func BenchmarkLatencyQuery(b *testing.B) {
 			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
+}
+
+// BenchmarkScrapeManagerVLLM011 runs the real collector (Prometheus scrape
+// manager, HTTP over loopback, TSDB) on one target serving the 45 KB vLLM 0.11
+// page every 20 ms, and reports the process CPU per scrape. It includes the
+// test HTTP server's own work, so it is an upper bound of the collector's cost.
+func BenchmarkScrapeManagerVLLM011(b *testing.B) {
+	page, err := os.ReadFile(page011)
+	require.NoError(b, err)
+	var served, stopAt atomic.Int64
+	stopAt.Store(-1)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(page)
+		if served.Add(1) == stopAt.Load() {
+			close(done)
+		}
+	}))
+	defer srv.Close()
+	cfg, err := settings.Load([]byte(`{"scrapeInterval":"20ms","targets":[{"name":"vllm-a","url":"`+srv.URL+`/metrics"}]}`), nil)
+	require.NoError(b, err)
+	c, err := Start(cfg, nil)
+	require.NoError(b, err)
+	defer func() { _ = c.Close() }()
+	for served.Load() < 3 { // warm the scrape cache
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.ResetTimer()
+	cpu0 := processCPU()
+	n := int64(b.N)
+	stopAt.Store(served.Load() + n)
+	<-done
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(n), "cpu-ns/scrape")
 }
