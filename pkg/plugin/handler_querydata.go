@@ -153,7 +153,7 @@ func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
 			}
 			r.notes.Add(analysis.Warning, msg+"; its samples stop at the last successful scrape")
 		}
-		det, ok := r.i.detectionOf(ctx, t.Name)
+		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
 		if !ok {
 			continue
 		}
@@ -175,10 +175,13 @@ func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
 }
 
 // histogramQueries returns the PromQL for a latency stage over the query's
-// targets. Targets whose detected version reads the stage from other
-// metrics than the catalogue's default (vLLM V0 TPOT from the per-step
-// histogram) get their own query restricted to them; the rest share the
-// default query. Every target is in exactly one partition.
+// targets. Each target reads the metrics its detected engine and version
+// provide for the stage (catalog.LookupFor: e.g. vLLM V0 TPOT from the
+// per-step histogram), narrowed to the names actually stored for it, so a
+// homogeneous fleet gets one query without `or` branches for names it does
+// not have. Targets sharing a metric list share a query; targets not yet
+// detected use the catalogue's query over every engine. Every target is in
+// exactly one partition, so the partitions' series add up per group.
 func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration) ([]catalog.HistogramQueries, error) {
 	type part struct {
 		metrics []catalog.Metric
@@ -186,34 +189,40 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 	}
 	var parts []part
 	var rest []string
-	overridden := false
 	for _, t := range r.i.targetsInScope(r.p.Targets) {
-		det, ok := r.i.detectionOf(ctx, t.Name)
-		if ok {
-			a, def := catalog.LookupFor(det, stage), catalog.Lookup(det.Engine, stage)
-			if a.Status != catalog.Absent && !sameMetrics(a.Metrics, def.Metrics) {
-				overridden = true
-				placed := false
-				for k := range parts {
-					if sameMetrics(parts[k].metrics, a.Metrics) {
-						parts[k].targets = append(parts[k].targets, t.Name)
-						placed = true
-					}
-				}
-				if !placed {
-					parts = append(parts, part{metrics: a.Metrics, targets: []string{t.Name}})
-				}
-				continue
+		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
+		if !ok {
+			rest = append(rest, t.Name)
+			continue
+		}
+		a := catalog.LookupFor(det, stage)
+		if a.Status == catalog.Absent {
+			continue // absent, not zero: scopeNotices says so
+		}
+		stored := map[string]bool{}
+		for _, n := range r.i.metricNames(ctx, t.Name, r.p.end) {
+			stored[n] = true
+		}
+		var metrics []catalog.Metric
+		for _, m := range a.Metrics {
+			if m.Kind == catalog.KindHistogram && m.Scale == 1 && stored[m.Name+"_bucket"] {
+				metrics = append(metrics, m)
 			}
 		}
-		rest = append(rest, t.Name)
-	}
-	if !overridden {
-		hq, err := catalog.HistogramPromQL(stage, r.p.scope, window)
-		if err != nil {
-			return nil, err
+		if len(metrics) == 0 {
+			continue
 		}
-		return []catalog.HistogramQueries{hq}, nil
+		placed := false
+		for k := range parts {
+			if sameMetrics(parts[k].metrics, metrics) {
+				parts[k].targets = append(parts[k].targets, t.Name)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			parts = append(parts, part{metrics: metrics, targets: []string{t.Name}})
+		}
 	}
 	var out []catalog.HistogramQueries
 	if len(rest) > 0 {
@@ -242,7 +251,7 @@ func sameMetrics(a, b []catalog.Metric) bool {
 		return false
 	}
 	for k := range a {
-		if a[k].Name != b[k].Name || a[k].Scale != b[k].Scale || len(a[k].Match) != len(b[k].Match) {
+		if a[k].Name != b[k].Name || a[k].Scale != b[k].Scale || a[k].Match != b[k].Match {
 			return false
 		}
 	}

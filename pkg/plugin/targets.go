@@ -57,8 +57,10 @@ func newDetectionCache() *detectionCache {
 
 func (i *Instance) cache() *detectionCache { return i.detections }
 
-// metricNames returns the stored sample names of a target over the last hour.
-func (i *Instance) metricNames(ctx context.Context, name string) []string {
+// metricNames returns the stored sample names of a target in the hour
+// before at (the end of the query range; now for health and resources).
+// Results are cached for one scrape interval.
+func (i *Instance) metricNames(ctx context.Context, name string, at time.Time) []string {
 	c := i.cache()
 	c.mu.Lock()
 	if t, ok := c.at[name]; ok && i.now().Sub(t) < i.settings.ScrapeInterval {
@@ -67,13 +69,12 @@ func (i *Instance) metricNames(ctx context.Context, name string) []string {
 		return n
 	}
 	c.mu.Unlock()
-	now := i.now()
-	names, err := i.querier.MetricNames(ctx, `{job="`+escapeLabel(name)+`"}`, now.Add(-lookback), now)
+	names, err := i.querier.MetricNames(ctx, `{job="`+escapeLabel(name)+`"}`, at.Add(-lookback), at)
 	if err != nil {
 		return nil
 	}
 	c.mu.Lock()
-	c.at[name], c.name[name], c.det[name] = now, names, catalog.Detect(names)
+	c.at[name], c.name[name], c.det[name] = i.now(), names, catalog.Detect(names)
 	c.mu.Unlock()
 	return names
 }
@@ -81,10 +82,10 @@ func (i *Instance) metricNames(ctx context.Context, name string) []string {
 // detectionOf returns what the catalogue knows of a target: its settings
 // override (engine only), else Detect on the stored names. ok is false before
 // the first successful scrape.
-func (i *Instance) detectionOf(ctx context.Context, name string) (catalog.Detection, bool) {
+func (i *Instance) detectionOf(ctx context.Context, name string, at time.Time) (catalog.Detection, bool) {
 	if t, ok := i.settings.Target(name); ok && t.Engine != "" {
 		d := catalog.Detection{Engine: catalog.Engine(t.Engine)}
-		if i.querier != nil && len(i.metricNames(ctx, name)) > 0 {
+		if i.querier != nil && len(i.metricNames(ctx, name, at)) > 0 {
 			c := i.cache()
 			c.mu.Lock()
 			if det := c.det[name]; det.Engine == d.Engine {
@@ -94,7 +95,7 @@ func (i *Instance) detectionOf(ctx context.Context, name string) (catalog.Detect
 		}
 		return d, true
 	}
-	if i.querier == nil || len(i.metricNames(ctx, name)) == 0 {
+	if i.querier == nil || len(i.metricNames(ctx, name, at)) == 0 {
 		return catalog.Detection{}, false
 	}
 	c := i.cache()
@@ -106,7 +107,7 @@ func (i *Instance) detectionOf(ctx context.Context, name string) (catalog.Detect
 
 // engineOf returns the engine of a target (see detectionOf).
 func (i *Instance) engineOf(ctx context.Context, name string) (catalog.Engine, bool) {
-	d, ok := i.detectionOf(ctx, name)
+	d, ok := i.detectionOf(ctx, name, i.now())
 	return d.Engine, ok
 }
 
@@ -135,7 +136,7 @@ func (i *Instance) inventory(ctx context.Context) []inventory.Row {
 		o := inventory.Observed{Name: name, Kind: kind, URL: url, EngineOverride: override, Up: st.Up,
 			LastScrape: st.LastScrape, LastDuration: st.LastDuration, Series: st.Series, LastError: st.LastError}
 		if i.querier != nil {
-			o.MetricNames = i.metricNames(ctx, name)
+			o.MetricNames = i.metricNames(ctx, name, i.now())
 			now := i.now()
 			o.Models, _ = i.querier.LabelValues(ctx, "model_name", `{job="`+escapeLabel(name)+`"}`, now.Add(-lookback), now)
 		}
