@@ -1,0 +1,135 @@
+// Drives harness/dist/index.html in Debian's chromium with playwright-core:
+// adds a target, sets its URL and token, adds a GPU agent, switches the query
+// to gpu and back to latency with the refined estimator, and checks the JSON
+// the editors produce. Exits non-zero on any mismatch or page error.
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const dist = path.join(__dirname, 'dist');
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+
+function check(cond, msg) {
+  if (!cond) {
+    throw new Error(`harness check failed: ${msg}`);
+  }
+  console.log(`ok  ${msg}`);
+}
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
+
+/**
+ * Serves harness/dist on a loopback port. @grafana/ui fetches its icons from
+ * Grafana's public/build/img/icons/, which only Grafana has: those get a blank SVG.
+ */
+function serve() {
+  const server = http.createServer((req, res) => {
+    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (url.includes('/img/icons/')) {
+      res.writeHead(200, { 'content-type': TYPES['.svg'] });
+      res.end('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"></svg>');
+      return;
+    }
+    const file = path.join(dist, path.normalize(url === '/' ? '/index.html' : url));
+    if (!file.startsWith(dist) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      console.error(`harness: 404 ${url}`);
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+async function main() {
+  const server = await serve();
+  const browser = await chromium.launch({
+    executablePath,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const errors = [];
+  try {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1400 } });
+    page.setDefaultTimeout(10000);
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    const json = async (id) => JSON.parse(await page.locator(`#${id}`).innerText());
+
+    // ConfigEditor
+    await page.getByRole('button', { name: 'Add target' }).click();
+    await page.getByLabel('Target 1 name').fill('vllm-a');
+    await page.getByLabel('Target 1 URL').fill('http://10.0.0.5:8000/metrics');
+    await page.getByLabel('Target 1 bearer token').fill('s3cret');
+    await page.getByRole('button', { name: 'Add label' }).click();
+    await page.getByLabel('Target 1 label 1 key').fill('cluster');
+    await page.getByLabel('Target 1 label 1 value').fill('eu-1');
+    await page.getByRole('button', { name: 'Add GPU agent' }).click();
+    await page.getByLabel('Agent 1 name').fill('node-a');
+    await page.getByLabel('Agent 1 URL').fill('http://10.0.0.5:9400/metrics');
+    await page.getByLabel('Scrape interval').fill('30s');
+    let cfg = await json('config-state');
+    check(
+      JSON.stringify(cfg.jsonData.targets) ===
+        JSON.stringify([{ name: 'vllm-a', url: 'http://10.0.0.5:8000/metrics', labels: { cluster: 'eu-1' } }]),
+      `targets ${JSON.stringify(cfg.jsonData.targets)}`
+    );
+    check(cfg.secureJsonData['vllm-a.bearerToken'] === 's3cret', 'bearer token under "vllm-a.bearerToken"');
+    check(
+      cfg.jsonData.gpuAgents[0].name === 'node-a' && cfg.jsonData.gpuAgents[0].kind === 'inferscope',
+      'GPU agent added'
+    );
+    check(cfg.jsonData.scrapeInterval === '30s', 'scrape interval');
+
+    await page.getByRole('button', { name: 'Add target' }).click();
+    await page.getByRole('button', { name: 'Remove target 1', exact: true }).click();
+    cfg = await json('config-state');
+    check(
+      cfg.jsonData.targets.length === 1 && cfg.jsonData.targets[0].name === 'target-1',
+      'remove target 1 keeps target-1'
+    );
+    check(!('vllm-a.bearerToken' in cfg.secureJsonData), 'unsaved token of the removed target is dropped');
+
+    // QueryEditor
+    const typeSelect = page.getByLabel('Query type');
+    await typeSelect.click();
+    await page.getByRole('option', { name: /^gpu/ }).click();
+    let q = await json('query-state');
+    check(q.queryType === 'gpu' && !('stages' in q), `switch to gpu: ${JSON.stringify(q)}`);
+    await typeSelect.click();
+    await page.getByRole('option', { name: /^latency/ }).click();
+    await page.getByRole('radio', { name: 'refined' }).click();
+    const stats = page.getByLabel('Stats');
+    await stats.fill('p99.9');
+    await stats.press('Enter');
+    q = await json('query-state');
+    check(q.queryType === 'latency' && q.estimator === 'refined', `estimator refined: ${JSON.stringify(q)}`);
+    check(
+      JSON.stringify(q.stats) === JSON.stringify(['p50', 'p99', 'p99.9']),
+      `custom quantile: ${JSON.stringify(q.stats)}`
+    );
+
+    await page.screenshot({ path: path.join(dist, 'screenshot.png'), fullPage: true });
+  } finally {
+    await browser.close();
+    server.close();
+  }
+  check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join(' | ') : ''}`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
