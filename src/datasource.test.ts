@@ -125,6 +125,34 @@ describe('variables', () => {
     expect(toMetricFindValues({ not: 'an array' })).toEqual([]);
   });
 
+  it('flattens the per-target answer of GET /signals, leaving out absent signals', () => {
+    const body = [
+      {
+        target: 'vllm-a',
+        engine: 'vllm',
+        signals: [
+          { signal: 'ttft', status: 'exact' },
+          { signal: 'queue_time', status: 'approximate', note: 'V0 has no queue histogram' },
+          { signal: 'tpot', status: 'absent' },
+        ],
+      },
+      {
+        target: 'tgi-b',
+        engine: 'tgi',
+        signals: [
+          { signal: 'ttft', status: 'exact' },
+          { signal: 'tpot', status: 'exact' },
+        ],
+      },
+      { target: 'down-c', engine: 'unknown', signals: [] },
+    ];
+    expect(toMetricFindValues(body)).toEqual([
+      { text: 'ttft', value: 'ttft' },
+      { text: 'queue_time', value: 'queue_time' },
+      { text: 'tpot', value: 'tpot' },
+    ]);
+  });
+
   it('metricFindQuery reads GET /<kind> and rejects unknown kinds', async () => {
     const ds = new DataSource(settings);
     const spy = jest.spyOn(ds, 'getResource').mockResolvedValue(['vllm-a', 'vllm-b']);

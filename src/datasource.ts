@@ -57,12 +57,39 @@ function expandScalar(s: string | undefined, scopedVars: ScopedVars): string | u
   return s === undefined ? s : getTemplateSrv().replace(s, scopedVars);
 }
 
-/** Turns a resource answer (array of strings or {text,value}) into variable values. */
+/**
+ * Distinct signal names from GET /signals, whose answer is one entry per
+ * target: {target, engine, signals: [{signal, status, note}]}. Signals the
+ * engine lacks (status "absent") are left out.
+ */
+function signalNames(body: unknown[]): string[] {
+  const out: string[] = [];
+  for (const t of body) {
+    const sigs = t && typeof t === 'object' && 'signals' in t ? (t as { signals: unknown }).signals : undefined;
+    if (!Array.isArray(sigs)) {
+      continue;
+    }
+    for (const s of sigs) {
+      if (s && typeof s === 'object' && 'signal' in s) {
+        const { signal, status } = s as { signal: unknown; status?: unknown };
+        if (status !== 'absent' && typeof signal === 'string' && !out.includes(signal)) {
+          out.push(signal);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Turns a resource answer into variable values: an array of strings, of
+ * {text,value}, or the per-target shape of GET /signals.
+ */
 export function toMetricFindValues(body: unknown): MetricFindValue[] {
   if (!Array.isArray(body)) {
     return [];
   }
-  const out: MetricFindValue[] = [];
+  const out: MetricFindValue[] = signalNames(body).map((s) => ({ text: s, value: s }));
   for (const item of body) {
     if (typeof item === 'string' || typeof item === 'number') {
       out.push({ text: String(item), value: String(item) });
