@@ -1,7 +1,7 @@
 import { DataSourceInstanceSettings, PluginType } from '@grafana/data';
 
 import { fakeTemplateSrv } from './test/fakeTemplateSrv';
-import { InferscopeOptions } from './types';
+import { InferscopeOptions, InferscopeQuery } from './types';
 
 let templateSrv = fakeTemplateSrv({});
 
@@ -47,6 +47,7 @@ describe('applyTemplateVariables', () => {
       gpu: ['0', '1'],
       stat: ['p50', 'p99.9'],
       win: '5m',
+      est: 'refined',
     });
   });
 
@@ -61,7 +62,7 @@ describe('applyTemplateVariables', () => {
         stages: ['ttft'],
         stats: ['mean', '$stat'],
         window: '$win',
-        estimator: 'refined',
+        estimator: '$est' as InferscopeQuery['estimator'],
         bounds: true,
       },
       {}

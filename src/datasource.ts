@@ -131,6 +131,8 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
       window: expandScalar(query.window, scopedVars),
       metric: expandScalar(query.metric, scopedVars),
       groupBy: expandScalar(query.groupBy, scopedVars) as InferscopeQuery['groupBy'],
+      estimator: expandScalar(query.estimator, scopedVars) as InferscopeQuery['estimator'],
+      format: expandScalar(query.format, scopedVars) as InferscopeQuery['format'],
     };
     if (query.matchers) {
       const m: Record<string, string> = {};
