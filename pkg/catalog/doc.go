@@ -37,4 +37,15 @@
 // result carries `model_name` too. A model filter never returns data that cannot be attributed
 // to a model: engines with no model label (TGI, llama.cpp, GPU exporters) only match a model
 // filter when the target's configured labels (settings.Target.Labels) set `model_name`.
+//
+// # GPU agents
+//
+// GPUPromQL reads GPU gauges from the two agent sources only (the Inferscope agent and
+// dcgm-exporter) and normalises identity labels in PromQL with label_replace: dcgm-exporter's
+// UUID (uuid with --use-old-namespace, gpu_uuid on NVLink families), Hostname (renamed hostname
+// in 2026) and modelName (model_name) become the agent's uuid, hostname and name, GPU_I_ID
+// becomes gpu_instance_id; each term is aggregated onto job plus GPULabels before terms are
+// joined with `or`, so the source's other labels (driver version, device, Kubernetes pod) never
+// split or double a GPU. DCGM blank sentinels (every value ≥ DCGM_INT32_BLANK = 2147483632) are
+// dropped before scaling: a blank is a missing value, never a reading.
 package catalog

@@ -368,7 +368,7 @@ var gaugeAggs = []string{"sum", "avg", "max", "min"}
 // GaugePromQL aggregates a gauge signal across engines with agg ("sum", "avg", "max" or
 // "min") by the scope's groups. Ratios such as KVCacheUsage must be averaged ("avg"), never
 // summed; queue lengths are summed. Sentinels are dropped before aggregation (vLLM V0's −1
-// prefix-cache hit rate with `>= 0`, DCGM blank values with `< 1e14`), so a target reporting
+// prefix-cache hit rate with `>= 0`, DCGM blank values with `< 2147483632`), so a target reporting
 // only sentinels has no series (absent), never −1 or 0. Scale is applied after the filter:
 //
 //	avg by (job) (vllm:kv_cache_usage_perc{job=~"a"} or vllm:gpu_cache_usage_perc{job=~"a"} or …)
@@ -379,8 +379,9 @@ func GaugePromQL(s Signal, sc Scope, agg string) (string, error) {
 	return GaugePromQLBy(s, sc, agg)
 }
 
-// GaugePromQLBy is GaugePromQL with extra raw group labels (e.g. "gpu", "UUID", "reason" for
-// per-GPU or per-reason series; the labels are those of the stored series).
+// GaugePromQLBy is GaugePromQL with extra raw group labels (e.g. "reason"; the labels are those
+// of the stored series, not normalised). For per-GPU series use GPUPromQL, which normalises
+// dcgm-exporter's identity labels onto the GPU agent's.
 func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, error) {
 	if err := checkSignal(s); err != nil {
 		return "", err

@@ -164,7 +164,7 @@ func TestCounterAndGaugePromQL(t *testing.T) {
 	require.NoError(t, err)
 	e = parse(t, q)
 	assert.Equal(t, []string{"job", "gpu"}, e.(*parser.AggregateExpr).Grouping)
-	assert.Contains(t, q, "((DCGM_FI_DEV_FB_USED < 1e14) * 1048576)")
+	assert.Contains(t, q, "((DCGM_FI_DEV_FB_USED < 2147483632) * 1048576)") // DCGM_INT32_BLANK = 0x7ffffff0
 	assert.Contains(t, q, "inferscope_gpu_fb_used_bytes")
 
 	q, err = MeanPromQL(PrefillTime, Scope{By: []string{"target"}}, time.Minute)

@@ -68,10 +68,19 @@ func trtllmNames(early bool, bases ...string) []string {
 
 // sentinelFilter holds, per stored name, a PromQL comparison appended to the raw selector to
 // drop sentinel values before aggregation: vLLM V0's prefix-cache hit rate reads −1 when
-// prefix caching is disabled (kept only when >= 0); DCGM reports "blank" (unsupported) fields as
-// int64 values ≥ 9223372036854775792 or FP64 values ≥ 140737488355328, far above any real
-// value of the fields read here (kept only when < 1e14).
+// prefix caching is disabled (kept only when >= 0); DCGM reports "blank" fields (not set, not
+// found, not supported, not permitted) as the constants of its dcgm_structs.h:
+// DCGM_INT32_BLANK 0x7ffffff0 = 2147483632 (…+3), DCGM_INT64_BLANK 0x7ffffffffffffff0 (…+3) and
+// DCGM_FP64_BLANK 2^47 = 140737488355328 (…+3). The corpus page
+// dcgm-exporter-4.5.3-readme-snippet.prom shows DCGM_FI_DEV_MEMORY_TEMP 9223372036854775794
+// (INT64 not supported). Every DCGM gauge the table reads (percent, ratio, MiB, W, °C, MHz, a
+// clock-event bitmask) is physically far below 2^31, so DCGM gauges are kept only when
+// < dcgmBlankFloor, which drops all three blank families.
 var sentinelFilter = map[string]string{}
+
+// dcgmBlankFloor is DCGM_INT32_BLANK (0x7ffffff0), the smallest DCGM blank constant (see
+// sentinelFilter).
+const dcgmBlankFloor = "2147483632"
 
 // modelLabels lists, per engine, the stored labels that name the model, preferred first. A
 // label other than model_name is copied into model_name with label_replace.
@@ -227,7 +236,8 @@ var table = map[Engine]map[Signal]entry{
 		SMClockMax:   {Exact, "", scaled(KindGauge, 1e6, "DCGM_FI_DEV_MAX_SM_CLOCK")},
 		ThrottleReasons: {Approximate, noteDCGMThrottle,
 			gauge("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")},
-		Energy: {Exact, "", scaled(KindCounter, 0.001, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION")},
+		Energy:         {Exact, "", scaled(KindCounter, 0.001, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION")},
+		GREngineActive: {Exact, "", gauge("DCGM_FI_PROF_GR_ENGINE_ACTIVE")},
 	},
 	EngineInferscopeGPU: {
 		GPUUtil:         {Exact, "", gauge(AgentUtilizationRatio)},
@@ -253,7 +263,7 @@ func init() {
 	for _, sigs := range table[EngineDCGM] {
 		for _, m := range sigs.metrics {
 			if m.Kind == KindGauge {
-				sentinelFilter[m.Name] = "< 1e14"
+				sentinelFilter[m.Name] = "< " + dcgmBlankFloor
 			}
 		}
 	}

@@ -68,18 +68,27 @@ const (
 	// Energy is an extra signal (not in the contract list): a counter of joules consumed by a
 	// GPU since the exporter started; CounterRatePromQL turns it into watts.
 	Energy Signal = "energy"
+	// GREngineActive is an extra signal (not in the contract list): gauge, ratio 0..1 of time
+	// the graphics/compute engine was active (DCGM_FI_PROF_GR_ENGINE_ACTIVE, a DCGM profiling
+	// field that dcgm-exporter enables by default, unlike SM active). It is the saturation
+	// signal's first fallback when SM active is missing. It differs from GPU
+	// utilisation only in resolution (a profiler ratio over the whole interval, not a
+	// whole-percent reading); like GPU utilisation it measures time, so one busy SM counts as
+	// active.
+	GREngineActive Signal = "gr_engine_active"
 )
 
 // LatencyStages are the per-request latency histograms, in the order a request lives them.
 var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E}
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
-// then the extras PrefixCacheHitRate and Energy. Signals(e) returns one Availability per entry.
+// then the extras PrefixCacheHitRate, Energy and GREngineActive. Signals(e) returns one
+// Availability per entry.
 var AllSignals = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
-	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy}
+	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive}
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string

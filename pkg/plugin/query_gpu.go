@@ -13,14 +13,20 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 )
 
-// gpuSignals are the canonical GPU signals a gpu query may ask for, in display order.
-var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.DRAMActive, catalog.TensorActive,
+// gpuSignals are the canonical GPU signals a gpu query may ask for, in display order
+// (throttle_reasons last: the default is every other one).
+var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
 	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.Temperature,
 	catalog.SMClock, catalog.SMClockMax, catalog.ThrottleReasons}
 
 // queryGPU returns per-GPU series of the asked signals (default: all but
 // throttle reasons, plus the saturation signal), one series per agent and
-// GPU index. Asking for throttle_reasons alone returns a state-timeline frame.
+// GPU. Series carry the labels target (agent name), gpu, uuid, hostname and
+// name whether the agent is the Inferscope agent or dcgm-exporter
+// (catalog.GPUPromQL normalises dcgm-exporter's UUID/uuid/gpu_uuid,
+// Hostname/hostname and modelName, and drops DCGM blank sentinels). The gpus
+// field keeps GPUs whose index or uuid it lists. Asking for throttle_reasons
+// alone returns a state-timeline frame.
 func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	agents := p.Agents
 	if len(agents) == 0 {
@@ -66,13 +72,12 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	if len(want) == 0 {
 		want = gpuSignals[:len(gpuSignals)-1]
 	}
-	scope := catalog.Scope{Targets: agents, By: []string{"target"}}
 	keepGPU := map[string]bool{}
 	for _, g := range p.GPUs {
 		keepGPU[g] = true
 	}
 	fetch := func(sig catalog.Signal, agg string, by ...string) (model.Matrix, error) {
-		q, err := catalog.GaugePromQLBy(sig, scope, agg, by...)
+		q, err := catalog.GPUPromQL(sig, agents, agg, by...)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +90,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 		out := m[:0]
 		for _, s := range m {
-			if keepGPU[string(s.Metric["gpu"])] {
+			if keepGPU[string(s.Metric["gpu"])] || keepGPU[string(s.Metric["uuid"])] {
 				out = append(out, s)
 			}
 		}
@@ -93,13 +98,13 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	}
 
 	if len(want) == 1 && want[0] == catalog.ThrottleReasons {
-		m, err := fetch(catalog.ThrottleReasons, "max", "gpu", "reason")
+		m, err := fetch(catalog.ThrottleReasons, "max", catalog.AgentThrottleReasonLabel)
 		if err != nil {
 			return nil, err
 		}
 		var perReason, bitmask model.Matrix
 		for _, s := range m {
-			if _, ok := s.Metric["reason"]; ok {
+			if _, ok := s.Metric[catalog.AgentThrottleReasonLabel]; ok {
 				perReason = append(perReason, s)
 			} else {
 				bitmask = append(bitmask, s)
@@ -114,23 +119,23 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		if sig == catalog.ThrottleReasons {
 			continue
 		}
-		m, err := fetch(sig, "avg", "gpu")
+		m, err := fetch(sig, "avg")
 		if err != nil {
 			return nil, err
 		}
 		got[sig] = m
 		series = append(series, gpu.Series(sig, m, r.steps)...)
 	}
-	// The saturation signal needs both SM active and GPU utilisation.
-	for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GPUUtil} {
+	// The saturation signal: SM active, else graphics-engine active, else GPU utilisation.
+	for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.GPUUtil} {
 		if _, ok := got[sig]; !ok {
-			m, err := fetch(sig, "avg", "gpu")
+			m, err := fetch(sig, "avg")
 			if err != nil {
 				return nil, err
 			}
 			got[sig] = m
 		}
 	}
-	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GPUUtil], r.steps, &r.notes)...)
+	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.steps, &r.notes)...)
 	return frames.TimeSeries(series, r.meta()), nil
 }

@@ -19,55 +19,85 @@ import (
 
 // Units of the canonical GPU signals (Grafana unit ids).
 var Units = map[catalog.Signal]string{
-	catalog.GPUUtil: "percentunit", catalog.SMActive: "percentunit", catalog.DRAMActive: "percentunit",
-	catalog.TensorActive: "percentunit", catalog.FBUsed: "bytes", catalog.FBTotal: "bytes",
-	catalog.Power: "watt", catalog.PowerLimit: "watt", catalog.Temperature: "celsius",
-	catalog.SMClock: "hertz", catalog.SMClockMax: "hertz",
+	catalog.GPUUtil: "percentunit", catalog.SMActive: "percentunit", catalog.GREngineActive: "percentunit",
+	catalog.DRAMActive: "percentunit", catalog.TensorActive: "percentunit", catalog.FBUsed: "bytes",
+	catalog.FBTotal: "bytes", catalog.Power: "watt", catalog.PowerLimit: "watt",
+	catalog.Temperature: "celsius", catalog.SMClock: "hertz", catalog.SMClockMax: "hertz",
 }
 
 // Series converts one signal's per-GPU result (labels job, gpu, uuid,
-// hostname, …) into series labelled signal, with the signal's unit.
+// hostname, name: catalog.GPUPromQL) into series labelled signal (and target
+// for job), with the signal's unit.
 func Series(sig catalog.Signal, m model.Matrix, steps []time.Time) []analysis.Series {
 	return analysis.FromMatrix(m, steps, string(sig), Units[sig], map[string]string{"signal": string(sig)})
 }
 
+// saturationSources are the saturation signal's sources in preference order,
+// with the notice text used when a GPU falls back to the source.
+var saturationSources = []struct {
+	source catalog.Signal
+	why    string
+}{
+	{catalog.SMActive, ""},
+	{catalog.GREngineActive, "graphics-engine active (DCGM_FI_PROF_GR_ENGINE_ACTIVE: time the engine was busy, not the share of SMs at work)"},
+	{catalog.GPUUtil, "GPU utilisation (time a kernel ran, not the share of SMs at work)"},
+}
+
 // Saturation returns one compute-saturation series per GPU (signal
-// "saturation", ratio 0..1): SM active where the GPU reports it (NVML GPM on
-// Hopper and newer, DCGM profiling), else GPU utilisation, which only says a
-// kernel was running and reads 100% for one tiny kernel. Each fallback adds
-// a notice naming the GPUs concerned.
-func Saturation(smActive, util model.Matrix, steps []time.Time, notes *analysis.Notices) []analysis.Series {
-	sm, smLabels := analysis.Align(smActive, steps)
-	ut, utLabels := analysis.Align(util, steps)
-	var out []analysis.Series
-	var fallback []string
-	keys := make([]string, 0, len(utLabels)+len(smLabels))
-	for k := range smLabels {
+// "saturation", ratio 0..1, label source naming the signal used), from the
+// first source with any value in the range: SM active (NVML GPM on Hopper
+// and newer, DCGM profiling DCGM_FI_PROF_SM_ACTIVE, off by default in
+// dcgm-exporter), else graphics-engine active (DCGM_FI_PROF_GR_ENGINE_ACTIVE,
+// on by default), else GPU utilisation, which only says a kernel was running
+// and reads 100% for one tiny kernel (order from
+// ../shared/reference/gpu-slo-bench.md §1.1 and §1.5). A GPU keeps one source
+// for the whole range. Each fallback adds one Info notice naming the GPUs
+// concerned. The matrices are catalog.GPUPromQL results; a GPU is matched
+// across them by its full label set.
+func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes *analysis.Notices) []analysis.Series {
+	type aligned struct {
+		vals   map[string][]float64
+		labels map[string]map[string]string
+	}
+	srcs := make([]aligned, 0, 3)
+	keySet := map[string]bool{}
+	for _, m := range []model.Matrix{smActive, grActive, util} {
+		v, l := analysis.Align(m, steps)
+		srcs = append(srcs, aligned{v, l})
+		for k := range l {
+			keySet[k] = true
+		}
+	}
+	keys := make([]string, 0, len(keySet))
+	for k := range keySet {
 		keys = append(keys, k)
 	}
-	for k := range utLabels {
-		if _, ok := smLabels[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
 	sort.Strings(keys)
+	var out []analysis.Series
+	fallback := make([][]string, len(saturationSources))
 	for _, k := range keys {
-		vals, labels, source := sm[k], smLabels[k], "sm_active"
-		if vals == nil || allNaN(vals) {
-			if ut[k] == nil {
+		for i, src := range srcs {
+			vals := src.vals[k]
+			if vals == nil || allNaN(vals) {
 				continue
 			}
-			vals, labels, source = ut[k], utLabels[k], "gpu_util"
-			fallback = append(fallback, describe(labels))
+			labels := src.labels[k]
+			if i > 0 {
+				fallback[i] = append(fallback[i], describe(labels))
+			}
+			l := map[string]string{"signal": "saturation", "source": string(saturationSources[i].source)}
+			for lk, lv := range labels {
+				l[lk] = lv
+			}
+			out = append(out, analysis.Series{Name: "saturation", Labels: l, Unit: "percentunit", Times: steps, Values: vals})
+			break
 		}
-		l := map[string]string{"signal": "saturation", "source": source}
-		for lk, lv := range labels {
-			l[lk] = lv
-		}
-		out = append(out, analysis.Series{Name: "saturation", Labels: l, Unit: "percentunit", Times: steps, Values: vals})
 	}
-	if len(fallback) > 0 {
-		notes.Add(analysis.Info, fmt.Sprintf("saturation falls back to GPU utilisation (time a kernel ran, not SM activity) for %s: no SM-active metric (NVML GPM on Hopper+ or DCGM profiling) was found", strings.Join(fallback, ", ")))
+	for i, gpus := range fallback {
+		if len(gpus) > 0 {
+			notes.Add(analysis.Info, fmt.Sprintf("saturation falls back to %s for %s: no SM-active metric (NVML GPM on Hopper+ or DCGM profiling DCGM_FI_PROF_SM_ACTIVE, which dcgm-exporter leaves off by default) was found",
+				saturationSources[i].why, strings.Join(gpus, ", ")))
+		}
 	}
 	return out
 }
@@ -81,17 +111,34 @@ func allNaN(v []float64) bool {
 	return true
 }
 
+// describe names a GPU for a notice: target[/hostname]/gpu N, or the uuid
+// when there is no index.
 func describe(l map[string]string) string {
-	if l["target"] != "" && l["gpu"] != "" {
-		return l["target"] + "/gpu " + l["gpu"]
+	if l["target"] == "" || (l["gpu"] == "" && l["uuid"] == "") {
+		return analysis.LabelsKey(l)
 	}
-	return analysis.LabelsKey(l)
+	s := l["target"]
+	if h := l["hostname"]; h != "" {
+		s += "/" + h
+	}
+	if l["gpu"] != "" {
+		s += "/gpu " + l["gpu"]
+	} else {
+		s += "/" + l["uuid"]
+	}
+	if mig := l["gpu_instance_id"]; mig != "" {
+		s += " (MIG " + mig + ")"
+	}
+	return s
 }
 
 // DCGMReasonBits maps NVML clocks-event reason bits (nvmlClocksEventReason*,
-// same bitmask in DCGM_FI_DEV_CLOCKS_EVENT_REASONS) to the reason names the
-// Inferscope agent uses in its throttle_reason{reason} label (dcgm-exporter's
-// clock_event names), so both sources show the same states.
+// the same bitmask dcgm-exporter serves as DCGM_FI_DEV_CLOCKS_EVENT_REASONS,
+// formerly DCGM_FI_DEV_CLOCK_THROTTLE_REASONS) to the reason names the
+// Inferscope agent uses in its throttle_reason{reason} label (pkg/gpu
+// ThrottleReasons: dcgm-exporter's clock_event names plus board_limit and
+// reliability), so both sources show the same states. Bits from
+// ../shared/reference/gpu-slo-bench.md §1.4.
 var DCGMReasonBits = []struct {
 	Bit  uint64
 	Name string
@@ -99,6 +146,32 @@ var DCGMReasonBits = []struct {
 	{0x1, "gpu_idle"}, {0x2, "clocks_setting"}, {0x4, "power_cap"},
 	{0x8, "hw_slowdown"}, {0x10, "sync_boost"}, {0x20, "sw_thermal"},
 	{0x40, "hw_thermal"}, {0x80, "hw_power_brake"}, {0x100, "display_clocks"},
+	{0x200, "board_limit"}, {0x400, "reliability"},
+}
+
+// knownReasonBits is the union of DCGMReasonBits.
+var knownReasonBits = func() uint64 {
+	var m uint64
+	for _, b := range DCGMReasonBits {
+		m |= b.Bit
+	}
+	return m
+}()
+
+// DecodeReasons returns the reason names of a clocks-event bitmask in
+// DCGMReasonBits order; bits NVML may add later show as one name
+// "unknown_0x<hex of those bits>" rather than vanish. Nil for 0.
+func DecodeReasons(mask uint64) []string {
+	var out []string
+	for _, b := range DCGMReasonBits {
+		if mask&b.Bit != 0 {
+			out = append(out, b.Name)
+		}
+	}
+	if rest := mask &^ knownReasonBits; rest != 0 {
+		out = append(out, fmt.Sprintf("unknown_0x%x", rest))
+	}
+	return out
 }
 
 // State is the throttle state of one GPU over time: at each step, the active
@@ -111,8 +184,10 @@ type State struct {
 
 // ThrottleStates builds per-GPU throttle states from either per-reason 0/1
 // series (the Inferscope agent: label reason) or a DCGM bitmask series
-// (decoded with DCGMReasonBits). gpu_idle alone is not throttling but is
+// (decoded with DecodeReasons). gpu_idle alone is not throttling but is
 // reported as "gpu_idle" so an idle GPU is not mistaken for a throttled one.
+// Bitmask values that are negative, NaN or not below 2^32 (not a bitmask:
+// DCGM blank sentinels, which catalog.GPUPromQL already drops) are no data.
 func ThrottleStates(perReason, bitmask model.Matrix, steps []time.Time) []State {
 	active := map[string][][]string{}
 	labels := map[string]map[string]string{}
@@ -146,16 +221,11 @@ func ThrottleStates(perReason, bitmask model.Matrix, steps []time.Time) []State 
 		ensure(k, l)
 		for _, p := range s.Values {
 			i, ok := idx[int64(p.Timestamp)]
-			if !ok || math.IsNaN(float64(p.Value)) || p.Value < 0 {
+			if !ok || math.IsNaN(float64(p.Value)) || p.Value < 0 || p.Value >= 1<<32 {
 				continue
 			}
 			seen[k][i] = true
-			mask := uint64(p.Value)
-			for _, b := range DCGMReasonBits {
-				if mask&b.Bit != 0 {
-					active[k][i] = append(active[k][i], b.Name)
-				}
-			}
+			active[k][i] = append(active[k][i], DecodeReasons(uint64(p.Value))...)
 		}
 	}
 	keys := make([]string, 0, len(active))

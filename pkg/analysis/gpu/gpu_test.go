@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	agent "github.com/inferscope/inferscope-llm-datasource/pkg/gpu"
 )
 
 func stream(m model.Metric, t0 time.Time, vals ...float64) *model.SampleStream {
@@ -38,18 +40,68 @@ func TestThrottleStatesPerReasonAndBitmask(t *testing.T) {
 	assert.Equal(t, []string{"hw_thermal, power_cap", "none", ""}, got["dcgm"])
 }
 
-func TestSaturationPrefersSMActive(t *testing.T) {
+func TestSaturationPrefersSMActiveThenGREngineThenUtil(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
-	st := analysis.Steps(t0, t0, time.Minute)
-	sm := model.Matrix{stream(model.Metric{"job": "a", "gpu": "0"}, t0, 0.4)}
-	util := model.Matrix{stream(model.Metric{"job": "a", "gpu": "0"}, t0, 1), stream(model.Metric{"job": "a", "gpu": "1"}, t0, 0.7)}
+	st := analysis.Steps(t0, t0.Add(time.Minute), time.Minute)
+	g := func(gpu string) model.Metric {
+		return model.Metric{"job": "a", "gpu": model.LabelValue(gpu), "uuid": model.LabelValue("GPU-" + gpu), "hostname": "h"}
+	}
+	nan := math.NaN()
+	// GPU 0 has all three; GPU 1 lacks SM active (dcgm-exporter default); GPU 2 only has
+	// utilisation; GPU 3 has an SM-active series with no value in range (all NaN after
+	// alignment: its sample is off the step grid), so it falls back too.
+	sm := model.Matrix{stream(g("0"), t0, 0.4, 0.5), stream(g("3"), t0.Add(time.Second), 0.9)}
+	gr := model.Matrix{stream(g("0"), t0, 0.8, 0.8), stream(g("1"), t0, 0.6, nan), stream(g("3"), t0, 0.3, 0.2)}
+	util := model.Matrix{stream(g("0"), t0, 1, 1), stream(g("1"), t0, 1, 1), stream(g("2"), t0, 0.7, 0.9), stream(g("3"), t0, 1, 1)}
 	var notes analysis.Notices
-	out := Saturation(sm, util, st, &notes)
-	require.Len(t, out, 2)
-	assert.Equal(t, "sm_active", out[0].Labels["source"])
-	assert.Equal(t, 0.4, out[0].Values[0])
-	assert.Equal(t, "gpu_util", out[1].Labels["source"])
-	assert.Equal(t, 0.7, out[1].Values[0])
-	require.Len(t, notes.List(), 1)
-	assert.Contains(t, notes.List()[0].Text, "a/gpu 1")
+	out := Saturation(sm, gr, util, st, &notes)
+	require.Len(t, out, 4)
+	got := map[string]analysis.Series{}
+	for _, s := range out {
+		got[s.Labels["gpu"]] = s
+		assert.Equal(t, "saturation", s.Labels["signal"])
+		assert.Equal(t, "a", s.Labels["target"])
+		assert.Equal(t, "percentunit", s.Unit)
+	}
+	assert.Equal(t, "sm_active", got["0"].Labels["source"])
+	assert.Equal(t, []float64{0.4, 0.5}, got["0"].Values)
+	assert.Equal(t, "gr_engine_active", got["1"].Labels["source"])
+	assert.Equal(t, 0.6, got["1"].Values[0])
+	assert.True(t, math.IsNaN(got["1"].Values[1]), "a gap stays a gap, not filled from another source")
+	assert.Equal(t, "gpu_util", got["2"].Labels["source"])
+	assert.Equal(t, []float64{0.7, 0.9}, got["2"].Values)
+	assert.Equal(t, "gr_engine_active", got["3"].Labels["source"])
+	assert.Equal(t, []float64{0.3, 0.2}, got["3"].Values)
+	list := notes.List()
+	require.Len(t, list, 2)
+	assert.Contains(t, list[0].Text, "graphics-engine active")
+	assert.Contains(t, list[0].Text, "a/h/gpu 1, a/h/gpu 3")
+	assert.Contains(t, list[1].Text, "GPU utilisation")
+	assert.Contains(t, list[1].Text, "a/h/gpu 2")
+	assert.NotContains(t, list[1].Text, "gpu 1")
+
+	// Nothing to fall back from: no notice.
+	var quiet analysis.Notices
+	require.Len(t, Saturation(sm[:1], nil, util[:1], st, &quiet), 1)
+	assert.Empty(t, quiet.List())
+}
+
+func TestDecodeReasons(t *testing.T) {
+	assert.Nil(t, DecodeReasons(0))
+	assert.Equal(t, []string{"gpu_idle"}, DecodeReasons(1))
+	// 0x4 | 0x40 | 0x200 = 580: SW power cap, HW thermal slowdown, board limit.
+	assert.Equal(t, []string{"power_cap", "hw_thermal", "board_limit"}, DecodeReasons(580))
+	// 0x7FF is every NVML reason; a bit NVML might add (0x800) is named, not dropped.
+	assert.Len(t, DecodeReasons(0x7FF), 11)
+	assert.Equal(t, []string{"reliability", "unknown_0x1800"}, DecodeReasons(0x1C00))
+}
+
+// The DCGM bitmask decodes to exactly the reason label values the Inferscope
+// agent serves (pkg/gpu.ThrottleReasons), so both sources show the same states.
+func TestDCGMReasonBitsMatchTheAgent(t *testing.T) {
+	require.Len(t, DCGMReasonBits, len(agent.ThrottleReasons))
+	for i, r := range agent.ThrottleReasons {
+		assert.Equal(t, r.Bit, DCGMReasonBits[i].Bit)
+		assert.Equal(t, r.Reason, DCGMReasonBits[i].Name)
+	}
 }
