@@ -53,6 +53,7 @@ export const GPU_SIGNALS = [
   'sm_active',
   'dram_active',
   'tensor_active',
+  'gr_engine_active',
   'fb_used',
   'fb_total',
   'power',

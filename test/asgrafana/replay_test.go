@@ -428,7 +428,7 @@ var gpuAgentSeries = []gpuSeries{
 	{"inferscope_gpu_fb_used_bytes", "0", "", 6.4e10}, {"inferscope_gpu_fb_used_bytes", "1", "", 1.2e10},
 	{"inferscope_gpu_fb_total_bytes", "0", "", 8.5e10}, {"inferscope_gpu_fb_total_bytes", "1", "", 8.5e10},
 	{"inferscope_gpu_temperature_celsius", "0", "", 64}, {"inferscope_gpu_temperature_celsius", "1", "", 51},
-	{"inferscope_gpu_throttle_reason", "0", "sw_power_cap", 1}, {"inferscope_gpu_throttle_reason", "1", "sw_power_cap", 0},
+	{"inferscope_gpu_throttle_reason", "0", "power_cap", 1}, {"inferscope_gpu_throttle_reason", "1", "power_cap", 0},
 	{"inferscope_gpu_throttle_reason", "0", "gpu_idle", 0}, {"inferscope_gpu_throttle_reason", "1", "gpu_idle", 0},
 }
 
