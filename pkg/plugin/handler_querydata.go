@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -106,6 +108,7 @@ func errorResponse(err error) backend.DataResponse {
 
 // run is one query's working state: the PromQL it ran and the notices it gathered.
 type run struct {
+	mu      sync.Mutex // guards queries while stages are fetched concurrently
 	i       *Instance
 	p       *plan
 	steps   []time.Time
@@ -119,8 +122,28 @@ func (i *Instance) newRun(p *plan) *run {
 
 func (r *run) meta() frames.Meta { return frames.Meta{Queries: r.queries, Notices: r.notes.List()} }
 
+// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines and returns the
+// first error.
+func (r *run) parallel(n int, fn func(k int) error) error {
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := 0; k < n; k++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[k] = fn(k)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 func (r *run) rangeQuery(ctx context.Context, q string) (model.Matrix, error) {
+	r.mu.Lock()
 	r.queries = append(r.queries, q)
+	r.mu.Unlock()
 	m, err := r.i.querier.QueryRange(ctx, q, r.p.start, r.p.end, r.p.step)
 	if err != nil {
 		return nil, fmt.Errorf("PromQL %s: %w", q, err)
@@ -129,7 +152,9 @@ func (r *run) rangeQuery(ctx context.Context, q string) (model.Matrix, error) {
 }
 
 func (r *run) instantQuery(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
+	r.mu.Lock()
 	r.queries = append(r.queries, q)
+	r.mu.Unlock()
 	v, err := r.i.querier.Query(ctx, q, ts)
 	if err != nil {
 		return nil, fmt.Errorf("PromQL %s: %w", q, err)
@@ -301,32 +326,39 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	}
 	r := i.newRun(p)
 	r.scopeNotices(ctx, stages)
-	var series []analysis.Series
-	for _, stage := range stages {
+	// Stages are independent: fetch them concurrently (the PromQL engine
+	// runs concurrent queries), then compute in stage order.
+	inputs := make([]latency.Input, len(stages))
+	err = r.parallel(len(stages), func(k int) error {
+		stage := stages[k]
 		hqs, err := r.histogramQueries(ctx, stage, p.window)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		in := latency.Input{Stage: stage, Scale: 1}
-		// Partitions cover disjoint targets: their bucket, _sum and _count
-		// series of one group add up in latency.Compute.
+		// Partitions cover disjoint targets: their bucket and _sum series of
+		// one group add up in latency.Compute; _count comes from the +Inf bucket.
 		for _, hq := range hqs {
 			m, err := r.rangeQuery(ctx, hq.Buckets)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			in.Buckets = append(in.Buckets, m...)
-			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
-				return nil, err
-			}
-			in.Count = append(in.Count, m...)
 			if needMean {
 				if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
-					return nil, err
+					return err
 				}
 				in.Sum = append(in.Sum, m...)
 			}
 		}
+		inputs[k] = in
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var series []analysis.Series
+	for _, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 	}
 	return frames.TimeSeries(series, r.meta()), nil

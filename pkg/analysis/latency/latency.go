@@ -51,7 +51,8 @@ func ParseStat(s string) (Stat, error) {
 
 // Input is the PromQL result for one stage over one range: windowed per-second
 // rates of the histogram buckets (grouped by le and the group labels), of
-// _sum and of _count, on the same step grid. Scale converts the metric's
+// _sum and of _count, on the same step grid. A nil Count is taken from the
+// le="+Inf" bucket series, which classic histograms define as equal to _count. Scale converts the metric's
 // unit to seconds (bucket bounds and sums are multiplied by it).
 type Input struct {
 	Stage   catalog.Signal
@@ -87,7 +88,13 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 		notes.Add(analysis.Warning, fmt.Sprintf("%s: %d bucket series had an le label that is not a number and were ignored", in.Stage, badLe))
 	}
 	sums, _ := analysis.Align(in.Sum, steps)
-	counts, countLabels := analysis.Align(in.Count, steps)
+	countMatrix := in.Count
+	if countMatrix == nil {
+		// A classic histogram's _count equals its +Inf bucket, so the
+		// bucket query already carries the observation rate.
+		countMatrix = infBuckets(in.Buckets)
+	}
+	counts, countLabels := analysis.Align(countMatrix, steps)
 
 	// Groups come from buckets and counts (a group may have _count but no buckets only if the page is broken).
 	for k, l := range countLabels {
@@ -205,6 +212,21 @@ func series(stage catalog.Signal, stat, bound string, gl map[string]string, step
 		name += " " + bound
 	}
 	return analysis.Series{Name: name, Labels: l, Unit: "s", Times: steps, Values: vals}
+}
+
+// infBuckets returns the le="+Inf" series of a bucket matrix without their le label.
+func infBuckets(m model.Matrix) model.Matrix {
+	var out model.Matrix
+	for _, s := range m {
+		le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
+		if err != nil || !math.IsInf(le, 1) {
+			continue
+		}
+		metric := s.Metric.Clone()
+		delete(metric, model.BucketLabel)
+		out = append(out, &model.SampleStream{Metric: metric, Values: s.Values})
+	}
+	return out
 }
 
 // alignBuckets groups bucket-rate series by their labels without le and

@@ -159,3 +159,15 @@ func TestBreakdownTable(t *testing.T) {
 	assert.InDelta(t, 0.2, r.Overhead, 1e-9) // 7.2 − 2 − 5
 	assert.InDelta(t, 300, r.Requests, 1e-9) // 0.5 req/s × 600 s
 }
+
+func TestComputeMeanFromInfBucketWhenCountIsNil(t *testing.T) {
+	st := steps(1)
+	in := Input{Stage: catalog.E2E,
+		Buckets: bucketMatrix("a", st, []string{"1", "+Inf"}, []float64{3, 4}),
+		Sum:     model.Matrix{constSeries(model.Metric{"job": "a"}, 6, st)}}
+	mean, _ := ParseStat("mean")
+	var notes analysis.Notices
+	out := Compute(in, st, Options{Stats: []Stat{mean}}, &notes)
+	require.Len(t, out, 1)
+	assert.InDelta(t, 1.5, out[0].Values[0], 1e-12) // 6 s of latency over 4 requests (the +Inf bucket)
+}
