@@ -61,7 +61,7 @@ func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 			vals = append(vals, &v)
 		}
 		valueField := data.NewField("value", data.Labels(s.Labels), vals)
-		valueField.Config = &data.FieldConfig{Unit: s.Unit, DisplayNameFromDS: displayName(s)}
+		valueField.Config = &data.FieldConfig{Unit: s.Unit, DisplayNameFromDS: displayName(s), Custom: bandStyle(s)}
 		f := data.NewFrame(s.Name, data.NewField("time", nil, times), valueField)
 		f.Meta = m.frameMeta(data.FrameTypeTimeSeriesMulti)
 		out = append(out, f)
@@ -73,6 +73,22 @@ func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 	}
 	out[0].Meta.Notices = notices(m.Notices)
 	return out
+}
+
+// bandStyle makes a quantile's bound series draw as a shaded band in
+// Grafana's time-series panel without any panel option: the upper bound
+// fills down to the lower bound of the same quantile, both without lines and
+// kept out of the legend. Other series get no custom config.
+func bandStyle(s analysis.Series) map[string]any {
+	hide := map[string]any{"legend": true, "tooltip": false, "viz": false}
+	switch s.Labels["bound"] {
+	case "upper":
+		lower := analysis.Series{Name: strings.TrimSuffix(s.Name, "upper") + "lower", Labels: s.Labels}
+		return map[string]any{"fillBelowTo": displayName(lower), "fillOpacity": 15, "lineWidth": 0, "hideFrom": hide}
+	case "lower":
+		return map[string]any{"lineWidth": 0, "hideFrom": hide}
+	}
+	return nil
 }
 
 // displayName renders a legend such as "ttft p99 upper · target=vllm-a".
