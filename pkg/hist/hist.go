@@ -227,8 +227,19 @@ type located struct {
 	frac    float64  // (rank - count below bucket) / bucket count, in [0, 1]
 }
 
-// locate computes the Prometheus quantile and where its rank fell.
+// locate computes the Prometheus quantile and where its rank fell. b is
+// normalised only when q is in [0, 1].
 func locate(q float64, b []Bucket) located {
+	if math.IsNaN(q) || q < 0 || q > 1 {
+		return locateIn(q, nil)
+	}
+	return locateIn(q, Normalize(b))
+}
+
+// locateIn is locate on buckets already normalised by Normalize (nil or
+// empty when there are none), so that several quantiles of one histogram
+// share one normalisation.
+func locateIn(q float64, nb []Bucket) located {
 	loc := located{idx: -1}
 	switch {
 	case math.IsNaN(q):
@@ -243,7 +254,6 @@ func locate(q float64, b []Bucket) located {
 		loc.est = Estimate{Value: v, Lower: v, Upper: v, Count: math.NaN(), Method: MethodPrometheus}
 		return loc
 	}
-	nb := Normalize(b)
 	if len(nb) == 0 || !math.IsInf(nb[len(nb)-1].UpperBound, 1) || len(nb) < 2 {
 		count := math.NaN()
 		if len(nb) > 0 && math.IsInf(nb[len(nb)-1].UpperBound, 1) {

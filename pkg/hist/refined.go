@@ -35,10 +35,16 @@ const (
 //     lambda·Γ(1 + 1/k)). Each spread is chosen by maximising the
 //     multinomial log-likelihood of the bucket fractions (weighted as 200
 //     pseudo-observations) plus a weak prior on the spread sd(ln x)
-//     centred on 0.7 (log-normal sigma; Weibull k ≈ 1.28/spread); search:
-//     an 8-point grid over spread in [0.02, 5] on a log scale, then two
-//     rounds of parabolic interpolation. The shape with the higher
-//     penalised likelihood is kept.
+//     centred on 0.7 (log-normal sigma; Weibull k ≈ 1.28/spread), over
+//     spreads in [0.02, 5]. Search: safeguarded parabolic interpolation on
+//     ln(spread) (Brent-style), started at the spread of the bucket
+//     midpoints' logs for the log-normal and just above the log-normal's
+//     optimum for the Weibull, stopped within 0.4 % of the optimal
+//     spread; the Weibull search stops early once a parabola close to its
+//     optimum shows it trailing the log-normal by a safe margin, since it
+//     cannot win then. About 13 likelihood evaluations per histogram on
+//     average (8–24). The shape with the higher penalised likelihood is
+//     kept.
 //  2. If the rank is a fraction f of the way through its bucket's count,
 //     return the fitted shape's point a fraction f of the way through its
 //     probability mass inside the bucket:
@@ -77,7 +83,58 @@ func QuantileWith(e Estimator, q float64, b []Bucket, sum, count float64) Estima
 	default:
 		return fallback(Quantile(q, b), fmt.Sprintf("unknown estimator %q", string(e)))
 	}
-	loc := locate(q, b)
+	r := refiner{mean: Mean(sum, count)}
+	return r.refine(locate(q, b))
+}
+
+// QuantilesWith returns QuantileWith(e, qs[i], b, sum, count) for every
+// qs[i], in the same order (an empty slice for no qs), computing what the
+// quantiles share once: b is normalised once and, for EstimatorRefined, the
+// shape is fitted once (at the first quantile that needs it) and reused to
+// place every quantile. Each result is identical to the corresponding
+// QuantileWith call; the saving is one fit per extra quantile, which
+// dominates refined's cost (see the package README's benchmarks). Use it
+// when a panel shows several quantiles (p50, p90, p99) of the same buckets
+// at the same step. It never panics and does not modify b or qs.
+func QuantilesWith(e Estimator, qs []float64, b []Bucket, sum, count float64) []Estimate {
+	out := make([]Estimate, len(qs))
+	var nb []Bucket
+	normalised := false
+	r := refiner{mean: Mean(sum, count)}
+	for i, q := range qs {
+		var loc located
+		if math.IsNaN(q) || q < 0 || q > 1 {
+			loc = locateIn(q, nil)
+		} else {
+			if !normalised {
+				nb, normalised = Normalize(b), true
+			}
+			loc = locateIn(q, nb)
+		}
+		switch e {
+		case EstimatorPrometheus, "":
+			out[i] = loc.est
+		case EstimatorRefined:
+			out[i] = r.refine(loc)
+		default:
+			out[i] = fallback(loc.est, fmt.Sprintf("unknown estimator %q", string(e)))
+		}
+	}
+	return out
+}
+
+// refiner applies EstimatorRefined to located quantiles of one histogram,
+// fitting its shape at most once.
+type refiner struct {
+	mean   float64 // sum/count, NaN when unknown
+	fitted bool    // fit and reason are set
+	fit    shape
+	reason string // why no shape could be fitted; "" when fit is usable
+}
+
+// refine returns loc's estimate with its value placed by the fitted shape,
+// or the Prometheus estimate with a linear-fallback method.
+func (r *refiner) refine(loc located) Estimate {
 	est := loc.est
 	switch {
 	case loc.idx < 0 || math.IsNaN(est.Value):
@@ -87,11 +144,14 @@ func QuantileWith(e Estimator, q float64, b []Bucket, sum, count float64) Estima
 	case est.Clamp == ClampedLow:
 		return fallback(est, "lowest bucket bound is not positive")
 	}
-	fit, reason := fitShape(loc.buckets, Mean(sum, count))
-	if reason != "" {
-		return fallback(est, reason)
+	if !r.fitted {
+		r.fit, r.reason = fitShape(loc.buckets, r.mean)
+		r.fitted = true
 	}
-	v, ok := fit.placeInBucket(est.Lower, est.Upper, loc.frac)
+	if r.reason != "" {
+		return fallback(est, r.reason)
+	}
+	v, ok := r.fit.placeInBucket(est.Lower, est.Upper, loc.frac)
 	if !ok {
 		return fallback(est, "fit puts no mass in the bucket")
 	}

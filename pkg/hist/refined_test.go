@@ -117,9 +117,59 @@ func FuzzQuantileWith(f *testing.F) {
 				t.Fatalf("%s q=%v b=%v sum=%v count=%v: value %v outside [%v, %v]", e, q, b, sum, count, got.Value, got.Lower, got.Upper)
 			}
 		}
+		qs := []float64{q, 0.5, 0.99}
+		for _, e := range []Estimator{EstimatorPrometheus, EstimatorRefined} {
+			for i, got := range QuantilesWith(e, qs, b, sum, count) {
+				if !withinBounds(got) {
+					t.Fatalf("QuantilesWith %s q=%v b=%v sum=%v count=%v: value %v outside [%v, %v]", e, qs[i], b, sum, count, got.Value, got.Lower, got.Upper)
+				}
+			}
+		}
 		fr := FractionBelow(q, b)
 		if !math.IsNaN(fr.Value) && (fr.Value < fr.Lower || fr.Value > fr.Upper) {
 			t.Fatalf("fraction %v outside [%v, %v]", fr.Value, fr.Lower, fr.Upper)
 		}
 	})
+}
+
+// QuantilesWith must give, for every q, exactly what QuantileWith gives.
+func TestQuantilesWithMatchesQuantileWith(t *testing.T) {
+	typical := []Bucket{{0.1, 2}, {0.25, 10}, {0.5, 40}, {1, 90}, {2.5, 99}, {inf, 100}}
+	qs := []float64{0.5, 0.9, 0.99, 0, 1, 0.999, -0.5, 1.5, math.NaN(), 0.01}
+	hists := []struct {
+		name       string
+		b          []Bucket
+		sum, count float64
+	}{
+		{"typical", typical, 70, 100},
+		{"unsorted with duplicate bounds", []Bucket{{1, 90}, {0.25, 10}, {inf, 100}, {0.5, 40}, {1.0, 0}, {0.1, 2}}, 70, 100},
+		{"mean outside the buckets", typical, 1, 100},
+		{"no mean", typical, 0, 0},
+		{"all in +Inf", []Bucket{{0.1, 0}, {1, 0}, {inf, 7}}, 70, 7},
+		{"non-positive lowest bound", []Bucket{{0, 10}, {1, 50}, {inf, 100}}, 40, 100},
+		{"empty", nil, 0, 0},
+		{"first request-phase bucket only", []Bucket{{0.3, 1000}, {0.5, 1000}, {inf, 1000}}, 20, 1000},
+	}
+	for _, h := range hists {
+		for _, e := range []Estimator{EstimatorPrometheus, EstimatorRefined, "", "magic"} {
+			got := QuantilesWith(e, qs, h.b, h.sum, h.count)
+			require.Len(t, got, len(qs))
+			for i, q := range qs {
+				want := QuantileWith(e, q, h.b, h.sum, h.count)
+				msg := h.name + " " + string(e)
+				sameFloat(t, want.Value, got[i].Value, msg+" value q=%v", q)
+				sameFloat(t, want.Lower, got[i].Lower, msg+" lower q=%v", q)
+				sameFloat(t, want.Upper, got[i].Upper, msg+" upper q=%v", q)
+				sameFloat(t, want.Count, got[i].Count, msg+" count q=%v", q)
+				assert.Equalf(t, want.Clamp, got[i].Clamp, msg+" clamp q=%v", q)
+				assert.Equalf(t, want.InLowestBucket, got[i].InLowestBucket, msg+" lowest q=%v", q)
+				assert.Equalf(t, want.Method, got[i].Method, msg+" method q=%v", q)
+			}
+		}
+	}
+	assert.Empty(t, QuantilesWith(EstimatorRefined, nil, typical, 70, 100))
+	// The input is not modified.
+	in := []Bucket{{1, 90}, {0.25, 10}, {inf, 100}, {0.5, 40}}
+	QuantilesWith(EstimatorRefined, qs, in, 50, 100)
+	assert.Equal(t, []Bucket{{1, 90}, {0.25, 10}, {inf, 100}, {0.5, 40}}, in)
 }
