@@ -108,11 +108,31 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 	}
 	sort.Strings(keys)
 
+	var qs []float64
+	for _, st := range opt.Stats {
+		if !st.IsMean() {
+			qs = append(qs, st.Quantile)
+		}
+	}
 	var out []analysis.Series
 	for _, key := range keys {
 		gl := groupLabels[key]
 		perStep := bucketsByGroup[key]
 		sum, cnt := sums[key], counts[key]
+		// All quantiles of one step share one normalisation and, for the
+		// refined estimator, one fit (hist.QuantilesWith).
+		est := make([][]hist.Estimate, len(steps))
+		for i := range steps {
+			if perStep == nil || len(perStep[i]) == 0 || len(qs) == 0 {
+				continue
+			}
+			s, c := math.NaN(), math.NaN()
+			if sum != nil && cnt != nil {
+				s, c = sum[i]*scale, cnt[i]
+			}
+			est[i] = hist.QuantilesWith(opt.Estimator, qs, perStep[i], s, c)
+		}
+		qi := -1
 		for _, st := range opt.Stats {
 			if st.IsMean() {
 				vals := make([]float64, len(steps))
@@ -125,24 +145,17 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 				out = append(out, series(in.Stage, st.Name, "", gl, steps, vals))
 				continue
 			}
+			qi++
 			vals := make([]float64, len(steps))
 			lo := make([]float64, len(steps))
 			hi := make([]float64, len(steps))
 			var clampedHigh, clampedLow, wide, fallback int
 			for i := range steps {
 				vals[i], lo[i], hi[i] = math.NaN(), math.NaN(), math.NaN()
-				var b []hist.Bucket
-				if perStep != nil {
-					b = perStep[i]
-				}
-				if len(b) == 0 {
+				if est[i] == nil {
 					continue
 				}
-				s, c := math.NaN(), math.NaN()
-				if sum != nil && cnt != nil {
-					s, c = sum[i]*scale, cnt[i]
-				}
-				e := hist.QuantileWith(opt.Estimator, st.Quantile, b, s, c)
+				e := est[i][qi]
 				vals[i], lo[i], hi[i] = e.Value, e.Lower, e.Upper
 				if math.IsNaN(e.Value) {
 					continue
