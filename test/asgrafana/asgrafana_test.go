@@ -366,8 +366,12 @@ func (f *fixture) testBreakdownTable(t *testing.T) {
 		requireNear(t, want, cellFloat(t, fr, col, 0), rel, "breakdown table "+col)
 		assert.Equal(t, "s", tableField(t, fr, col).Config.Unit, col)
 	}
-	// Requests finished in the 10 s window: the E2E count rate × 10 s.
-	requireNear(t, f.model.reqRate*10, cellFloat(t, fr, "requests", 0), rel, "breakdown table requests")
+	// Requests finished in the 10 s window: the E2E count rate × 10 s. Unlike
+	// the means (ratios of rates, where extrapolation cancels), this count
+	// depends on PromQL's extrapolation to the window edges, which falls short
+	// by up to half a scrape interval when a scrape lands late on a loaded
+	// machine (seen: 19.69 for 20 under CI load), hence the 5 % tolerance.
+	requireNear(t, f.model.reqRate*10, cellFloat(t, fr, "requests", 0), 0.05, "breakdown table requests")
 }
 
 func (f *fixture) testThroughput(t *testing.T) {
