@@ -5,8 +5,9 @@
 package analysis
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,11 +98,7 @@ func Key(metric model.Metric, drop ...string) (string, map[string]string) {
 
 // LabelsKey renders labels as a sorted `k=v,` string, usable as a map key.
 func LabelsKey(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(l))
 	var b strings.Builder
 	for _, k := range keys {
 		b.WriteString(k)
@@ -164,11 +161,7 @@ func Align(m model.Matrix, steps []time.Time, drop ...string) (map[string][]floa
 // renaming group labels with GroupLabels and adding extra labels.
 func FromMatrix(m model.Matrix, steps []time.Time, name, unit string, extra map[string]string) []Series {
 	vals, labels := Align(m, steps)
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(vals))
 	out := make([]Series, 0, len(keys))
 	for _, k := range keys {
 		l := labels[k]

@@ -6,7 +6,9 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -68,11 +70,7 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 			keySet[k] = true
 		}
 	}
-	keys := make([]string, 0, len(keySet))
-	for k := range keySet {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(keySet))
 	var out []analysis.Series
 	fallback := make([][]string, len(saturationSources))
 	for _, k := range keys {
@@ -228,11 +226,7 @@ func ThrottleStates(perReason, bitmask model.Matrix, steps []time.Time) []State 
 			active[k][i] = append(active[k][i], DecodeReasons(uint64(p.Value))...)
 		}
 	}
-	keys := make([]string, 0, len(active))
-	for k := range active {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(active))
 	out := make([]State, 0, len(keys))
 	for _, k := range keys {
 		vals := make([]string, len(steps))

@@ -1,8 +1,9 @@
 package latency
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -66,11 +67,7 @@ func Breakdown(in map[catalog.Signal]MeanInput, steps []time.Time) []analysis.Se
 		}
 		means[sig] = m
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(groups))
 	var out []analysis.Series
 	for _, k := range keys {
 		get := func(s catalog.Signal) []float64 {
@@ -140,11 +137,7 @@ func BreakdownTable(in map[catalog.Signal]InstantMean, window time.Duration) []B
 			}
 		}
 	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(rows))
 	out := make([]BreakdownRow, 0, len(keys))
 	for _, k := range keys {
 		a := rows[k]

@@ -6,8 +6,9 @@ package latency
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,11 +103,7 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 			groupLabels[k] = l
 		}
 	}
-	keys := make([]string, 0, len(groupLabels))
-	for k := range groupLabels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(groupLabels))
 
 	var qs []float64
 	for _, st := range opt.Stats {
@@ -200,11 +197,7 @@ func describe(gl map[string]string) string {
 	if len(gl) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(gl))
-	for k := range gl {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(gl))
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, k+"="+gl[k])

@@ -4,8 +4,9 @@
 package saturation
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -40,7 +41,7 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 	hits, hitLabels := analysis.Align(in.PrefixHits, steps)
 	queries, _ := analysis.Align(in.PrefixQueries, steps)
 	seen := map[string]bool{}
-	for _, k := range sortedKeys(hitLabels) {
+	for _, k := range slices.Sorted(maps.Keys(hitLabels)) {
 		q := queries[k]
 		if q == nil {
 			continue
@@ -59,7 +60,7 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 		out = append(out, analysis.Series{Name: "prefix-cache hit ratio", Labels: l, Unit: "percentunit", Times: steps, Values: v})
 	}
 	gauge, gaugeLabels := analysis.Align(in.PrefixHitRatio, steps)
-	for _, k := range sortedKeys(gaugeLabels) {
+	for _, k := range slices.Sorted(maps.Keys(gaugeLabels)) {
 		if seen[k] {
 			continue
 		}
@@ -75,14 +76,5 @@ func copyLabels(l map[string]string) map[string]string {
 	for k, v := range l {
 		out[k] = v
 	}
-	return out
-}
-
-func sortedKeys(m map[string]map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
