@@ -5,7 +5,8 @@
 package main
 
 import (
-	"github.com/grafana/grafana-plugin-sdk-go/build"
+	// mage:import
+	build "github.com/grafana/grafana-plugin-sdk-go/build"
 )
 
 func init() {
