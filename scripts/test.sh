@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every Inferscope test: Go vet + unit, corpus, oracle, simulator, agent
 # and as-Grafana tests; the plugin binary build; front-end typecheck, lint,
-# jest and production build; the demo compose file's validation.
-# Needs: Go 1.26, Node 20, mage, promtool and docker-compose (see .ci/run).
+# jest and production build; the editors in headless chromium; the demo
+# compose file's validation.
+# Needs: Go 1.26, Node 20, mage, promtool, docker-compose and chromium (see .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$(go env GOPATH)/bin:$PATH"
@@ -19,6 +20,8 @@ npm run typecheck
 npm run lint
 npm run test:ci
 npm run build
+echo "== editors in a real browser (chromium + playwright-core)"
+npm run test:browser
 echo "== demo compose file"
 docker-compose -f docker-compose.yaml config -q
 echo "all tests passed"
