@@ -104,6 +104,14 @@ type Collector struct {
 	closeErr  error
 }
 
+// Per-series label limits of every scrape: a series above any of them fails
+// the scrape with a clear error.
+const (
+	labelLimit            = 64
+	labelNameLengthLimit  = 128
+	labelValueLengthLimit = 1024
+)
+
 // Start opens a TSDB in a new temporary directory, starts Prometheus's scrape
 // manager on every target and GPU agent of cfg and returns once the scrape
 // pools exist (the first scrape of each target follows within one scrape
@@ -269,8 +277,13 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			EnableCompression:      true,
 			BodySizeLimit:          units.Base2Bytes(cfg.BodySizeLimit),
 			SampleLimit:            uint(max(cfg.SampleLimit, 0)),
-			HTTPClientConfig:       hc,
-			MetricRelabelConfigs:   metricRelabel,
+			// A page with absurd label sets fails its scrape instead of
+			// filling the TSDB (vLLM's widest series, cache_config_info, has ~25 labels).
+			LabelLimit:            labelLimit,
+			LabelNameLengthLimit:  labelNameLengthLimit,
+			LabelValueLengthLimit: labelValueLengthLimit,
+			HTTPClientConfig:      hc,
+			MetricRelabelConfigs:  metricRelabel,
 		}
 		scfgs = append(scfgs, sc)
 		ls := model.LabelSet{}

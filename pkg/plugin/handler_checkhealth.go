@@ -104,7 +104,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	pr := collect.Probe(ctx, i.settings, name)
 	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
 	if pr.Err != nil {
-		h.Error = pr.Err.Error()
+		h.Error = sanitizeError(pr.Err.Error())
 		return h
 	}
 	d := catalog.Detect(pr.Names)
@@ -112,7 +112,9 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 		d.Engine = catalog.Engine(t.Engine)
 	}
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
-	h.Models = append(h.Models, pr.Labels["model_name"]...)
+	for _, m := range pr.Labels["model_name"] {
+		h.Models = append(h.Models, sanitizeError(m))
+	}
 	sort.Strings(h.Models)
 	if kind == "target" && (d.Engine == catalog.EngineUnknown || d.Engine == "") {
 		h.Error = fmt.Sprintf("%s `%s`: the page at %s has %d samples but none from a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM); set the engine in the target's settings if it is one", kind, name, pr.URL, pr.Samples)

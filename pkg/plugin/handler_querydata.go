@@ -137,7 +137,12 @@ func (r *run) parallel(n int, fn func(k int) error) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *run) rangeQuery(ctx context.Context, q string) (model.Matrix, error) {
@@ -169,12 +174,13 @@ func (r *run) instantQuery(ctx context.Context, q string, ts time.Time) (model.V
 // scopeNotices warns about targets in scope that are down, and says per
 // target which of the signals are approximate or absent for its engine.
 func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
+	statuses := r.i.statuses()
 	for _, t := range r.i.targetsInScope(r.p.Targets) {
-		st, ok := r.i.status(t.Name)
+		st, ok := statuses[t.Name]
 		if ok && !st.Up && !st.LastScrape.IsZero() {
 			msg := fmt.Sprintf("target %s is down", t.Name)
 			if st.LastError != "" {
-				msg += ": " + st.LastError
+				msg += ": " + sanitizeError(st.LastError)
 			}
 			r.notes.Add(analysis.Warning, msg+"; its samples stop at the last successful scrape")
 		}
@@ -316,11 +322,19 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	}
 	opt := latency.Options{Estimator: p.estimator, Bounds: p.Bounds == nil || *p.Bounds}
 	needMean := p.estimator == "refined"
+	if len(statNames) > maxStats {
+		return nil, badQueryf("stats: %d statistics asked, at most %d per query", len(statNames), maxStats)
+	}
+	seenStat := map[string]bool{}
 	for _, s := range statNames {
 		st, err := latency.ParseStat(s)
 		if err != nil {
 			return nil, badQueryf("stats: %v", err)
 		}
+		if seenStat[st.Name] {
+			continue
+		}
+		seenStat[st.Name] = true
 		opt.Stats = append(opt.Stats, st)
 		needMean = needMean || st.IsMean()
 	}
@@ -364,6 +378,9 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	return frames.TimeSeries(series, r.meta()), nil
 }
 
+// maxStats caps the statistics of one latency query.
+const maxStats = 20
+
 // breakdownSignals are the histograms whose means make up the breakdown.
 var breakdownSignals = []catalog.Signal{catalog.QueueTime, catalog.PrefillTime, catalog.DecodeTime, catalog.InferenceTime, catalog.E2E}
 
@@ -390,7 +407,9 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 		}
 		return frames.TimeSeries(latency.Breakdown(in, r.steps), r.meta()), nil
 	case "table":
-		window := p.end.Sub(p.start)
+		// The table covers the whole selected range, evaluated at its real
+		// end (not the step-aligned one, which can leave out the last step).
+		window := p.to.Sub(p.from)
 		if window < p.window {
 			window = p.window
 		}
@@ -401,10 +420,10 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 				return nil, err
 			}
 			im := latency.InstantMean{Scale: 1}
-			if im.Sum, err = r.instantQuery(ctx, hq.Sum, p.end); err != nil {
+			if im.Sum, err = r.instantQuery(ctx, hq.Sum, p.to); err != nil {
 				return nil, err
 			}
-			if im.Count, err = r.instantQuery(ctx, hq.Count, p.end); err != nil {
+			if im.Count, err = r.instantQuery(ctx, hq.Count, p.to); err != nil {
 				return nil, err
 			}
 			in[s] = im

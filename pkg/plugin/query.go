@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -67,7 +68,8 @@ func badQueryf(format string, a ...any) error { return badQuery{fmt.Sprintf(form
 // plan is a decoded query with its time grid resolved.
 type plan struct {
 	Query
-	start, end time.Time
+	start, end time.Time // step-aligned range of range queries
+	from, to   time.Time // the range as Grafana sent it
 	step       time.Duration
 	window     time.Duration
 	scope      catalog.Scope
@@ -75,6 +77,9 @@ type plan struct {
 }
 
 const maxPoints = 11000
+
+// maxRange is the longest time range a query may span.
+const maxRange = 100 * 365 * 24 * time.Hour
 
 func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 	var m Query
@@ -88,9 +93,13 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 	}
 	p := &plan{Query: m}
 	p.start, p.end = q.TimeRange.From, q.TimeRange.To
+	if p.start.Year() < 1970 || p.end.Year() > 9999 || p.end.Sub(p.start) > maxRange {
+		return nil, badQueryf("time range %s to %s is outside what can be queried (at most %d years, from 1970)", p.start.Format(time.RFC3339), p.end.Format(time.RFC3339), int(maxRange.Hours()/24/365))
+	}
 	if !p.end.After(p.start) {
 		p.end = p.start.Add(time.Second)
 	}
+	p.from, p.to = p.start, p.end
 	p.step = q.Interval
 	if p.step < s.ScrapeInterval {
 		p.step = s.ScrapeInterval
@@ -106,10 +115,10 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 	if p.step < time.Second {
 		p.step = time.Second
 	}
-	// Align to the step like Grafana's Prometheus data source, so a refresh
-	// evaluates the same instants.
-	p.start = p.start.Truncate(p.step)
-	p.end = p.end.Truncate(p.step)
+	// Align to multiples of the step since the Unix epoch, like Grafana's
+	// Prometheus data source, so a refresh evaluates the same instants.
+	p.start = alignToStep(p.start, p.step)
+	p.end = alignToStep(p.end, p.step)
 	if p.end.Before(p.start) {
 		p.end = p.start
 	}
@@ -131,6 +140,11 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 			}
 		}
 	}
+	for _, model := range m.Models {
+		if strings.TrimSpace(model) == "" {
+			return nil, badQueryf("models: an empty model name; leave models empty to select every model")
+		}
+	}
 	by, err := groupBy(m.GroupBy)
 	if err != nil {
 		return nil, err
@@ -145,6 +159,12 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 		return nil, badQueryf("estimator: %q is neither prometheus nor refined", m.Estimator)
 	}
 	return p, nil
+}
+
+// alignToStep rounds t down to a multiple of step counted from the Unix epoch.
+func alignToStep(t time.Time, step time.Duration) time.Time {
+	ms := step.Milliseconds()
+	return time.UnixMilli(t.UnixMilli() / ms * ms).In(t.Location())
 }
 
 func groupBy(g string) ([]string, error) {
@@ -165,7 +185,7 @@ func rawSelector(p *plan, s *settings.Settings) (string, error) {
 	if p.Metric == "" {
 		return "", badQueryf("metric: a raw query needs a metric name such as vllm:num_requests_running")
 	}
-	if !model.UTF8Validation.IsValidMetricName(p.Metric) || len(p.Metric) > 200 {
+	if !model.LegacyValidation.IsValidMetricName(p.Metric) || len(p.Metric) > 200 {
 		return "", badQueryf("metric: %q is not a metric name", p.Metric)
 	}
 	targets := p.Targets

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -25,19 +27,40 @@ var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GRE
 // name whether the agent is the Inferscope agent or dcgm-exporter
 // (catalog.GPUPromQL normalises dcgm-exporter's UUID/uuid/gpu_uuid,
 // Hostname/hostname and modelName, and drops DCGM blank sentinels). The gpus
-// field keeps GPUs whose index or uuid it lists. Asking for throttle_reasons
+// field keeps GPUs whose index or uuid it lists; a query selecting targets
+// shows the GPUs those targets use (settings targets[].gpus, all when empty). Asking for throttle_reasons
 // alone returns a state-timeline frame.
 func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	agents := p.Agents
+	// perAgent restricts an agent to the GPU indices its selected targets use
+	// (settings targets[].gpus); an agent absent from it shows every GPU.
+	perAgent := map[string]map[string]bool{}
+	allGPUs := map[string]bool{}
 	if len(agents) == 0 {
 		// Targets may name agents too; otherwise the agents of the selected targets, else all.
 		for _, t := range p.Targets {
 			if a, ok := i.settings.Agent(t); ok {
 				agents = append(agents, a.Name)
+				allGPUs[a.Name] = true
 			} else if tt, ok := i.settings.Target(t); ok && tt.Agent != "" {
 				agents = append(agents, tt.Agent)
+				if len(tt.GPUs) == 0 {
+					allGPUs[tt.Agent] = true
+					continue
+				}
+				if perAgent[tt.Agent] == nil {
+					perAgent[tt.Agent] = map[string]bool{}
+				}
+				for _, g := range tt.GPUs {
+					perAgent[tt.Agent][strconv.Itoa(g)] = true
+				}
 			}
 		}
+		slices.Sort(agents)
+		agents = slices.Compact(agents)
+	}
+	for a := range allGPUs {
+		delete(perAgent, a)
 	}
 	if len(agents) == 0 {
 		for _, a := range i.settings.GPUAgents {
@@ -85,14 +108,19 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(keepGPU) == 0 {
+		if len(keepGPU) == 0 && len(perAgent) == 0 {
 			return m, nil
 		}
 		out := m[:0]
 		for _, s := range m {
-			if keepGPU[string(s.Metric["gpu"])] || keepGPU[string(s.Metric["uuid"])] {
-				out = append(out, s)
+			gpuIdx, uuid := string(s.Metric["gpu"]), string(s.Metric["uuid"])
+			if len(keepGPU) > 0 && !keepGPU[gpuIdx] && !keepGPU[uuid] {
+				continue
 			}
+			if only, ok := perAgent[string(s.Metric["job"])]; ok && !only[gpuIdx] {
+				continue
+			}
+			out = append(out, s)
 		}
 		return out, nil
 	}

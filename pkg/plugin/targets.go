@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,16 +33,17 @@ func (i *Instance) targetsInScope(names []string) []settings.Target {
 	return out
 }
 
-func (i *Instance) status(name string) (collect.TargetStatus, bool) {
+// statuses returns the collector's view of every target and agent by name.
+// Collector.Status rebuilds every entry, so callers ask once per query.
+func (i *Instance) statuses() map[string]collect.TargetStatus {
+	out := map[string]collect.TargetStatus{}
 	if i.collector == nil {
-		return collect.TargetStatus{}, false
+		return out
 	}
 	for _, st := range i.collector.Status() {
-		if st.Name == name {
-			return st, true
-		}
+		out[st.Name] = st
 	}
-	return collect.TargetStatus{}, false
+	return out
 }
 
 // detectionCache remembers each target's detected engine for one scrape interval.
@@ -111,6 +114,33 @@ func (i *Instance) engineOf(ctx context.Context, name string) (catalog.Engine, b
 	return d.Engine, ok
 }
 
+// quotedRE matches a long quoted fragment inside an error message: scrape
+// parsers quote the offending page content, which may echo request headers.
+var quotedRE = regexp.MustCompile(`"[^"]*"`)
+
+// maxQuoted is the longest quoted fragment kept in an error (parser tokens
+// such as "INVALID" stay readable).
+const maxQuoted = 12
+
+// maxErrorLen caps an error shown in notices, tables and health messages.
+const maxErrorLen = 300
+
+// sanitizeError prepares a scrape error for panel viewers: long quoted page
+// content is elided (a page may echo an Authorization header back) and the
+// message is capped at maxErrorLen bytes.
+func sanitizeError(s string) string {
+	s = quotedRE.ReplaceAllStringFunc(s, func(q string) string {
+		if len(q)-2 > maxQuoted {
+			return `"…"`
+		}
+		return q
+	})
+	if len(s) > maxErrorLen {
+		s = strings.ToValidUTF8(s[:maxErrorLen], "") + "…"
+	}
+	return s
+}
+
 func escapeLabel(s string) string {
 	out := make([]rune, 0, len(s))
 	for _, r := range s {
@@ -124,17 +154,12 @@ func escapeLabel(s string) string {
 
 // inventory gathers what the collector and the store know about every target and agent.
 func (i *Instance) inventory(ctx context.Context) []inventory.Row {
-	statuses := map[string]collect.TargetStatus{}
-	if i.collector != nil {
-		for _, st := range i.collector.Status() {
-			statuses[st.Name] = st
-		}
-	}
+	statuses := i.statuses()
 	var obs []inventory.Observed
 	add := func(name, kind, url, override string) {
 		st := statuses[name]
 		o := inventory.Observed{Name: name, Kind: kind, URL: url, EngineOverride: override, Up: st.Up,
-			LastScrape: st.LastScrape, LastDuration: st.LastDuration, Series: st.Series, LastError: st.LastError}
+			LastScrape: st.LastScrape, LastDuration: st.LastDuration, Series: st.Series, LastError: sanitizeError(st.LastError)}
 		if i.querier != nil {
 			o.MetricNames = i.metricNames(ctx, name, i.now())
 			now := i.now()

@@ -85,7 +85,8 @@ type Settings struct {
 	RetentionRaw      string `json:"retention,omitempty"`
 	// BodySizeLimit caps one scraped page in bytes.
 	BodySizeLimit int64 `json:"bodySizeLimit,omitempty"`
-	// SampleLimit caps the samples kept from one scrape; a page above it fails that scrape.
+	// SampleLimit caps the samples kept from one scrape (after dropping unused
+	// families); a page above it fails that whole scrape, as in Prometheus.
 	SampleLimit int `json:"sampleLimit,omitempty"`
 
 	ScrapeInterval time.Duration `json:"-"`
@@ -172,8 +173,21 @@ func checkURL(field, raw string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%s: %q is not an http(s) URL such as http://10.0.0.5:8000/metrics", field, raw)
 	}
+	if u.User != nil {
+		// The URL is shown to dashboard viewers (targets table); credentials
+		// belong in basicAuthUser and the secure password field.
+		return fmt.Errorf("%s: put credentials in the basic-auth user and password fields, not in the URL", field)
+	}
 	return nil
 }
+
+// reservedLabels are label names a target's extra labels may not set: they
+// are Prometheus's own or labels the catalogue reads from engine pages
+// (histogram bounds, data-parallel rank, finish reason, GPU identity), and a
+// clash would rename the page's label to exported_<name>. model_name is
+// allowed: it names the model of engines whose pages carry none (TGI, llama.cpp).
+var reservedLabels = map[string]bool{"job": true, "instance": true, "le": true, "quantile": true,
+	"engine": true, "finished_reason": true, "reason": true, "gpu": true, "uuid": true, "hostname": true}
 
 // Validate checks a loaded Settings and returns one sentence naming the first bad field.
 func (s *Settings) Validate() error {
@@ -206,8 +220,11 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
 		}
 		for k := range t.Labels {
-			if !model.LabelName(k).IsValidLegacy() || strings.HasPrefix(k, "__") || k == "job" || k == "instance" {
+			if !model.LabelName(k).IsValidLegacy() || strings.HasPrefix(k, "__") {
 				return fmt.Errorf("%s.labels: %q is not a usable label name", f, k)
+			}
+			if reservedLabels[k] {
+				return fmt.Errorf("%s.labels: %q is set by the scrape or the engine's page and cannot be overridden", f, k)
 			}
 		}
 		if t.BearerToken != "" && t.BasicAuthUser != "" {

@@ -38,6 +38,8 @@ func TestLoadErrorsNameTheField(t *testing.T) {
 		`{"targets":[{"name":"a","url":"http://x/m","agent":"nope"}]}`:                        "targets[0].agent",
 		`{"targets":[{"name":"a","url":"http://x/m","labels":{"job":"x"}}]}`:                  "targets[0].labels",
 		`{"gpuAgents":[{"name":"g","url":"http://x/m","kind":"other"}]}`:                      "gpuAgents[0].kind",
+		`{"targets":[{"name":"a","url":"http://u:pw@x/m"}]}`:                                  "targets[0].url",
+		`{"targets":[{"name":"a","url":"http://x/m","labels":{"le":"1"}}]}`:                   "targets[0].labels",
 		`not json`: "jsonData",
 	}
 	for in, field := range cases {

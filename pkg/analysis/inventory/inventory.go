@@ -53,6 +53,11 @@ func Build(obs []Observed) []Row {
 		if o.EngineOverride != "" {
 			r.Engine = o.EngineOverride
 		}
+		if o.Kind == "target" && o.Up && o.LastError == "" && (r.Engine == "" || r.Engine == string(catalog.EngineUnknown)) {
+			// The scrape succeeded but nothing on the page is an inference
+			// engine's metric: a wrong URL or a page that is not /metrics.
+			r.LastError = "the page has no metrics of a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM)"
+		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -1,0 +1,80 @@
+package plugin
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+func testSettings(t *testing.T) settings.Settings {
+	t.Helper()
+	s, err := settings.Load([]byte(`{"targets":[{"name":"vllm-a","url":"http://a:8000/metrics"},{"name":"si.m","url":"http://b:8000/metrics"}],
+		"gpuAgents":[{"name":"node-a","url":"http://a:9400/metrics"}]}`), nil)
+	require.NoError(t, err)
+	return s
+}
+
+func TestDecodeQueryStepWindowAndErrors(t *testing.T) {
+	s := testSettings(t)
+	to := time.Unix(1_800_000_000, 0)
+	dq := func(js string, from time.Time) backend.DataQuery {
+		return backend.DataQuery{RefID: "A", JSON: json.RawMessage(js), Interval: time.Second, MaxDataPoints: 1000,
+			TimeRange: backend.TimeRange{From: from, To: to}}
+	}
+	// 6 h over at most 1000 points: step 21.6 s truncated to 21 s; window max(step, 4 × 15 s scrape) = 60 s.
+	p, err := decodeQuery(dq(`{"queryType":"latency"}`, to.Add(-6*time.Hour)), &s)
+	require.NoError(t, err)
+	assert.Equal(t, 21*time.Second, p.step)
+	assert.Equal(t, time.Minute, p.window)
+	assert.Equal(t, 0, int(p.start.Unix()%21))
+	assert.Equal(t, to, p.to, "the unaligned end is kept for instant queries")
+
+	for js, want := range map[string]string{
+		`{"models":[""]}`:            "models",
+		`{"targets":["http://x/"]}`:  "not a target configured",
+		`{"groupBy":"pod"}`:          "groupBy",
+		`{"window":"-1s"}`:           "window",
+		`{"estimator":"magic"}`:      "estimator",
+		`{"queryType": 3}`:           "query JSON is invalid",
+		`{"targets":["vllm-a","x"]}`: `"x"`,
+	} {
+		_, err := decodeQuery(dq(js, to.Add(-time.Hour)), &s)
+		require.Error(t, err, js)
+		assert.Contains(t, err.Error(), want, js)
+		assert.IsType(t, badQuery{}, err, js)
+	}
+	_, err = decodeQuery(dq(`{}`, to.Add(-200*365*24*time.Hour)), &s)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "time range")
+}
+
+func TestRawSelectorQuotesEverything(t *testing.T) {
+	s := testSettings(t)
+	p := &plan{Query: Query{Metric: "vllm:num_requests_running", Matchers: map[string]string{"model_name": `a"}) or vector(1`}}}
+	sel, err := rawSelector(p, &s)
+	require.NoError(t, err)
+	// Target names are regex-quoted (the dot in si.m is literal) and matcher values string-quoted.
+	assert.Equal(t, `{__name__="vllm:num_requests_running", job=~"node-a|si\\.m|vllm-a", model_name="a\"}) or vector(1"}`, sel)
+	for _, bad := range []Query{{Metric: ""}, {Metric: "up{x=1}"}, {Metric: "up", Matchers: map[string]string{"job": "x"}}, {Metric: "up", Matchers: map[string]string{"a-b": "x"}}} {
+		_, err := rawSelector(&plan{Query: bad}, &s)
+		assert.Error(t, err, "%+v", bad)
+	}
+}
+
+func TestSanitizeErrorElidesPageContent(t *testing.T) {
+	// A page echoing the Authorization header: base64("bob:BASICSECRET").
+	in := `expected a valid start token, got "Ym9iOkJBU0lDU0VDUkVU" ("INVALID") while parsing: "Basic Ym9iOkJBU0lDU0VDUkVU"`
+	out := sanitizeError(in)
+	assert.NotContains(t, out, "Ym9iOkJBU0lDU0VDUkVU\"")
+	assert.NotContains(t, out, "Basic Ym9i")
+	assert.Contains(t, out, "expected a valid start token")
+	long := sanitizeError(strings.Repeat("x", 5000))
+	assert.LessOrEqual(t, len(long), maxErrorLen+len("…"))
+}
