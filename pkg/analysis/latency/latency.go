@@ -171,6 +171,9 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 				}
 			}
 			g := describe(gl)
+			if noInf := missingInf(perStep); noInf > 0 && qi == 0 {
+				notes.Add(analysis.Warning, fmt.Sprintf("%s%s: in %d of %d steps the histogram has no +Inf bucket, so no quantile can be computed (the page is incomplete or relabelled)", in.Stage, g, noInf, len(steps)))
+			}
 			if clampedHigh > 0 {
 				notes.Add(analysis.Warning, fmt.Sprintf("%s %s%s: in %d of %d steps the quantile fell in the +Inf bucket and is clamped at the highest finite bound; the true value is higher", in.Stage, st.Name, g, clampedHigh, len(steps)))
 			}
@@ -218,6 +221,17 @@ func series(stage catalog.Signal, stat, bound string, gl map[string]string, step
 		name += " " + bound
 	}
 	return analysis.Series{Name: name, Labels: l, Unit: "s", Times: steps, Values: vals}
+}
+
+// missingInf counts the steps whose buckets lack the +Inf bucket.
+func missingInf(perStep [][]hist.Bucket) int {
+	n := 0
+	for _, b := range perStep {
+		if len(b) > 0 && !math.IsInf(b[len(b)-1].UpperBound, 1) {
+			n++
+		}
+	}
+	return n
 }
 
 // infBuckets returns the le="+Inf" series of a bucket matrix without their le label.

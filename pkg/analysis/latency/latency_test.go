@@ -171,3 +171,15 @@ func TestComputeMeanFromInfBucketWhenCountIsNil(t *testing.T) {
 	require.Len(t, out, 1)
 	assert.InDelta(t, 1.5, out[0].Values[0], 1e-12) // 6 s of latency over 4 requests (the +Inf bucket)
 }
+
+func TestComputeWithoutInfBucketSaysWhy(t *testing.T) {
+	st := steps(2)
+	in := Input{Stage: catalog.TTFT, Buckets: bucketMatrix("a", st, []string{"0.1", "1"}, []float64{2, 4})}
+	p50, _ := ParseStat("p50")
+	var notes analysis.Notices
+	out := Compute(in, st, Options{Stats: []Stat{p50}}, &notes)
+	require.Len(t, out, 1)
+	assert.True(t, math.IsNaN(out[0].Values[0]))
+	require.Len(t, notes.List(), 1)
+	assert.Contains(t, notes.List()[0].Text, "no +Inf bucket")
+}
