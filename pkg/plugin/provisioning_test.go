@@ -1,0 +1,80 @@
+package plugin
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+// TestProvisionedDemoIsValid loads the demo's provisioned data source as
+// Grafana would hand it to the plugin, and decodes every query of the
+// provisioned dashboard the way the front end sends it (template variables
+// set to "All", which the front end drops, and the estimator variable to its
+// default), so the demo cannot ship a setting or panel the backend rejects.
+func TestProvisionedDemoIsValid(t *testing.T) {
+	root := filepath.Join("..", "..")
+	raw, err := os.ReadFile(filepath.Join(root, "provisioning", "datasources", "inferscope.yaml"))
+	require.NoError(t, err)
+	var prov struct {
+		Datasources []struct {
+			Type     string         `yaml:"type"`
+			JSONData map[string]any `yaml:"jsonData"`
+		} `yaml:"datasources"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &prov))
+	require.Len(t, prov.Datasources, 1)
+	require.Equal(t, PluginID, prov.Datasources[0].Type)
+	js, err := json.Marshal(prov.Datasources[0].JSONData)
+	require.NoError(t, err)
+	s, err := settings.Load(js, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, s.Targets)
+
+	dash, err := os.ReadFile(filepath.Join(root, "dashboards", "inferscope-overview.json"))
+	require.NoError(t, err)
+	var d struct {
+		Panels []struct {
+			Title   string            `json:"title"`
+			Targets []json.RawMessage `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(dash, &d))
+	require.NotEmpty(t, d.Panels)
+	now := time.Now()
+	for _, p := range d.Panels {
+		for _, q := range p.Targets {
+			// What applyTemplateVariables sends for "All" and the default estimator.
+			body := strings.ReplaceAll(string(q), `"$target"`, `""`)
+			body = strings.ReplaceAll(body, `"$model"`, `""`)
+			body = strings.ReplaceAll(body, `"$estimator"`, `"prometheus"`)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(body), &m), p.Title)
+			for _, k := range []string{"targets", "models"} {
+				if list, ok := m[k].([]any); ok {
+					kept := []any{}
+					for _, v := range list {
+						if v != "" {
+							kept = append(kept, v)
+						}
+					}
+					m[k] = kept
+				}
+			}
+			delete(m, "datasource") // ${datasource} is resolved by Grafana, not sent to the plugin
+			b, _ := json.Marshal(m)
+			require.NotContains(t, string(b), "$", "%s: unexpanded variable", p.Title)
+			_, err := decodeQuery(backend.DataQuery{RefID: "A", JSON: b, Interval: 15 * time.Second, MaxDataPoints: 1000,
+				TimeRange: backend.TimeRange{From: now.Add(-30 * time.Minute), To: now}}, &s)
+			require.NoError(t, err, p.Title)
+		}
+	}
+}
