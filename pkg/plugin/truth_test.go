@@ -250,5 +250,5 @@ var refinedWins = map[string]bool{
 	"inference_time/p90": true, "inference_time/p99": true,
 	"ttft/p50": true, "ttft/p90": true, "ttft/p99": true,
 	"tpot/p50": true,
-	"e2e/p90": true, "e2e/p99": true,
+	"e2e/p90":  true, "e2e/p99": true,
 }
