@@ -114,6 +114,47 @@ function GPUListInput({
 }
 
 /** Settings page: targets, GPU agents and scrape limits (pkg/settings). */
+/** The duration settings of the Collection section (Prometheus notation). */
+const DURATION_FIELDS: Array<{
+  key: 'scrapeInterval' | 'scrapeTimeout' | 'retention';
+  id: string;
+  label: string;
+  tooltip: string;
+}> = [
+  {
+    key: 'scrapeInterval',
+    id: 'scrape-interval',
+    label: 'Scrape interval',
+    tooltip: 'How often every target and agent is scraped',
+  },
+  { key: 'scrapeTimeout', id: 'scrape-timeout', label: 'Scrape timeout', tooltip: 'At most the scrape interval' },
+  { key: 'retention', id: 'retention', label: 'Retention', tooltip: 'How long scraped series are kept in memory' },
+];
+
+/** The numeric limits of the Collection section. */
+const LIMIT_FIELDS: Array<{
+  key: 'bodySizeLimit' | 'sampleLimit';
+  id: string;
+  label: string;
+  ariaLabel: string;
+  tooltip: string;
+}> = [
+  {
+    key: 'bodySizeLimit',
+    id: 'body-size-limit',
+    label: 'Body size limit (bytes)',
+    ariaLabel: 'Body size limit',
+    tooltip: 'Largest metrics page accepted',
+  },
+  {
+    key: 'sampleLimit',
+    id: 'sample-limit',
+    label: 'Sample limit',
+    ariaLabel: 'Sample limit',
+    tooltip: 'Most samples kept from one scrape after unused families are dropped; a larger page fails that scrape',
+  },
+];
+
 export function ConfigEditor({ options, onOptionsChange }: Props) {
   const targets = options.jsonData.targets ?? [];
   const agents = options.jsonData.gpuAgents ?? [];
@@ -356,68 +397,32 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       </FieldSet>
 
       <FieldSet label="Collection">
-        <InlineField
-          label="Scrape interval"
-          labelWidth={LABEL_WIDTH}
-          tooltip="How often every target and agent is scraped"
-        >
-          <Input
-            id="scrape-interval"
-            aria-label="Scrape interval"
-            width={20}
-            value={options.jsonData.scrapeInterval ?? ''}
-            placeholder={SETTINGS_DEFAULTS.scrapeInterval}
-            onChange={(e) => onOptionsChange(setOption(options, 'scrapeInterval', e.currentTarget.value.trim()))}
-          />
-        </InlineField>
-        <InlineField label="Scrape timeout" labelWidth={LABEL_WIDTH} tooltip="At most the scrape interval">
-          <Input
-            id="scrape-timeout"
-            aria-label="Scrape timeout"
-            width={20}
-            value={options.jsonData.scrapeTimeout ?? ''}
-            placeholder={SETTINGS_DEFAULTS.scrapeTimeout}
-            onChange={(e) => onOptionsChange(setOption(options, 'scrapeTimeout', e.currentTarget.value.trim()))}
-          />
-        </InlineField>
-        <InlineField label="Retention" labelWidth={LABEL_WIDTH} tooltip="How long scraped series are kept in memory">
-          <Input
-            id="retention"
-            aria-label="Retention"
-            width={20}
-            value={options.jsonData.retention ?? ''}
-            placeholder={SETTINGS_DEFAULTS.retention}
-            onChange={(e) => onOptionsChange(setOption(options, 'retention', e.currentTarget.value.trim()))}
-          />
-        </InlineField>
-        <InlineField label="Body size limit (bytes)" labelWidth={LABEL_WIDTH} tooltip="Largest metrics page accepted">
-          <Input
-            id="body-size-limit"
-            aria-label="Body size limit"
-            type="number"
-            min={1}
-            width={20}
-            value={options.jsonData.bodySizeLimit ?? ''}
-            placeholder={String(SETTINGS_DEFAULTS.bodySizeLimit)}
-            onChange={(e) => numberOption('bodySizeLimit', e.currentTarget.value)}
-          />
-        </InlineField>
-        <InlineField
-          label="Sample limit"
-          labelWidth={LABEL_WIDTH}
-          tooltip="Most samples kept from one scrape after unused families are dropped; a larger page fails that scrape"
-        >
-          <Input
-            id="sample-limit"
-            aria-label="Sample limit"
-            type="number"
-            min={1}
-            width={20}
-            value={options.jsonData.sampleLimit ?? ''}
-            placeholder={String(SETTINGS_DEFAULTS.sampleLimit)}
-            onChange={(e) => numberOption('sampleLimit', e.currentTarget.value)}
-          />
-        </InlineField>
+        {DURATION_FIELDS.map((f) => (
+          <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
+            <Input
+              id={f.id}
+              aria-label={f.label}
+              width={20}
+              value={options.jsonData[f.key] ?? ''}
+              placeholder={SETTINGS_DEFAULTS[f.key]}
+              onChange={(e) => onOptionsChange(setOption(options, f.key, e.currentTarget.value.trim()))}
+            />
+          </InlineField>
+        ))}
+        {LIMIT_FIELDS.map((f) => (
+          <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
+            <Input
+              id={f.id}
+              aria-label={f.ariaLabel}
+              type="number"
+              min={1}
+              width={20}
+              value={options.jsonData[f.key] ?? ''}
+              placeholder={String(SETTINGS_DEFAULTS[f.key])}
+              onChange={(e) => numberOption(f.key, e.currentTarget.value)}
+            />
+          </InlineField>
+        ))}
       </FieldSet>
     </Stack>
   );
