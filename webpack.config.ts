@@ -10,7 +10,12 @@ const OPTIONAL = new Set(['../LICENSE', '../CHANGELOG.md']);
 
 const config = async (env: Env): Promise<Configuration> => {
   const base = await grafanaConfig(env);
-  const patterns = copyFilePatterns.map((p) => (OPTIONAL.has(p.from) ? { ...p, noErrorOnMissing: true } : p));
+  const patterns = [
+    ...copyFilePatterns.map((p) => (OPTIONAL.has(p.from) ? { ...p, noErrorOnMissing: true } : p)),
+    // The overview dashboard ships inside the plugin (plugin.json "includes"),
+    // so it can be imported from the data source page without the demo.
+    { from: '../dashboards/*.json', to: 'dashboards/[name][ext]' },
+  ];
   return {
     ...base,
     plugins: (base.plugins ?? []).map((p) =>
