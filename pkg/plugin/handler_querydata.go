@@ -123,7 +123,8 @@ func (i *Instance) newRun(p *plan) *run {
 func (r *run) meta() frames.Meta { return frames.Meta{Queries: r.queries, Notices: r.notes.List()} }
 
 // parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines and returns the
-// first error.
+// first error. A panic in fn becomes that call's error: runOne's recover
+// does not reach other goroutines, and a panic there would end the plugin.
 func (r *run) parallel(n int, fn func(k int) error) error {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	errs := make([]error, n)
@@ -132,7 +133,14 @@ func (r *run) parallel(n int, fn func(k int) error) error {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() {
+				if p := recover(); p != nil {
+					r.i.logger.Error("query part panicked", "panic", fmt.Sprint(p))
+					errs[k] = backend.PluginError(fmt.Errorf("internal error while computing part %d of the query", k))
+				}
+				<-sem
+				wg.Done()
+			}()
 			errs[k] = fn(k)
 		}()
 	}

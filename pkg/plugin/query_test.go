@@ -78,3 +78,17 @@ func TestSanitizeErrorElidesPageContent(t *testing.T) {
 	long := sanitizeError(strings.Repeat("x", 5000))
 	assert.LessOrEqual(t, len(long), maxErrorLen+len("…"))
 }
+
+func TestParallelTurnsPanicsIntoErrors(t *testing.T) {
+	inst := newInstanceForTest(testSettings(t), nil)
+	r := inst.newRun(&plan{})
+	err := r.parallel(3, func(k int) error {
+		if k == 1 {
+			var m map[string]int
+			m["boom"]++ // nil map write panics
+		}
+		return nil
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "internal error")
+}
