@@ -57,6 +57,12 @@ func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthReques
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					i.logger.Error("health probe panicked", "target", name, "panic", fmt.Sprint(p))
+					results[n] = healthTarget{Name: name, Kind: kinds[name], Error: fmt.Sprintf("%s `%s`: internal error while checking it", kinds[name], name)}
+				}
+			}()
 			results[n] = i.probe(ctx, name, kinds[name])
 		}()
 	}
