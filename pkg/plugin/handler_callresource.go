@@ -16,6 +16,11 @@ import (
 // GET /targets, /models, /agents, /gpus (JSON arrays of strings) and
 // GET /signals (per target: engine and the status of every signal).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	return i.resources.CallResource(ctx, req, sender)
+}
+
+// newResources builds the resource routes once per instance.
+func (i *Instance) newResources() backend.CallResourceHandler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /targets", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, i.settings.TargetNames())
@@ -64,7 +69,7 @@ func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRe
 		}
 		writeJSON(w, out)
 	})
-	return httpadapter.New(mux).CallResource(ctx, req, sender)
+	return httpadapter.New(mux)
 }
 
 // labelValues returns the distinct values of label among the stored series of the given jobs.

@@ -42,6 +42,7 @@ type Instance struct {
 	collector   *collect.Collector
 	querier     source.Querier
 	mux         *datasource.QueryTypeMux
+	resources   backend.CallResourceHandler
 	logger      *slog.Logger
 	now         func() time.Time
 	detections  *detectionCache
@@ -53,8 +54,7 @@ type Instance struct {
 // the error in the health check.
 func NewInstance(_ context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("datasource", s.UID)
-	inst := &Instance{logger: logger, now: time.Now, detections: newDetectionCache()}
-	inst.mux = inst.newMux()
+	inst := newInstance(logger)
 	cfg, err := settings.Load(s.JSONData, s.DecryptedSecureJSONData)
 	if err != nil {
 		inst.settingsErr = err
@@ -84,7 +84,16 @@ func (i *Instance) Dispose() {
 // newInstanceForTest builds an instance over an existing querier, without a
 // collector: tests feed samples straight into a TSDB.
 func newInstanceForTest(s settings.Settings, q source.Querier) *Instance {
-	inst := &Instance{settings: s, querier: q, logger: slog.Default(), now: time.Now, detections: newDetectionCache()}
+	inst := newInstance(slog.Default())
+	inst.settings, inst.querier = s, q
+	return inst
+}
+
+// newInstance builds an instance's request handlers; settings and the query
+// path are filled in by the caller.
+func newInstance(logger *slog.Logger) *Instance {
+	inst := &Instance{logger: logger, now: time.Now, detections: newDetectionCache()}
 	inst.mux = inst.newMux()
+	inst.resources = inst.newResources()
 	return inst
 }
