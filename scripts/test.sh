@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every Inferscope test: Go vet + unit, corpus, oracle, simulator, agent
-# and as-Grafana tests; the plugin binary build; front-end typecheck, lint,
+# and as-Grafana tests; the plugin binary build; the Prometheus rule files
+# (promtool check and unit tests); front-end typecheck, lint,
 # jest and production build; the editors in headless chromium; the demo
 # compose file's validation.
 # Needs: Go 1.26, Node 20, mage, promtool, docker-compose and chromium (see .ci/run).
@@ -22,6 +23,9 @@ npm run test:ci
 npm run build
 echo "== editors in a real browser (chromium + playwright-core)"
 npm run test:browser
+echo "== Prometheus rule files"
+promtool check rules provisioning/prometheus/*.rules.yml
+promtool test rules provisioning/prometheus/tests/*.test.yml
 echo "== demo compose file"
 docker-compose -f docker-compose.yaml config -q
 echo "all tests passed"
