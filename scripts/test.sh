@@ -13,6 +13,8 @@ echo "== go vet"
 go vet ./...
 echo "== go test"
 go test ./... -count=1
+echo "== dashboards generator (its own module)"
+(cd tools/dashgen && go vet ./... && go test -count=1 ./...)
 echo "== plugin binary"
 mage -v build:linux
 echo "== front end"

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommittedDashboardsMatchGenerator fails when dashboards/*.json differs
+// from what the generator writes: edit the generator, then run `go run .`.
+func TestCommittedDashboardsMatchGenerator(t *testing.T) {
+	files, err := Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join("..", "..", "dashboards", name))
+		if err != nil {
+			t.Fatalf("%s is not committed: %v (run `go run .` in tools/dashgen)", name, err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("dashboards/%s differs from the generator's output: run `go run .` in tools/dashgen", name)
+		}
+	}
+}
+
+// TestPluginJSONIncludesEveryDashboard keeps plugin.json's includes in step
+// with the generated files, so every dashboard can be imported from the data
+// source's Dashboards tab.
+func TestPluginJSONIncludesEveryDashboard(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pj struct {
+		Includes []struct {
+			Type, Path string
+		} `json:"includes"`
+	}
+	if err := json.Unmarshal(raw, &pj); err != nil {
+		t.Fatal(err)
+	}
+	included := map[string]bool{}
+	for _, inc := range pj.Includes {
+		if inc.Type == "dashboard" {
+			included[strings.TrimPrefix(inc.Path, "dashboards/")] = true
+		}
+	}
+	for name := range All() {
+		if !included[name] {
+			t.Errorf("plugin.json does not include dashboards/%s", name)
+		}
+	}
+}
+
+// TestEveryPanelIsDescribed: every panel says what its number is and where
+// it comes from, and every panel queries the Inferscope data source.
+func TestEveryPanelIsDescribed(t *testing.T) {
+	files, err := Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, js := range files {
+		var d struct {
+			Panels []struct {
+				Title, Description string
+				Datasource         struct{ Type string }
+				Targets            []map[string]any
+			}
+		}
+		if err := json.Unmarshal(js, &d); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Panels) == 0 {
+			t.Errorf("%s has no panels", name)
+		}
+		for _, p := range d.Panels {
+			if len(p.Description) < 40 {
+				t.Errorf("%s: panel %q has no real description", name, p.Title)
+			}
+			if p.Datasource.Type != pluginID || len(p.Targets) == 0 {
+				t.Errorf("%s: panel %q does not query %s", name, p.Title, pluginID)
+			}
+			for _, q := range p.Targets {
+				if q["queryType"] == nil {
+					t.Errorf("%s: panel %q has a query without queryType", name, p.Title)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+module github.com/inferscope/inferscope-llm-datasource/tools/dashgen
+
+go 1.26
+
+require github.com/grafana/grafana-foundation-sdk/go v0.0.22
