@@ -92,6 +92,9 @@ type Settings struct {
 	ScrapeInterval time.Duration `json:"-"`
 	ScrapeTimeout  time.Duration `json:"-"`
 	Retention      time.Duration `json:"-"`
+
+	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
+	SLOSettings
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -165,7 +168,7 @@ func (s *Settings) applyDefaults() error {
 	if s.SampleLimit == 0 {
 		s.SampleLimit = DefaultSampleLimit
 	}
-	return nil
+	return s.applySLODefaults()
 }
 
 func checkURL(field, raw string) error {
@@ -259,7 +262,7 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("targets[%d].agent: %q is not a configured GPU agent", i, t.Agent)
 		}
 	}
-	return nil
+	return s.validateSLO()
 }
 
 // TargetNames returns the configured target names, sorted.
