@@ -36,13 +36,17 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeTargets:    i.queryTargets,
 		QueryTypeRaw:        i.queryRaw,
 		QueryTypeGPU:        i.queryGPU,
+		QueryTypeSLO:        i.querySLO,
+		QueryTypeBurnRate:   i.queryBurnRate,
+		QueryTypeGoodput:    i.queryGoodput,
+		QueryTypeBuckets:    i.queryBuckets,
 	} {
 		mux.HandleFunc(qt, i.serve(h))
 	}
 	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu", q.QueryType))
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, slo, burn_rate, goodput, buckets", q.QueryType))
 		}
 		return resp, nil
 	})
@@ -383,7 +387,7 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	for _, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 	}
-	return frames.TimeSeries(series, r.meta()), nil
+	return i.withObjectiveThresholds(p, frames.TimeSeries(series, r.meta()))
 }
 
 // maxStats caps the statistics of one latency query.
