@@ -122,7 +122,6 @@ func TestGoodputBoundsHoldTheSimulatorsTruth(t *testing.T) {
 	assert.True(t, bound, "the notices name the bounds around 1.7 s: %v", notes)
 }
 
-
 // jointTruth returns a function counting, for the 5-minute window rate()
 // sees at ts, the finished requests meeting both chat objectives and all of
 // them. simHour appends each request's E2E and inference time at the same

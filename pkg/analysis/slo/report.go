@@ -26,7 +26,7 @@ type Report struct {
 	// Location of the threshold in the bucket layout (latency objectives).
 	Location Threshold
 	// Requests seen over the query's range; Attainment (0..1) over that range with its exact bracket.
-	Requests                                    float64
+	Requests                                     float64
 	Attainment, AttainmentLower, AttainmentUpper float64
 	// Quantile is the observed latency at the objective's ratio over the
 	// range, with its bucket bounds (latency objectives; NaN otherwise).
