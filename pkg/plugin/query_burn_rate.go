@@ -57,7 +57,7 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 	var series []analysis.Series
 	for _, s := range objs {
 		r.scopeNotices(ctx, []catalog.Signal{s.signal()})
-		qs, err := i.windowQueries(ctx, s, res)
+		qs, err := i.windowQueries(ctx, s, res, i.objectiveLe(ctx, s, from, end))
 		if err != nil {
 			return nil, err
 		}

@@ -50,7 +50,7 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 	groupsOf := make([][]slo.Group, len(objs))
 	err = r.parallel(len(objs), func(k int) error {
 		s := objs[k]
-		qs, err := i.windowQueries(ctx, s, p.window)
+		qs, err := i.windowQueries(ctx, s, p.window, i.objectiveLe(ctx, s, p.start.Add(-p.window), p.end))
 		if err != nil {
 			return err
 		}

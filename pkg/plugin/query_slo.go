@@ -148,7 +148,9 @@ func intersect(a, b []string) []string {
 // windowQueries returns the PromQL giving an objective's rates over window
 // w: the bucket-rate queries of each target partition for a latency
 // objective, or the finished-request rates by reason for an error-ratio one.
-func (i *Instance) windowQueries(ctx context.Context, s selected, w time.Duration) ([]string, error) {
+// les, when not nil, restricts the buckets to those stored le values
+// (thresholdLe).
+func (i *Instance) windowQueries(ctx context.Context, s selected, w time.Duration, les []string) ([]string, error) {
 	if s.obj.Kind == settings.KindErrorRatio {
 		q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, s.sub.scope, w, "finished_reason")
 		if err != nil {
@@ -163,9 +165,25 @@ func (i *Instance) windowQueries(ctx context.Context, s selected, w time.Duratio
 	}
 	out := make([]string, 0, len(hqs))
 	for _, hq := range hqs {
+		if les != nil {
+			hq.Buckets = withLe(hq.Buckets, les)
+		}
 		out = append(out, hq.Buckets)
 	}
 	return out, nil
+}
+
+// objectiveLe is thresholdLe for a latency objective over [from, to]; nil
+// (read every bucket) for error-ratio objectives or unknown layouts.
+func (i *Instance) objectiveLe(ctx context.Context, s selected, from, to time.Time) []string {
+	if s.obj.Kind != settings.KindLatency {
+		return nil
+	}
+	les, ok := i.thresholdLe(ctx, s.sub, catalog.Signal(s.obj.Signal), s.obj.Threshold, from, to)
+	if !ok {
+		return nil
+	}
+	return les
 }
 
 // instantAll evaluates every distinct query at ts concurrently.
@@ -267,12 +285,19 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 	var all []string
 	for k, s := range objs {
 		oq := objQueries{byWindow: map[time.Duration][]string{}}
+		// The range window reads every bucket (for the quantile); the
+		// others only the buckets around the threshold.
+		les := i.objectiveLe(ctx, s, p.to.Add(-s.obj.Period), p.to)
 		windows := append([]time.Duration{rangeW, s.obj.Period}, slo.Windows...)
-		for _, w := range windows {
+		for k, w := range windows {
 			if _, done := oq.byWindow[w]; done {
 				continue
 			}
-			qs, err := i.windowQueries(ctx, s, w)
+			filter := les
+			if k == 0 {
+				filter = nil
+			}
+			qs, err := i.windowQueries(ctx, s, w, filter)
 			if err != nil {
 				return nil, err
 			}

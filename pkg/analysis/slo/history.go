@@ -68,7 +68,7 @@ func (h History) BurnSeries(target float64, period time.Duration) (map[time.Dura
 		for _, w := range Windows {
 			at[w] = burn[w][i]
 		}
-		status[i], _ = Evaluate(at, period)
+		status[i] = StatusOf(at, period)
 	}
 	return burn, status
 }

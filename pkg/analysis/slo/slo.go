@@ -240,6 +240,16 @@ func WindowName(w time.Duration) string {
 // returns the status with one sentence of reason naming the rule that fired
 // (the first page row, else the first ticket row) or saying all is well.
 func Evaluate(burn map[time.Duration]float64, period time.Duration) (Status, string) {
+	return evaluate(burn, period, true)
+}
+
+// StatusOf is Evaluate without the sentence, for evaluating many steps.
+func StatusOf(burn map[time.Duration]float64, period time.Duration) Status {
+	st, _ := evaluate(burn, period, false)
+	return st
+}
+
+func evaluate(burn map[time.Duration]float64, period time.Duration, why bool) (Status, string) {
 	for _, sev := range []Status{Page, Ticket} {
 		for _, r := range Rules {
 			if r.Severity != sev {
@@ -248,10 +258,16 @@ func Evaluate(burn map[time.Duration]float64, period time.Duration) (Status, str
 			f := r.Factor(period)
 			long, short := burn[r.Long], burn[r.Short]
 			if long > f && short > f {
+				if !why {
+					return sev, ""
+				}
 				return sev, fmt.Sprintf("burn rate %.3g over %s and %.3g over %s both exceed %.3g: at this pace %.0f%% of the budget goes in %s",
 					long, WindowName(r.Long), short, WindowName(r.Short), f, 100*r.BudgetShare, WindowName(r.Long))
 			}
 		}
+	}
+	if !why {
+		return OK, ""
 	}
 	fast := burn[Windows[0]]
 	if math.IsNaN(fast) {
