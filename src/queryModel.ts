@@ -9,6 +9,10 @@ const TYPE_FIELDS: Record<QueryType, Array<keyof InferscopeQuery>> = {
   targets: [],
   raw: ['metric', 'matchers'],
   gpu: ['agents', 'gpus', 'signals'],
+  slo: ['objectives'],
+  burn_rate: ['objectives'],
+  goodput: [],
+  buckets: ['thresholds'],
 };
 
 /** Which shared controls a query type uses. */
@@ -20,6 +24,10 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
   targets: { targets: true, models: false, groupBy: false, window: false },
   raw: { targets: true, models: false, groupBy: false, window: false },
   gpu: { targets: false, models: false, groupBy: false, window: false },
+  slo: { targets: true, models: true, groupBy: true, window: false },
+  burn_rate: { targets: true, models: true, groupBy: true, window: false },
+  goodput: { targets: true, models: true, groupBy: true, window: true },
+  buckets: { targets: true, models: true, groupBy: true, window: false },
 };
 
 /**
