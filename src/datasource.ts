@@ -16,6 +16,7 @@ import {
   InferscopeOptions,
   InferscopeQuery,
   InferscopeVariableQuery,
+  ProfileConfig,
   VARIABLE_KINDS,
   VariableKind,
 } from './types';
@@ -108,9 +109,13 @@ export function toMetricFindValues(body: unknown): MetricFindValue[] {
  * /targets, /models, /signals, /agents and /gpus.
  */
 export class DataSource extends DataSourceWithBackend<InferscopeQuery, InferscopeOptions> {
+  /** SLO profiles of the settings (undefined: the backend's default profiles apply). */
+  readonly sloProfiles?: ProfileConfig[];
+
   constructor(instanceSettings: DataSourceInstanceSettings<InferscopeOptions>) {
     super(instanceSettings);
     this.variables = new InferscopeVariableSupport(this);
+    this.sloProfiles = instanceSettings.jsonData?.sloProfiles;
   }
 
   getDefaultQuery(_: CoreApp): Partial<InferscopeQuery> {
@@ -133,6 +138,8 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
       groupBy: expandScalar(query.groupBy, scopedVars) as InferscopeQuery['groupBy'],
       estimator: expandScalar(query.estimator, scopedVars) as InferscopeQuery['estimator'],
       format: expandScalar(query.format, scopedVars) as InferscopeQuery['format'],
+      profile: expandScalar(query.profile, scopedVars),
+      objectives: expandList(query.objectives, scopedVars),
     };
     if (query.matchers) {
       const m: Record<string, string> = {};

@@ -37,10 +37,14 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
  */
 export function switchQueryType(query: InferscopeQuery, t: QueryType): InferscopeQuery {
   const out: InferscopeQuery = { ...query, queryType: t };
+  const keep = new Set(TYPE_FIELDS[t]);
   for (const [type, fields] of Object.entries(TYPE_FIELDS) as Array<[QueryType, Array<keyof InferscopeQuery>]>) {
     if (type !== t) {
       for (const f of fields) {
-        delete out[f];
+        // A field shared by several types (objectives: slo and burn_rate) stays.
+        if (!keep.has(f)) {
+          delete out[f];
+        }
       }
     }
   }

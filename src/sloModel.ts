@@ -71,13 +71,18 @@ export function addObjective(o: Settings, pi: number): Settings {
       p.objectives.map((x) => x.name),
       'objective'
     );
-    return { ...p, objectives: [...p.objectives, { name, kind: 'latency' as const, signal: 'e2e', threshold: 10, target: 0.99 }] };
+    return {
+      ...p,
+      objectives: [...p.objectives, { name, kind: 'latency' as const, signal: 'e2e', threshold: 10, target: 0.99 }],
+    };
   });
   return withProfiles(o, profiles);
 }
 
 export function removeObjective(o: Settings, pi: number, oi: number): Settings {
-  const profiles = profilesOf(o).map((p, i) => (i === pi ? { ...p, objectives: p.objectives.filter((_, j) => j !== oi) } : p));
+  const profiles = profilesOf(o).map((p, i) =>
+    i === pi ? { ...p, objectives: p.objectives.filter((_, j) => j !== oi) } : p
+  );
   return withProfiles(o, profiles);
 }
 
@@ -118,7 +123,15 @@ export function updateObjective(o: Settings, pi: number, oi: number, patch: Part
 
 /** Prometheus duration in the units settings accept (ms, s, m, h, d, w, y). */
 const DURATION_RE = /^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$/;
-const UNIT_SECONDS: Record<string, number> = { y: 365 * 86400, w: 7 * 86400, d: 86400, h: 3600, m: 60, s: 1, ms: 0.001 };
+const UNIT_SECONDS: Record<string, number> = {
+  y: 365 * 86400,
+  w: 7 * 86400,
+  d: 86400,
+  h: 3600,
+  m: 60,
+  s: 1,
+  ms: 0.001,
+};
 
 /** Seconds of a Prometheus duration such as "30d" or "1w2d"; NaN when it is not one. */
 export function durationSeconds(s: string): number {

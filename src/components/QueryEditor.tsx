@@ -138,7 +138,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
   const [statError, setStatError] = useState<string | undefined>();
   const [windowText, setWindowText] = useState(query.window ?? '');
   const [metricText, setMetricText] = useState(query.metric ?? '');
-  const profiles = datasource?.instanceSettings?.jsonData?.sloProfiles;
+  const profiles = datasource?.sloProfiles;
 
   const change = (next: InferscopeQuery, run = true) => {
     onChange(next);

@@ -51,7 +51,13 @@ function NumberField(props: {
 }) {
   const [text, setText] = useState(props.value === undefined ? '' : String(props.value));
   return (
-    <InlineField label={props.label} labelWidth={LW} tooltip={props.tooltip} invalid={Boolean(props.error)} error={props.error}>
+    <InlineField
+      label={props.label}
+      labelWidth={LW}
+      tooltip={props.tooltip}
+      invalid={Boolean(props.error)}
+      error={props.error}
+    >
       <Input
         id={props.id}
         aria-label={props.label}
@@ -247,7 +253,12 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
                   onOptionsChange={onOptionsChange}
                 />
               ))}
-              <Button icon="plus" variant="secondary" size="sm" onClick={() => onOptionsChange(addObjective(options, pi))}>
+              <Button
+                icon="plus"
+                variant="secondary"
+                size="sm"
+                onClick={() => onOptionsChange(addObjective(options, pi))}
+              >
                 Add objective
               </Button>
             </Box>

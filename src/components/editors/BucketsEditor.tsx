@@ -70,7 +70,7 @@ export function BucketsEditor({ query, profiles, onChange }: Props) {
             const r = parseThresholds(text);
             setError(r.error);
             if (!r.error) {
-              const next = { ...query, thresholds: r.values };
+              const next: InferscopeQuery = { ...query, thresholds: r.values };
               if (r.values.length === 0) {
                 delete next.thresholds;
               }

@@ -27,8 +27,8 @@ export function GoodputEditor({ query, profiles, onChange }: Props) {
         }}
       />
       <Text color="secondary" variant="bodySmall">
-        Separate histograms only bound the share of requests meeting every objective: the lower and upper series
-        enclose the true goodput.
+        Separate histograms only bound the share of requests meeting every objective: the lower and upper series enclose
+        the true goodput.
       </Text>
     </Stack>
   );
