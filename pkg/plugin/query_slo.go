@@ -283,11 +283,35 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 	}
 	plans := make([]objQueries, len(objs))
 	var all []string
+	// Objectives on the same stage and selection share their bucket queries:
+	// the union of the le values each threshold needs (several profiles
+	// usually hold TTFT and ITL objectives over the same targets).
+	shared := map[string][]string{}
+	leOf := make([][]string, len(objs))
+	for k, s := range objs {
+		les := i.objectiveLe(ctx, s, p.to.Add(-s.obj.Period), p.to)
+		if les == nil {
+			continue
+		}
+		key := s.obj.Signal + "|" + strings.Join(s.sub.Targets, ",") + "|" + strings.Join(s.sub.Models, ",")
+		for _, le := range les {
+			if !slices.Contains(shared[key], le) {
+				shared[key] = append(shared[key], le)
+			}
+		}
+		leOf[k] = []string{key}
+	}
+	for key := range shared {
+		slices.Sort(shared[key])
+	}
 	for k, s := range objs {
 		oq := objQueries{byWindow: map[time.Duration][]string{}}
 		// The range window reads every bucket (for the quantile); the
 		// others only the buckets around the threshold.
-		les := i.objectiveLe(ctx, s, p.to.Add(-s.obj.Period), p.to)
+		var les []string
+		if leOf[k] != nil {
+			les = shared[leOf[k][0]]
+		}
 		windows := append([]time.Duration{rangeW, s.obj.Period}, slo.Windows...)
 		for k, w := range windows {
 			if _, done := oq.byWindow[w]; done {
