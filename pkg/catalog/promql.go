@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -214,7 +215,11 @@ func collect(s Signal, keep func(Metric) bool) ([]Engine, map[Engine][]Metric) {
 	return order, per
 }
 
-func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, t term) (string, error) {
+// join builds every engine's chain and joins them with `or`. Each engine's chain is first
+// collapsed over the labels that only replicate its work (collapse: tensor/context-parallel
+// ranks; for gauges also the processes of a multiprocess split), so replicas count once and
+// the caller's outer sum or avg runs over partitions (data-parallel engines, targets) only.
+func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, gauge bool, t term) (string, error) {
 	byModel := slices.Contains(groups, "model_name")
 	parts := make([]string, 0, len(order))
 	for _, e := range order {
@@ -222,7 +227,7 @@ func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, t 
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, c)
+		parts = append(parts, collapse(e, gauge, c))
 	}
 	return strings.Join(parts, " or "), nil
 }
@@ -302,7 +307,7 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 		return HistogramQueries{}, err
 	}
 	build := func(suffix string) (string, error) {
-		return join(order, per, sc, groups, func(m Metric, sel string) string {
+		return join(order, per, sc, groups, false, func(m Metric, sel string) string {
 			return "rate(" + selector(m.Name+suffix, sel) + "[" + w + "])"
 		})
 	}
@@ -350,7 +355,7 @@ func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...stri
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
 	}
-	inner, err := join(order, per, sc, groups, func(m Metric, sel string) string {
+	inner, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		r := "rate(" + selector(m.Name, sel) + "[" + w + "])"
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
@@ -397,11 +402,34 @@ func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, e
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
 	}
-	inner, err := join(order, per, sc, groups, gaugeTerm)
+	inner, err := join(order, per, sc, groups, true, boundedTerm(s))
 	if err != nil {
 		return "", err
 	}
 	return aggregate(agg, groups, inner), nil
+}
+
+// boundedTerm is gaugeTerm followed by the signal's ValueRange filter: samples that cannot be
+// true (a ratio outside 0..1, a negative count, NaN, ±Inf) are left out before replicas are
+// collapsed and partitions aggregated. ImpossiblePromQL selects exactly the samples it drops.
+func boundedTerm(s Signal) term {
+	return func(m Metric, sel string) string {
+		return "(" + gaugeTerm(m, sel) + rangeFilter(s) + ")"
+	}
+}
+
+// rangeFilter renders ValueRange(s) as PromQL comparison filters (" >= 0 <= 1" or
+// " >= 0 < +Inf"); NaN fails every comparison and is dropped too.
+func rangeFilter(s Signal) string {
+	lo, hi, ok := ValueRange(s)
+	if !ok {
+		return ""
+	}
+	f := " >= " + formatScale(lo)
+	if math.IsInf(hi, 1) {
+		return f + " < +Inf"
+	}
+	return f + " <= " + formatScale(hi)
 }
 
 func gaugeTerm(m Metric, sel string) string {
@@ -453,7 +481,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q has no histogram or time counter in any engine", s)
 	}
-	num, err := join(order, per, sc, groups, func(m Metric, sel string) string {
+	num, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		var r string
 		if m.Kind == KindHistogram {
 			r = "rate(" + selector(m.Name+"_sum", sel) + "[" + w + "])"
@@ -468,7 +496,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	den, err := join(order, per, sc, groups, func(m Metric, sel string) string {
+	den, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		if m.Kind == KindHistogram {
 			return "rate(" + selector(m.Name+"_count", sel) + "[" + w + "])"
 		}
