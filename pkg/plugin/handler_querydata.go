@@ -477,7 +477,8 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 	}{
 		{&in.Running, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsRunning, p.scope, "sum") }},
 		{&in.Waiting, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsWaiting, p.scope, "sum") }},
-		// A usage ratio is averaged across engines and targets, never summed.
+		// A usage ratio is averaged across engines and targets, never summed
+		// (catalog.PartitionAgg); replicas and process splits count once.
 		{&in.KVUsage, func() (string, error) { return catalog.GaugePromQL(catalog.KVCacheUsage, p.scope, "avg") }},
 		{&in.Preemptions, func() (string, error) { return catalog.CounterRatePromQL(catalog.Preemptions, p.scope, p.window) }},
 		{&in.PrefixHits, func() (string, error) { return catalog.CounterRatePromQL(catalog.PrefixCacheHits, p.scope, p.window) }},
@@ -493,6 +494,12 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 		if *s.dst, err = r.rangeQuery(ctx, q); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.impossibleNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}); err != nil {
+		return nil, err
+	}
+	if err := r.frozenNotices(ctx); err != nil {
+		return nil, err
 	}
 	return frames.TimeSeries(saturation.Compute(in, r.steps), r.meta()), nil
 }
