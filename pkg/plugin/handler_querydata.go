@@ -329,7 +329,6 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		statNames = latency.DefaultStats
 	}
 	opt := latency.Options{Estimator: p.estimator, Bounds: p.Bounds == nil || *p.Bounds}
-	needMean := p.estimator == "refined"
 	if len(statNames) > maxStats {
 		return nil, badQueryf("stats: %d statistics asked, at most %d per query", len(statNames), maxStats)
 	}
@@ -344,13 +343,13 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		}
 		seenStat[st.Name] = true
 		opt.Stats = append(opt.Stats, st)
-		needMean = needMean || st.IsMean()
 	}
 	r := i.newRun(p)
 	r.scopeNotices(ctx, stages)
 	// Stages are independent: fetch them concurrently (the PromQL engine
 	// runs concurrent queries), then compute in stage order.
 	inputs := make([]latency.Input, len(stages))
+	counts := make([]model.Matrix, len(stages)) // _count rates, for the consistency checks
 	err = r.parallel(len(stages), func(k int) error {
 		stage := stages[k]
 		hqs, err := r.histogramQueries(ctx, stage, p.window)
@@ -366,12 +365,16 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 				return err
 			}
 			in.Buckets = append(in.Buckets, m...)
-			if needMean {
-				if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
-					return err
-				}
-				in.Sum = append(in.Sum, m...)
+			// _sum and _count are read even when no mean is asked: the
+			// histogram consistency checks need them (sanity.HistogramChecks).
+			if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+				return err
 			}
+			in.Sum = append(in.Sum, m...)
+			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
+				return err
+			}
+			counts[k] = append(counts[k], m...)
 		}
 		inputs[k] = in
 		return nil
@@ -380,8 +383,9 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		return nil, err
 	}
 	var series []analysis.Series
-	for _, in := range inputs {
+	for k, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
+		r.histogramNotices(in, counts[k])
 	}
 	return frames.TimeSeries(series, r.meta()), nil
 }

@@ -6,7 +6,10 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
@@ -105,4 +108,18 @@ func (r *run) frozenNotices(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// histogramNotices adds a Warning for each group whose histogram contradicts itself
+// (sanity.HistogramChecks): _count against the +Inf bucket, the mean against what the bucket
+// counts allow. The quantiles are computed all the same.
+func (r *run) histogramNotices(in latency.Input, count model.Matrix) {
+	fs := sanity.HistogramChecks(string(in.Stage), in.Buckets, in.Sum, count, r.steps)
+	for k, f := range fs {
+		if k == maxFindings {
+			r.notes.Add(analysis.Warning, fmt.Sprintf("%s: %d more groups have inconsistent histograms", in.Stage, len(fs)-maxFindings))
+			return
+		}
+		r.notes.Add(analysis.Warning, f.Text())
+	}
 }

@@ -126,7 +126,7 @@ func ImpossibleValues(signal string, m model.Matrix, lo, hi float64, effect stri
 		first := s.Values[0]
 		out = append(out, Finding{
 			Signal: signal, Target: target, Labels: labels,
-			Value: float64(first.Value), At: first.Timestamp.Time(), Count: len(s.Values),
+			Value: float64(first.Value), At: first.Timestamp.Time().UTC(), Count: len(s.Values),
 			Why: why(float64(first.Value), lo, hi), Effect: effect,
 		})
 	}
@@ -167,7 +167,7 @@ func CounterBackwards(signal string, m model.Matrix, effect string) []Finding {
 			if f == nil {
 				target, labels := splitLabels(s.Metric)
 				f = &Finding{Signal: signal, Target: target, Labels: labels, Value: cur,
-					At: s.Values[i].Timestamp.Time(), Effect: effect,
+					At: s.Values[i].Timestamp.Time().UTC(), Effect: effect,
 					Why: fmt.Sprintf("a counter that went back from %s without a restart", formatValue(prev))}
 			}
 			f.Count++
