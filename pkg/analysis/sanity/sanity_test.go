@@ -255,3 +255,27 @@ func TestHistogramChecks(t *testing.T) {
 	assert.InDelta(t, 0.8, fs[0].Off, 1e-12)
 	assert.Equal(t, at, fs[0].At)
 }
+
+func TestStuckAtZero(t *testing.T) {
+	steps := grid(12)
+	// SM active stops at step 4 (reads 0) while utilisation stays at 0.9–0.95.
+	sm := []float64{0.6, 0.62, 0.61, 0.6, 0, 0, 0, 0, 0, 0, 0, 0}
+	util := []float64{0.9, 0.9, 0.92, 0.9, 0.9, 0.95, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9}
+	spans := StuckAtZero(sm, util, steps, 3)
+	require.Len(t, spans, 1)
+	assert.Equal(t, t0.Add(4*15*time.Second), spans[0].Since)
+	assert.Equal(t, t0.Add(11*15*time.Second), spans[0].Until)
+	assert.Equal(t, 8, spans[0].Steps)
+	assert.Equal(t, 0.95, spans[0].Other)
+	// The reverse does not hold.
+	assert.Empty(t, StuckAtZero(util, sm, steps, 3))
+	// A clean history of the same shape: both idle from step 4 (the load stopped).
+	idle := []float64{0.9, 0.9, 0.92, 0.9, 0, 0, 0, 0, 0, 0, 0, 0}
+	assert.Empty(t, StuckAtZero(sm, idle, steps, 3))
+	// Two steps of disagreement (a scrape skew at a load edge) are not several.
+	short := []float64{0.6, 0.62, 0.61, 0.6, 0, 0, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6}
+	assert.Empty(t, StuckAtZero(short, util, steps, 3))
+	// Missing values break a run.
+	gap := []float64{0.6, 0, 0, math.NaN(), 0, 0, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6}
+	assert.Empty(t, StuckAtZero(gap, util, steps, 3))
+}
