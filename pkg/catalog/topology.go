@@ -2,9 +2,12 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // LabelRole says what the values of one label on an engine's series stand for, and so how the
@@ -181,4 +184,101 @@ func ImpossiblePromQL(s Signal, sc Scope) (string, error) {
 		parts = append(parts, c)
 	}
 	return strings.Join(parts, " or "), nil
+}
+
+// CounterScanSelectors returns instant-vector selectors (no range, no aggregation) that
+// together select every stored series of a counter signal in scope, for checks on raw samples
+// such as sanity.CounterBackwards: metrics without extra matchers share one selector on
+// __name__, the others get one each. A model filter matches model_name only. Errors: unknown
+// signal, empty names in scope, or a signal no engine exports as a counter.
+func CounterScanSelectors(s Signal, sc Scope) ([]string, error) {
+	if err := checkSignal(s); err != nil {
+		return nil, err
+	}
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter })
+	if len(order) == 0 {
+		return nil, fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
+	}
+	var base []string
+	if len(sc.Targets) > 0 {
+		re, err := anyOf("target", sc.Targets)
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, "job=~"+re)
+	}
+	if len(sc.Models) > 0 {
+		re, err := anyOf("model", sc.Models)
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, "model_name=~"+re)
+	}
+	var plain []string
+	var out []string
+	for _, e := range order {
+		for _, m := range per[e] {
+			if m.Match == "" {
+				plain = append(plain, m.Name)
+				continue
+			}
+			out = append(out, selector(m.Name, strings.Join(append(slices.Clone(base), m.Match), ", ")))
+		}
+	}
+	if len(plain) > 0 {
+		re, err := anyOf("metric", plain)
+		if err != nil {
+			return nil, err
+		}
+		out = append([]string{"{" + strings.Join(append([]string{"__name__=~" + re}, base...), ", ") + "}"}, out...)
+	}
+	return out, nil
+}
+
+// SeriesRatePromQL is CounterRatePromQL restricted to one stored series of signal s, named
+// by its full label set (including __name__): the same rate, Scale and grouping, so its result
+// can be subtracted from CounterRatePromQL's group by group (to leave a series that went
+// backwards out of the windows that contain the step). Replicas are not collapsed: the caller
+// subtracts one stored series. Errors: unknown signal, a name that is not one of the signal's
+// counters, invalid group labels, window under 1ms.
+func SeriesRatePromQL(s Signal, series map[string]string, sc Scope, window time.Duration, extraBy ...string) (string, error) {
+	if err := checkSignal(s); err != nil {
+		return "", err
+	}
+	w, err := windowString(window)
+	if err != nil {
+		return "", err
+	}
+	groups, err := groupLabels(sc, extraBy)
+	if err != nil {
+		return "", err
+	}
+	name := series["__name__"]
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter && m.Name == name })
+	if len(order) == 0 {
+		return "", fmt.Errorf("catalog: %q is not a counter of signal %q", name, s)
+	}
+	m := per[order[0]][0]
+	var ms []string
+	for _, k := range slices.Sorted(maps.Keys(series)) {
+		if k == "__name__" {
+			continue
+		}
+		if !labelNameRE.MatchString(k) {
+			return "", fmt.Errorf("catalog: %q is not a valid label name", k)
+		}
+		ms = append(ms, k+"="+strconv.Quote(series[k]))
+	}
+	r := "rate(" + selector(m.Name, strings.Join(ms, ", ")) + "[" + w + "])"
+	if m.Scale != 1 {
+		r = "(" + r + " * " + formatScale(m.Scale) + ")"
+	}
+	if slices.Contains(groups, "model_name") {
+		for _, l := range modelLabels[order[0]] {
+			if l != "model_name" {
+				r = labelReplace(r, l)
+			}
+		}
+	}
+	return aggregate("sum", groups, r), nil
 }

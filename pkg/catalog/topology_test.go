@@ -301,3 +301,58 @@ func TestImpossiblePromQL(t *testing.T) {
 	_, _, ok = ValueRange(TTFT)
 	assert.False(t, ok)
 }
+
+// backwardsLoad: target a's generation counter (two engines) climbs 60/min; engine 1 goes
+// back from 360 to 300 at 6m (not a restart) and climbs again.
+const backwardsLoad = `
+load 1m
+  vllm:generation_tokens_total{job="a",engine="0",model_name="m"} 0+60x20
+  vllm:generation_tokens_total{job="a",engine="1",model_name="m"} 0 60 120 180 240 300 360 300 360 420 480 540 600 660 720 780 840 900 960 1020 1080
+  sglang:generation_tokens_total{job="s",name="g"} 0+60x20
+`
+
+func TestCounterScanAndSeriesRate(t *testing.T) {
+	sels, err := CounterScanSelectors(GenerationTokens, Scope{Targets: []string{"a"}})
+	require.NoError(t, err)
+	require.Len(t, sels, 1)
+	assert.True(t, strings.HasPrefix(sels[0], `{__name__=~"vllm:generation_tokens_total|ray_vllm:generation_tokens_total|sglang:generation_tokens_total|`), sels[0])
+	assert.True(t, strings.HasSuffix(sels[0], `, job=~"a"}`), sels[0])
+
+	st := promqltest.LoadedStorage(t, backwardsLoad)
+	t.Cleanup(func() { _ = st.Close() })
+	ng := promqltest.NewTestEngine(t, false, 0, 1_000_000)
+	eval := func(expr string, at time.Time) promql.Vector {
+		q, err := ng.NewInstantQuery(context.Background(), st, nil, expr, at)
+		require.NoError(t, err, expr)
+		res := q.Exec(context.Background())
+		require.NoError(t, res.Err, expr)
+		v, err := res.Vector()
+		require.NoError(t, err)
+		return v
+	}
+	// Candidates: the series whose resets() over the range is above zero, name kept.
+	cands := eval(sels[0]+" and (resets("+sels[0]+"[20m]) > 0)", time.Unix(1200, 0))
+	require.Len(t, cands, 1)
+	assert.Equal(t, "vllm:generation_tokens_total", cands[0].Metric.Get("__name__"))
+	assert.Equal(t, "1", cands[0].Metric.Get("engine"))
+
+	// The one series' rate, grouped like the aggregate: at 8m (window 5m holds the step) the
+	// aggregate is 1 token/s (engine 0) + engine 1's rate inflated by the false restart.
+	c, err := CounterRatePromQL(GenerationTokens, Scope{By: []string{"target"}}, 5*time.Minute)
+	require.NoError(t, err)
+	q, err := SeriesRatePromQL(GenerationTokens, cands[0].Metric.Map(), Scope{By: []string{"target"}}, 5*time.Minute)
+	require.NoError(t, err)
+	at := time.Unix(480, 0)
+	total := valueBy(eval(c, at), "job")["job=a;"]
+	one := valueBy(eval(q, at), "job")["job=a;"]
+	assert.InDelta(t, 1.0, total-one, 1e-9, "the aggregate less the backwards series is engine 0's 1 token/s")
+	assert.Greater(t, one, 1.5, "PromQL took the step for a restart")
+
+	// Grouped by model: SGLang 0.3's `name` is copied into model_name like the aggregate does.
+	q, err = SeriesRatePromQL(GenerationTokens, map[string]string{"__name__": "sglang:generation_tokens_total", "job": "s", "name": "g"}, Scope{By: []string{"model"}}, 5*time.Minute)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, valueBy(eval(q, at), "model_name")["model_name=g;"], 1e-9)
+
+	_, err = SeriesRatePromQL(GenerationTokens, map[string]string{"__name__": "vllm:kv_cache_usage_perc"}, Scope{}, time.Minute)
+	assert.Error(t, err)
+}

@@ -468,6 +468,16 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 	if in.GenerationTokens, err = r.rangeQuery(ctx, q); err != nil {
 		return nil, err
 	}
+	// A counter that went backwards without a restart is left out of the windows that hold it.
+	for _, c := range []struct {
+		s     catalog.Signal
+		m     model.Matrix
+		extra []string
+	}{{catalog.RequestsFinished, in.Finished, []string{"finished_reason"}}, {catalog.PromptTokens, in.PromptTokens, nil}, {catalog.GenerationTokens, in.GenerationTokens, nil}} {
+		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m, c.extra...); err != nil {
+			return nil, err
+		}
+	}
 	return frames.TimeSeries(throughput.Compute(in, r.steps), r.meta()), nil
 }
 
@@ -496,6 +506,15 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 			return nil, err
 		}
 		if *s.dst, err = r.rangeQuery(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	// A counter that went backwards without a restart is left out of the windows that hold it.
+	for _, c := range []struct {
+		s catalog.Signal
+		m model.Matrix
+	}{{catalog.Preemptions, in.Preemptions}, {catalog.PrefixCacheHits, in.PrefixHits}, {catalog.PrefixCacheQueries, in.PrefixQueries}} {
+		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -122,4 +125,70 @@ func (r *run) histogramNotices(in latency.Input, count model.Matrix) {
 		}
 		r.notes.Add(analysis.Warning, f.Text())
 	}
+}
+
+// leaveOutBackwards finds the stored series of counter signal s (in the query's scope) that
+// went backwards without a restart during the range (sanity.BackwardsAt), names each in a
+// notice, and leaves it out of agg, the signal's aggregated rate (catalog.CounterRatePromQL
+// with the same scope, window and extraBy), in the windows that contain the backwards step.
+// Candidates are found in PromQL first (resets() > 0 over the range), so a clean history
+// costs one instant query per selector.
+func (r *run) leaveOutBackwards(ctx context.Context, s catalog.Signal, sc catalog.Scope, window time.Duration, agg model.Matrix, extraBy ...string) error {
+	sels, err := catalog.CounterScanSelectors(s, sc)
+	if err != nil {
+		return err
+	}
+	rng := "[" + model.Duration(r.p.end.Sub(r.p.start)+window+r.i.settings.ScrapeInterval).String() + "]"
+	var findings []sanity.Finding
+	for _, sel := range sels {
+		cands, err := r.instantQuery(ctx, sel+" and (resets("+sel+rng+") > 0)", r.p.end)
+		if err != nil {
+			return err
+		}
+		for _, c := range cands {
+			exact := exactSelector(c.Metric)
+			v, err := r.i.querier.Query(ctx, exact+rng, r.p.end)
+			if err != nil {
+				return fmt.Errorf("PromQL %s: %w", exact+rng, err)
+			}
+			raw, ok := v.(model.Matrix)
+			if !ok {
+				continue
+			}
+			for _, ss := range raw {
+				at := sanity.BackwardsAt(ss)
+				if len(at) == 0 {
+					continue
+				}
+				findings = append(findings, sanity.CounterBackwards(string(s), model.Matrix{ss}, "left out of the rate in the windows that contain it")...)
+				labels := map[string]string{}
+				for k, lv := range ss.Metric {
+					labels[string(k)] = string(lv)
+				}
+				q, err := catalog.SeriesRatePromQL(s, labels, sc, window, extraBy...)
+				if err != nil {
+					return err
+				}
+				sub, err := r.rangeQuery(ctx, q)
+				if err != nil {
+					return err
+				}
+				sanity.LeaveOut(agg, sub, at, window)
+			}
+		}
+	}
+	r.addFindings(findings, string(s))
+	return nil
+}
+
+// exactSelector renders a series' full label set as a PromQL selector.
+func exactSelector(m model.Metric) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if k == model.MetricNameLabel {
+			continue
+		}
+		parts = append(parts, string(k)+"="+strconv.Quote(string(m[k])))
+	}
+	return string(m[model.MetricNameLabel]) + "{" + strings.Join(parts, ", ") + "}"
 }

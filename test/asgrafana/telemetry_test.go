@@ -3,6 +3,7 @@ package asgrafana
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -83,6 +84,26 @@ vllm:generation_tokens_total{engine="0",model_name="m"} 900
 vllm:request_success_total{engine="0",finished_reason="stop",model_name="m"} 7
 `
 
+// backwardsPage is a vLLM page whose generation counter climbs 100 per scrape and, at the
+// 7th scrape, goes back 150 (600 → 550) without a restart, then climbs on.
+type backwardsPage struct {
+	mu sync.Mutex
+	k  int
+}
+
+func (p *backwardsPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	k := p.k
+	p.k++
+	p.mu.Unlock()
+	v := 100 * (k + 1)
+	if k >= 6 {
+		v -= 150
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 2\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.1\n# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} %d\n", v)
+}
+
 // TestTelemetryThatLies drives the built plugin against the three case pages of issue 9 and a
 // page with frozen gauges: replicated and process-split gauges count once, an impossible value
 // is left out and named, and frozen gauges are called frozen.
@@ -108,6 +129,8 @@ func TestTelemetryThatLies(t *testing.T) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write([]byte(frozenPage))
 	}))})
+	back := &backwardsPage{}
+	targets = append(targets, map[string]any{"name": "backwards", "url": serve(t, back)})
 	jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "500ms", "targets": targets})
 	require.NoError(t, err)
 	ds := dataSource{id: 9, uid: "inferscope-lies", jsonData: jd, updatedMS: time.Now().UnixMilli()}
@@ -128,6 +151,9 @@ func TestTelemetryThatLies(t *testing.T) {
 		for _, p := range pages {
 			ready = ready && p.scrapes() >= 14
 		}
+		back.mu.Lock()
+		ready = ready && back.k >= 16 // the step at 6, its 4 s windows, 3 clean steps, 1.5 s lag
+		back.mu.Unlock()
 		if ready {
 			break
 		}
@@ -170,6 +196,25 @@ func TestTelemetryThatLies(t *testing.T) {
 			}
 		}
 	}
+
+	// A counter that went back from 600 to 550 without a restart: named, and the windows that
+	// hold the step are left out of the rate (PromQL alone would count 550 more tokens there).
+	tr := host.query(t, ds, start, time.Now().Add(-1500*time.Millisecond),
+		map[string]map[string]any{"B": {"queryType": "throughput", "groupBy": "target", "targets": []string{"backwards"}}})["B"]
+	require.Empty(t, tr.err)
+	tnotices := allNotices(tr.frames)
+	assert.True(t, containsText(tnotices, `target backwards: generation_tokens {engine="0", model_name="m"} read 550 at `), "notices: %q", tnotices)
+	assert.True(t, containsText(tnotices, "a counter that went back from 600 without a restart, left out of the rate in the windows that contain it"), "notices: %q", tnotices)
+	gen := one(t, seriesOf(t, tr.frames), map[string]string{"signal": "generation_tokens", "target": "backwards"})
+	values := 0
+	for i, v := range gen.values {
+		if !math.IsNaN(v) {
+			values++
+			assert.LessOrEqual(t, v, 105.0, "generation tokens/s at %s (100/s, scrape times jitter; PromQL alone reads 550 tokens more in 4 s)", gen.times[i])
+		}
+	}
+	assert.Greater(t, values, 3, "the windows without the step keep their rate")
+	requireLast(t, gen, 100, 0.02, "generation tokens/s after the step (scrape times jitter)")
 
 	// Frozen gauges: called frozen since a time; the pid-split page (gauges as steady, but
 	// tokens counted every scrape) and the pages without counters are not.

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 )
 
 // Finding is one impossible sample run: which series, the first value that cannot be true and
@@ -161,7 +163,7 @@ func CounterBackwards(signal string, m model.Matrix, effect string) []Finding {
 		var f *Finding
 		for i := 1; i < len(s.Values); i++ {
 			prev, cur := float64(s.Values[i-1].Value), float64(s.Values[i].Value)
-			if !(cur < prev) || cur <= 0 || cur < prev/2 {
+			if !backwards(prev, cur) {
 				continue
 			}
 			if f == nil {
@@ -178,4 +180,68 @@ func CounterBackwards(signal string, m model.Matrix, effect string) []Finding {
 	}
 	sortFindings(out)
 	return out
+}
+
+// backwards reports whether a counter step from prev to cur went back without a restart
+// (see CounterBackwards).
+func backwards(prev, cur float64) bool { return cur < prev && cur > 0 && cur >= prev/2 }
+
+// BackwardsAt returns the times of the samples of one raw counter series at which it went
+// backwards without a restart (see CounterBackwards), ascending.
+func BackwardsAt(s *model.SampleStream) []time.Time {
+	var out []time.Time
+	for i := 1; i < len(s.Values); i++ {
+		if backwards(float64(s.Values[i-1].Value), float64(s.Values[i].Value)) {
+			out = append(out, s.Values[i].Timestamp.Time().UTC())
+		}
+	}
+	return out
+}
+
+// LeaveOut subtracts, from an aggregated rate result (CounterRatePromQL), the rate of one
+// stored series (SeriesRatePromQL, aggregated by the same groups) at every step whose rate
+// window (t − window, t] contains one of the times at: the windows in which PromQL took the
+// series' backwards step for a restart and counted its whole value as an increase. A group
+// that had no other series at that step loses the sample (no data, not zero). It returns the
+// number of samples changed. agg is modified in place.
+func LeaveOut(agg, series model.Matrix, at []time.Time, window time.Duration) int {
+	byKey := map[string]*model.SampleStream{}
+	for _, s := range agg {
+		k, _ := analysis.Key(s.Metric)
+		byKey[k] = s
+	}
+	changed := 0
+	for _, s := range series {
+		k, _ := analysis.Key(s.Metric)
+		a := byKey[k]
+		if a == nil {
+			continue
+		}
+		sub := map[model.Time]float64{}
+		for _, p := range s.Values {
+			t := p.Timestamp.Time()
+			for _, b := range at {
+				if b.After(t.Add(-window)) && !b.After(t) {
+					sub[p.Timestamp] = float64(p.Value)
+					break
+				}
+			}
+		}
+		kept := a.Values[:0]
+		for _, p := range a.Values {
+			d, ok := sub[p.Timestamp]
+			if !ok {
+				kept = append(kept, p)
+				continue
+			}
+			changed++
+			v := float64(p.Value) - d
+			if math.Abs(v) <= 1e-9*math.Abs(float64(p.Value)) {
+				continue // the series was the group's only one: no data
+			}
+			kept = append(kept, model.SamplePair{Timestamp: p.Timestamp, Value: model.SampleValue(v)})
+		}
+		a.Values = kept
+	}
+	return changed
 }

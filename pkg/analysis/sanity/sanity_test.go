@@ -279,3 +279,27 @@ func TestStuckAtZero(t *testing.T) {
 	gap := []float64{0.6, 0, 0, math.NaN(), 0, 0, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6}
 	assert.Empty(t, StuckAtZero(gap, util, steps, 3))
 }
+
+func TestLeaveOut(t *testing.T) {
+	// Aggregate of target a: engine 0 contributes 1/s, engine 1 contributes 1/s except in the
+	// windows (60 s = 4 steps) holding its backwards step at step 5, where PromQL counted the
+	// whole value again (+20/s). Target b has one series that went backwards at step 5.
+	agg := model.Matrix{
+		stream(model.Metric{"job": "a"}, 0, 2, 2, 2, 2, 2, 22, 22, 22, 22, 2),
+		stream(model.Metric{"job": "b"}, 0, 1, 1, 1, 1, 1, 21, 21, 21, 21, 1),
+	}
+	one := model.Matrix{stream(model.Metric{"job": "a"}, 0, 1, 1, 1, 1, 1, 21, 21, 21, 21, 1)}
+	at := []time.Time{t0.Add(5 * 15 * time.Second)}
+	assert.Equal(t, 4, LeaveOut(agg, one, at, 60*time.Second))
+	var got []float64
+	for _, p := range agg[0].Values {
+		got = append(got, float64(p.Value))
+	}
+	assert.Equal(t, []float64{2, 2, 2, 2, 2, 1, 1, 1, 1, 2}, got)
+	// b's only series left out: no data in those windows, not zero.
+	onlyB := model.Matrix{stream(model.Metric{"job": "b"}, 0, 1, 1, 1, 1, 1, 21, 21, 21, 21, 1)}
+	assert.Equal(t, 4, LeaveOut(agg, onlyB, at, 60*time.Second))
+	assert.Len(t, agg[1].Values, 6)
+	// Nothing to leave out: unchanged.
+	assert.Equal(t, 0, LeaveOut(agg, onlyB, nil, 60*time.Second))
+}
