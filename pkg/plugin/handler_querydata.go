@@ -475,7 +475,7 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 		extra []string
 	}{{catalog.RequestsFinished, in.Finished, []string{"finished_reason"}}, {catalog.PromptTokens, in.PromptTokens, nil}, {catalog.GenerationTokens, in.GenerationTokens, nil}} {
 		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m, c.extra...); err != nil {
-			return nil, err
+			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
 		}
 	}
 	return frames.TimeSeries(throughput.Compute(in, r.steps), r.meta()), nil
@@ -515,14 +515,14 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 		m model.Matrix
 	}{{catalog.Preemptions, in.Preemptions}, {catalog.PrefixCacheHits, in.PrefixHits}, {catalog.PrefixCacheQueries, in.PrefixQueries}} {
 		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m); err != nil {
-			return nil, err
+			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
 		}
 	}
 	if err := r.impossibleNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}); err != nil {
-		return nil, err
+		r.skipped("naming the gauge values that cannot be true", err)
 	}
 	if err := r.frozenNotices(ctx); err != nil {
-		return nil, err
+		r.skipped("the frozen-gauge check", err)
 	}
 	return frames.TimeSeries(saturation.Compute(in, r.steps), r.meta()), nil
 }

@@ -24,6 +24,12 @@ const maxFindings = 5
 // request arriving, producing a token or finishing, before saturation calls them frozen.
 const frozenScrapes = 10
 
+// skipped reports a sanity check that could not run (a PromQL error, a sample limit): the
+// query's own result stands, with an Info notice saying which check is missing and why.
+func (r *run) skipped(what string, err error) {
+	r.notes.Add(analysis.Info, fmt.Sprintf("%s was skipped: %v", what, err))
+}
+
 // addFindings turns findings into Warning notices, at most maxFindings per call.
 func (r *run) addFindings(fs []sanity.Finding, signal string) {
 	for k, f := range fs {
