@@ -245,7 +245,8 @@ func checkSignal(s Signal) error {
 //	sum by (le, job) (rate(vllm:time_to_first_token_seconds_bucket{job=~"a"}[5m]) or rate(ray_vllm:…_bucket{job=~"a"}[5m]) or … )
 //
 // The `or` chain keeps a series from the first name that has it, so a target exposing an old
-// and a new name with the same labels is counted once. Only histograms with Scale 1 (already in
+// and a new name with the same labels is counted once; each engine's chain is then collapsed
+// over its replica labels (SGLang tp_rank, …: `max without (…)`), so replicas count once. Only histograms with Scale 1 (already in
 // seconds or tokens) are included: `le` bounds cannot be rescaled in PromQL, so scaled histograms
 // (Triton's milliseconds) must be queried alone with HistogramPromQLFor. Result labels: le (Buckets
 // only) and the stored group labels (job, model_name, engine). Approximate sources (SGLang's
@@ -331,7 +332,9 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 }
 
 // CounterRatePromQL builds the per-second rate of a counter signal summed by the scope's groups
-// plus extraBy (raw label names such as "finished_reason"), across every engine that exports it:
+// plus extraBy (raw label names such as "finished_reason"), across every engine that exports it,
+// after each engine's replicas are collapsed (`max without (tp_rank, …)`; a vLLM pid split is
+// not collapsed for counters: each process counts its own requests):
 //
 //	sum by (job, finished_reason) (rate(vllm:request_success_total{…}[5m]) or … or (rate(x_us[5m]) * 0.000001))
 //
@@ -372,11 +375,15 @@ var gaugeAggs = []string{"sum", "avg", "max", "min"}
 
 // GaugePromQL aggregates a gauge signal across engines with agg ("sum", "avg", "max" or
 // "min") by the scope's groups. Ratios such as KVCacheUsage must be averaged ("avg"), never
-// summed; queue lengths are summed. Sentinels are dropped before aggregation (vLLM V0's −1
-// prefix-cache hit rate with `>= 0`, DCGM blank values with `< 2147483632`), so a target reporting
-// only sentinels has no series (absent), never −1 or 0. Scale is applied after the filter:
+// summed; queue lengths are summed (PartitionAgg says which). Sentinels are dropped before
+// aggregation (vLLM V0's −1 prefix-cache hit rate with `>= 0`, DCGM blank values with
+// `< 2147483632`), so a target reporting only sentinels has no series (absent), never −1 or 0.
+// Scale is applied after the filter, then samples that cannot be true (outside ValueRange,
+// NaN, ±Inf; ImpossiblePromQL lists them) are dropped, then each engine's replicas and
+// process splits are collapsed to one value (collapse: `max without (…)`), and agg runs over
+// what is left, the partitions (data-parallel engines, targets):
 //
-//	avg by (job) (vllm:kv_cache_usage_perc{job=~"a"} or vllm:gpu_cache_usage_perc{job=~"a"} or …)
+//	avg by (job) (max without (pid) ((vllm:kv_cache_usage_perc{job=~"a"} >= 0 <= 1) or …) or …)
 //
 // Errors: unknown signal, group or aggregation, empty names in scope, or a signal no engine
 // exports as a gauge.
