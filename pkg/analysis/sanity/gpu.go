@@ -7,8 +7,11 @@ import (
 
 // Thresholds of StuckAtZero: a ratio at or below StuckZero reads "idle", one at or above
 // StuckBusy reads "busy". A GPU cannot be both at once, whatever the two sources measure.
+// StuckZero is exactly 0: a counter that stopped reads 0, while one small kernel on a busy GPU
+// keeps SM activity above 0 even far below 1 % (utilisation 100 % with SM active 0.8 % is a
+// real, consistent reading and must not be called stuck).
 const (
-	StuckZero = 0.01
+	StuckZero = 0.0
 	StuckBusy = 0.5
 )
 

@@ -275,6 +275,9 @@ func TestStuckAtZero(t *testing.T) {
 	// Two steps of disagreement (a scrape skew at a load edge) are not several.
 	short := []float64{0.6, 0.62, 0.61, 0.6, 0, 0, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6}
 	assert.Empty(t, StuckAtZero(short, util, steps, 3))
+	// One small kernel: utilisation busy, SM activity far below 1 % but not 0: consistent.
+	tiny := []float64{0.008, 0.008, 0.008, 0.008, 0.008, 0.008, 0.008, 0.008, 0.008, 0.008, 0.008, 0.008}
+	assert.Empty(t, StuckAtZero(tiny, util, steps, 3))
 	// Missing values break a run.
 	gap := []float64{0.6, 0, 0, math.NaN(), 0, 0, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6}
 	assert.Empty(t, StuckAtZero(gap, util, steps, 3))
