@@ -28,12 +28,13 @@ type Diagnosis struct {
 	KVHeadroom float64 `json:"kvHeadroom,omitempty"`
 	// PreemptionsPerSecond is the preemption rate (per second) that counts as preempting.
 	PreemptionsPerSecond float64 `json:"preemptionsPerSecond,omitempty"`
-	// PrefillShareOfTTFT is the share of mean TTFT spent in prefill above which
-	// TTFT is prefill-dominated.
-	PrefillShareOfTTFT float64 `json:"prefillShareOfTtft,omitempty"`
+	// PrefillTokenShare is the share of the tokens the engine processes that
+	// are prompt (prefill) tokens above which its work is prefill-dominated.
+	PrefillTokenShare float64 `json:"prefillTokenShare,omitempty"`
 	// LongPromptTokens is the mean prompt length (tokens per request) that counts as long.
 	LongPromptTokens float64 `json:"longPromptTokens,omitempty"`
-	// SMActiveHigh is the SM activity (0..1) that counts as compute-busy.
+	// SMActiveHigh is the SM activity (0..1) that counts as compute-busy; decode
+	// is memory-bound only below it.
 	SMActiveHigh float64 `json:"smActiveHigh,omitempty"`
 	// DRAMActiveHigh is the DRAM-bandwidth activity (0..1) that counts as memory-bound.
 	DRAMActiveHigh float64 `json:"dramActiveHigh,omitempty"`
@@ -77,9 +78,9 @@ func DefaultDiagnosis() Diagnosis {
 		KVUsageHigh:          0.9,
 		KVHeadroom:           0.8,
 		PreemptionsPerSecond: 0.001,
-		PrefillShareOfTTFT:   0.5,
+		PrefillTokenShare:    0.8,
 		LongPromptTokens:     2000,
-		SMActiveHigh:         0.6,
+		SMActiveHigh:         0.8,
 		DRAMActiveHigh:       0.6,
 		ITLHigh:              0.012,
 		DecodeBatchMin:       64,
@@ -105,7 +106,7 @@ func (d *Diagnosis) applyDefaults() {
 		{&d.QueueWaitingMin, &def.QueueWaitingMin}, {&d.QueueTimeShare, &def.QueueTimeShare},
 		{&d.RunningCeilingRatio, &def.RunningCeilingRatio}, {&d.KVUsageHigh, &def.KVUsageHigh},
 		{&d.KVHeadroom, &def.KVHeadroom}, {&d.PreemptionsPerSecond, &def.PreemptionsPerSecond},
-		{&d.PrefillShareOfTTFT, &def.PrefillShareOfTTFT}, {&d.LongPromptTokens, &def.LongPromptTokens},
+		{&d.PrefillTokenShare, &def.PrefillTokenShare}, {&d.LongPromptTokens, &def.LongPromptTokens},
 		{&d.SMActiveHigh, &def.SMActiveHigh}, {&d.DRAMActiveHigh, &def.DRAMActiveHigh},
 		{&d.ITLHigh, &def.ITLHigh}, {&d.DecodeBatchMin, &def.DecodeBatchMin},
 		{&d.ClockRatioMin, &def.ClockRatioMin}, {&d.FrontendShare, &def.FrontendShare},
@@ -129,7 +130,7 @@ func (d *Diagnosis) validate() error {
 		v    float64
 	}{
 		{"queueTimeShare", d.QueueTimeShare}, {"runningCeilingRatio", d.RunningCeilingRatio},
-		{"kvUsageHigh", d.KVUsageHigh}, {"kvHeadroom", d.KVHeadroom}, {"prefillShareOfTtft", d.PrefillShareOfTTFT},
+		{"kvUsageHigh", d.KVUsageHigh}, {"kvHeadroom", d.KVHeadroom}, {"prefillTokenShare", d.PrefillTokenShare},
 		{"smActiveHigh", d.SMActiveHigh}, {"dramActiveHigh", d.DRAMActiveHigh}, {"clockRatioMin", d.ClockRatioMin},
 		{"frontendShare", d.FrontendShare}, {"gpuBusy", d.GPUBusy}, {"smActiveLow", d.SMActiveLow},
 		{"abortShare", d.AbortShare}, {"hysteresis", d.Hysteresis},

@@ -49,6 +49,16 @@ func (c *tctx) value(s Signal, i int) (float64, bool) {
 	return v[i], true
 }
 
+// avg returns the window mean of a request gauge (RunningAvg, WaitingAvg),
+// falling back to its value at the step.
+func (c *tctx) avg(s Signal, i int) (float64, bool) {
+	mean := map[Signal]Signal{Running: RunningAvg, Waiting: WaitingAvg}[s]
+	if v, ok := c.value(mean, i); ok {
+		return v, true
+	}
+	return c.value(s, i)
+}
+
 // missing explains why signal s has no value at step i.
 func (c *tctx) missing(s Signal) string {
 	if why, ok := c.in.Absent[s]; ok && why != "" {
@@ -278,8 +288,8 @@ func ruleKV(c *tctx, i int, prev bool) verdict {
 
 func ruleQueue(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
-	wait, okW := c.value(Waiting, i)
-	run, okR := c.value(Running, i)
+	wait, okW := c.avg(Waiting, i)
+	run, okR := c.avg(Running, i)
 	if !okW || !okR {
 		for _, s := range []Signal{Waiting, Running} {
 			if _, ok := c.value(s, i); !ok {
@@ -296,8 +306,8 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		note = "ceiling = highest running count in the range (max_num_seqs is not exported)"
 	}
 	v.evidence = []Evidence{
-		ev(Waiting, wait, ">=", c.th.QueueWaitingMin, "requests"),
-		{Signal: string(Running), Value: run, Op: ">=", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: note},
+		ev(WaitingAvg, wait, ">=", c.th.QueueWaitingMin, "requests"),
+		{Signal: string(RunningAvg), Value: run, Op: ">=", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: note},
 	}
 	q, okQ := c.value(QueueMean, i)
 	e2e, okE := c.value(E2EMean, i)
@@ -365,22 +375,23 @@ func (c *tctx) gpuCheck(v *verdict, s Signal, i int, op string, thr float64, pre
 
 func rulePrefill(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
-	pre, ok1 := c.value(PrefillMean, i)
-	ttft, ok2 := c.value(TTFTMean, i)
+	prompt, ok1 := c.value(PromptTok, i)
+	gen, ok2 := c.value(GenTok, i)
 	ppr, ok3 := c.promptPerRequest(i)
 	if !ok1 || !ok2 || !ok3 {
-		for _, s := range []Signal{PrefillMean, TTFTMean, PromptTok, Finished} {
+		for _, s := range []Signal{PromptTok, GenTok, Finished} {
 			if _, ok := c.value(s, i); !ok {
 				v.notChecked = append(v.notChecked, c.missing(s))
 			}
 		}
 		return v
 	}
-	if ttft <= 0 || !c.atLeast(pre/ttft, c.th.PrefillShareOfTTFT, prev) || !c.atLeast(ppr, c.th.LongPromptTokens, prev) {
+	if prompt+gen <= 0 || !c.atLeast(prompt/(prompt+gen), c.th.PrefillTokenShare, prev) || !c.atLeast(ppr, c.th.LongPromptTokens, prev) {
 		return v
 	}
 	v.evidence = []Evidence{
-		{Signal: "prefill_share_of_ttft", Value: pre / ttft, Op: ">=", Threshold: c.th.PrefillShareOfTTFT, Unit: "ratio", Note: fmt.Sprintf("mean prefill %s s of mean TTFT %s s", num(pre), num(ttft))},
+		{Signal: "prompt_token_share", Value: prompt / (prompt + gen), Op: ">=", Threshold: c.th.PrefillTokenShare, Unit: "ratio",
+			Note: fmt.Sprintf("%s prompt tokens/s against %s generated tokens/s", num(prompt), num(gen))},
 		ev("prompt_tokens_per_request", ppr, ">=", c.th.LongPromptTokens, "tokens"),
 	}
 	sm, okSM := c.value(SMActive, i)
@@ -396,9 +407,15 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 		v.notChecked = append(v.notChecked, c.missing(SMActive))
 		v.lowerTo(Low, "SM and tensor activity could not be checked")
 	}
-	c.approx(&v, PrefillMean, TTFTMean, PromptTok)
+	if ttft, ok := c.value(TTFTMean, i); ok {
+		pre, _ := c.value(PrefillMean, i)
+		q, _ := c.value(QueueMean, i)
+		v.evidence = append(v.evidence, Evidence{Signal: string(TTFTMean), Value: ttft, Unit: "s",
+			Note: fmt.Sprintf("of which queue %s s waiting for the step budget and prefill %s s", num(q), num(pre))})
+	}
+	c.approx(&v, PromptTok, GenTok, Finished)
 	v.active = true
-	v.summary = "Prefill compute-bound: TTFT is dominated by prefill of long prompts while the GPU's SMs are busy."
+	v.summary = "Prefill compute-bound: the engine's work is mostly prefill of long prompts and the GPU's SMs are busy; TTFT (queue for the step's token budget plus prefill) grows with the prompt load."
 	v.recommend = "Enable chunked prefill (--enable-chunked-prefill) and tune --max-num-batched-tokens, enable prefix caching (--enable-prefix-caching) for shared prefixes, or disaggregate prefill onto separate instances."
 	return v
 }
@@ -406,7 +423,7 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 func ruleDecode(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	itl, ok1 := c.value(ITLMean, i)
-	run, ok2 := c.value(Running, i)
+	run, ok2 := c.avg(Running, i)
 	if !ok1 || !ok2 {
 		for _, s := range []Signal{ITLMean, Running} {
 			if _, ok := c.value(s, i); !ok {
@@ -418,7 +435,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 	if !c.atLeast(itl, c.th.ITLHigh, prev) || !c.atLeast(run, c.th.DecodeBatchMin, prev) {
 		return v
 	}
-	v.evidence = []Evidence{ev(ITLMean, itl, ">=", c.th.ITLHigh, "s"), ev(Running, run, ">=", c.th.DecodeBatchMin, "requests")}
+	v.evidence = []Evidence{ev(ITLMean, itl, ">=", c.th.ITLHigh, "s"), ev(RunningAvg, run, ">=", c.th.DecodeBatchMin, "requests")}
 	if !c.gpuCheck(&v, DRAMActive, i, ">=", c.th.DRAMActiveHigh, prev) {
 		return v
 	}
@@ -469,8 +486,8 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 
 func ruleHOL(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: Medium, why: []string{"the prompt-length mix is inferred from means: the prompt-token histogram is not read"}}
-	wait, ok1 := c.value(Waiting, i)
-	run, ok2 := c.value(Running, i)
+	wait, ok1 := c.avg(Waiting, i)
+	run, ok2 := c.avg(Running, i)
 	ttft, ok3 := c.value(TTFTMean, i)
 	pre, ok4 := c.value(PrefillMean, i)
 	ppr, ok5 := c.promptPerRequest(i)
@@ -487,8 +504,8 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	v.evidence = []Evidence{
-		ev(Waiting, wait, ">=", c.th.QueueWaitingMin, "requests"),
-		{Signal: string(Running), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"},
+		ev(WaitingAvg, wait, ">=", c.th.QueueWaitingMin, "requests"),
+		{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"},
 		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.th.HOLTTFTRatio, Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
 		{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"},
 	}
@@ -525,18 +542,20 @@ func ruleAborted(c *tctx, i int, prev bool) verdict {
 
 func ruleUnder(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
-	run, ok1 := c.value(Running, i)
-	wait, ok2 := c.value(Waiting, i)
+	run, ok1 := c.avg(Running, i)
+	wait, ok2 := c.avg(Waiting, i)
 	if !ok1 || !ok2 {
 		return v
 	}
-	if !c.below(run, c.th.UnderRunning, prev) || wait > 0 {
+	if !c.below(run, c.th.UnderRunning, prev) || wait >= c.th.QueueWaitingMin {
 		return v
 	}
-	if prog, ok := c.value(Progress, i); ok && prog <= 0 && run > 0 {
-		return v // frozen: the stall rules speak
+	if prog, ok := c.value(Progress, i); ok && prog <= 0 {
+		if now, ok := c.value(Running, i); ok && now > 0 {
+			return v // frozen: the stall rules speak
+		}
 	}
-	v.evidence = []Evidence{ev(Running, run, "<", c.th.UnderRunning, "requests"), ev(Waiting, wait, "=", 0, "requests")}
+	v.evidence = []Evidence{ev(RunningAvg, run, "<", c.th.UnderRunning, "requests"), ev(WaitingAvg, wait, "<", c.th.QueueWaitingMin, "requests")}
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveLow, prev) {
 		return v
 	}

@@ -43,8 +43,11 @@ const (
 
 // Classes lists every class in priority order: when several hold at once,
 // the first is a target's primary class (the state timeline's value).
-var Classes = []Class{Stalled, GPUThrottled, KVPressure, QueueSaturation, HeadOfLine, PrefillCompute,
-	DecodeMemory, FrontendOverhead, AbortedTraffic, IdleStaleGauges, UnderUtilised, Healthy, Unknown}
+// Causes come before symptoms: a KV cache that is full, compute-bound
+// prefill or bandwidth-bound decode also fill the queue, so queue
+// saturation is named only when none of them holds.
+var Classes = []Class{Stalled, GPUThrottled, KVPressure, PrefillCompute, DecodeMemory, HeadOfLine,
+	QueueSaturation, FrontendOverhead, AbortedTraffic, IdleStaleGauges, UnderUtilised, Healthy, Unknown}
 
 // Severity of a finding.
 type Severity string
@@ -96,17 +99,19 @@ type Signal string
 // the query's rate window unless said otherwise; means are rate(_sum) /
 // rate(_count) over the rate window, in seconds.
 const (
-	Up          Signal = "up"                // 1 when the step's last scrape answered, else 0
-	UpMin       Signal = "up_min"            // min of up over the stall window (1: every scrape answered)
-	Running     Signal = "requests_running"  // requests (summed across engines)
-	Waiting     Signal = "requests_waiting"  // requests
-	WaitingSpan Signal = "waiting_span"      // max − min of waiting over the stall window (requests): the gauge moved
-	KVUsage     Signal = "kv_cache_usage"    // ratio 0..1 (averaged across engines)
-	Preemptions Signal = "preemptions"       // per second
-	Finished    Signal = "requests_finished" // requests ended per second, every finish reason
-	Aborted     Signal = "requests_aborted"  // requests ended with finished_reason="abort" per second
-	PromptTok   Signal = "prompt_tokens"     // tokens per second
-	GenTok      Signal = "generation_tokens" // tokens per second
+	Up          Signal = "up"                   // 1 when the step's last scrape answered, else 0
+	UpMin       Signal = "up_min"               // min of up over the stall window (1: every scrape answered)
+	Running     Signal = "requests_running"     // requests (summed across engines), at the step
+	Waiting     Signal = "requests_waiting"     // requests, at the step
+	RunningAvg  Signal = "requests_running_avg" // requests, mean over the rate window
+	WaitingAvg  Signal = "requests_waiting_avg" // requests, mean over the rate window
+	WaitingSpan Signal = "waiting_span"         // max − min of waiting over the stall window (requests): the gauge moved
+	KVUsage     Signal = "kv_cache_usage"       // ratio 0..1 (averaged across engines), highest over the rate window
+	Preemptions Signal = "preemptions"          // per second
+	Finished    Signal = "requests_finished"    // requests ended per second, every finish reason
+	Aborted     Signal = "requests_aborted"     // requests ended with finished_reason="abort" per second
+	PromptTok   Signal = "prompt_tokens"        // tokens per second
+	GenTok      Signal = "generation_tokens"    // tokens per second
 	// Progress is the summed per-second rate over the stall window of the
 	// progress counters (generation tokens, finished requests, engine
 	// steps): exactly 0 when none advanced.
@@ -117,10 +122,10 @@ const (
 	E2EMean       Signal = "e2e_mean"            // s
 	TTFTMean      Signal = "ttft_mean"           // s
 	ITLMean       Signal = "itl_mean"            // s
-	SMActive      Signal = "sm_active"           // ratio 0..1, mean over the target's GPUs
-	DRAMActive    Signal = "dram_active"         // ratio 0..1, mean over the target's GPUs
-	TensorActive  Signal = "tensor_active"       // ratio 0..1, mean over the target's GPUs
-	GPUUtil       Signal = "gpu_util"            // ratio 0..1, mean over the target's GPUs
+	SMActive      Signal = "sm_active"           // ratio 0..1, mean over the target's GPUs and the rate window
+	DRAMActive    Signal = "dram_active"         // ratio 0..1, mean over the target's GPUs and the rate window
+	TensorActive  Signal = "tensor_active"       // ratio 0..1, mean over the target's GPUs and the rate window
+	GPUUtil       Signal = "gpu_util"            // ratio 0..1, mean over the target's GPUs and the rate window
 	ClockRatio    Signal = "sm_clock_ratio"      // SM clock / max SM clock, lowest over the target's GPUs
 	Slowdown      Signal = "slowdown"            // 1 when a slowdown reason (hw_slowdown, sw/hw thermal, power brake) is active on a GPU, else 0
 )
