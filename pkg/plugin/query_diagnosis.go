@@ -133,7 +133,9 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 		}
 	}
 	fs := []*fetch{
-		{name: "up", expr: func() (string, error) { return "max by (job) (up{job=~" + jobs + "})", nil }},
+		{name: "up", expr: func() (string, error) {
+			return "max by (job) (max_over_time(up{job=~" + jobs + "}[" + sw + "]))", nil
+		}},
 		{name: "up_min", expr: func() (string, error) {
 			return "min by (job) (min_over_time(up{job=~" + jobs + "}[" + sw + "]))", nil
 		}},

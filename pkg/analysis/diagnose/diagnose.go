@@ -124,8 +124,8 @@ const (
 	stateAnswering
 )
 
-// dataState says whether the target's page answered at step i (Up = 1), did
-// not (Up = 0: cannot tell), or there is no data at all (before the
+// dataState says whether the target's page answered a scrape of the stall
+// window ending at step i (Up = 1), did not (Up = 0: cannot tell), or there is no data at all (before the
 // target's first scrape). Without an Up signal, any engine value counts as
 // answering.
 func dataState(c *tctx, i int) (int, string) {
@@ -133,7 +133,7 @@ func dataState(c *tctx, i int) (int, string) {
 		if up >= 1 {
 			return stateAnswering, ""
 		}
-		return stateDown, "the metrics page did not answer the last scrape"
+		return stateDown, "the metrics page answered no scrape in the stall window"
 	}
 	for _, s := range []Signal{Running, Waiting, Progress, GenTok, Finished, KVUsage} {
 		if _, ok := c.value(s, i); ok {
