@@ -3,7 +3,9 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +13,9 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,14 +38,27 @@ type simTarget struct {
 // the common start.
 func simDiagnosisInstance(t testing.TB, span, scrape time.Duration, targets ...simTarget) (*Instance, time.Time) {
 	t.Helper()
+	db := openDiagDB(t)
+	js, agents, start := fastForwardInto(t, db, span, scrape, targets)
+	return diagInstance(t, db, scrape, js, agents), start
+}
+
+func openDiagDB(t testing.TB) *tsdb.DB {
+	t.Helper()
 	opts := tsdb.DefaultOptions()
 	opts.MinBlockDuration = (24 * time.Hour).Milliseconds()
 	opts.MaxBlockDuration = opts.MinBlockDuration
 	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
-	var js, agents []map[string]any
-	var start time.Time
+	return db
+}
+
+// fastForwardInto writes the simulated targets into db and returns their
+// settings entries (targets, GPU agents) and the simulation start.
+func fastForwardInto(t testing.TB, db *tsdb.DB, span, scrape time.Duration, targets []simTarget) (js, agents []map[string]any, start time.Time) {
+	t.Helper()
+	start = sim.DefaultStart
 	for k, tg := range targets {
 		cfg := sim.DefaultConfig()
 		require.NoError(t, sim.ApplyScenario(&cfg, tg.scenario))
@@ -63,10 +81,15 @@ func simDiagnosisInstance(t testing.TB, span, scrape time.Duration, targets ...s
 		require.NoError(t, err)
 		js = append(js, tj)
 	}
+	return js, agents, start
+}
+
+func diagInstance(t testing.TB, db *tsdb.DB, scrape time.Duration, js, agents []map[string]any) *Instance {
+	t.Helper()
 	raw, _ := json.Marshal(map[string]any{"targets": js, "gpuAgents": agents, "scrapeInterval": durText(scrape)})
 	st, err := settings.Load(raw, nil)
 	require.NoError(t, err)
-	return newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{})), start
+	return newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 }
 
 func durText(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }
@@ -217,4 +240,138 @@ func TestDiagnosisScenarioAccuracy(t *testing.T) {
 		fmt.Fprintf(&table, "| %s | %s | %d | %s | %s | %d |\n", sc.scenario, intended, len(c), shown, strings.Join(others, ", "), changes)
 	}
 	t.Log("\n" + table.String())
+}
+
+// appendGrowingPage stores a real /metrics page as scrapes every 15 s for
+// n scrapes, job=<job>: counters and histogram samples grow by 2 % of their
+// value per scrape (so rates are positive and buckets stay cumulative),
+// gauges keep the page's value; `up` is 1. keep, when set, filters families
+// by name.
+func appendGrowingPage(t *testing.T, db *tsdb.DB, job string, page []byte, start time.Time, n int, keep func(family string) bool) {
+	t.Helper()
+	app := db.Appender(context.Background())
+	p := textparse.NewPromParser(page, labels.NewSymbolTable(), false)
+	types := map[string]model.MetricType{}
+	var family string
+	stored := 0
+	for {
+		et, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, job)
+		switch et {
+		case textparse.EntryType:
+			name, typ := p.Type()
+			family = string(name)
+			types[family] = typ
+			continue
+		case textparse.EntrySeries:
+		default:
+			continue
+		}
+		_, _, v := p.Series()
+		var lset labels.Labels
+		p.Labels(&lset)
+		if keep != nil && !keep(family) {
+			continue
+		}
+		grow := types[family] == model.MetricTypeCounter || types[family] == model.MetricTypeHistogram
+		b := labels.NewBuilder(lset)
+		b.Set("job", job)
+		b.Set("instance", job+":8000")
+		ls := b.Labels()
+		for k := 0; k < n; k++ {
+			x := v
+			if grow {
+				x = v * (1 + 0.02*float64(k))
+			}
+			_, err := app.Append(0, ls, start.Add(time.Duration(k)*15*time.Second).UnixMilli(), x)
+			require.NoError(t, err, ls.String())
+		}
+		stored++
+	}
+	require.NotZero(t, stored, job)
+	up := labels.FromStrings("__name__", "up", "job", job, "instance", job+":8000")
+	for k := 0; k < n; k++ {
+		_, err := app.Append(0, up, start.Add(time.Duration(k)*15*time.Second).UnixMilli(), 1)
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+}
+
+// findingRows reads the findings table into one map per row.
+func findingRows(t *testing.T, dr backend.DataResponse) []map[string]string {
+	t.Helper()
+	require.NoError(t, dr.Error)
+	require.Len(t, dr.Frames, 1)
+	f := dr.Frames[0]
+	var rows []map[string]string
+	for i := 0; i < f.Rows(); i++ {
+		r := map[string]string{}
+		for _, fld := range f.Fields {
+			r[fld.Name] = fmt.Sprint(fld.At(i))
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// TestDiagnosisDegradedInputs: targets without a GPU agent, vLLM V0 names,
+// an SGLang page, a TGI page and a vLLM page with half its families each get
+// a sensible finding or an explicit cannot-tell, with what could not be
+// checked, and never an error or a panic.
+func TestDiagnosisDegradedInputs(t *testing.T) {
+	const scrape = 15 * time.Second
+	db := openDiagDB(t)
+	js, agents, start := fastForwardInto(t, db, 20*time.Minute, scrape, []simTarget{
+		{name: "prefill-nogpu", scenario: "prefill-heavy"},
+		{name: "thermal-nogpu", scenario: "thermal-throttled"},
+		{name: "v0", scenario: "healthy", gpu: true, tweak: func(c *sim.Config) { c.Version = sim.V06 }},
+	})
+	pageStart := start.Add(5 * time.Minute)
+	half := 0
+	for _, pg := range []struct {
+		job, file string
+		keep      func(string) bool
+	}{
+		{"sglang", "sglang-0.4-llama8b-heavy-load-queue2826-docs.prom", nil},
+		{"tgi", "tgi-unknown-datadog-fixture-full-under-load.prom", nil},
+		{"v0-page", "vllm-0.8-v0-multiproc-qwen3-0.6b-under-load-decommented.prom", nil},
+		{"half", "vllm-0.11-v1-qwen05b-created-series.prom", func(string) bool { half++; return half%2 == 0 }},
+	} {
+		appendGrowingPage(t, db, pg.job, readPage(t, "testdata/"+pg.file), pageStart, 60, pg.keep)
+		js = append(js, map[string]any{"name": pg.job, "url": "http://" + pg.job + ":8000/metrics"})
+	}
+	inst := diagInstance(t, db, scrape, js, agents)
+	to := start.Add(20 * time.Minute)
+	rows := findingRows(t, diagnosisQuery(t, inst, to.Add(-10*time.Minute), to, time.Minute, map[string]any{"window": "5m"}))
+	byTarget := map[string][]map[string]string{}
+	for _, r := range rows {
+		byTarget[r["target"]] = append(byTarget[r["target"]], r)
+	}
+	for _, name := range []string{"prefill-nogpu", "thermal-nogpu", "v0", "sglang", "tgi", "v0-page", "half"} {
+		require.NotEmpty(t, byTarget[name], "%s has a current finding", name)
+		for _, r := range byTarget[name] {
+			t.Logf("%s: %s %s (%s) not checked: %s", name, r["class"], r["confidence"], r["confidence_note"], r["not_checked"])
+		}
+	}
+	first := func(name string) map[string]string { return byTarget[name][0] }
+	// Without a GPU agent the prefill rule keeps its engine-side evidence at
+	// low confidence and says SM activity was not checked.
+	assert.Equal(t, "prefill_compute_bound", first("prefill-nogpu")["class"])
+	assert.Equal(t, "low", first("prefill-nogpu")["confidence"])
+	assert.Contains(t, first("prefill-nogpu")["not_checked"], "sm_active: no GPU agent is configured")
+	// Throttling cannot be seen without GPU data: never guessed.
+	for _, r := range byTarget["thermal-nogpu"] {
+		assert.NotEqual(t, "gpu_throttled", r["class"])
+	}
+	assert.Contains(t, first("thermal-nogpu")["not_checked"], "slowdown: no GPU agent is configured")
+	assert.Equal(t, "healthy", first("v0")["class"], "vLLM V0 names")
+	for _, name := range []string{"sglang", "tgi", "v0-page", "half"} {
+		assert.NotEqual(t, "stalled", first(name)["class"], "%s: counters grow, so not stalled", name)
+		assert.NotEmpty(t, first(name)["summary"], name)
+	}
+	// TGI has no per-request queue/prefill split and no finish reasons: said, not guessed.
+	assert.Contains(t, first("tgi")["not_checked"], "not exported by tgi")
 }

@@ -79,8 +79,15 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 					got[cl] = v
 				}
 			}
+			notChecked = sortStrings(notChecked)
 			if len(got) == 0 {
-				got[Healthy] = healthy(c, i, sortStrings(notChecked))
+				got[Healthy] = healthy(c, i, notChecked)
+			}
+			// Every finding says what could not be checked at its step, not
+			// only what its own rule lacked (e.g. throttling without GPU data).
+			for cl, v := range got {
+				v.notChecked = notChecked
+				got[cl] = v
 			}
 		} else if state == stateDown {
 			r.Last = i
