@@ -2,7 +2,16 @@ import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
 /** Query types the backend serves today (CONTRACTS.md "Query JSON"). */
-export const QUERY_TYPES = ['latency', 'breakdown', 'throughput', 'saturation', 'targets', 'raw', 'gpu', 'diagnosis'] as const;
+export const QUERY_TYPES = [
+  'latency',
+  'breakdown',
+  'throughput',
+  'saturation',
+  'targets',
+  'raw',
+  'gpu',
+  'diagnosis',
+] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
 export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
@@ -13,7 +22,8 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   targets: 'One row per target: engine, version family, models, up, last scrape, series, last error',
   raw: 'One scraped metric by name, with label matchers, from configured targets only',
   gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
-  diagnosis: 'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
+  diagnosis:
+    'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
 };
 
 export const LATENCY_STAGES = [

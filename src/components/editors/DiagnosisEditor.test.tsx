@@ -17,12 +17,17 @@ describe('DiagnosisEditor', () => {
   });
 
   it('treats a format of another type as table', () => {
-    render(<DiagnosisEditor query={{ refId: 'A', queryType: 'diagnosis', format: 'timeseries' }} onChange={jest.fn()} />);
+    render(
+      <DiagnosisEditor query={{ refId: 'A', queryType: 'diagnosis', format: 'timeseries' }} onChange={jest.fn()} />
+    );
     expect(screen.getByRole('radio', { name: 'table' })).toBeChecked();
   });
 
   it('switching types keeps shared fields and swaps the format', () => {
-    const d = switchQueryType({ refId: 'A', queryType: 'breakdown', format: 'table', targets: ['a'], window: '5m' }, 'diagnosis');
+    const d = switchQueryType(
+      { refId: 'A', queryType: 'breakdown', format: 'table', targets: ['a'], window: '5m' },
+      'diagnosis'
+    );
     expect(d).toEqual({ refId: 'A', queryType: 'diagnosis', format: 'table', targets: ['a'], window: '5m' });
     const b = switchQueryType({ refId: 'A', queryType: 'diagnosis', format: 'numeric' }, 'breakdown');
     expect(b.format).toBe('timeseries');

@@ -18,9 +18,9 @@ interface Props {
 
 /** Editor of the diagnosis query type: what to return (findings, annotations, timeline, alert numbers). */
 export function DiagnosisEditor({ query, onChange }: Props) {
-  const format = ((DIAGNOSIS_FORMATS as readonly string[]).includes(query.format ?? '')
-    ? query.format
-    : 'table') as DiagnosisFormat;
+  const format = (
+    (DIAGNOSIS_FORMATS as readonly string[]).includes(query.format ?? '') ? query.format : 'table'
+  ) as DiagnosisFormat;
   return (
     <Stack direction="column" gap={0.5}>
       <InlineField label="Format" labelWidth={14} tooltip={DIAGNOSIS_FORMAT_DESCRIPTIONS[format]}>
