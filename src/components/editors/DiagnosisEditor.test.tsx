@@ -1,7 +1,7 @@
 import React, { useState } from 'react';
 import { act, fireEvent, render, screen } from '@testing-library/react';
 
-import type { DataSource } from '../../datasource';
+import { DataSource } from '../../datasource';
 import { switchQueryType } from '../../queryModel';
 import { InferscopeQuery } from '../../types';
 import { QueryEditor } from '../QueryEditor';
@@ -63,5 +63,17 @@ describe('DiagnosisEditor', () => {
     });
     expect(changes[changes.length - 1]).toEqual({ refId: 'A', queryType: 'diagnosis', format: 'numeric' });
     expect(onRunQuery).toHaveBeenCalled();
+  });
+
+  it('lets the data source serve annotation queries (diagnosis findings as annotations)', () => {
+    const ds = new DataSource({
+      id: 1,
+      uid: 'inferscope',
+      type: 'inferscope-llm-datasource',
+      name: 'Inferscope',
+      jsonData: {},
+      meta: { id: 'inferscope-llm-datasource', info: { logos: {} } },
+    } as unknown as ConstructorParameters<typeof DataSource>[0]);
+    expect(ds.annotations).toEqual({});
   });
 });
