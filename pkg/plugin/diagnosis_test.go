@@ -375,3 +375,62 @@ func TestDiagnosisDegradedInputs(t *testing.T) {
 	// TGI has no per-request queue/prefill split and no finish reasons: said, not guessed.
 	assert.Contains(t, first("tgi")["not_checked"], "not exported by tgi")
 }
+
+// TestDiagnosisFindingEvidence checks the table, annotation and alert
+// frames on two scenarios whose evidence is known from their configuration:
+// queue-saturated runs max_num_seqs 16 (running plateaus at 16, the ceiling
+// threshold is 0.9 × 16 = 14.4) with a 120 s client timeout (aborts), and
+// thermal-throttled slows its only GPU (index 0) with sw_thermal.
+func TestDiagnosisFindingEvidence(t *testing.T) {
+	const scrape = 15 * time.Second
+	inst, start := simDiagnosisInstance(t, 30*time.Minute, scrape,
+		simTarget{name: "queue", scenario: "queue-saturated", gpu: true},
+		simTarget{name: "hot", scenario: "thermal-throttled", gpu: true})
+	from, to := start.Add(15*time.Minute), start.Add(30*time.Minute)
+	rows := findingRows(t, diagnosisQuery(t, inst, from, to, time.Minute, map[string]any{"window": "5m"}))
+	got := map[string]map[string]string{}
+	for _, r := range rows {
+		got[r["target"]+"/"+r["class"]] = r
+		assert.Equal(t, "true", r["current"])
+	}
+	q := got["queue/queue_saturation"]
+	require.NotNil(t, q, "%v", rows)
+	assert.Equal(t, "warning", q["severity"])
+	assert.Equal(t, "high", q["confidence"])
+	assert.Contains(t, q["evidence"], "requests_running_avg 16 requests ≥ 14.4 (ceiling = highest running count in the range")
+	assert.Contains(t, q["recommendation"], "Raise --max-num-seqs")
+	assert.Equal(t, to, mustTime(t, q["timeEnd"]))
+	ab := got["queue/aborted_traffic"]
+	require.NotNil(t, ab, "clients give up after 120 s in the queue")
+	assert.Contains(t, ab["summary"], "did not")
+	h := got["hot/gpu_throttled"]
+	require.NotNil(t, h, "%v", rows)
+	assert.Contains(t, h["evidence"], "sw_thermal on gpu 0")
+	assert.Contains(t, h["title"], "hot: gpu throttled (warning)")
+	assert.Equal(t, "inferscope,diagnosis,gpu_throttled,hot", h["tags"])
+
+	dr := diagnosisQuery(t, inst, from, to, time.Minute, map[string]any{"window": "5m", "format": "numeric"})
+	require.NoError(t, dr.Error)
+	levels := map[string]float64{}
+	for _, f := range dr.Frames {
+		l := f.Fields[0].Labels
+		levels[l["target"]+"/"+l["class"]] = f.Fields[0].At(0).(float64)
+	}
+	assert.Len(t, levels, 2*13, "one value per target and class")
+	assert.Equal(t, 2.0, levels["queue/queue_saturation"])
+	assert.Equal(t, 1.0, levels["queue/aborted_traffic"])
+	assert.Equal(t, 2.0, levels["hot/gpu_throttled"])
+	assert.Equal(t, 0.0, levels["queue/stalled"])
+	assert.Equal(t, 0.0, levels["hot/healthy"])
+
+	bad := diagnosisQuery(t, inst, from, to, time.Minute, map[string]any{"format": "pie"})
+	require.Error(t, bad.Error)
+	assert.Contains(t, bad.Error.Error(), `format: "pie" is not one of table, annotations, timeline, numeric`)
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	ts, err := time.Parse("2006-01-02 15:04:05 -0700 MST", s)
+	require.NoError(t, err, s)
+	return ts
+}
