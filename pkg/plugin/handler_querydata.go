@@ -36,13 +36,14 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeTargets:    i.queryTargets,
 		QueryTypeRaw:        i.queryRaw,
 		QueryTypeGPU:        i.queryGPU,
+		QueryTypeDiagnosis:  i.queryDiagnosis,
 	} {
 		mux.HandleFunc(qt, i.serve(h))
 	}
 	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu", q.QueryType))
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, diagnosis", q.QueryType))
 		}
 		return resp, nil
 	})
