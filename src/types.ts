@@ -10,6 +10,7 @@ export const QUERY_TYPES = [
   'targets',
   'raw',
   'gpu',
+  'diagnosis',
   'slo',
   'burn_rate',
   'goodput',
@@ -25,6 +26,8 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   targets: 'One row per target: engine, version family, models, up, last scrape, series, last error',
   raw: 'One scraped metric by name, with label matchers, from configured targets only',
   gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
+  diagnosis:
+    'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
   slo: 'SLO table: attainment, observed quantile, error budget, burn rates and status per objective',
   burn_rate: 'Burn rate per objective over 5m … 3d, and status (0 ok, 1 ticket, 2 page) for alert rules',
   goodput: 'Requests/s meeting every objective of a profile: lower and upper bounds',
@@ -102,8 +105,8 @@ export interface InferscopeQuery extends DataQuery {
   /** Return the edges of the bucket each quantile fell in as extra series (bound="lower"/"upper"). */
   bounds?: boolean;
 
-  // breakdown
-  format?: BreakdownFormat;
+  // breakdown; diagnosis uses DiagnosisFormat
+  format?: BreakdownFormat | DiagnosisFormat;
 
   // raw
   metric?: string;
@@ -141,6 +144,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   targets: {},
   raw: { metric: '', matchers: {} },
   gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
+  diagnosis: { format: 'table' },
   slo: {},
   burn_rate: {},
   goodput: {},
@@ -251,4 +255,19 @@ export const SETTINGS_DEFAULTS = {
   retention: '6h',
   bodySizeLimit: 8388608,
   sampleLimit: 50000,
+};
+
+/**
+ * What a diagnosis query returns: the current findings (table), every
+ * finding in the range as annotation rows, the class over time per target
+ * (state timeline), or one number per target and class for alert rules.
+ */
+export const DIAGNOSIS_FORMATS = ['table', 'annotations', 'timeline', 'numeric'] as const;
+export type DiagnosisFormat = (typeof DIAGNOSIS_FORMATS)[number];
+
+export const DIAGNOSIS_FORMAT_DESCRIPTIONS: Record<DiagnosisFormat, string> = {
+  table: 'Current findings: class, severity, confidence, evidence, what was not checked, recommended vLLM flags',
+  annotations: 'Every finding in the range except healthy, with time, timeEnd, title, text and tags (for annotations)',
+  timeline: 'Primary class over time, one field per target (state-timeline panel)',
+  numeric: 'One value per target and class for alert rules: 3 critical, 2 warning, 1 info, 0 not holding',
 };

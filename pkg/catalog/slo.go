@@ -27,7 +27,7 @@ func SampleCountPromQL(s Signal, sc Scope, window time.Duration) (string, error)
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a histogram or counter by any engine", s)
 	}
-	inner, err := join(order, per, Scope{Targets: sc.Targets, Models: sc.Models}, nil, func(m Metric, sel string) string {
+	inner, err := join(order, per, Scope{Targets: sc.Targets, Models: sc.Models}, nil, false, func(m Metric, sel string) string {
 		name := m.Name
 		if m.Kind == KindHistogram {
 			name += "_count"

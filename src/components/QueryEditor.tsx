@@ -20,6 +20,7 @@ import {
   STANDARD_STATS,
   BreakdownFormat,
 } from '../types';
+import { DiagnosisEditor } from './editors/DiagnosisEditor';
 import { BucketsEditor } from './editors/BucketsEditor';
 import { GoodputEditor } from './editors/GoodputEditor';
 import { ProfilePicker } from './editors/ProfilePicker';
@@ -364,6 +365,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
         </Stack>
       )}
 
+      {type === 'diagnosis' && <DiagnosisEditor query={query} onChange={(q) => change(q)} />}
       {type === 'latency' && (
         <ProfilePicker
           profiles={profiles}
