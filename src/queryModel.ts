@@ -16,6 +16,9 @@ const TYPE_FIELDS: Record<QueryType, Array<keyof InferscopeQuery>> = {
   buckets: ['thresholds'],
 };
 
+/** Type-owned fields that carry over between the types owning them. */
+const CARRY: Array<keyof InferscopeQuery> = ['objectives'];
+
 /** Which shared controls a query type uses. */
 export const USES: Record<QueryType, { targets: boolean; models: boolean; groupBy: boolean; window: boolean }> = {
   latency: { targets: true, models: true, groupBy: true, window: true },
@@ -39,11 +42,13 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
  */
 export function switchQueryType(query: InferscopeQuery, t: QueryType): InferscopeQuery {
   const out: InferscopeQuery = { ...query, queryType: t };
-  const keep = new Set(TYPE_FIELDS[t]);
+  // A field that means the same for every type owning it (the objectives of
+  // slo and burn_rate) stays when the new type owns it too; others (format
+  // of breakdown and diagnosis take different values) are reset.
+  const keep = new Set(TYPE_FIELDS[t].filter((f) => CARRY.includes(f)));
   for (const [type, fields] of Object.entries(TYPE_FIELDS) as Array<[QueryType, Array<keyof InferscopeQuery>]>) {
     if (type !== t) {
       for (const f of fields) {
-        // A field shared by several types (objectives: slo and burn_rate) stays.
         if (!keep.has(f)) {
           delete out[f];
         }
