@@ -95,6 +95,9 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 	}
 	r.notes.Add(analysis.Info, fmt.Sprintf("goodput of profile %s (%s at once) is known only within bounds from separate histograms: lower = max(0, Σ attainment − (n − 1)) × request rate, upper = min attainment × request rate (Fréchet bounds); the true value lies between the two series", objs[0].profile, strings.Join(names, ", ")))
 	var series []analysis.Series
+	if len(groupsOf[rateFrom]) == 0 {
+		r.notes.Add(analysis.Info, fmt.Sprintf("goodput: no %s data in scope over the range (not exported, or no requests)", objs[rateFrom].signal()))
+	}
 	for _, g := range groupsOf[rateFrom] {
 		lo := make([]float64, len(r.steps))
 		hi := make([]float64, len(r.steps))
