@@ -73,7 +73,9 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 		var hs map[string]slo.History
 		var layouts map[string][]hist.Bucket
 		if s.obj.Kind == settings.KindErrorRatio {
-			groups, hs = slo.ErrorHistory(m, steps, res)
+			var noReason int
+			groups, hs, noReason = slo.ErrorHistory(m, steps, res)
+			noReasonNotice(s, noReason, &r.notes)
 		} else {
 			groups, hs, layouts = slo.LatencyHistory(m, steps, res, s.obj.Threshold)
 		}

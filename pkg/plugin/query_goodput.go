@@ -63,7 +63,9 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 			m = append(m, part...)
 		}
 		if s.obj.Kind == settings.KindErrorRatio {
-			groupsOf[k], hists[k] = slo.ErrorHistory(m, r.steps, time.Second)
+			var noReason int
+			groupsOf[k], hists[k], noReason = slo.ErrorHistory(m, r.steps, time.Second)
+			noReasonNotice(s, noReason, &r.notes)
 		} else {
 			var layouts map[string][]hist.Bucket
 			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.steps, time.Second, s.obj.Threshold)

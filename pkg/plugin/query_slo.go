@@ -218,7 +218,8 @@ func (r *run) instantAll(ctx context.Context, queries []string, ts time.Time) (m
 func countsByGroup(s selected, v model.Vector, seconds float64, notes *analysis.Notices) (map[string]slo.Counts, map[string][]hist.Bucket, []slo.Group) {
 	out := map[string]slo.Counts{}
 	if s.obj.Kind == settings.KindErrorRatio {
-		groups, cs := slo.ReasonVector(v)
+		groups, cs, noReason := slo.ReasonVector(v)
+		noReasonNotice(s, noReason, notes)
 		for k, c := range cs {
 			out[k] = scaleCounts(c, seconds)
 		}
@@ -232,6 +233,14 @@ func countsByGroup(s selected, v model.Vector, seconds float64, notes *analysis.
 		out[k] = scaleCounts(slo.LatencyCounts(s.obj.Threshold, b), seconds)
 	}
 	return out, buckets, groups
+}
+
+// noReasonNotice says that finished-request series without a finish reason
+// were left out of an error-ratio objective (never counted as good).
+func noReasonNotice(s selected, n int, notes *analysis.Notices) {
+	if n > 0 {
+		notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %d finished-request series carry no finish reason (the engine does not report one) and are left out of the error ratio", s.profile, s.obj.Name, n))
+	}
 }
 
 func scaleCounts(c slo.Counts, f float64) slo.Counts {

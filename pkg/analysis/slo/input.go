@@ -45,11 +45,17 @@ func BucketVector(v model.Vector) (groups []Group, buckets map[string][]hist.Buc
 
 // ReasonVector groups an instant result of finished-request rates
 // `sum by (finished_reason, …) (rate(…[w]))` into error Counts per group:
-// bad = reasons "abort" and "error", total = every reason.
-func ReasonVector(v model.Vector) ([]Group, map[string]Counts) {
+// bad = reasons "abort" and "error", total = every reason. Series without
+// a finish reason (engines that do not report one) are left out, never
+// counted as good; noReason says how many there were.
+func ReasonVector(v model.Vector) (groups []Group, counts map[string]Counts, noReason int) {
 	bad, total := map[string]float64{}, map[string]float64{}
 	labels := map[string]map[string]string{}
 	for _, s := range v {
+		if s.Metric["finished_reason"] == "" {
+			noReason++
+			continue
+		}
 		key, l := analysis.Key(s.Metric, "finished_reason")
 		labels[key] = l
 		val := float64(s.Value)
@@ -61,13 +67,12 @@ func ReasonVector(v model.Vector) ([]Group, map[string]Counts) {
 			bad[key] += val
 		}
 	}
-	out := map[string]Counts{}
-	var groups []Group
+	counts = map[string]Counts{}
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		groups = append(groups, Group{Key: k, Labels: labels[k]})
-		out[k] = ErrorCounts(bad[k], total[k])
+		counts[k] = ErrorCounts(bad[k], total[k])
 	}
-	return groups, out
+	return groups, counts, noReason
 }
 
 // IsErrorReason reports whether a finish reason counts against an
@@ -129,13 +134,22 @@ func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration,
 }
 
 // ErrorHistory is LatencyHistory for an error-ratio objective, from a range
-// result of finished-request rates by finished_reason.
-func ErrorHistory(m model.Matrix, steps []time.Time, resolution time.Duration) ([]Group, map[string]History) {
+// result of finished-request rates by finished_reason. As in ReasonVector,
+// series without a finish reason are left out and counted in noReason.
+func ErrorHistory(m model.Matrix, steps []time.Time, resolution time.Duration) (groups []Group, hs map[string]History, noReason int) {
+	var withReason model.Matrix
+	for _, s := range m {
+		if s.Metric["finished_reason"] == "" {
+			noReason++
+			continue
+		}
+		withReason = append(withReason, s)
+	}
+	m = withReason
 	bad, _ := analysis.Align(filterReasons(m, true), steps, "finished_reason")
 	total, labels := analysis.Align(m, steps, "finished_reason")
 	sec := resolution.Seconds()
-	hs := map[string]History{}
-	var groups []Group
+	hs = map[string]History{}
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		groups = append(groups, Group{Key: k, Labels: labels[k]})
 		h := History{Times: steps, Resolution: resolution, Counts: make([]Counts, len(steps))}
@@ -149,7 +163,7 @@ func ErrorHistory(m model.Matrix, steps []time.Time, resolution time.Duration) (
 		}
 		hs[k] = h
 	}
-	return groups, hs
+	return groups, hs, noReason
 }
 
 func filterReasons(m model.Matrix, errs bool) model.Matrix {

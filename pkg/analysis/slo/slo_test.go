@@ -299,9 +299,12 @@ func TestReasonVector(t *testing.T) {
 		{Metric: model.Metric{"job": "a", "finished_reason": "stop"}, Value: 1.5},
 		{Metric: model.Metric{"job": "a", "finished_reason": "length"}, Value: 0.4},
 		{Metric: model.Metric{"job": "a", "finished_reason": "abort"}, Value: 0.1},
+		// An engine without finish reasons: left out, not counted as good.
+		{Metric: model.Metric{"job": "tgi"}, Value: 5},
 	}
-	groups, cs := ReasonVector(v)
+	groups, cs, noReason := ReasonVector(v)
 	require.Len(t, groups, 1)
+	assert.Equal(t, 1, noReason)
 	c := cs[groups[0].Key]
 	assert.InDelta(t, 2.0, c.Total, 1e-12)
 	assert.InDelta(t, 1.9, c.Good, 1e-12)
