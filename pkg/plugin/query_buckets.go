@@ -92,7 +92,7 @@ func (i *Instance) queryBuckets(ctx context.Context, p *plan) (data.Frames, erro
 	if err != nil {
 		return nil, err
 	}
-	var rows []frames.BucketRow
+	var rows []buckets.Row
 	for k, s := range stages {
 		var v model.Vector
 		for _, q := range queries[k] {
@@ -109,7 +109,7 @@ func (i *Instance) queryBuckets(ctx context.Context, p *plan) (data.Frames, erro
 		for _, g := range groups {
 			b := bs[g.Key]
 			add := func(a buckets.Advice) {
-				rows = append(rows, frames.BucketRow{Signal: string(s), Group: g.Labels, Advice: a,
+				rows = append(rows, buckets.Row{Signal: string(s), Group: g.Labels, Advice: a,
 					CustomBuckets: buckets.CustomBucketsJSON(buckets.VLLMFamily(string(s)), a.Bounds)})
 			}
 			for _, q := range qs {

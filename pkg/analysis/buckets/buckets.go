@@ -183,3 +183,13 @@ func CustomBucketsJSON(family string, bounds []float64) string {
 	b, _ := json.Marshal(map[string][]float64{family: bounds})
 	return string(b)
 }
+
+// Row is one row of the buckets query: a stage's advice for one group
+// (labels target/model/engine), with the --custom-histogram-buckets JSON
+// ("" for stages vLLM has no family for).
+type Row struct {
+	Signal        string
+	Group         map[string]string
+	Advice        Advice
+	CustomBuckets string
+}
