@@ -29,10 +29,10 @@ type healthTarget struct {
 	// approximate; Approx the approximate ones among them; NotSeen those the
 	// engine can export but this page does not carry; Absent those the
 	// engine never exports (catalog.AssessAll).
-	Exported []string `json:"exported,omitempty"`
-	Approx   []string `json:"approximate,omitempty"`
-	NotSeen  []string `json:"notSeen,omitempty"`
-	Absent   []string `json:"absent,omitempty"`
+	Exported   []string `json:"exported,omitempty"`
+	Approx     []string `json:"approximate,omitempty"`
+	NotSeen    []string `json:"notSeen,omitempty"`
+	Absent     []string `json:"absent,omitempty"`
 	DurationMS int64    `json:"durationMs"`
 }
 
