@@ -197,3 +197,34 @@ func StoredNames(names []string) []string {
 	}
 	return out
 }
+
+// SameSoftware reports whether two detections of one target (say, over two stretches of a
+// range) can be the same engine build: same engine, no conflicting generation, and version
+// ranges that overlap. A range narrowing as more families appear is not a change; an upgrade
+// from 0.10 to 0.13 is. Unknown generations or versions never conflict.
+func SameSoftware(a, b Detection) bool {
+	if a.Engine != b.Engine {
+		return false
+	}
+	if a.Generation != "" && b.Generation != "" && a.Generation != b.Generation {
+		return false
+	}
+	alo, ahi, aok := parseVersionRange(a.Version)
+	blo, bhi, bok := parseVersionRange(b.Version)
+	if !aok || !bok {
+		return true
+	}
+	return alo <= bhi && blo <= ahi
+}
+
+// Describe renders a detection as users read it: "vllm v1 0.11-0.12".
+func (d Detection) Describe() string {
+	s := string(d.Engine)
+	if d.Generation != "" {
+		s += " " + d.Generation
+	}
+	if d.Version != "" {
+		s += " " + d.Version
+	}
+	return s
+}

@@ -36,13 +36,14 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeTargets:    i.queryTargets,
 		QueryTypeRaw:        i.queryRaw,
 		QueryTypeGPU:        i.queryGPU,
+		QueryTypeEvents:     i.queryEvents,
 	} {
 		mux.HandleFunc(qt, i.serve(h))
 	}
 	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu", q.QueryType))
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, events", q.QueryType))
 		}
 		return resp, nil
 	})
@@ -477,6 +478,9 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	if err := r.idleNotices(ctx, stages); err != nil {
 		return nil, err
 	}
+	if err := r.changeNotices(ctx); err != nil {
+		return nil, err
+	}
 	return frames.TimeSeries(series, r.meta()), nil
 }
 
@@ -490,6 +494,9 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 	r := i.newRun(p)
 	r.scopeNotices(ctx, breakdownSignals)
 	if err := r.idleNotices(ctx, breakdownSignals); err != nil {
+		return nil, err
+	}
+	if err := r.changeNotices(ctx); err != nil {
 		return nil, err
 	}
 	r.notes.Add(analysis.Info, "breakdown shows mean time per stage (rate of _sum over rate of _count); quantiles do not add, see the latency query for tails. overhead = E2E − queue − inference: frontend time in vLLM V1, zero by identity in V0")
@@ -544,6 +551,9 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 	if err := r.idleNotices(ctx, []catalog.Signal{catalog.RequestsFinished}); err != nil {
 		return nil, err
 	}
+	if err := r.changeNotices(ctx); err != nil {
+		return nil, err
+	}
 	var in throughput.Input
 	q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, p.scope, p.window, "finished_reason")
 	if err != nil {
@@ -570,6 +580,9 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, error) {
 	r := i.newRun(p)
 	r.scopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage, catalog.Preemptions, catalog.PrefixCacheHits})
+	if err := r.changeNotices(ctx); err != nil {
+		return nil, err
+	}
 	var in saturation.Input
 	steps := []struct {
 		dst  *model.Matrix
