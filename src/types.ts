@@ -2,7 +2,16 @@ import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
 /** Query types the backend serves today (CONTRACTS.md "Query JSON"). */
-export const QUERY_TYPES = ['latency', 'breakdown', 'throughput', 'saturation', 'targets', 'raw', 'gpu'] as const;
+export const QUERY_TYPES = [
+  'latency',
+  'breakdown',
+  'throughput',
+  'saturation',
+  'targets',
+  'raw',
+  'gpu',
+  'events',
+] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
 export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
@@ -13,6 +22,7 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   targets: 'One row per target: engine, version family, models, up, last scrape, series, last error',
   raw: 'One scraped metric by name, with label matchers, from configured targets only',
   gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
+  events: 'Annotations: restarts, down periods, changes of served model, engine or vLLM cache config',
 };
 
 export const LATENCY_STAGES = [
@@ -117,6 +127,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   targets: {},
   raw: { metric: '', matchers: {} },
   gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
+  events: {},
 };
 
 /** Variable query: which list GET /<kind> resource to read. */

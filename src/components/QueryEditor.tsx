@@ -4,6 +4,7 @@ import { InlineField, InlineSwitch, Input, MultiSelect, RadioButtonGroup, Select
 
 import type { DataSource } from '../datasource';
 import { isValidStat, sortStats, switchQueryType, USES } from '../queryModel';
+import { EventsEditor } from './editors/EventsEditor';
 import {
   BREAKDOWN_FORMATS,
   Estimator,
@@ -358,6 +359,8 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
           />
         </Stack>
       )}
+
+      {type === 'events' && <EventsEditor />}
 
       {type === 'targets' && (
         <Text color="secondary" variant="bodySmall">
