@@ -258,48 +258,66 @@ func (r *run) availabilityNotices(views []targetView, signals []catalog.Signal) 
 // idleNotices says, per target in scope and exported request signal, when
 // no request was counted in the whole queried range (the histogram's count
 // or the counter did not grow): its series then have no data, which is not
-// an error. One instant query per target and signal, at the range's end.
+// an error. One instant query at the range's end per signal and set of
+// stored names, grouped by target.
 func (r *run) idleNotices(ctx context.Context, signals []catalog.Signal) error {
 	rng := r.p.end.Sub(r.namesFrom())
-	for _, v := range r.views(ctx) {
-		if !v.OK {
-			continue
+	for _, s := range signals {
+		type group struct {
+			metrics []catalog.Metric
+			targets []string
 		}
-		for _, s := range signals {
-			a := v.assess(s)
-			if !a.Exported() {
+		var groups []group
+		for _, v := range r.views(ctx) {
+			if !v.OK {
 				continue
 			}
-			sc := catalog.Scope{Targets: []string{v.Name}, Models: r.p.Models}
+			a := v.assess(s)
+			if !a.Exported() || (a.Metrics[0].Kind != catalog.KindHistogram && a.Metrics[0].Kind != catalog.KindCounter) {
+				continue
+			}
+			placed := false
+			for k := range groups {
+				if sameMetrics(groups[k].metrics, a.Metrics) {
+					groups[k].targets = append(groups[k].targets, v.Name)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				groups = append(groups, group{a.Metrics, []string{v.Name}})
+			}
+		}
+		for _, g := range groups {
+			sc := catalog.Scope{Targets: g.targets, Models: r.p.Models, By: []string{"target"}}
 			var q, what string
-			switch a.Metrics[0].Kind {
-			case catalog.KindHistogram:
-				hq, err := catalog.HistogramPromQLFor(a.Metrics, sc, rng)
+			if g.metrics[0].Kind == catalog.KindHistogram {
+				hq, err := catalog.HistogramPromQLFor(g.metrics, sc, rng)
 				if err != nil {
 					return err
 				}
 				q, what = hq.Count, "its histogram's count did not grow"
-			case catalog.KindCounter:
+			} else {
 				cq, err := catalog.CounterRatePromQL(s, sc, rng)
 				if err != nil {
 					return err
 				}
 				q, what = cq, "its counter did not grow"
-			default:
-				continue
 			}
 			vec, err := r.instantQuery(ctx, q, r.p.end)
 			if err != nil {
 				return err
 			}
-			grew := false
+			grew := map[string]bool{}
 			for _, smp := range vec {
 				if float64(smp.Value) > 0 {
-					grew = true
+					grew[string(smp.Metric["job"])] = true
 				}
 			}
-			if !grew {
-				r.notes.Add(analysis.Info, fmt.Sprintf("target %s: no requests in the queried range for %s (%s): no data, not zero", v.Name, s, what))
+			for _, t := range g.targets {
+				if !grew[t] {
+					r.notes.Add(analysis.Info, fmt.Sprintf("target %s: no requests in the queried range for %s (%s): no data, not zero", t, s, what))
+				}
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -42,78 +44,93 @@ func (i *Instance) queryEvents(ctx context.Context, p *plan) (data.Frames, error
 // restarts as resets.
 var eventCounters = []catalog.Signal{catalog.RequestsFinished, catalog.PromptTokens, catalog.GenerationTokens, catalog.E2E, catalog.TTFT}
 
-// events reads, per target in scope, what events.Detect needs from the
-// store over [from, to] and returns the events in time order. full=false
-// reads only what restarts and model changes need (for query notices).
+// events reads what events.Detect needs from the store over [from, to] for
+// every target in scope, with one query per kind of evidence for all targets
+// together (split by job afterwards), and returns the events in time order.
+// full=false reads only what restarts and model changes need (for query
+// notices).
 func (r *run) events(ctx context.Context, from, to time.Time, full bool) ([]events.Event, error) {
 	rng := to.Sub(from)
 	if rng < r.i.settings.ScrapeInterval {
 		rng = r.i.settings.ScrapeInterval
 	}
 	sel := "[" + model.Duration(rng).String() + "]"
-	statuses := r.i.statuses()
-	var out []events.Event
-	for _, v := range r.views(ctx) {
-		job := `job="` + escapeLabel(v.Name) + `"`
-		in := events.Input{Target: v.Name, Interval: r.i.settings.ScrapeInterval, From: from, To: to}
-		if st, ok := statuses[v.Name]; ok && !st.Up {
-			in.DownError = sanitizeError(st.LastError)
-		}
-		raw := func(q string) (model.Matrix, error) {
-			val, err := r.query(ctx, q, to)
-			if err != nil {
-				return nil, err
-			}
-			m, _ := val.(model.Matrix)
-			return m, nil
-		}
-		var err error
-		if in.StartTimes, err = raw(catalog.ProcessStartTime + "{" + job + "}" + sel); err != nil {
-			return nil, err
-		}
-		var counters, modelNames []string
+	views := r.views(ctx)
+	if len(views) == 0 {
+		return nil, nil
+	}
+	var jobs, counters, modelNames []string
+	for _, v := range views {
+		jobs = append(jobs, v.Name)
 		for _, a := range catalog.AssessAll(v.Det, v.Names) {
 			if !a.Exported() {
 				continue
 			}
 			for _, m := range a.Metrics {
-				n := m.Name
 				switch m.Kind {
 				case catalog.KindHistogram:
-					n += "_count"
-				case catalog.KindGauge:
-					modelNames = append(modelNames, n)
-					continue
-				}
-				modelNames = append(modelNames, n)
-				for _, s := range eventCounters {
-					if a.Signal == s {
-						counters = append(counters, n)
+					if slices.Contains(eventCounters, a.Signal) {
+						counters = append(counters, m.Name+"_count")
 					}
+				case catalog.KindCounter:
+					if slices.Contains(eventCounters, a.Signal) {
+						counters = append(counters, m.Name)
+						modelNames = append(modelNames, m.Name)
+					}
+				case catalog.KindGauge:
+					modelNames = append(modelNames, m.Name)
 				}
 			}
 		}
-		if len(counters) > 0 {
-			if in.Counters, err = raw(`{` + job + `, __name__=~"` + nameAlternation(counters) + `"}` + sel); err != nil {
-				return nil, err
-			}
+	}
+	sort.Strings(jobs)
+	job := `job=~"` + escapeLabel(alternation(jobs)) + `"`
+	raw := func(q string) (map[string]model.Matrix, error) {
+		val, err := r.query(ctx, q, to)
+		if err != nil {
+			return nil, err
 		}
-		if len(modelNames) > 0 {
-			q := `group by (model_name) ({` + job + `, model_name!="", __name__=~"` + nameAlternation(modelNames) + `"})`
-			if in.Models, err = r.rangeQueryAt(ctx, q, from, to); err != nil {
-				return nil, err
-			}
+		m, _ := val.(model.Matrix)
+		return byJob(m), nil
+	}
+	ranged := func(q string) (map[string]model.Matrix, error) {
+		m, err := r.rangeQueryAt(ctx, q, from, to)
+		return byJob(m), err
+	}
+	var startTimes, counts, models, ups, names, configs map[string]model.Matrix
+	var err error
+	if startTimes, err = raw(catalog.ProcessStartTime + "{" + job + "}" + sel); err != nil {
+		return nil, err
+	}
+	if len(counters) > 0 {
+		if counts, err = raw(`{` + job + `, __name__=~"` + nameAlternation(counters) + `"}` + sel); err != nil {
+			return nil, err
 		}
-		if full {
-			if in.Up, err = raw(`up{` + job + `}` + sel); err != nil {
-				return nil, err
-			}
-			if in.Names, err = r.rangeQueryAt(ctx, `count by (__name__) ({`+job+`})`, from, to); err != nil {
-				return nil, err
-			}
-			if in.Config, err = r.rangeQueryAt(ctx, `vllm:cache_config_info{`+job+`}`, from, to); err != nil {
-				return nil, err
-			}
+	}
+	if len(modelNames) > 0 {
+		if models, err = ranged(`group by (job, model_name) ({` + job + `, model_name!="", __name__=~"` + nameAlternation(modelNames) + `"})`); err != nil {
+			return nil, err
+		}
+	}
+	if full {
+		if ups, err = raw(`up{` + job + `}` + sel); err != nil {
+			return nil, err
+		}
+		if names, err = ranged(`count by (job, __name__) ({` + job + `})`); err != nil {
+			return nil, err
+		}
+		if configs, err = ranged(`vllm:cache_config_info{` + job + `}`); err != nil {
+			return nil, err
+		}
+	}
+	statuses := r.i.statuses()
+	var out []events.Event
+	for _, v := range views {
+		in := events.Input{Target: v.Name, Interval: r.i.settings.ScrapeInterval, From: from, To: to,
+			StartTimes: startTimes[v.Name], Counters: counts[v.Name], Models: models[v.Name],
+			Up: ups[v.Name], Names: names[v.Name], Config: configs[v.Name]}
+		if st, ok := statuses[v.Name]; ok && !st.Up {
+			in.DownError = sanitizeError(st.LastError)
 		}
 		for _, e := range events.Detect(in) {
 			if e.Time.Before(from) || e.Time.After(to) {
@@ -125,7 +142,18 @@ func (r *run) events(ctx context.Context, from, to time.Time, full bool) ([]even
 			out = append(out, e)
 		}
 	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) })
 	return out, nil
+}
+
+// byJob splits a query result by its job label.
+func byJob(m model.Matrix) map[string]model.Matrix {
+	out := map[string]model.Matrix{}
+	for _, s := range m {
+		j := string(s.Metric["job"])
+		out[j] = append(out[j], s)
+	}
+	return out
 }
 
 // changeNotices says when the query's range (with its first rate window)
