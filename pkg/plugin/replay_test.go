@@ -218,3 +218,29 @@ func TestRenameInsideRange(t *testing.T) {
 	require.Greater(t, firstHalf, 10)
 	require.Greater(t, secondHalf, 10)
 }
+
+// TestIdleNotice: a target whose page never changes (no request finishes)
+// has its e2e series empty; the latency query says, for that target and
+// stage, that no request was counted in the range (the count did not grow),
+// and says nothing of the kind for a target whose counters advance.
+func TestIdleNotice(t *testing.T) {
+	page, err := os.ReadFile("testdata/vllm-v1-dp2-no-ttft-e2e-buckets-end-60s.prom")
+	require.NoError(t, err)
+	idle := newReplayStore(t, "idle")
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for k := 0; k < 40; k++ {
+		idle.scrape(page, start.Add(time.Duration(k)*15*time.Second), 1)
+	}
+	end := start.Add(40 * 15 * time.Second)
+	dr := runQuery(t, idle.instance(end), map[string]any{"queryType": "latency", "stages": []string{"e2e"}, "stats": []string{"p50"}}, start.Add(2*time.Minute), end, 15*time.Second)
+	require.NoError(t, dr.Error)
+	require.True(t, hasNotice(dr.Frames[0].Meta.Notices, "target idle: no requests in the queried range for e2e (its histogram's count did not grow): no data, not zero"), "%v", dr.Frames[0].Meta.Notices)
+
+	busy := newReplayStore(t, "busy")
+	for k := 0; k < 40; k++ {
+		busy.scrape(page, start.Add(time.Duration(k)*15*time.Second), float64(1+k))
+	}
+	dr = runQuery(t, busy.instance(end), map[string]any{"queryType": "latency", "stages": []string{"e2e"}, "stats": []string{"p50"}}, start.Add(2*time.Minute), end, 15*time.Second)
+	require.NoError(t, dr.Error)
+	require.False(t, hasNotice(dr.Frames[0].Meta.Notices, "no requests in the queried range"), "%v", dr.Frames[0].Meta.Notices)
+}
