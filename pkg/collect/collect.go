@@ -130,6 +130,7 @@ type Collector struct {
 	runDone   chan struct{}
 	querier   source.Querier
 	endpoints []endpoint
+	errors    *errorLog
 
 	closeOnce sync.Once
 	closeErr  error
@@ -187,6 +188,7 @@ func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
 		endpoints: eps,
 		tsets:     make(chan map[string][]*targetgroup.Group, 1),
 		runDone:   make(chan struct{}),
+		errors:    newErrorLog(),
 	}
 	// Each collector has its own registry: instances are re-created when
 	// settings change and a second registration on a shared one panics.
@@ -213,6 +215,7 @@ func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
 		}
 	}()
 	c.tsets <- groups
+	c.errors.start(c, cfg.ScrapeInterval/2)
 	if err := c.waitPools(len(groups), 5*time.Second); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -400,6 +403,7 @@ func (c *Collector) seriesCount(name string) int {
 // later calls return the first call's result.
 func (c *Collector) Close() error {
 	c.closeOnce.Do(func() {
+		c.errors.stop()
 		c.mgr.Stop()
 		<-c.runDone
 		var errs []error

@@ -241,6 +241,17 @@ func TestCollectorScrapes(t *testing.T) {
 	}
 	assert.Contains(t, byName["stalled"].LastError, "context deadline exceeded")
 	assert.Contains(t, byName["failing"].LastError, "503")
+
+	// The failed scrapes are remembered with their errors, once each.
+	errs := c.ScrapeErrors("failing", time.Now().Add(-time.Hour), time.Now())
+	require.NotEmpty(t, errs)
+	for k, e := range errs {
+		assert.Contains(t, e.Error, "503")
+		if k > 0 {
+			assert.True(t, e.At.After(errs[k-1].At), "one entry per scrape")
+		}
+	}
+	assert.Empty(t, c.ScrapeErrors("good", time.Now().Add(-time.Hour), time.Now()))
 }
 
 func TestCollectorAuthAndAgents(t *testing.T) {

@@ -132,6 +132,11 @@ func (r *run) events(ctx context.Context, from, to time.Time, full bool) ([]even
 		if st, ok := statuses[v.Name]; ok && !st.Up {
 			in.DownError = sanitizeError(st.LastError)
 		}
+		if r.i.collector != nil && full {
+			for _, e := range r.i.collector.ScrapeErrors(v.Name, from.Add(-r.i.settings.ScrapeInterval), to) {
+				in.Errors = append(in.Errors, events.ScrapeError{At: e.At, Error: sanitizeError(e.Error)})
+			}
+		}
 		for _, e := range events.Detect(in) {
 			if e.Time.Before(from) || e.Time.After(to) {
 				continue

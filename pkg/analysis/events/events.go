@@ -66,6 +66,15 @@ type Input struct {
 	Config model.Matrix
 	// DownError is the target's current scrape error, given to a down period lasting to To.
 	DownError string
+	// Errors are the failed scrapes the collector remembers (when they started and their
+	// error text, already sanitised); a down period names those that fall in it.
+	Errors []ScrapeError
+}
+
+// ScrapeError is one failed scrape: when it started and its error text.
+type ScrapeError struct {
+	At    time.Time
+	Error string
 }
 
 // nearZero is the largest fraction of the previous value a decreased counter may have for
@@ -223,22 +232,52 @@ func downPeriods(in Input) []Event {
 				continue
 			}
 			if failed > 0 {
+				text := fmt.Sprintf("%s: %d scrapes failed from %s; scrapes succeed again from %s", in.Target, failed, start.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))
+				if errs := errorsIn(in, start, t); errs != "" {
+					text += "; scrape errors: " + errs
+				}
 				out = append(out, Event{Time: start, TimeEnd: t, Target: in.Target, Kind: Down,
-					Title: fmt.Sprintf("%s down", in.Target),
-					Text:  fmt.Sprintf("%s: %d scrapes failed from %s; scrapes succeed again from %s.", in.Target, failed, start.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339))})
+					Title: fmt.Sprintf("%s down", in.Target), Text: text + "."})
 				failed = 0
 			}
 		}
 		if failed > 0 {
 			text := fmt.Sprintf("%s: %d scrapes failed from %s and it was still down at the last scrape in the range", in.Target, failed, start.UTC().Format(time.RFC3339))
-			if in.DownError != "" {
+			end := s.Values[len(s.Values)-1].Timestamp.Time()
+			switch errs := errorsIn(in, start, end); {
+			case errs != "":
+				text += "; scrape errors: " + errs
+			case in.DownError != "":
 				text += "; scrape error: " + in.DownError
 			}
-			end := s.Values[len(s.Values)-1].Timestamp.Time()
 			out = append(out, Event{Time: start, TimeEnd: end, Target: in.Target, Kind: Down, Title: fmt.Sprintf("%s down", in.Target), Text: text + "."})
 		}
 	}
 	return out
+}
+
+// errorsIn lists the distinct scrape errors remembered between the scrape
+// before from and to, with how often each occurred: "connection refused (3×)".
+func errorsIn(in Input, from, to time.Time) string {
+	count := map[string]int{}
+	var order []string
+	for _, e := range in.Errors {
+		if e.At.Before(from.Add(-in.Interval)) || e.At.After(to) {
+			continue
+		}
+		if count[e.Error] == 0 {
+			order = append(order, e.Error)
+		}
+		count[e.Error]++
+	}
+	parts := make([]string, len(order))
+	for i, e := range order {
+		parts[i] = e
+		if count[e] > 1 {
+			parts[i] += fmt.Sprintf(" (%d×)", count[e])
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // stepSets turns a range-query result into, per step (ascending), the sorted set of

@@ -48,6 +48,7 @@ func TestCounterResetAndBackwards(t *testing.T) {
 func TestDownPeriodAndModelChange(t *testing.T) {
 	x := in()
 	x.DownError = "connection refused"
+	x.Errors = []ScrapeError{{At: at(2).Time(), Error: "HTTP 503"}, {At: at(3).Time(), Error: "HTTP 503"}}
 	x.Up = model.Matrix{series(model.Metric{"__name__": "up"}, 1, 1, 0, 0, 1, 1, 0)}
 	// Model a until scrape 3, nothing while down, b from scrape 4.
 	a := series(model.Metric{"model_name": "a"}, 1, 1)
@@ -61,6 +62,7 @@ func TestDownPeriodAndModelChange(t *testing.T) {
 	assert.Equal(t, Down, evs[0].Kind)
 	assert.Equal(t, at(2).Time(), evs[0].Time)
 	assert.Equal(t, at(4).Time(), evs[0].TimeEnd)
+	assert.Contains(t, evs[0].Text, "scrape errors: HTTP 503 (2×)")
 	assert.Equal(t, ModelChange, evs[1].Kind)
 	assert.Equal(t, at(4).Time(), evs[1].Time)
 	assert.Contains(t, evs[1].Text, "served a and now serves b")
