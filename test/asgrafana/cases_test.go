@@ -21,6 +21,8 @@ import (
 type advancingPage struct {
 	lines []string
 	types map[string]string
+	// factor, when set, replaces 1 + k as the k-th scrape's multiplier.
+	factor func(k int) float64
 
 	mu     sync.Mutex
 	served int
@@ -59,7 +61,11 @@ func (p *advancingPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 			b.WriteString(l + "\n")
 			continue
 		}
-		fmt.Fprintf(&b, "%s%s %s\n", s.name, s.labels, strconv.FormatFloat(v*float64(1+k), 'g', -1, 64))
+		f := float64(1 + k)
+		if p.factor != nil {
+			f = p.factor(k)
+		}
+		fmt.Fprintf(&b, "%s%s %s\n", s.name, s.labels, strconv.FormatFloat(v*f, 'g', -1, 64))
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write([]byte(b.String()))
