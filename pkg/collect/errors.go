@@ -24,9 +24,9 @@ const maxErrorsPerTarget = 512
 // and is lost when the instance is re-created; the `up` series in the TSDB
 // remains the record of which scrapes failed.
 type errorLog struct {
-	mu    sync.Mutex
-	per   map[string][]ScrapeError
-	last  map[string]time.Time
+	mu      sync.Mutex
+	per     map[string][]ScrapeError
+	last    map[string]time.Time
 	quit    chan struct{}
 	done    chan struct{}
 	close   sync.Once

@@ -108,7 +108,7 @@ func TestEventsAsGrafana(t *testing.T) {
 	require.Len(t, r.frames, 1)
 	f := r.frames[0]
 	type row struct {
-		at, end              time.Time
+		at, end            time.Time
 		target, kind, text string
 	}
 	var rows []row

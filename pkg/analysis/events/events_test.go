@@ -12,7 +12,9 @@ import (
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // at is the k-th 15 s scrape.
-func at(k int) model.Time { return model.TimeFromUnixNano(t0.Add(time.Duration(k) * 15 * time.Second).UnixNano()) }
+func at(k int) model.Time {
+	return model.TimeFromUnixNano(t0.Add(time.Duration(k) * 15 * time.Second).UnixNano())
+}
 
 func series(labels model.Metric, vals ...float64) *model.SampleStream {
 	s := &model.SampleStream{Metric: labels}
