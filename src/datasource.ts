@@ -114,7 +114,9 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
     super(instanceSettings);
     this.variables = new InferscopeVariableSupport(this);
     // Annotation support: the events query's table (time, timeEnd, title,
-    // text, tags) maps onto Grafana annotations with the standard processing.
+    // text, tags) maps onto Grafana annotations with the standard processing,
+    // as does the diagnosis query's "annotations" format. A new annotation
+    // starts as an events query.
     this.annotations = {
       getDefaultQuery: () => ({ queryType: 'events' }),
     };

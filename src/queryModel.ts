@@ -9,6 +9,7 @@ const TYPE_FIELDS: Record<QueryType, Array<keyof InferscopeQuery>> = {
   targets: [],
   raw: ['metric', 'matchers'],
   gpu: ['agents', 'gpus', 'signals'],
+  diagnosis: ['format'],
   events: [],
 };
 
@@ -21,6 +22,7 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
   targets: { targets: true, models: false, groupBy: false, window: false },
   raw: { targets: true, models: false, groupBy: false, window: false },
   gpu: { targets: false, models: false, groupBy: false, window: false },
+  diagnosis: { targets: true, models: true, groupBy: false, window: true },
   events: { targets: true, models: false, groupBy: false, window: false },
 };
 

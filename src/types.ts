@@ -10,6 +10,7 @@ export const QUERY_TYPES = [
   'targets',
   'raw',
   'gpu',
+  'diagnosis',
   'events',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
@@ -22,6 +23,8 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   targets: 'One row per target: engine, version family, models, up, last scrape, series, last error',
   raw: 'One scraped metric by name, with label matchers, from configured targets only',
   gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
+  diagnosis:
+    'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
   events: 'Annotations: restarts, down periods, changes of served model, engine or vLLM cache config',
 };
 
@@ -96,8 +99,8 @@ export interface InferscopeQuery extends DataQuery {
   /** Return the edges of the bucket each quantile fell in as extra series (bound="lower"/"upper"). */
   bounds?: boolean;
 
-  // breakdown
-  format?: BreakdownFormat;
+  // breakdown; diagnosis uses DiagnosisFormat
+  format?: BreakdownFormat | DiagnosisFormat;
 
   // raw
   metric?: string;
@@ -127,6 +130,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   targets: {},
   raw: { metric: '', matchers: {} },
   gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
+  diagnosis: { format: 'table' },
   events: {},
 };
 
@@ -193,4 +197,19 @@ export const SETTINGS_DEFAULTS = {
   retention: '6h',
   bodySizeLimit: 8388608,
   sampleLimit: 50000,
+};
+
+/**
+ * What a diagnosis query returns: the current findings (table), every
+ * finding in the range as annotation rows, the class over time per target
+ * (state timeline), or one number per target and class for alert rules.
+ */
+export const DIAGNOSIS_FORMATS = ['table', 'annotations', 'timeline', 'numeric'] as const;
+export type DiagnosisFormat = (typeof DIAGNOSIS_FORMATS)[number];
+
+export const DIAGNOSIS_FORMAT_DESCRIPTIONS: Record<DiagnosisFormat, string> = {
+  table: 'Current findings: class, severity, confidence, evidence, what was not checked, recommended vLLM flags',
+  annotations: 'Every finding in the range except healthy, with time, timeEnd, title, text and tags (for annotations)',
+  timeline: 'Primary class over time, one field per target (state-timeline panel)',
+  numeric: 'One value per target and class for alert rules: 3 critical, 2 warning, 1 info, 0 not holding',
 };

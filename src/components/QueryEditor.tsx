@@ -21,6 +21,7 @@ import {
   STANDARD_STATS,
   BreakdownFormat,
 } from '../types';
+import { DiagnosisEditor } from './editors/DiagnosisEditor';
 import { KeyValueEditor } from './KeyValueEditor';
 import { useResourceOptions, variableOptions } from './useResourceOptions';
 
@@ -360,6 +361,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
         </Stack>
       )}
 
+      {type === 'diagnosis' && <DiagnosisEditor query={query} onChange={(q) => change(q)} />}
       {type === 'events' && <EventsEditor />}
 
       {type === 'targets' && (

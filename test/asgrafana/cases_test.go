@@ -5,71 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// advancingPage serves a case page with every counter, histogram bucket,
-// _sum and _count multiplied by 1 + k at the k-th scrape (cases/README.md);
-// gauges stay as written.
-type advancingPage struct {
-	lines []string
-	types map[string]string
-	// factor, when set, replaces 1 + k as the k-th scrape's multiplier.
-	factor func(k int) float64
-
-	mu     sync.Mutex
-	served int
-}
-
-func newAdvancingPage(t *testing.T, path string) *advancingPage {
-	lines := readLines(t, path)
-	return &advancingPage{lines: lines, types: pageTypes(lines)}
-}
-
-func (p *advancingPage) scrapes() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.served
-}
-
-func (p *advancingPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	p.mu.Lock()
-	k := p.served
-	p.served++
-	p.mu.Unlock()
-	var b strings.Builder
-	for _, l := range p.lines {
-		s, ok := parseSample(l)
-		if !ok {
-			b.WriteString(l + "\n")
-			continue
-		}
-		_, typ := family(p.types, s.name)
-		if typ != "counter" && typ != "histogram" {
-			b.WriteString(l + "\n")
-			continue
-		}
-		v, err := strconv.ParseFloat(s.value, 64)
-		if err != nil {
-			b.WriteString(l + "\n")
-			continue
-		}
-		f := float64(1 + k)
-		if p.factor != nil {
-			f = p.factor(k)
-		}
-		fmt.Fprintf(&b, "%s%s %s\n", s.name, s.labels, strconv.FormatFloat(v*f, 'g', -1, 64))
-	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write([]byte(b.String()))
-}
 
 // caseTarget is one case page and, written by hand from the page, the
 // signals whose families it carries.
@@ -79,10 +21,10 @@ type caseTarget struct {
 }
 
 var caseTargets = []caseTarget{
-	{"gauges-only", "testdata/vllm-v1-scheduler-gauges-only.prom", []string{"kv_cache_usage", "requests_running", "requests_waiting"}},
+	{"gauges-only", "testdata/cases/vllm-v1-scheduler-gauges-only.prom", []string{"kv_cache_usage", "requests_running", "requests_waiting"}},
 	// request_prompt_tokens is no canonical signal: the page is vLLM's, and exports none.
-	{"dp2-multiproc", "testdata/vllm-v1-dp2-multiproc-token-histograms-only.prom", nil},
-	{"dp2-no-ttft", "testdata/vllm-v1-dp2-no-ttft-e2e-buckets-end-60s.prom", []string{"e2e", "kv_cache_usage", "requests_finished", "requests_running", "requests_waiting"}},
+	{"dp2-multiproc", "testdata/cases/vllm-v1-dp2-multiproc-token-histograms-only.prom", nil},
+	{"dp2-no-ttft", "testdata/cases/vllm-v1-dp2-no-ttft-e2e-buckets-end-60s.prom", []string{"e2e", "kv_cache_usage", "requests_finished", "requests_running", "requests_waiting"}},
 }
 
 // vllmSample is, per signal, the stored vLLM sample name a notice must name

@@ -2,7 +2,9 @@ package asgrafana
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,18 +14,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// scriptedPage serves a case page with advancing counters, fails scrapes
-// failFrom..failTo-1 with HTTP 503, and after them restarts its counters
-// (factor 1 again) and, with swapModel, serves another model's name. It
-// records when each scrape arrived.
+// scriptedPage serves a case page whose k-th answered scrape has every
+// counter and histogram sample multiplied by factor(k), fails scrapes
+// failFrom..failTo-1 with HTTP 503, and from failTo on, with swapModel,
+// serves another model's name. It records when each scrape arrived.
 type scriptedPage struct {
-	page             *advancingPage
+	lines            []string
+	types            map[string]string
+	factor           func(k int) float64
 	failFrom, failTo int
 	swapModel        [2]string
 
-	mu    sync.Mutex
-	n     int
-	times []time.Time
+	mu       sync.Mutex
+	n        int // scrapes received
+	answered int // scrapes answered with the page
+	times    []time.Time
+}
+
+func newScriptedPage(t *testing.T, path string, failFrom, failTo int) *scriptedPage {
+	lines := readLines(t, path)
+	return &scriptedPage{lines: lines, types: pageTypes(lines), failFrom: failFrom, failTo: failTo,
+		factor: func(k int) float64 { return float64(1 + k) }}
 }
 
 func (p *scriptedPage) at(k int) time.Time {
@@ -38,36 +49,40 @@ func (p *scriptedPage) served() int {
 	return p.n
 }
 
-func (p *scriptedPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *scriptedPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	p.mu.Lock()
 	k := p.n
 	p.n++
 	p.times = append(p.times, time.Now())
+	fail := k >= p.failFrom && k < p.failTo
+	answered := p.answered
+	if !fail {
+		p.answered++
+	}
 	p.mu.Unlock()
-	if k >= p.failFrom && k < p.failTo {
+	if fail {
 		http.Error(w, "engine restarting", http.StatusServiceUnavailable)
 		return
 	}
-	rec := &bodyRecorder{header: http.Header{}}
-	p.page.ServeHTTP(rec, r)
-	body := rec.body.String()
-	if k >= p.failTo {
-		if p.swapModel[0] != "" {
-			body = strings.ReplaceAll(body, `"`+p.swapModel[0]+`"`, `"`+p.swapModel[1]+`"`)
+	f := p.factor(answered)
+	var b strings.Builder
+	for _, l := range p.lines {
+		s, ok := parseSample(l)
+		if ok {
+			if _, typ := family(p.types, s.name); typ == "counter" || typ == "histogram" {
+				if v, err := strconv.ParseFloat(s.value, 64); err == nil {
+					l = fmt.Sprintf("%s%s %s", s.name, s.labels, strconv.FormatFloat(v*f, 'g', -1, 64))
+				}
+			}
 		}
+		if k >= p.failTo && p.swapModel[0] != "" {
+			l = strings.ReplaceAll(l, `"`+p.swapModel[0]+`"`, `"`+p.swapModel[1]+`"`)
+		}
+		b.WriteString(l + "\n")
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write([]byte(body))
+	_, _ = w.Write([]byte(b.String()))
 }
-
-type bodyRecorder struct {
-	header http.Header
-	body   strings.Builder
-}
-
-func (b *bodyRecorder) Header() http.Header         { return b.header }
-func (b *bodyRecorder) Write(p []byte) (int, error) { return b.body.Write(p) }
-func (b *bodyRecorder) WriteHeader(int)             {}
 
 // TestEventsAsGrafana: through the built plugin, a target that fails three
 // scrapes with HTTP 503 and comes back with its counters restarted gives one
@@ -75,19 +90,20 @@ func (b *bodyRecorder) WriteHeader(int)             {}
 // (± one interval); a target whose URL starts serving another model gives
 // one model change; a steady target gives nothing.
 func TestEventsAsGrafana(t *testing.T) {
-	const casePage = "testdata/vllm-v1-dp2-no-ttft-e2e-buckets-end-60s.prom"
-	restart := &scriptedPage{page: newAdvancingPage(t, casePage), failFrom: 8, failTo: 11}
+	const casePage = "testdata/cases/vllm-v1-dp2-no-ttft-e2e-buckets-end-60s.prom"
+	restart := newScriptedPage(t, casePage, 8, 11)
 	// The page's k-th answer (failed scrapes get none): counters advance,
 	// then, after the failures, start again near zero (a restarted engine
 	// has counted only a few requests by its first scrape).
-	restart.page.factor = func(k int) float64 {
+	restart.factor = func(k int) float64 {
 		if k < restart.failFrom {
 			return float64(1 + k)
 		}
 		return 0.05 * float64(1+k-restart.failFrom)
 	}
-	swap := &scriptedPage{page: newAdvancingPage(t, casePage), failFrom: 8, failTo: 8, swapModel: [2]string{"org/model-7b", "org/other-13b"}}
-	steady := newAdvancingPage(t, casePage)
+	swap := newScriptedPage(t, casePage, 8, 8)
+	swap.swapModel = [2]string{"org/model-7b", "org/other-13b"}
+	steady := newScriptedPage(t, casePage, 0, 0)
 	jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "500ms", "targets": []map[string]any{
 		{"name": "restarts", "url": serve(t, restart)},
 		{"name": "swaps", "url": serve(t, swap)},
