@@ -11,6 +11,7 @@ export const QUERY_TYPES = [
   'raw',
   'gpu',
   'diagnosis',
+  'events',
   'slo',
   'burn_rate',
   'goodput',
@@ -28,6 +29,7 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
   diagnosis:
     'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
+  events: 'Annotations: restarts, down periods, changes of served model, engine or vLLM cache config',
   slo: 'SLO table: attainment, observed quantile, error budget, burn rates and status per objective',
   burn_rate: 'Burn rate per objective over 5m … 3d, and status (0 ok, 1 ticket, 2 page) for alert rules',
   goodput: 'Requests/s meeting every objective of a profile: lower and upper bounds',
@@ -145,6 +147,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   raw: { metric: '', matchers: {} },
   gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
   diagnosis: { format: 'table' },
+  events: {},
   slo: {},
   burn_rate: {},
   goodput: {},

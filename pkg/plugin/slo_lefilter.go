@@ -25,12 +25,18 @@ import (
 // caller then reads the whole layout.
 func (i *Instance) thresholdLe(ctx context.Context, p *plan, stage catalog.Signal, threshold float64, from, to time.Time) ([]string, bool) {
 	var out []string
-	for _, t := range i.targetsInScope(p.Targets) {
-		det, ok := i.detectionOf(ctx, t.Name, p.end)
-		if !ok {
-			return nil, false
+	sr := &run{i: i, p: p}
+	for _, v := range sr.views(ctx) {
+		if !v.OK {
+			if len(v.Names) > 0 {
+				return nil, false
+			}
+			continue
 		}
-		a := catalog.LookupFor(det, stage)
+		a := v.assess(stage)
+		if !a.Exported() {
+			continue
+		}
 		var names []string
 		for _, m := range a.Metrics {
 			if m.Kind == catalog.KindHistogram && m.Scale == 1 {
@@ -40,7 +46,7 @@ func (i *Instance) thresholdLe(ctx context.Context, p *plan, stage catalog.Signa
 		if len(names) == 0 {
 			continue
 		}
-		sel := `{__name__=~"` + strings.Join(names, "|") + `", job="` + escapeLabel(t.Name) + `"}`
+		sel := `{__name__=~"` + strings.Join(names, "|") + `", job="` + escapeLabel(v.Name) + `"}`
 		les, err := i.querier.LabelValues(ctx, "le", sel, from, to)
 		if err != nil {
 			return nil, false

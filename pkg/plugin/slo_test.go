@@ -35,7 +35,7 @@ func withProfiles(t *testing.T, inst *Instance) {
 	inst.settings = st
 }
 
-func runQuery(t *testing.T, inst *Instance, m map[string]any, from, to time.Time, interval time.Duration) backend.DataResponse {
+func sloRun(t *testing.T, inst *Instance, m map[string]any, from, to time.Time, interval time.Duration) backend.DataResponse {
 	t.Helper()
 	qjson, err := json.Marshal(m)
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestGoodputBoundsHoldTheSimulatorsTruth(t *testing.T) {
 	inst, start, truth := simHour(t)
 	withProfiles(t, inst)
 	joint := jointTruth(t, truth, start)
-	dr := runQuery(t, inst, map[string]any{"queryType": "goodput", "profile": "chat", "window": "5m"}, start.Add(5*time.Minute), start.Add(time.Hour), time.Minute)
+	dr := sloRun(t, inst, map[string]any{"queryType": "goodput", "profile": "chat", "window": "5m"}, start.Add(5*time.Minute), start.Add(time.Hour), time.Minute)
 	require.NoError(t, dr.Error)
 	byStat := map[string]*data.Frame{}
 	for _, f := range dr.Frames {
@@ -153,7 +153,7 @@ func TestSLOTableOnSimulator(t *testing.T) {
 	inst, start, truth := simHour(t)
 	withProfiles(t, inst)
 	to := start.Add(time.Hour)
-	dr := runQuery(t, inst, map[string]any{"queryType": "slo", "profile": "exact"}, start, to, time.Minute)
+	dr := sloRun(t, inst, map[string]any{"queryType": "slo", "profile": "exact"}, start, to, time.Minute)
 	require.NoError(t, dr.Error)
 	require.Len(t, dr.Frames, 1)
 	f := dr.Frames[0]
