@@ -9,11 +9,14 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
 // sloProfilesJSON is a settings document with the simulator target and a
@@ -215,4 +218,110 @@ func TestWithLeSelectsStoredSpellings(t *testing.T) {
 	assert.NotContains(t, q, `_bucket{job`)
 	bare := withLe(`sum by (le) (rate(x_bucket[1m]))`, []string{"1", "+Inf"})
 	assert.Equal(t, `sum by (le) (rate(x_bucket{le=~"1|\\+Inf"}[1m]))`, bare)
+}
+
+// TestBurnRateStepHistoryThroughPromQL stores a synthetic vLLM E2E
+// histogram in a TSDB (15 s scrapes, 1000 requests a minute, 0.1 % slower
+// than 2 s except two hours at 5 %, changes on minute boundaries so that
+// every 1-minute rate is exact) and runs the burn_rate query over it: the
+// status series must follow the multi-window rule at the instants computed
+// by hand in analysis/slo's TestStepHistoryBurnAndStatus (target 0.998: burn
+// 0.5 healthy, 25 bad; page from the 35th bad minute through the 23rd
+// minute after recovery, then ticket until the 6h window holds fewer than 8
+// bad minutes), and the 1h burn rate is 25 once the window is all bad.
+func TestBurnRateStepHistoryThroughPromQL(t *testing.T) {
+	opts := tsdb.DefaultOptions()
+	opts.MinBlockDuration = (10 * 24 * time.Hour).Milliseconds()
+	opts.MaxBlockDuration = opts.MinBlockDuration
+	db, err := tsdb.Open(t.TempDir(), nil, nil, opts, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+
+	// Minute m's increments land in (t0 + (m−1) min, t0 + m min]; minutes
+	// B … B+119 are bad.
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const B = 3*24*60 + 60
+	const minutes = B + 480
+	bucket := func(le string) labels.Labels {
+		return labels.FromStrings("__name__", "vllm:e2e_request_latency_seconds_bucket", "job", "a", "instance", "a:8000",
+			"model_name", "m", "engine", "0", "le", le)
+	}
+	series := map[string]labels.Labels{"1.0": bucket("1.0"), "2.0": bucket("2.0"), "+Inf": bucket("+Inf")}
+	count := labels.FromStrings("__name__", "vllm:e2e_request_latency_seconds_count", "job", "a", "instance", "a:8000", "model_name", "m", "engine", "0")
+	app := db.Appender(context.Background())
+	var c1, c2, cInf float64
+	for k := 0; k <= minutes*4; k++ {
+		if k > 0 {
+			m := (k + 3) / 4 // scrape k closes a quarter of minute m
+			slow := 0.25
+			if m >= B && m < B+120 {
+				slow = 12.5
+			}
+			c1 += 125
+			c2 += 250 - slow
+			cInf += 250
+		}
+		ts := t0.Add(time.Duration(k) * 15 * time.Second).UnixMilli()
+		for le, v := range map[string]float64{"1.0": c1, "2.0": c2, "+Inf": cInf} {
+			_, err := app.Append(0, series[le], ts, v)
+			require.NoError(t, err)
+		}
+		_, err := app.Append(0, count, ts, cInf)
+		require.NoError(t, err)
+		if k%1000 == 0 {
+			require.NoError(t, app.Commit())
+			app = db.Appender(context.Background())
+		}
+	}
+	require.NoError(t, app.Commit())
+
+	st, err := settings.Load([]byte(`{"targets":[{"name":"a","url":"http://a:8000/metrics","engine":"vllm"}],
+		"sloProfiles":[{"name":"p","objectives":[{"name":"e2e-2s","signal":"e2e","threshold":2,"target":0.998}]}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	dr := sloRun(t, inst, map[string]any{"queryType": "burn_rate", "profile": "p"}, at(B-10), at(minutes), time.Minute)
+	require.NoError(t, dr.Error)
+	var status, burn1h *data.Frame
+	for _, f := range dr.Frames {
+		l := f.Fields[1].Labels
+		switch {
+		case f.Name == "status":
+			status = f
+		case l["window"] == "1h":
+			burn1h = f
+		}
+	}
+	require.NotNil(t, status)
+	require.NotNil(t, burn1h)
+	want := func(m int) float64 {
+		switch {
+		case m >= B+34 && m <= B+142:
+			return 2
+		case m >= B+143 && m <= B+471:
+			return 1
+		}
+		return 0
+	}
+	checked, changes := 0, 0
+	prev := -1.0
+	for i := 0; i < status.Rows(); i++ {
+		ts := status.Fields[0].At(i).(time.Time)
+		m := int(ts.Sub(t0) / time.Minute)
+		v, ok := status.Fields[1].ConcreteAt(i)
+		require.True(t, ok, "status null at minute %d", m)
+		require.Equal(t, want(m), v.(float64), "status at minute B%+d", m-B)
+		if prev >= 0 && v.(float64) != prev {
+			changes++
+		}
+		prev = v.(float64)
+		checked++
+		if m == B+59 {
+			b, _ := burn1h.Fields[1].ConcreteAt(i)
+			assert.InDelta(t, 25, b.(float64), 1e-9, "1h burn once the hour is all bad")
+		}
+	}
+	t.Logf("%d steps checked, %d status changes", checked, changes)
+	assert.Equal(t, 3, changes, "ok → page → ticket → ok, no flapping")
+	assert.Greater(t, checked, 480)
 }
