@@ -88,10 +88,15 @@ type Settings struct {
 	// SampleLimit caps the samples kept from one scrape (after dropping unused
 	// families); a page above it fails that whole scrape, as in Prometheus.
 	SampleLimit int `json:"sampleLimit,omitempty"`
+	// Diagnosis holds the thresholds of the diagnosis query (diagnosis.go).
+	Diagnosis Diagnosis `json:"diagnosis,omitempty"`
 
 	ScrapeInterval time.Duration `json:"-"`
 	ScrapeTimeout  time.Duration `json:"-"`
 	Retention      time.Duration `json:"-"`
+
+	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
+	SLOSettings
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -165,7 +170,8 @@ func (s *Settings) applyDefaults() error {
 	if s.SampleLimit == 0 {
 		s.SampleLimit = DefaultSampleLimit
 	}
-	return nil
+	s.Diagnosis.applyDefaults()
+	return s.applySLODefaults()
 }
 
 func checkURL(field, raw string) error {
@@ -202,6 +208,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.SampleLimit < 0 {
 		return fmt.Errorf("sampleLimit: %d must be positive", s.SampleLimit)
+	}
+	if err := s.Diagnosis.validate(); err != nil {
+		return err
 	}
 	seen := map[string]string{}
 	for i, t := range s.Targets {
@@ -259,7 +268,7 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("targets[%d].agent: %q is not a configured GPU agent", i, t.Agent)
 		}
 	}
-	return nil
+	return s.validateSLO()
 }
 
 // TargetNames returns the configured target names, sorted.
