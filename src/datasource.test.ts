@@ -171,6 +171,8 @@ describe('variables', () => {
     expect(spy).toHaveBeenCalledWith('targets');
     await ds.metricFindQuery('gpus');
     expect(spy).toHaveBeenLastCalledWith('gpus');
-    await expect(ds.metricFindQuery('urls')).rejects.toThrow('targets, models, agents, gpus, signals');
+    await ds.metricFindQuery({ queryType: 'profiles' });
+    expect(spy).toHaveBeenLastCalledWith('profiles');
+    await expect(ds.metricFindQuery('urls')).rejects.toThrow('targets, models, agents, gpus, signals, profiles');
   });
 });

@@ -155,7 +155,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
 };
 
 /** Variable query: which list GET /<kind> resource to read. */
-export const VARIABLE_KINDS = ['targets', 'models', 'agents', 'gpus', 'signals'] as const;
+export const VARIABLE_KINDS = ['targets', 'models', 'agents', 'gpus', 'signals', 'profiles'] as const;
 export type VariableKind = (typeof VARIABLE_KINDS)[number];
 
 export interface InferscopeVariableQuery extends DataQuery {

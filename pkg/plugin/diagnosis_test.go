@@ -170,6 +170,22 @@ func TestDiagnosisStallFromSimulator(t *testing.T) {
 		require.False(t, first.IsZero(), "%s: never stalled: %v", name, c)
 		assert.LessOrEqual(t, first.Sub(stallAt), 3*scrape, "%s: stalled at %s", name, first.Sub(start))
 	}
+
+	// What the stalled-engine alert rule asks: numeric, stalled class only,
+	// one series per target, 3 (critical) while the stall holds.
+	dr := diagnosisQuery(t, inst, start.Add(8*time.Minute), start.Add(9*time.Minute), scrape,
+		map[string]any{"queryType": "diagnosis", "format": "numeric", "classes": []string{"stalled"}})
+	require.NoError(t, dr.Error)
+	require.Len(t, dr.Frames, 2)
+	for _, f := range dr.Frames {
+		require.Equal(t, "stalled", f.Fields[0].Labels["class"])
+		v, ok := f.Fields[0].ConcreteAt(0)
+		require.True(t, ok)
+		assert.Equal(t, 3.0, v, "target %s", f.Fields[0].Labels["target"])
+	}
+	dr = diagnosisQuery(t, inst, start.Add(8*time.Minute), start.Add(9*time.Minute), scrape,
+		map[string]any{"queryType": "diagnosis", "format": "numeric", "classes": []string{"stall"}})
+	require.ErrorContains(t, dr.Error, `classes: "stall" is not a diagnosis class`)
 }
 
 // scenarioClass is the class each labelled scenario is meant to produce;

@@ -34,6 +34,9 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		sort.Strings(out)
 		writeJSON(w, out)
 	})
+	mux.HandleFunc("GET /profiles", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, i.settings.ProfileNames())
+	})
 	mux.HandleFunc("GET /models", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, i.labelValues(r.Context(), "model_name", i.settings.TargetNames()))
 	})

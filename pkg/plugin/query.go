@@ -45,8 +45,13 @@ type Query struct {
 	Estimator string   `json:"estimator,omitempty"`
 	Bounds    *bool    `json:"bounds,omitempty"`
 
-	// breakdown: timeseries (default) or table
+	// Format: breakdown timeseries (default) or table; diagnosis table,
+	// annotations, timeline or numeric; burn_rate timeseries or status.
 	Format string `json:"format,omitempty"`
+
+	// Classes restricts a diagnosis query's findings and numeric series to
+	// these classes (e.g. ["stalled"] for an alert rule); empty: all.
+	Classes []string `json:"classes,omitempty"`
 
 	// raw
 	Metric   string            `json:"metric,omitempty"`

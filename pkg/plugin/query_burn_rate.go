@@ -24,7 +24,8 @@ const maxRangePoints = 10000
 // series per burn-rate window (labels profile, objective, window and the
 // group) and one status series (0 ok, 1 ticket, 2 page), each a frame of
 // its own with a unique label set, so a Grafana-managed alert rule can
-// reduce and threshold them directly.
+// reduce and threshold them directly. With format "status" only the status
+// series come back (an alert rule then thresholds the status alone).
 //
 // Method: one range query per objective asks the bucket (or finish-reason)
 // rates over windows of resolution R at steps of R, from the range start
@@ -32,6 +33,14 @@ const maxRangePoints = 10000
 // sum of consecutive R-steps (slo.History), so seven windows cost one
 // query. R is the query step, at least four scrape intervals.
 func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, error) {
+	statusOnly := false
+	switch p.Format {
+	case "", "timeseries":
+	case "status":
+		statusOnly = true
+	default:
+		return nil, badQueryf("format: %q is neither timeseries (burn rates and status) nor status (the status series only, for alert rules)", p.Format)
+	}
 	r := i.newRun(p)
 	objs, err := i.selectObjectives(p, true, &r.notes)
 	if err != nil {
@@ -99,6 +108,9 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 				return l
 			}
 			for _, w := range slo.Windows {
+				if statusOnly {
+					break
+				}
 				name := slo.WindowName(w)
 				series = append(series, analysis.Series{Name: "burn rate " + name, Labels: labels(map[string]string{"window": name}),
 					Unit: "short", Times: shown, Values: burn[w][out:]})

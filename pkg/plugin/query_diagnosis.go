@@ -71,16 +71,24 @@ func (i *Instance) queryDiagnosis(ctx context.Context, p *plan) (data.Frames, er
 	if !slices.Contains([]string{diagnosisTable, diagnosisAnnotations, diagnosisTimeline, diagnosisNumeric}, format) {
 		return nil, badQueryf("format: %q is not one of table, annotations, timeline, numeric", p.Format)
 	}
+	for _, c := range p.Classes {
+		if !slices.Contains(diagnose.Classes, diagnose.Class(c)) {
+			return nil, badQueryf("classes: %q is not a diagnosis class (one of %s)", c, classList())
+		}
+	}
 	in, r, err := i.diagnosisInput(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	res := diagnose.Diagnose(in, i.settings.Diagnosis)
+	if len(p.Classes) > 0 {
+		res = keepClasses(res, p.Classes)
+	}
 	switch format {
 	case diagnosisTimeline:
 		return frames.DiagnosisTimeline(res, r.meta()), nil
 	case diagnosisNumeric:
-		return frames.DiagnosisNumeric(res, r.meta()), nil
+		return numericOfClasses(frames.DiagnosisNumeric(res, r.meta()), p.Classes), nil
 	case diagnosisAnnotations:
 		return frames.DiagnosisFindings(res, false, r.meta()), nil
 	}
@@ -526,6 +534,55 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 			tg.absent[diagnose.Slowdown] = agentNote + " (throttle reasons)"
 		}
 		out[t.Name] = tg
+	}
+	return out
+}
+
+// classList renders diagnose.Classes for error messages.
+func classList() string {
+	out := make([]string, 0, len(diagnose.Classes))
+	for _, c := range diagnose.Classes {
+		out = append(out, string(c))
+	}
+	return strings.Join(out, ", ")
+}
+
+// keepClasses keeps only the findings of the given classes (the timeline's
+// primary class is left as it is: it says what else held).
+func keepClasses(res diagnose.Result, classes []string) diagnose.Result {
+	out := diagnose.Result{Steps: res.Steps}
+	for _, t := range res.Targets {
+		var kept []diagnose.Finding
+		for _, f := range t.Findings {
+			if slices.Contains(classes, string(f.Class)) {
+				kept = append(kept, f)
+			}
+		}
+		t.Findings = kept
+		out.Targets = append(out.Targets, t)
+	}
+	return out
+}
+
+// numericOfClasses keeps the numeric frames whose class label is one of
+// classes (all when classes is empty); the first frame keeps the notices.
+func numericOfClasses(fr data.Frames, classes []string) data.Frames {
+	if len(classes) == 0 || len(fr) == 0 {
+		return fr
+	}
+	var out data.Frames
+	for _, f := range fr {
+		if len(f.Fields) == 1 && slices.Contains(classes, f.Fields[0].Labels["class"]) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		empty := data.NewFrame("diagnosis")
+		empty.Meta = fr[0].Meta
+		return data.Frames{empty}
+	}
+	if out[0] != fr[0] {
+		out[0].Meta.Notices = fr[0].Meta.Notices
 	}
 	return out
 }

@@ -324,4 +324,19 @@ func TestBurnRateStepHistoryThroughPromQL(t *testing.T) {
 	t.Logf("%d steps checked, %d status changes", checked, changes)
 	assert.Equal(t, 3, changes, "ok → page → ticket → ok, no flapping")
 	assert.Greater(t, checked, 480)
+
+	// format "status": what an alert rule asks for, the same status series alone.
+	dr = sloRun(t, inst, map[string]any{"queryType": "burn_rate", "profile": "p", "format": "status"}, at(B-10), at(minutes), time.Minute)
+	require.NoError(t, dr.Error)
+	require.Len(t, dr.Frames, 1)
+	only := dr.Frames[0]
+	require.Equal(t, "status", only.Name)
+	require.Equal(t, status.Rows(), only.Rows())
+	for i := 0; i < only.Rows(); i++ {
+		a, _ := status.Fields[1].ConcreteAt(i)
+		b, _ := only.Fields[1].ConcreteAt(i)
+		require.Equal(t, a, b)
+	}
+	dr = sloRun(t, inst, map[string]any{"queryType": "burn_rate", "profile": "p", "format": "table"}, at(B-10), at(minutes), time.Minute)
+	require.ErrorContains(t, dr.Error, "format")
 }

@@ -13,6 +13,7 @@ const KIND_OPTIONS: Array<SelectableValue<VariableKind>> = [
   { label: 'GPU agents', value: 'agents', description: 'Configured GPU agent names' },
   { label: 'GPUs', value: 'gpus', description: 'GPU indices reported by the agents' },
   { label: 'Signals', value: 'signals', description: 'Canonical signals available on the targets' },
+  { label: 'SLO profiles', value: 'profiles', description: 'SLO profile names from the data source settings' },
 ];
 
 /** Editor of a query variable: which list to read from the data source. */
