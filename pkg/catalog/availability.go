@@ -228,3 +228,39 @@ func (d Detection) Describe() string {
 	}
 	return s
 }
+
+// Missing is one signal a target exported in a range, checked against the names on its
+// latest scrape.
+type Missing struct {
+	Signal Signal
+	// Missing is true when none of the names that carried the signal in the range is on the
+	// latest scrape: the target stopped exporting the family (a flag turned off, an upgrade
+	// that renamed it, a partial page).
+	Missing bool
+	// Had lists the names stored for the signal in the range, in preference order.
+	Had []string
+}
+
+// MissingNow compares what a target exported in a range (AssessAll over the range's stored
+// names) with the sample names on its latest scrape (present): one Missing per signal that
+// was exported or approximate in the range, in AllSignals order. Signals the target never
+// had are not listed: absent is not missing. Pure.
+func MissingNow(inRange []TargetSignal, present []string) []Missing {
+	now := storedSet(present)
+	var out []Missing
+	for _, ts := range inRange {
+		if !ts.Exported() {
+			continue
+		}
+		m := Missing{Signal: ts.Signal, Missing: true}
+		for _, mt := range ts.Metrics {
+			n := sampleName(mt)
+			m.Had = append(m.Had, n)
+			if now[n] {
+				m.Missing = false
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -84,3 +84,26 @@ func TestSameSoftware(t *testing.T) {
 	assert.True(t, SameSoftware(v("", ""), v("v1", "0.13+")))
 	assert.False(t, SameSoftware(v("v1", ""), Detection{Engine: EngineSGLang}))
 }
+
+// TestMissingNow: a vLLM target that had TTFT (new name) and ITL under the old name in the
+// range, and whose latest scrape carries only the ITL family under its new name and the KV
+// gauge: TTFT is missing, ITL is not (a rename is not a loss), KV is not, and signals it never
+// had are not listed.
+func TestMissingNow(t *testing.T) {
+	inRange := []string{"vllm:time_to_first_token_seconds_bucket", "vllm:time_per_output_token_seconds_bucket",
+		"vllm:inter_token_latency_seconds_bucket", "vllm:kv_cache_usage_perc"}
+	d, ok := DetectStored(inRange, "")
+	require.True(t, ok)
+	got := MissingNow(AssessAll(d, inRange), []string{"vllm:inter_token_latency_seconds_bucket", "vllm:kv_cache_usage_perc"})
+	bySignal := map[Signal]Missing{}
+	for _, m := range got {
+		bySignal[m.Signal] = m
+	}
+	require.Len(t, got, 3)
+	require.True(t, bySignal[TTFT].Missing)
+	require.Equal(t, []string{"vllm:time_to_first_token_seconds_bucket"}, bySignal[TTFT].Had)
+	require.False(t, bySignal[ITL].Missing)
+	require.False(t, bySignal[KVCacheUsage].Missing)
+	_, listed := bySignal[E2E]
+	require.False(t, listed, "a signal never exported is not missing")
+}

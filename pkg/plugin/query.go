@@ -46,7 +46,8 @@ type Query struct {
 	Bounds    *bool    `json:"bounds,omitempty"`
 
 	// Format: breakdown timeseries (default) or table; diagnosis table,
-	// annotations, timeline or numeric; burn_rate timeseries or status.
+	// annotations, timeline or numeric; burn_rate timeseries or status;
+	// targets table or telemetry.
 	Format string `json:"format,omitempty"`
 
 	// Classes restricts a diagnosis query's findings and numeric series to

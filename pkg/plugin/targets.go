@@ -204,6 +204,13 @@ func (i *Instance) inventory(ctx context.Context) []inventory.Row {
 }
 
 func (i *Instance) queryTargets(ctx context.Context, p *plan) (data.Frames, error) {
+	switch p.Format {
+	case "", "table":
+	case "telemetry":
+		return i.targetsTelemetry(ctx, p)
+	default:
+		return nil, badQueryf("format: %q is neither table (the inventory) nor telemetry (per target and signal, 1 when a family it exported in the range is missing from its latest scrape)", p.Format)
+	}
 	rows := i.inventory(ctx)
 	if len(p.Targets) > 0 {
 		keep := map[string]bool{}

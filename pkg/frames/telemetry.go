@@ -1,0 +1,36 @@
+package frames
+
+import (
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// TelemetryRow is one signal of one target checked against its latest
+// scrape (see catalog.MissingNow): Missing is 1 when the target exported the
+// signal in the queried range and its latest scrape no longer carries it,
+// else 0.
+type TelemetryRow struct {
+	Target  string
+	Signal  string
+	Missing float64
+}
+
+// Telemetry is a numeric-multi response for alert rules: one frame per
+// target and signal, one number field "missing" labelled target and signal
+// (1 missing, 0 present). Label sets are unique when the rows are. Without
+// rows one empty frame carries the notices.
+func Telemetry(rows []TelemetryRow, m Meta) data.Frames {
+	var out data.Frames
+	for _, r := range rows {
+		fld := data.NewField("missing", data.Labels{"target": r.Target, "signal": r.Signal}, []float64{r.Missing})
+		f := data.NewFrame("telemetry", fld)
+		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		f := data.NewFrame("telemetry")
+		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
+		out = append(out, f)
+	}
+	out[0].Meta.Notices = notices(m.Notices)
+	return out
+}
