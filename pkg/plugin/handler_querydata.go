@@ -117,7 +117,11 @@ type run struct {
 }
 
 func (i *Instance) newRun(p *plan) *run {
-	return &run{i: i, p: p, steps: analysis.Steps(p.start, p.end, p.step)}
+	r := &run{i: i, p: p, steps: analysis.Steps(p.start, p.end, p.step)}
+	for _, n := range p.notes {
+		r.notes.Add(n.Severity, n.Text)
+	}
+	return r
 }
 
 func (r *run) meta() frames.Meta { return frames.Meta{Queries: r.queries, Notices: r.notes.List()} }
