@@ -77,8 +77,11 @@ type Options struct {
 // are rate(_sum)/rate(_count) (a request-weighted mean over the window);
 // quantiles come from hist.QuantileWith on the bucket rates, which for the
 // prometheus estimator is exactly PromQL's histogram_quantile. Steps with no
-// requests in the window are NaN. Notices report clamped quantiles, bands
-// wider than the value, and buckets with unparsable le labels.
+// requests in the window are NaN (no quantile or mean exists). A bound that
+// is ±Inf (the open edge of a quantile clamped into the +Inf bucket, or below
+// a lowest bound <= 0) is NaN too: never ±Inf in a series. Notices report
+// clamped quantiles, bands wider than the value, and buckets with
+// unparsable le labels.
 func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) []analysis.Series {
 	scale := in.Scale
 	if scale == 0 {
@@ -153,7 +156,7 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 					continue
 				}
 				e := est[i][qi]
-				vals[i], lo[i], hi[i] = e.Value, e.Lower, e.Upper
+				vals[i], lo[i], hi[i] = e.Value, finite(e.Lower), finite(e.Upper)
 				if math.IsNaN(e.Value) {
 					continue
 				}
@@ -175,10 +178,10 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 				notes.Add(analysis.Warning, fmt.Sprintf("%s%s: in %d of %d steps the histogram has no +Inf bucket, so no quantile can be computed (the page is incomplete or relabelled)", in.Stage, g, noInf, len(steps)))
 			}
 			if clampedHigh > 0 {
-				notes.Add(analysis.Warning, fmt.Sprintf("%s %s%s: in %d of %d steps the quantile fell in the +Inf bucket and is clamped at the highest finite bound; the true value is higher", in.Stage, st.Name, g, clampedHigh, len(steps)))
+				notes.Add(analysis.Warning, fmt.Sprintf("%s %s%s: in %d of %d steps the quantile fell in the +Inf bucket and is clamped at the highest finite bound; the true value is higher, and its upper bound is unknown (null)", in.Stage, st.Name, g, clampedHigh, len(steps)))
 			}
 			if clampedLow > 0 {
-				notes.Add(analysis.Warning, fmt.Sprintf("%s %s%s: in %d of %d steps the quantile is clamped at the lowest bucket bound", in.Stage, st.Name, g, clampedLow, len(steps)))
+				notes.Add(analysis.Warning, fmt.Sprintf("%s %s%s: in %d of %d steps the quantile is clamped at the lowest bucket bound, and its lower bound is unknown (null)", in.Stage, st.Name, g, clampedLow, len(steps)))
 			}
 			if wide > 0 {
 				notes.Add(analysis.Info, fmt.Sprintf("%s %s%s: in %d of %d steps the bucket holding the quantile is wider than the value itself; see the lower/upper bound series", in.Stage, st.Name, g, wide, len(steps)))
@@ -194,6 +197,16 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 		}
 	}
 	return out
+}
+
+// finite returns v, or NaN (a null in the frame) when v is ±Inf: the
+// unbounded edge of a clamped quantile's band is unknown, not infinite, and
+// an infinite value would fill a band or scale an axis to infinity.
+func finite(v float64) float64 {
+	if math.IsInf(v, 0) {
+		return math.NaN()
+	}
+	return v
 }
 
 func describe(gl map[string]string) string {
