@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -350,6 +351,14 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		opt.Stats = append(opt.Stats, st)
 		needMean = needMean || st.IsMean()
 	}
+	// Targets may use different bucket layouts: unless grouped by target,
+	// bucket series keep their target (job) so latency.Compute adds only
+	// histograms of one layout and merges different layouts as distributions.
+	split := ""
+	if !slices.Contains(p.scope.By, "target") {
+		split = "job"
+		p.scope.By = append(slices.Clone(p.scope.By), "target")
+	}
 	r := i.newRun(p)
 	r.scopeNotices(ctx, stages)
 	// Stages are independent: fetch them concurrently (the PromQL engine
@@ -361,7 +370,7 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		if err != nil {
 			return err
 		}
-		in := latency.Input{Stage: stage, Scale: 1}
+		in := latency.Input{Stage: stage, Scale: 1, SplitBy: split}
 		// Partitions cover disjoint targets: their bucket and _sum series of
 		// one group add up in latency.Compute; _count comes from the +Inf bucket.
 		for _, hq := range hqs {

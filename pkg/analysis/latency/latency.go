@@ -61,6 +61,12 @@ type Input struct {
 	Sum     model.Matrix
 	Count   model.Matrix
 	Scale   float64
+	// SplitBy, when set, is a stored label (e.g. "job") that the bucket
+	// series carry but the groups do not: the histograms of one group are
+	// kept apart by it, added when they share a bucket layout and merged as
+	// distributions (hist.QuantilesMerged) when they do not. Sum and Count
+	// series may carry it too; they are added across it.
+	SplitBy string
 }
 
 // Options selects the statistics of Compute.
@@ -87,18 +93,22 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 	if scale == 0 {
 		scale = 1
 	}
-	bucketsByGroup, groupLabels, badLe := alignBuckets(in.Buckets, steps, scale)
+	var drop []string
+	if in.SplitBy != "" {
+		drop = []string{in.SplitBy}
+	}
+	partsByGroup, groupLabels, badLe := alignBuckets(in.Buckets, steps, scale, in.SplitBy)
 	if badLe > 0 {
 		notes.Add(analysis.Warning, fmt.Sprintf("%s: %d bucket series had an le label that is not a number and were ignored", in.Stage, badLe))
 	}
-	sums, _ := analysis.Align(in.Sum, steps)
+	sums, _ := analysis.Align(in.Sum, steps, drop...)
 	countMatrix := in.Count
 	if countMatrix == nil {
 		// A classic histogram's _count equals its +Inf bucket, so the
 		// bucket query already carries the observation rate.
 		countMatrix = infBuckets(in.Buckets)
 	}
-	counts, countLabels := analysis.Align(countMatrix, steps)
+	counts, countLabels := analysis.Align(countMatrix, steps, drop...)
 
 	// Groups come from buckets and counts (a group may have _count but no buckets only if the page is broken).
 	for k, l := range countLabels {
@@ -117,11 +127,13 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 	var out []analysis.Series
 	for _, key := range keys {
 		gl := groupLabels[key]
-		perStep := bucketsByGroup[key]
+		perStep := partsByGroup[key]
 		sum, cnt := sums[key], counts[key]
 		// All quantiles of one step share one normalisation and, for the
 		// refined estimator, one fit (hist.QuantilesWith).
 		est := make([][]hist.Estimate, len(steps))
+		mixed := map[string]bool{} // layouts seen at steps where they differ
+		mixedSteps := 0
 		for i := range steps {
 			if perStep == nil || len(perStep[i]) == 0 || len(qs) == 0 {
 				continue
@@ -130,7 +142,25 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 			if sum != nil && cnt != nil {
 				s, c = sum[i]*scale, cnt[i]
 			}
-			est[i] = hist.QuantilesWith(opt.Estimator, qs, perStep[i], s, c)
+			b, merge, layouts := combine(perStep[i])
+			if merge == nil {
+				est[i] = hist.QuantilesWith(opt.Estimator, qs, b, s, c)
+				continue
+			}
+			est[i] = hist.QuantilesMerged(opt.Estimator, qs, merge, s, c).Estimates
+			mixedSteps++
+			for _, l := range layouts {
+				mixed[l] = true
+			}
+		}
+		if mixedSteps > 0 {
+			g := describe(gl)
+			by := in.SplitBy
+			if n, ok := analysis.GroupLabels[by]; ok {
+				by = n
+			}
+			notes.Add(analysis.Warning, fmt.Sprintf("%s%s: bucket layouts differ across %s (%s) in %d of %d steps; there the quantiles merge the layouts as distributions instead of adding buckets, and the bounds are widened so they still hold (see docs/quantiles.md)",
+				in.Stage, g, by, strings.Join(slices.Sorted(maps.Keys(mixed)), "; "), mixedSteps, len(steps)))
 		}
 		qi := -1
 		for _, st := range opt.Stats {
@@ -236,15 +266,73 @@ func series(stage catalog.Signal, stat, bound string, gl map[string]string, step
 	return analysis.Series{Name: name, Labels: l, Unit: "s", Times: steps, Values: vals}
 }
 
-// missingInf counts the steps whose buckets lack the +Inf bucket.
-func missingInf(perStep [][]hist.Bucket) int {
+// missingInf counts the steps where a histogram lacks the +Inf bucket.
+func missingInf(perStep []map[string][]hist.Bucket) int {
 	n := 0
-	for _, b := range perStep {
-		if len(b) > 0 && !math.IsInf(b[len(b)-1].UpperBound, 1) {
-			n++
+	for _, parts := range perStep {
+		for _, b := range parts {
+			if len(b) > 0 && !slices.ContainsFunc(b, func(x hist.Bucket) bool { return math.IsInf(x.UpperBound, 1) }) {
+				n++
+				break
+			}
 		}
 	}
 	return n
+}
+
+// combine prepares one step's histograms of one group (keyed by the split
+// label's value). When those with observations share one bucket layout (or
+// there is one histogram), their buckets are added and normalised (exactly
+// what PromQL's sum by (le) feeds histogram_quantile) and merge is nil.
+// Otherwise merge holds every histogram with observations for
+// hist.QuantilesMerged, and layouts describes each layout with the split
+// values using it, e.g. "a: 0.1, 1".
+func combine(parts map[string][]hist.Bucket) (sum []hist.Bucket, merge [][]hist.Bucket, layouts []string) {
+	keys := slices.Sorted(maps.Keys(parts))
+	var busy []string
+	users := map[string][]string{} // layout → split values
+	var order []string
+	for _, k := range keys {
+		nb := hist.Normalize(parts[k])
+		if len(nb) == 0 || !(nb[len(nb)-1].Count > 0) {
+			continue
+		}
+		busy = append(busy, k)
+		l := layoutString(nb)
+		if _, ok := users[l]; !ok {
+			order = append(order, l)
+		}
+		users[l] = append(users[l], k)
+	}
+	if len(order) <= 1 {
+		use := busy
+		if len(use) == 0 {
+			use = keys
+		}
+		var all []hist.Bucket
+		for _, k := range use {
+			all = append(all, parts[k]...)
+		}
+		return hist.Normalize(all), nil, nil
+	}
+	for _, k := range busy {
+		merge = append(merge, parts[k])
+	}
+	for _, l := range order {
+		layouts = append(layouts, strings.Join(users[l], ", ")+": "+l)
+	}
+	return nil, merge, layouts
+}
+
+// layoutString renders the finite bounds of normalised buckets: "0.1, 1".
+func layoutString(nb []hist.Bucket) string {
+	parts := make([]string, 0, len(nb))
+	for _, b := range nb {
+		if !math.IsInf(b.UpperBound, 1) {
+			parts = append(parts, strconv.FormatFloat(b.UpperBound, 'g', -1, 64))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // infBuckets returns the le="+Inf" series of a bucket matrix without their le label.
@@ -262,17 +350,23 @@ func infBuckets(m model.Matrix) model.Matrix {
 	return out
 }
 
-// alignBuckets groups bucket-rate series by their labels without le and
-// returns, per group, per step, the buckets (bounds scaled to seconds).
-// Bounds are matched numerically, so le="1" and le="1.0" are one bucket.
-func alignBuckets(m model.Matrix, steps []time.Time, scale float64) (map[string][][]hist.Bucket, map[string]map[string]string, int) {
+// alignBuckets groups bucket-rate series by their labels without le (and
+// without the split label) and returns, per group, per step, the raw
+// buckets of each split value (bounds scaled to seconds; "" when split is
+// empty). Bounds are matched numerically later, so le="1" and le="1.0" are
+// one bucket.
+func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string) (map[string][]map[string][]hist.Bucket, map[string]map[string]string, int) {
 	idx := make(map[int64]int, len(steps))
 	for i, t := range steps {
 		idx[t.UnixMilli()] = i
 	}
-	out := map[string][][]hist.Bucket{}
+	out := map[string][]map[string][]hist.Bucket{}
 	labels := map[string]map[string]string{}
 	bad := 0
+	drop := []string{model.BucketLabel}
+	if split != "" {
+		drop = append(drop, split)
+	}
 	for _, s := range m {
 		le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
 		if err != nil {
@@ -282,23 +376,23 @@ func alignBuckets(m model.Matrix, steps []time.Time, scale float64) (map[string]
 		if !math.IsInf(le, 1) {
 			le *= scale
 		}
-		key, l := analysis.Key(s.Metric, model.BucketLabel)
+		key, l := analysis.Key(s.Metric, drop...)
+		part := ""
+		if split != "" {
+			part = string(s.Metric[model.LabelName(split)])
+		}
 		per, ok := out[key]
 		if !ok {
-			per = make([][]hist.Bucket, len(steps))
+			per = make([]map[string][]hist.Bucket, len(steps))
 			out[key] = per
 			labels[key] = l
 		}
 		for _, p := range s.Values {
 			if i, ok := idx[int64(p.Timestamp)]; ok {
-				per[i] = append(per[i], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
-			}
-		}
-	}
-	for _, per := range out {
-		for i := range per {
-			if len(per[i]) > 0 {
-				per[i] = hist.Normalize(per[i])
+				if per[i] == nil {
+					per[i] = map[string][]hist.Bucket{}
+				}
+				per[i][part] = append(per[i][part], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
 			}
 		}
 	}
