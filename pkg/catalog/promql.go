@@ -42,7 +42,13 @@ func GroupLabel(canonical string) string {
 // HistogramQueries are the three instant/range queries that carry everything about a latency
 // signal over a window: per-second bucket rates by `le` (cumulative, Prometheus classic
 // histogram semantics), and the per-second rates of _sum and _count (mean = Sum/Count).
-type HistogramQueries struct{ Buckets, Sum, Count string }
+//
+// Increases and Resets serve quantiles whose rank fractions must not depend on rate()'s
+// per-series extrapolation: Increases is the same sum over delta(x_bucket[w]) (delta
+// extrapolates every series sampled at the same instants by one common factor, with no
+// zero-point clamp), Resets the sum of resets(x_count[w]) (delta is only an increase when this
+// is 0).
+type HistogramQueries struct{ Buckets, Sum, Count, Increases, Resets string }
 
 var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
@@ -301,9 +307,13 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 	if err != nil {
 		return HistogramQueries{}, err
 	}
-	build := func(suffix string) (string, error) {
+	build := func(suffix string, fn ...string) (string, error) {
+		f := "rate"
+		if len(fn) > 0 {
+			f = fn[0]
+		}
 		return join(order, per, sc, groups, func(m Metric, sel string) string {
-			return "rate(" + selector(m.Name+suffix, sel) + "[" + w + "])"
+			return f + "(" + selector(m.Name+suffix, sel) + "[" + w + "])"
 		})
 	}
 	b, err := build("_bucket")
@@ -318,10 +328,20 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 	if err != nil {
 		return HistogramQueries{}, err
 	}
+	inc, err := build("_bucket", "delta")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	resets, err := build("_count", "resets")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
 	return HistogramQueries{
-		Buckets: aggregate("sum", append([]string{"le"}, groups...), b),
-		Sum:     aggregate("sum", groups, sum),
-		Count:   aggregate("sum", groups, cnt),
+		Buckets:   aggregate("sum", append([]string{"le"}, groups...), b),
+		Sum:       aggregate("sum", groups, sum),
+		Count:     aggregate("sum", groups, cnt),
+		Increases: aggregate("sum", append([]string{"le"}, groups...), inc),
+		Resets:    aggregate("sum", groups, resets),
 	}, nil
 }
 

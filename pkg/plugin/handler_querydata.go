@@ -370,15 +370,31 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		if err != nil {
 			return err
 		}
-		in := latency.Input{Stage: stage, Scale: 1, SplitBy: split}
-		// Partitions cover disjoint targets: their bucket and _sum series of
-		// one group add up in latency.Compute; _count comes from the +Inf bucket.
+		in := latency.Input{Stage: stage, Scale: 1, SplitBy: split, Window: p.window}
+		// Partitions cover disjoint targets: their series of one group add
+		// up in latency.Compute. Rank fractions come from bucket increases
+		// scaled by one factor per histogram (see latency.Input.Increases);
+		// the rate() buckets are only needed where a counter reset.
 		for _, hq := range hqs {
-			m, err := r.rangeQuery(ctx, hq.Buckets)
+			m, err := r.rangeQuery(ctx, hq.Increases)
 			if err != nil {
 				return err
 			}
-			in.Buckets = append(in.Buckets, m...)
+			in.Increases = append(in.Increases, m...)
+			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
+				return err
+			}
+			in.Count = append(in.Count, m...)
+			if m, err = r.rangeQuery(ctx, hq.Resets); err != nil {
+				return err
+			}
+			in.Resets = append(in.Resets, m...)
+			if anyAbove(m, 0) {
+				if m, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
+					return err
+				}
+				in.Buckets = append(in.Buckets, m...)
+			}
 			if needMean {
 				if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
 					return err
@@ -397,6 +413,18 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 	}
 	return frames.TimeSeries(series, r.meta()), nil
+}
+
+// anyAbove reports whether any sample of m is above v.
+func anyAbove(m model.Matrix, v float64) bool {
+	for _, s := range m {
+		for _, p := range s.Values {
+			if float64(p.Value) > v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxStats caps the statistics of one latency query.

@@ -67,6 +67,25 @@ type Input struct {
 	// distributions (hist.QuantilesMerged) when they do not. Sum and Count
 	// series may carry it too; they are added across it.
 	SplitBy string
+	// Increases, when set, are the windowed increases of the same bucket
+	// series (delta(x_bucket[w]), grouped like Buckets). rate() extrapolates
+	// each bucket series by its own factor (its zero-point clamp depends on
+	// the series' value), so the buckets of one histogram can disagree near a
+	// process start or a bucket's first hit, and a rank can land in the wrong
+	// bucket. delta() extrapolates all series sampled at the same instants by
+	// one factor, so Compute takes rank fractions from Increases and scales
+	// every bucket of one histogram (group × SplitBy value) and window by one
+	// factor, Count / increase of the +Inf bucket: the histogram's bucket
+	// rates then end at its _count rate. Count must then carry SplitBy too.
+	Increases model.Matrix
+	// Resets is resets(x_count[w]) grouped like Count (with SplitBy). Where
+	// it is above 0 a counter reset (restart) falls in the window, delta is
+	// not an increase, and that histogram's Buckets (rate) are used instead,
+	// with a notice: the bound guarantee does not hold there.
+	Resets model.Matrix
+	// Window is the rate window, used to turn increases into rates when a
+	// histogram has no Count series.
+	Window time.Duration
 }
 
 // Options selects the statistics of Compute.
@@ -98,9 +117,6 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 		drop = []string{in.SplitBy}
 	}
 	partsByGroup, groupLabels, badLe := alignBuckets(in.Buckets, steps, scale, in.SplitBy)
-	if badLe > 0 {
-		notes.Add(analysis.Warning, fmt.Sprintf("%s: %d bucket series had an le label that is not a number and were ignored", in.Stage, badLe))
-	}
 	sums, _ := analysis.Align(in.Sum, steps, drop...)
 	countMatrix := in.Count
 	if countMatrix == nil {
@@ -109,7 +125,22 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 		countMatrix = infBuckets(in.Buckets)
 	}
 	counts, countLabels := analysis.Align(countMatrix, steps, drop...)
+	restarted := map[string]int{}
+	if in.Increases != nil {
+		var incLabels map[string]map[string]string
+		var bad int
+		partsByGroup, incLabels, restarted, bad = consistentParts(in, steps, scale, partsByGroup)
+		badLe += bad
+		for k, l := range incLabels {
+			if _, ok := groupLabels[k]; !ok {
+				groupLabels[k] = l
+			}
+		}
+	}
 
+	if badLe > 0 {
+		notes.Add(analysis.Warning, fmt.Sprintf("%s: %d bucket series had an le label that is not a number and were ignored", in.Stage, badLe))
+	}
 	// Groups come from buckets and counts (a group may have _count but no buckets only if the page is broken).
 	for k, l := range countLabels {
 		if _, ok := groupLabels[k]; !ok {
@@ -152,6 +183,10 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 			for _, l := range layouts {
 				mixed[l] = true
 			}
+		}
+		if n := restarted[key]; n > 0 {
+			notes.Add(analysis.Warning, fmt.Sprintf("%s%s: a counter reset (a restart) falls in the window of %d of %d steps; there the quantile comes from rate()'s per-bucket extrapolation, as in histogram_quantile, and its bounds are not guaranteed (see docs/quantiles.md)",
+				in.Stage, describe(gl), n, len(steps)))
 		}
 		if mixedSteps > 0 {
 			g := describe(gl)
@@ -397,4 +432,106 @@ func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string
 		}
 	}
 	return out, labels, bad
+}
+
+// consistentParts turns in.Increases into bucket rates with one scale per
+// histogram (group × split value) and step: Count / increase of its +Inf
+// bucket (1/Window where Count is missing). Where in.Resets is above 0 the
+// histogram's rate buckets (rates, from in.Buckets) are used instead and the
+// step is counted in restarted (per group).
+func consistentParts(in Input, steps []time.Time, scale float64, rates map[string][]map[string][]hist.Bucket) (map[string][]map[string][]hist.Bucket, map[string]map[string]string, map[string]int, int) {
+	inc, labels, bad := alignBuckets(in.Increases, steps, scale, in.SplitBy)
+	counts := alignParts(in.Count, steps, in.SplitBy)
+	resets := alignParts(in.Resets, steps, in.SplitBy)
+	perSecond := math.NaN()
+	if in.Window > 0 {
+		perSecond = 1 / in.Window.Seconds()
+	}
+	restarted := map[string]int{}
+	out := map[string][]map[string][]hist.Bucket{}
+	for key, perStep := range inc {
+		res := make([]map[string][]hist.Bucket, len(steps))
+		for i, parts := range perStep {
+			if len(parts) == 0 {
+				continue
+			}
+			res[i] = map[string][]hist.Bucket{}
+			reset := false
+			for part, b := range parts {
+				if r := resets[key][part]; r != nil && r[i] > 0 {
+					reset = true
+					if rates[key] != nil && rates[key][i] != nil && rates[key][i][part] != nil {
+						res[i][part] = rates[key][i][part]
+					}
+					continue
+				}
+				inf := 0.0
+				for _, x := range b {
+					if math.IsInf(x.UpperBound, 1) {
+						inf += x.Count
+					}
+				}
+				f := perSecond
+				if c := counts[key][part]; c != nil && !math.IsNaN(c[i]) {
+					switch {
+					case inf > 0:
+						f = c[i] / inf
+					case inf == 0:
+						f = 0 // no requests: every increase is 0 anyway
+					}
+				}
+				scaled := make([]hist.Bucket, len(b))
+				for j, x := range b {
+					scaled[j] = hist.Bucket{UpperBound: x.UpperBound, Count: x.Count * f}
+				}
+				res[i][part] = scaled
+			}
+			if reset {
+				restarted[key]++
+			}
+		}
+		out[key] = res
+	}
+	// Groups only the rate query saw (none in practice: both read the same series) keep their rates.
+	for key, perStep := range rates {
+		if _, ok := out[key]; !ok {
+			out[key] = perStep
+		}
+	}
+	return out, labels, restarted, bad
+}
+
+// alignParts places a matrix on the step grid per group (labels without
+// split) and per value of the split label ("" when split is empty).
+func alignParts(m model.Matrix, steps []time.Time, split string) map[string]map[string][]float64 {
+	var drop []string
+	if split != "" {
+		drop = []string{split}
+	}
+	out := map[string]map[string][]float64{}
+	for _, s := range m {
+		part := ""
+		if split != "" {
+			part = string(s.Metric[model.LabelName(split)])
+		}
+		vals, _ := analysis.Align(model.Matrix{s}, steps, drop...)
+		for key, v := range vals {
+			if out[key] == nil {
+				out[key] = map[string][]float64{}
+			}
+			if prev := out[key][part]; prev != nil {
+				for i := range v {
+					switch {
+					case math.IsNaN(prev[i]):
+						prev[i] = v[i]
+					case !math.IsNaN(v[i]):
+						prev[i] += v[i]
+					}
+				}
+				continue
+			}
+			out[key][part] = v
+		}
+	}
+	return out
 }
