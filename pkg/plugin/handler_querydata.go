@@ -434,6 +434,14 @@ const maxStats = 20
 var breakdownSignals = []catalog.Signal{catalog.QueueTime, catalog.PrefillTime, catalog.DecodeTime, catalog.InferenceTime, catalog.E2E}
 
 func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, error) {
+	// Every part of a row must average the same requests: unless grouped
+	// by target, series keep their target (job) so latency.BreakdownBy sums
+	// each group over the targets that have every part.
+	split := ""
+	if !slices.Contains(p.scope.By, "target") {
+		split = "job"
+		p.scope.By = append(slices.Clone(p.scope.By), "target")
+	}
 	r := i.newRun(p)
 	r.scopeNotices(ctx, breakdownSignals)
 	r.notes.Add(analysis.Info, "breakdown shows mean time per stage (rate of _sum over rate of _count); quantiles do not add, see the latency query for tails. overhead = E2E − queue − inference: frontend time in vLLM V1, zero by identity in V0")
@@ -454,7 +462,8 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 			}
 			in[s] = mi
 		}
-		return frames.TimeSeries(latency.Breakdown(in, r.steps), r.meta()), nil
+		series := latency.BreakdownBy(in, r.steps, split, &r.notes)
+		return frames.TimeSeries(series, r.meta()), nil
 	case "table":
 		// The table covers the whole selected range, evaluated at its real
 		// end (not the step-aligned one, which can leave out the last step).
@@ -477,7 +486,8 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 			}
 			in[s] = im
 		}
-		return frames.BreakdownTable(latency.BreakdownTable(in, window), r.meta()), nil
+		rows := latency.BreakdownTableBy(in, window, split, &r.notes)
+		return frames.BreakdownTable(rows, r.meta()), nil
 	}
 	return nil, badQueryf("format: %q is neither timeseries nor table", p.Format)
 }
