@@ -364,8 +364,13 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	// Stages are independent: fetch them concurrently (the PromQL engine
 	// runs concurrent queries), then compute in stage order.
 	inputs := make([]latency.Input, len(stages))
+	extra := make([][]analysis.Series, len(stages))
 	err = r.parallel(len(stages), func(k int) error {
 		stage := stages[k]
+		var err error
+		if extra[k], err = r.counterMeans(ctx, stage, needMeanStat(opt.Stats), len(opt.Stats) > 0 && !onlyMean(opt.Stats)); err != nil {
+			return err
+		}
 		hqs, err := r.histogramQueries(ctx, stage, p.window)
 		if err != nil {
 			return err
@@ -409,10 +414,19 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		return nil, err
 	}
 	var series []analysis.Series
-	for _, in := range inputs {
+	for k, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
+		series = append(series, extra[k]...)
 	}
 	return frames.TimeSeries(series, r.meta()), nil
+}
+
+func needMeanStat(stats []latency.Stat) bool {
+	return slices.ContainsFunc(stats, func(s latency.Stat) bool { return s.IsMean() })
+}
+
+func onlyMean(stats []latency.Stat) bool {
+	return !slices.ContainsFunc(stats, func(s latency.Stat) bool { return !s.IsMean() })
 }
 
 // anyAbove reports whether any sample of m is above v.
@@ -544,6 +558,9 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 		if *s.dst, err = r.rangeQuery(ctx, q); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.prefixHitRateGauge(ctx, &in); err != nil {
+		return nil, err
 	}
 	return frames.TimeSeries(saturation.Compute(in, r.steps), r.meta()), nil
 }

@@ -535,3 +535,22 @@ func alignParts(m model.Matrix, steps []time.Time, split string) map[string]map[
 	}
 	return out
 }
+
+// CounterMeans labels a PromQL result that already is a mean in seconds
+// (catalog.MeanPromQL: rate of a time counter over rate of an event counter)
+// as the stage's "mean" series, one per result series, NaN where the window
+// had no events.
+func CounterMeans(stage catalog.Signal, m model.Matrix, steps []time.Time) []analysis.Series {
+	vals, labels := analysis.Align(m, steps)
+	out := make([]analysis.Series, 0, len(vals))
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		v := vals[k]
+		for i := range v {
+			if math.IsInf(v[i], 0) {
+				v[i] = math.NaN()
+			}
+		}
+		out = append(out, series(stage, "mean", "", labels[k], steps, v))
+	}
+	return out
+}

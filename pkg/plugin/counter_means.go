@@ -1,0 +1,110 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+)
+
+// counterMeanTargets returns the targets in scope whose engine reads stage
+// only from cumulative counters (llama.cpp's processing seconds and tokens,
+// Triton's microsecond counters): they have no histogram, so no quantile, but
+// their mean is rate(time counter) / rate(event counter).
+func (r *run) counterMeanTargets(ctx context.Context, stage catalog.Signal) []string {
+	var out []string
+	for _, t := range r.i.targetsInScope(r.p.Targets) {
+		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
+		if !ok {
+			continue
+		}
+		a := catalog.LookupFor(det, stage)
+		if a.Status == catalog.Absent || len(a.Metrics) == 0 {
+			continue
+		}
+		counters := !slices.ContainsFunc(a.Metrics, func(m catalog.Metric) bool { return m.Kind == catalog.KindHistogram })
+		if counters {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// counterMeans serves the mean of stage for targets that only have counters
+// (see counterMeanTargets) with catalog.MeanPromQL, one series per target
+// (and the query's groups): the mean is per event of the engine's counter
+// (llama.cpp: per token; Triton: per request), so it is never added to the
+// histogram-based means of other targets. A notice says what it is and that
+// these targets have no quantiles.
+func (r *run) counterMeans(ctx context.Context, stage catalog.Signal, wantMean, wantQuantiles bool) ([]analysis.Series, error) {
+	targets := r.counterMeanTargets(ctx, stage)
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	if wantQuantiles {
+		r.mu.Lock()
+		r.notes.Add(analysis.Info, fmt.Sprintf("%s: %s export only cumulative counters, so no quantile exists for them; ask for the mean", stage, strings.Join(targets, ", ")))
+		r.mu.Unlock()
+	}
+	if !wantMean {
+		return nil, nil
+	}
+	sc := r.p.scope
+	sc.Targets = targets
+	if !slices.Contains(sc.By, "target") {
+		sc.By = append(slices.Clone(sc.By), "target")
+	}
+	q, err := catalog.MeanPromQL(stage, sc, r.p.window)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.rangeQuery(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.notes.Add(analysis.Info, fmt.Sprintf("%s mean of %s comes from cumulative counters (rate of seconds / rate of events: per token for llama.cpp, per request for Triton), shown per target and never added to histogram means", stage, strings.Join(targets, ", ")))
+	r.mu.Unlock()
+	return latency.CounterMeans(stage, m, r.steps), nil
+}
+
+// prefixHitRateGauge fills in.PrefixHitRatio for the vLLM targets in scope
+// that export only V0's prefix-cache hit-rate gauge (vllm:gpu_prefix_cache_hit_rate;
+// catalog.LookupFor: Absent on V1 and 0.11+), averaged like KV usage with the
+// −1 "caching off" sentinel dropped. saturation.Compute shows it for groups
+// without hit and query counters; a notice says where a group mixes both.
+func (r *run) prefixHitRateGauge(ctx context.Context, in *saturation.Input) error {
+	var v0 []string
+	for _, t := range r.i.targetsInScope(r.p.Targets) {
+		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
+		if !ok || det.Engine != catalog.EngineVLLM {
+			continue
+		}
+		if a := catalog.LookupFor(det, catalog.PrefixCacheHitRate); a.Status != catalog.Absent {
+			v0 = append(v0, t.Name)
+		}
+	}
+	if len(v0) == 0 {
+		return nil
+	}
+	sc := r.p.scope
+	sc.Targets = v0
+	q, err := catalog.GaugePromQL(catalog.PrefixCacheHitRate, sc, "avg")
+	if err != nil {
+		return err
+	}
+	if in.PrefixHitRatio, err = r.rangeQuery(ctx, q); err != nil {
+		return err
+	}
+	a := catalog.Lookup(catalog.EngineVLLM, catalog.PrefixCacheHitRate)
+	r.notes.Add(analysis.Info, fmt.Sprintf("prefix-cache hit ratio of %s is vLLM V0's gauge: %s", strings.Join(v0, ", "), a.Note))
+	if len(in.PrefixQueries) > 0 && !slices.Contains(r.p.scope.By, "target") {
+		r.notes.Add(analysis.Warning, fmt.Sprintf("prefix-cache hit ratio: %s report only V0's hit-rate gauge while other targets report hit and query counters; a group holding both shows the counters' ratio only (group by target to see each)", strings.Join(v0, ", ")))
+	}
+	return nil
+}
