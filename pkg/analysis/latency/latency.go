@@ -158,7 +158,8 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 	var out []analysis.Series
 	for _, key := range keys {
 		gl := groupLabels[key]
-		perStep := partsByGroup[key]
+		gp := partsByGroup[key]
+		gpKeys := slices.Sorted(maps.Keys(gp))
 		sum, cnt := sums[key], counts[key]
 		// All quantiles of one step share one normalisation and, for the
 		// refined estimator, one fit (hist.QuantilesWith).
@@ -166,14 +167,17 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 		mixed := map[string]bool{} // layouts seen at steps where they differ
 		mixedSteps := 0
 		for i := range steps {
-			if perStep == nil || len(perStep[i]) == 0 || len(qs) == 0 {
+			if len(gp) == 0 || len(qs) == 0 {
 				continue
 			}
 			s, c := math.NaN(), math.NaN()
 			if sum != nil && cnt != nil {
 				s, c = sum[i]*scale, cnt[i]
 			}
-			b, merge, layouts := combine(perStep[i])
+			b, merge, layouts := combine(gp, gpKeys, i)
+			if b == nil && merge == nil {
+				continue // no buckets at this step
+			}
 			if merge == nil {
 				est[i] = hist.QuantilesWith(opt.Estimator, qs, b, s, c)
 				continue
@@ -239,7 +243,7 @@ func Compute(in Input, steps []time.Time, opt Options, notes *analysis.Notices) 
 				}
 			}
 			g := describe(gl)
-			if noInf := missingInf(perStep); noInf > 0 && qi == 0 {
+			if noInf := missingInf(gp, len(steps)); noInf > 0 && qi == 0 {
 				notes.Add(analysis.Warning, fmt.Sprintf("%s%s: in %d of %d steps the histogram has no +Inf bucket, so no quantile can be computed (the page is incomplete or relabelled)", in.Stage, g, noInf, len(steps)))
 			}
 			if clampedHigh > 0 {
@@ -302,11 +306,11 @@ func series(stage catalog.Signal, stat, bound string, gl map[string]string, step
 }
 
 // missingInf counts the steps where a histogram lacks the +Inf bucket.
-func missingInf(perStep []map[string][]hist.Bucket) int {
+func missingInf(gp groupParts, steps int) int {
 	n := 0
-	for _, parts := range perStep {
-		for _, b := range parts {
-			if len(b) > 0 && !slices.ContainsFunc(b, func(x hist.Bucket) bool { return math.IsInf(x.UpperBound, 1) }) {
+	for i := 0; i < steps; i++ {
+		for _, per := range gp {
+			if b := per[i]; len(b) > 0 && !slices.ContainsFunc(b, func(x hist.Bucket) bool { return math.IsInf(x.UpperBound, 1) }) {
 				n++
 				break
 			}
@@ -315,48 +319,121 @@ func missingInf(perStep []map[string][]hist.Bucket) int {
 	return n
 }
 
+// groupParts holds one group's raw buckets per split value and step:
+// parts[value][step].
+type groupParts map[string][][]hist.Bucket
+
 // combine prepares one step's histograms of one group (keyed by the split
 // label's value). When those with observations share one bucket layout (or
 // there is one histogram), their buckets are added and normalised (exactly
 // what PromQL's sum by (le) feeds histogram_quantile) and merge is nil.
 // Otherwise merge holds every histogram with observations for
 // hist.QuantilesMerged, and layouts describes each layout with the split
-// values using it, e.g. "a: 0.1, 1".
-func combine(parts map[string][]hist.Bucket) (sum []hist.Bucket, merge [][]hist.Bucket, layouts []string) {
-	keys := slices.Sorted(maps.Keys(parts))
-	var busy []string
-	users := map[string][]string{} // layout → split values
-	var order []string
+// values using it, e.g. "a: 0.1, 1". Parts arrive sorted by bound
+// (alignBuckets), which keeps this cheap per step.
+func combine(gp groupParts, keys []string, step int) (sum []hist.Bucket, merge [][]hist.Bucket, layouts []string) {
+	// Fast path: every histogram at this step lists the same bounds (one
+	// layout, the usual case): add them bound by bound.
+	var first []hist.Bucket
+	same := true
+	n := 0
 	for _, k := range keys {
+		b := gp[k][step]
+		if len(b) == 0 {
+			continue
+		}
+		n++
+		if first == nil {
+			first = b
+			continue
+		}
+		if !sameBounds(first, b) {
+			same = false
+			break
+		}
+	}
+	if n == 0 {
+		return nil, nil, nil
+	}
+	if same {
+		if n == 1 {
+			return hist.Normalize(first), nil, nil
+		}
+		total := slices.Clone(first)
+		for i := range total {
+			total[i].Count = 0
+		}
+		for _, k := range keys {
+			for i, x := range gp[k][step] {
+				total[i].Count += x.Count
+			}
+		}
+		return hist.Normalize(total), nil, nil
+	}
+	parts := make(map[string][]hist.Bucket, len(keys))
+	for _, k := range keys {
+		if b := gp[k][step]; len(b) > 0 {
+			parts[k] = b
+		}
+	}
+	pk := slices.Sorted(maps.Keys(parts))
+	var busy []string
+	var shapes [][]hist.Bucket // one normalised histogram per distinct layout
+	var users [][]string       // split values per layout
+	for _, k := range pk {
 		nb := hist.Normalize(parts[k])
 		if len(nb) == 0 || !(nb[len(nb)-1].Count > 0) {
 			continue
 		}
 		busy = append(busy, k)
-		l := layoutString(nb)
-		if _, ok := users[l]; !ok {
-			order = append(order, l)
+		at := slices.IndexFunc(shapes, func(x []hist.Bucket) bool { return sameBounds(x, nb) })
+		if at < 0 {
+			shapes = append(shapes, nb)
+			users = append(users, nil)
+			at = len(shapes) - 1
 		}
-		users[l] = append(users[l], k)
+		users[at] = append(users[at], k)
 	}
-	if len(order) <= 1 {
+	if len(shapes) <= 1 {
 		use := busy
 		if len(use) == 0 {
-			use = keys
+			use = pk
 		}
-		var all []hist.Bucket
-		for _, k := range use {
-			all = append(all, parts[k]...)
-		}
-		return hist.Normalize(all), nil, nil
+		return addRaw(parts, use), nil, nil
 	}
 	for _, k := range busy {
 		merge = append(merge, parts[k])
 	}
-	for _, l := range order {
-		layouts = append(layouts, strings.Join(users[l], ", ")+": "+l)
+	for i, nb := range shapes {
+		layouts = append(layouts, strings.Join(users[i], ", ")+": "+layoutString(nb))
 	}
 	return nil, merge, layouts
+}
+
+// addRaw adds the raw buckets of the given parts and normalises the sum.
+// Parts listing the same bounds in the same order are added bound by bound;
+// otherwise they are concatenated for Normalize to coalesce.
+func addRaw(parts map[string][]hist.Bucket, keys []string) []hist.Bucket {
+	first := parts[keys[0]]
+	sum := slices.Clone(first)
+	for _, k := range keys[1:] {
+		b := parts[k]
+		if !sameBounds(first, b) {
+			var all []hist.Bucket
+			for _, k := range keys {
+				all = append(all, parts[k]...)
+			}
+			return hist.Normalize(all)
+		}
+		for i := range b {
+			sum[i].Count += b[i].Count
+		}
+	}
+	return hist.Normalize(sum)
+}
+
+func sameBounds(a, b []hist.Bucket) bool {
+	return slices.EqualFunc(a, b, func(x, y hist.Bucket) bool { return x.UpperBound == y.UpperBound })
 }
 
 // layoutString renders the finite bounds of normalised buckets: "0.1, 1".
@@ -386,48 +463,87 @@ func infBuckets(m model.Matrix) model.Matrix {
 }
 
 // alignBuckets groups bucket-rate series by their labels without le (and
-// without the split label) and returns, per group, per step, the raw
-// buckets of each split value (bounds scaled to seconds; "" when split is
-// empty). Bounds are matched numerically later, so le="1" and le="1.0" are
-// one bucket.
-func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string) (map[string][]map[string][]hist.Bucket, map[string]map[string]string, int) {
+// without the split label) and returns, per group, per split value ("" when
+// split is empty), per step, the raw buckets (bounds scaled to seconds) in
+// ascending bound order. Bounds are matched numerically later, so le="1" and
+// le="1.0" are one bucket.
+func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string) (map[string]groupParts, map[string]map[string]string, int) {
 	idx := make(map[int64]int, len(steps))
 	for i, t := range steps {
 		idx[t.UnixMilli()] = i
 	}
-	out := map[string][]map[string][]hist.Bucket{}
+	out := map[string]groupParts{}
 	labels := map[string]map[string]string{}
 	bad := 0
 	drop := []string{model.BucketLabel}
 	if split != "" {
 		drop = append(drop, split)
 	}
+	// Visit series in ascending le order, so every step's buckets arrive
+	// sorted and Normalize need not sort them.
+	type byLe struct {
+		s  *model.SampleStream
+		le float64
+	}
+	sorted := make([]byLe, 0, len(m))
 	for _, s := range m {
 		le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
 		if err != nil {
 			bad++
 			continue
 		}
+		sorted = append(sorted, byLe{s, le})
+	}
+	slices.SortStableFunc(sorted, func(a, b byLe) int {
+		switch {
+		case a.le < b.le:
+			return -1
+		case a.le > b.le:
+			return 1
+		}
+		return 0
+	})
+	// Count the bucket series of each group and part first, so each part's
+	// steps share one backing array instead of growing a slice per step.
+	type slot struct{ key, part string }
+	slots := make([]slot, len(sorted))
+	width := map[slot]int{}
+	for n, x := range sorted {
+		key, l := analysis.Key(x.s.Metric, drop...)
+		part := ""
+		if split != "" {
+			part = string(x.s.Metric[model.LabelName(split)])
+		}
+		slots[n] = slot{key, part}
+		width[slots[n]]++
+		if _, ok := labels[key]; !ok {
+			labels[key] = l
+		}
+	}
+	for n, x := range sorted {
+		s, le := x.s, x.le
 		if !math.IsInf(le, 1) {
 			le *= scale
 		}
-		key, l := analysis.Key(s.Metric, drop...)
-		part := ""
-		if split != "" {
-			part = string(s.Metric[model.LabelName(split)])
-		}
-		per, ok := out[key]
+		key, part := slots[n].key, slots[n].part
+		gp, ok := out[key]
 		if !ok {
-			per = make([]map[string][]hist.Bucket, len(steps))
-			out[key] = per
-			labels[key] = l
+			gp = groupParts{}
+			out[key] = gp
+		}
+		per, ok := gp[part]
+		if !ok {
+			w := width[slots[n]]
+			backing := make([]hist.Bucket, len(steps)*w)
+			per = make([][]hist.Bucket, len(steps))
+			for i := range per {
+				per[i] = backing[i*w : i*w : (i+1)*w]
+			}
+			gp[part] = per
 		}
 		for _, p := range s.Values {
 			if i, ok := idx[int64(p.Timestamp)]; ok {
-				if per[i] == nil {
-					per[i] = map[string][]hist.Bucket{}
-				}
-				per[i][part] = append(per[i][part], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
+				per[i] = append(per[i], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
 			}
 		}
 	}
@@ -437,9 +553,9 @@ func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string
 // consistentParts turns in.Increases into bucket rates with one scale per
 // histogram (group × split value) and step: Count / increase of its +Inf
 // bucket (1/Window where Count is missing). Where in.Resets is above 0 the
-// histogram's rate buckets (rates, from in.Buckets) are used instead and the
-// step is counted in restarted (per group).
-func consistentParts(in Input, steps []time.Time, scale float64, rates map[string][]map[string][]hist.Bucket) (map[string][]map[string][]hist.Bucket, map[string]map[string]string, map[string]int, int) {
+// histogram's rate buckets (from in.Buckets) are used instead and the step is
+// counted in restarted (per group). The increases are scaled in place.
+func consistentParts(in Input, steps []time.Time, scale float64, rates map[string]groupParts) (map[string]groupParts, map[string]map[string]string, map[string]int, int) {
 	inc, labels, bad := alignBuckets(in.Increases, steps, scale, in.SplitBy)
 	counts := alignParts(in.Count, steps, in.SplitBy)
 	resets := alignParts(in.Resets, steps, in.SplitBy)
@@ -448,20 +564,19 @@ func consistentParts(in Input, steps []time.Time, scale float64, rates map[strin
 		perSecond = 1 / in.Window.Seconds()
 	}
 	restarted := map[string]int{}
-	out := map[string][]map[string][]hist.Bucket{}
-	for key, perStep := range inc {
-		res := make([]map[string][]hist.Bucket, len(steps))
-		for i, parts := range perStep {
-			if len(parts) == 0 {
-				continue
-			}
-			res[i] = map[string][]hist.Bucket{}
-			reset := false
-			for part, b := range parts {
-				if r := resets[key][part]; r != nil && r[i] > 0 {
-					reset = true
-					if rates[key] != nil && rates[key][i] != nil && rates[key][i][part] != nil {
-						res[i][part] = rates[key][i][part]
+	for key, gp := range inc {
+		reset := make([]bool, len(steps))
+		for part, per := range gp {
+			r, c := resets[key][part], counts[key][part]
+			for i, b := range per {
+				if len(b) == 0 {
+					continue
+				}
+				if r != nil && r[i] > 0 {
+					reset[i] = true
+					per[i] = nil
+					if rp := rates[key][part]; rp != nil {
+						per[i] = rp[i]
 					}
 					continue
 				}
@@ -472,7 +587,7 @@ func consistentParts(in Input, steps []time.Time, scale float64, rates map[strin
 					}
 				}
 				f := perSecond
-				if c := counts[key][part]; c != nil && !math.IsNaN(c[i]) {
+				if c != nil && !math.IsNaN(c[i]) {
 					switch {
 					case inf > 0:
 						f = c[i] / inf
@@ -480,25 +595,24 @@ func consistentParts(in Input, steps []time.Time, scale float64, rates map[strin
 						f = 0 // no requests: every increase is 0 anyway
 					}
 				}
-				scaled := make([]hist.Bucket, len(b))
-				for j, x := range b {
-					scaled[j] = hist.Bucket{UpperBound: x.UpperBound, Count: x.Count * f}
+				for j := range b {
+					b[j].Count *= f
 				}
-				res[i][part] = scaled
 			}
-			if reset {
+		}
+		for _, r := range reset {
+			if r {
 				restarted[key]++
 			}
 		}
-		out[key] = res
 	}
 	// Groups only the rate query saw (none in practice: both read the same series) keep their rates.
-	for key, perStep := range rates {
-		if _, ok := out[key]; !ok {
-			out[key] = perStep
+	for key, gp := range rates {
+		if _, ok := inc[key]; !ok {
+			inc[key] = gp
 		}
 	}
-	return out, labels, restarted, bad
+	return inc, labels, restarted, bad
 }
 
 // alignParts places a matrix on the step grid per group (labels without
