@@ -37,13 +37,14 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeTargets:    i.queryTargets,
 		QueryTypeRaw:        i.queryRaw,
 		QueryTypeGPU:        i.queryGPU,
+		QueryTypeDiagnosis:  i.queryDiagnosis,
 	} {
 		mux.HandleFunc(qt, i.serve(h))
 	}
 	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu", q.QueryType))
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, diagnosis", q.QueryType))
 		}
 		return resp, nil
 	})
@@ -334,7 +335,6 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		statNames = latency.DefaultStats
 	}
 	opt := latency.Options{Estimator: p.estimator, Bounds: p.Bounds == nil || *p.Bounds}
-	needMean := p.estimator == "refined"
 	if len(statNames) > maxStats {
 		return nil, badQueryf("stats: %d statistics asked, at most %d per query", len(statNames), maxStats)
 	}
@@ -349,7 +349,6 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		}
 		seenStat[st.Name] = true
 		opt.Stats = append(opt.Stats, st)
-		needMean = needMean || st.IsMean()
 	}
 	// Targets may use different bucket layouts: unless grouped by target,
 	// bucket series keep their target (job) so latency.Compute adds only
@@ -365,6 +364,7 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	// runs concurrent queries), then compute in stage order.
 	inputs := make([]latency.Input, len(stages))
 	extra := make([][]analysis.Series, len(stages))
+	counts := make([]model.Matrix, len(stages)) // _count rates, for the consistency checks
 	err = r.parallel(len(stages), func(k int) error {
 		stage := stages[k]
 		var err error
@@ -378,34 +378,34 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		in := latency.Input{Stage: stage, Scale: 1, SplitBy: split, Window: p.window}
 		// Partitions cover disjoint targets: their series of one group add
 		// up in latency.Compute. Rank fractions come from bucket increases
-		// scaled by one factor per histogram (see latency.Input.Increases);
-		// the rate() buckets are only needed where a counter reset.
+		// scaled by one factor per histogram (see latency.Input.Increases).
 		for _, hq := range hqs {
 			m, err := r.rangeQuery(ctx, hq.Increases)
 			if err != nil {
 				return err
 			}
 			in.Increases = append(in.Increases, m...)
-			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
-				return err
-			}
-			in.Count = append(in.Count, m...)
 			if m, err = r.rangeQuery(ctx, hq.Resets); err != nil {
 				return err
 			}
 			in.Resets = append(in.Resets, m...)
-			if anyAbove(m, 0) {
-				if m, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
-					return err
-				}
-				in.Buckets = append(in.Buckets, m...)
+			// The rate() buckets, _sum and _count are read even when no mean
+			// is asked: the histogram consistency checks need them
+			// (sanity.HistogramChecks), and Compute falls back to the rate()
+			// buckets in windows holding a counter reset.
+			if m, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
+				return err
 			}
-			if needMean {
-				if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
-					return err
-				}
-				in.Sum = append(in.Sum, m...)
+			in.Buckets = append(in.Buckets, m...)
+			if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+				return err
 			}
+			in.Sum = append(in.Sum, m...)
+			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
+				return err
+			}
+			in.Count = append(in.Count, m...)
+			counts[k] = append(counts[k], m...)
 		}
 		inputs[k] = in
 		return nil
@@ -417,6 +417,7 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	for k, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 		series = append(series, extra[k]...)
+		r.histogramNotices(in, counts[k])
 	}
 	return frames.TimeSeries(series, r.meta()), nil
 }
@@ -427,18 +428,6 @@ func needMeanStat(stats []latency.Stat) bool {
 
 func onlyMean(stats []latency.Stat) bool {
 	return !slices.ContainsFunc(stats, func(s latency.Stat) bool { return !s.IsMean() })
-}
-
-// anyAbove reports whether any sample of m is above v.
-func anyAbove(m model.Matrix, v float64) bool {
-	for _, s := range m {
-		for _, p := range s.Values {
-			if float64(p.Value) > v {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // maxStats caps the statistics of one latency query.
@@ -529,6 +518,16 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 	if in.GenerationTokens, err = r.rangeQuery(ctx, q); err != nil {
 		return nil, err
 	}
+	// A counter that went backwards without a restart is left out of the windows that hold it.
+	for _, c := range []struct {
+		s     catalog.Signal
+		m     model.Matrix
+		extra []string
+	}{{catalog.RequestsFinished, in.Finished, []string{"finished_reason"}}, {catalog.PromptTokens, in.PromptTokens, nil}, {catalog.GenerationTokens, in.GenerationTokens, nil}} {
+		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m, c.extra...); err != nil {
+			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
+		}
+	}
 	return frames.TimeSeries(throughput.Compute(in, r.steps), r.meta()), nil
 }
 
@@ -542,7 +541,8 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 	}{
 		{&in.Running, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsRunning, p.scope, "sum") }},
 		{&in.Waiting, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsWaiting, p.scope, "sum") }},
-		// A usage ratio is averaged across engines and targets, never summed.
+		// A usage ratio is averaged across engines and targets, never summed
+		// (catalog.PartitionAgg); replicas and process splits count once.
 		{&in.KVUsage, func() (string, error) { return catalog.GaugePromQL(catalog.KVCacheUsage, p.scope, "avg") }},
 		{&in.Preemptions, func() (string, error) { return catalog.CounterRatePromQL(catalog.Preemptions, p.scope, p.window) }},
 		{&in.PrefixHits, func() (string, error) { return catalog.CounterRatePromQL(catalog.PrefixCacheHits, p.scope, p.window) }},
@@ -561,6 +561,21 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 	}
 	if err := r.prefixHitRateGauge(ctx, &in); err != nil {
 		return nil, err
+	}
+	// A counter that went backwards without a restart is left out of the windows that hold it.
+	for _, c := range []struct {
+		s catalog.Signal
+		m model.Matrix
+	}{{catalog.Preemptions, in.Preemptions}, {catalog.PrefixCacheHits, in.PrefixHits}, {catalog.PrefixCacheQueries, in.PrefixQueries}} {
+		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m); err != nil {
+			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
+		}
+	}
+	if err := r.impossibleNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}); err != nil {
+		r.skipped("naming the gauge values that cannot be true", err)
+	}
+	if err := r.frozenNotices(ctx); err != nil {
+		r.skipped("the frozen-gauge check", err)
 	}
 	return frames.TimeSeries(saturation.Compute(in, r.steps), r.meta()), nil
 }
