@@ -227,7 +227,9 @@ func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
 // not have. Targets sharing a metric list share a query; targets not yet
 // detected use the catalogue's query over every engine. Every target is in
 // exactly one partition, so the partitions' series add up per group.
-func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration) ([]catalog.HistogramQueries, error) {
+//
+// extraBy adds canonical groups (e.g. "target") to the query's own.
+func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration, extraBy ...string) ([]catalog.HistogramQueries, error) {
 	type part struct {
 		metrics []catalog.Metric
 		targets []string
@@ -272,6 +274,7 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 	var out []catalog.HistogramQueries
 	if len(rest) > 0 {
 		sc := r.p.scope
+		sc.By = append(slices.Clone(sc.By), extraBy...)
 		sc.Targets = rest
 		hq, err := catalog.HistogramPromQL(stage, sc, window)
 		if err != nil {
@@ -281,6 +284,7 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 	}
 	for _, pt := range parts {
 		sc := r.p.scope
+		sc.By = append(slices.Clone(sc.By), extraBy...)
 		sc.Targets = pt.targets
 		hq, err := catalog.HistogramPromQLFor(pt.metrics, sc, window)
 		if err != nil {
@@ -350,14 +354,6 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		seenStat[st.Name] = true
 		opt.Stats = append(opt.Stats, st)
 	}
-	// Targets may use different bucket layouts: unless grouped by target,
-	// bucket series keep their target (job) so latency.Compute adds only
-	// histograms of one layout and merges different layouts as distributions.
-	split := ""
-	if !slices.Contains(p.scope.By, "target") {
-		split = "job"
-		p.scope.By = append(slices.Clone(p.scope.By), "target")
-	}
 	r := i.newRun(p)
 	r.scopeNotices(ctx, stages)
 	// Stages are independent: fetch them concurrently (the PromQL engine
@@ -371,7 +367,18 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		if extra[k], err = r.counterMeans(ctx, stage, needMeanStat(opt.Stats), len(opt.Stats) > 0 && !onlyMean(opt.Stats)); err != nil {
 			return err
 		}
-		hqs, err := r.histogramQueries(ctx, stage, p.window)
+		// Targets whose bucket layouts differ keep their target (job) so
+		// latency.Compute adds only histograms of one layout and merges
+		// different layouts as distributions; one layout needs no split.
+		split, err := r.layoutSplit(ctx, stage)
+		if err != nil {
+			return err
+		}
+		var extraBy []string
+		if split != "" {
+			extraBy = []string{"target"}
+		}
+		hqs, err := r.histogramQueries(ctx, stage, p.window, extraBy...)
 		if err != nil {
 			return err
 		}

@@ -3,13 +3,18 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
 
 // counterMeanTargets returns the targets in scope whose engine reads stage
@@ -107,4 +112,69 @@ func (r *run) prefixHitRateGauge(ctx context.Context, in *saturation.Input) erro
 		r.notes.Add(analysis.Warning, fmt.Sprintf("prefix-cache hit ratio: %s report only V0's hit-rate gauge while other targets report hit and query counters; a group holding both shows the counters' ratio only (group by target to see each)", strings.Join(v0, ", ")))
 	}
 	return nil
+}
+
+// layoutSplit returns "job" when the targets in scope store the histogram of
+// stage with different bucket layouts over the queried range (so a query not
+// grouped by target must keep them apart, see latency.Input.SplitBy), and ""
+// when they share one layout or the query is grouped by target. It reads
+// each target's distinct le values of the stage's bucket series in the range
+// (and one window before it) from the index, without reading samples.
+func (r *run) layoutSplit(ctx context.Context, stage catalog.Signal) (string, error) {
+	if slices.Contains(r.p.scope.By, "target") {
+		return "", nil
+	}
+	targets := r.i.targetsInScope(r.p.Targets)
+	if len(targets) < 2 {
+		return "", nil
+	}
+	names := map[string]bool{}
+	var jobs []string
+	for _, t := range targets {
+		jobs = append(jobs, t.Name)
+		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
+		var ms []catalog.Metric
+		if ok {
+			ms = catalog.LookupFor(det, stage).Metrics
+		} else {
+			for _, e := range catalog.Engines {
+				ms = append(ms, catalog.Lookup(e, stage).Metrics...)
+			}
+		}
+		for _, m := range ms {
+			if m.Kind == catalog.KindHistogram {
+				names[m.Name+"_bucket"] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	sel := fmt.Sprintf("__name__=~%q", alternation(slices.Sorted(maps.Keys(names))))
+	bounds := map[string][]float64{}
+	for _, job := range jobs {
+		les, err := r.i.querier.LabelValues(ctx, model.BucketLabel, "{"+sel+", job="+strconv.Quote(job)+"}", r.p.start.Add(-r.p.window), r.p.end)
+		if err != nil {
+			return "", fmt.Errorf("bucket bounds of %s: %w", job, err)
+		}
+		for _, l := range les {
+			if le, err := hist.ParseLe(l); err == nil {
+				bounds[job] = append(bounds[job], le)
+			}
+		}
+	}
+	var first []float64
+	for _, job := range slices.Sorted(maps.Keys(bounds)) {
+		b := bounds[job]
+		slices.Sort(b)
+		b = slices.Compact(b)
+		if first == nil {
+			first = b
+			continue
+		}
+		if !slices.Equal(first, b) {
+			return "job", nil
+		}
+	}
+	return "", nil
 }
