@@ -49,7 +49,12 @@ func GroupLabel(canonical string) string {
 // extrapolates every series sampled at the same instants by one common factor, with no
 // zero-point clamp), Resets the sum of resets(x_count[w]) (delta is only an increase when this
 // is 0).
-type HistogramQueries struct{ Buckets, Sum, Count, Increases, Resets string }
+// SumIncrease and CountIncrease are delta(x_sum[w]) and delta(x_count[w]), on the same footing
+// as Increases (for consistency checks between a histogram's buckets, _sum and _count).
+type HistogramQueries struct {
+	Buckets, Sum, Count, Increases, Resets string
+	SumIncrease, CountIncrease             string
+}
 
 var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
@@ -342,12 +347,23 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 	if err != nil {
 		return HistogramQueries{}, err
 	}
+	sumInc, err := build("_sum", "delta")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	cntInc, err := build("_count", "delta")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
 	return HistogramQueries{
 		Buckets:   aggregate("sum", append([]string{"le"}, groups...), b),
 		Sum:       aggregate("sum", groups, sum),
 		Count:     aggregate("sum", groups, cnt),
 		Increases: aggregate("sum", append([]string{"le"}, groups...), inc),
 		Resets:    aggregate("sum", groups, resets),
+
+		SumIncrease:   aggregate("sum", groups, sumInc),
+		CountIncrease: aggregate("sum", groups, cntInc),
 	}, nil
 }
 

@@ -101,3 +101,25 @@ func TestRestartWindowsFallBackWithNotice(t *testing.T) {
 	}
 	assert.Positive(t, checked)
 }
+
+// The histogram consistency checks (sanity.HistogramChecks) now read the
+// delta() increases of buckets, _sum and _count: a page whose _count grows
+// twice as fast as its +Inf bucket is still named.
+func TestHistogramChecksOnIncreases(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	m := map[string]string{"model_name": "m"}
+	for i := 0; i <= 40; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		n := float64(2 * i)
+		h.sample(ts, "a", "vllm:time_to_first_token_seconds_bucket", map[string]string{"model_name": "m", "le": "0.1"}, n)
+		h.sample(ts, "a", "vllm:time_to_first_token_seconds_bucket", map[string]string{"model_name": "m", "le": "+Inf"}, n)
+		h.sample(ts, "a", "vllm:time_to_first_token_seconds_sum", m, 0.05*n)
+		h.sample(ts, "a", "vllm:time_to_first_token_seconds_count", m, 2*n)
+	}
+	inst := h.instance(histTarget("a"))
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{
+		"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "5m"})
+	require.NoError(t, dr.Error)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "histogram inconsistent")
+}

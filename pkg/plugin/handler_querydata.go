@@ -360,7 +360,7 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	// runs concurrent queries), then compute in stage order.
 	inputs := make([]latency.Input, len(stages))
 	extra := make([][]analysis.Series, len(stages))
-	counts := make([]model.Matrix, len(stages)) // _count rates, for the consistency checks
+	checks := make([]latency.Input, len(stages)) // windowed increases, for the consistency checks
 	err = r.parallel(len(stages), func(k int) error {
 		stage := stages[k]
 		var err error
@@ -387,23 +387,24 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		// up in latency.Compute. Rank fractions come from bucket increases
 		// scaled by one factor per histogram (see latency.Input.Increases).
 		for _, hq := range hqs {
-			m, err := r.rangeQuery(ctx, hq.Increases)
+			inc, err := r.rangeQuery(ctx, hq.Increases)
 			if err != nil {
 				return err
 			}
-			in.Increases = append(in.Increases, m...)
+			in.Increases = append(in.Increases, inc...)
+			var m model.Matrix
 			if m, err = r.rangeQuery(ctx, hq.Resets); err != nil {
 				return err
 			}
 			in.Resets = append(in.Resets, m...)
-			// The rate() buckets, _sum and _count are read even when no mean
-			// is asked: the histogram consistency checks need them
-			// (sanity.HistogramChecks), and Compute falls back to the rate()
-			// buckets in windows holding a counter reset.
-			if m, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
-				return err
+			resets := m
+			if anyAbove(resets, 0) {
+				// Compute falls back to rate()'s buckets in windows holding a counter reset.
+				if m, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
+					return err
+				}
+				in.Buckets = append(in.Buckets, m...)
 			}
-			in.Buckets = append(in.Buckets, m...)
 			if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
 				return err
 			}
@@ -412,7 +413,21 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 				return err
 			}
 			in.Count = append(in.Count, m...)
-			counts[k] = append(counts[k], m...)
+			// The consistency checks (sanity.HistogramChecks) compare the
+			// buckets, _sum and _count on one footing: their delta()
+			// increases, which share one extrapolation per target.
+			// Windows holding a counter reset are left out (delta is no
+			// increase there; rate()'s own extrapolation is what Compute uses).
+			checks[k].Stage = stage
+			checks[k].Buckets = append(checks[k].Buckets, withoutResets(inc, resets)...)
+			if m, err = r.rangeQuery(ctx, hq.SumIncrease); err != nil {
+				return err
+			}
+			checks[k].Sum = append(checks[k].Sum, withoutResets(m, resets)...)
+			if m, err = r.rangeQuery(ctx, hq.CountIncrease); err != nil {
+				return err
+			}
+			checks[k].Count = append(checks[k].Count, withoutResets(m, resets)...)
 		}
 		inputs[k] = in
 		return nil
@@ -424,9 +439,21 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	for k, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 		series = append(series, extra[k]...)
-		r.histogramNotices(in, counts[k])
+		r.histogramNotices(checks[k], checks[k].Count)
 	}
 	return frames.TimeSeries(series, r.meta()), nil
+}
+
+// anyAbove reports whether any sample of m is above v.
+func anyAbove(m model.Matrix, v float64) bool {
+	for _, s := range m {
+		for _, p := range s.Values {
+			if float64(p.Value) > v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func needMeanStat(stats []latency.Stat) bool {

@@ -178,3 +178,40 @@ func (r *run) layoutSplit(ctx context.Context, stage catalog.Signal) (string, er
 	}
 	return "", nil
 }
+
+// withoutResets returns m without the samples of steps at which the series'
+// group (its labels without le) had resets > 0 in the resets matrix.
+func withoutResets(m, resets model.Matrix) model.Matrix {
+	bad := map[string]map[model.Time]bool{}
+	for _, s := range resets {
+		k, _ := analysis.Key(s.Metric)
+		for _, p := range s.Values {
+			if p.Value > 0 {
+				if bad[k] == nil {
+					bad[k] = map[model.Time]bool{}
+				}
+				bad[k][p.Timestamp] = true
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return m
+	}
+	out := make(model.Matrix, 0, len(m))
+	for _, s := range m {
+		k, _ := analysis.Key(s.Metric, model.BucketLabel)
+		b := bad[k]
+		if b == nil {
+			out = append(out, s)
+			continue
+		}
+		kept := &model.SampleStream{Metric: s.Metric}
+		for _, p := range s.Values {
+			if !b[p.Timestamp] {
+				kept.Values = append(kept.Values, p)
+			}
+		}
+		out = append(out, kept)
+	}
+	return out
+}
