@@ -16,6 +16,7 @@ import {
   InferscopeOptions,
   InferscopeQuery,
   InferscopeVariableQuery,
+  ProfileConfig,
   VARIABLE_KINDS,
   VariableKind,
 } from './types';
@@ -59,8 +60,9 @@ function expandScalar(s: string | undefined, scopedVars: ScopedVars): string | u
 
 /**
  * Distinct signal names from GET /signals, whose answer is one entry per
- * target: {target, engine, signals: [{signal, status, note}]}. Signals the
- * engine lacks (status "absent") are left out.
+ * target: {target, engine, signals: [{signal, status, note}]}. Only signals
+ * some target exports (status "exported" or "approximate") are listed; those
+ * not seen on any target or absent from its engine are left out.
  */
 function signalNames(body: unknown[]): string[] {
   const out: string[] = [];
@@ -72,7 +74,8 @@ function signalNames(body: unknown[]): string[] {
     for (const s of sigs) {
       if (s && typeof s === 'object' && 'signal' in s) {
         const { signal, status } = s as { signal: unknown; status?: unknown };
-        if (status !== 'absent' && typeof signal === 'string' && !out.includes(signal)) {
+        const available = status === 'exported' || status === 'approximate' || status === 'exact';
+        if (available && typeof signal === 'string' && !out.includes(signal)) {
           out.push(signal);
         }
       }
@@ -108,12 +111,20 @@ export function toMetricFindValues(body: unknown): MetricFindValue[] {
  * /targets, /models, /signals, /agents and /gpus.
  */
 export class DataSource extends DataSourceWithBackend<InferscopeQuery, InferscopeOptions> {
+  /** SLO profiles of the settings (undefined: the backend's default profiles apply). */
+  readonly sloProfiles?: ProfileConfig[];
+
   constructor(instanceSettings: DataSourceInstanceSettings<InferscopeOptions>) {
     super(instanceSettings);
     this.variables = new InferscopeVariableSupport(this);
-    // Annotation queries use the query editor; the diagnosis query's
-    // "annotations" format returns time, timeEnd, title, text and tags.
-    this.annotations = {};
+    // Annotation support: the events query's table (time, timeEnd, title,
+    // text, tags) maps onto Grafana annotations with the standard processing,
+    // as does the diagnosis query's "annotations" format. A new annotation
+    // starts as an events query.
+    this.annotations = {
+      getDefaultQuery: () => ({ queryType: 'events' }),
+    };
+    this.sloProfiles = instanceSettings.jsonData?.sloProfiles;
   }
 
   getDefaultQuery(_: CoreApp): Partial<InferscopeQuery> {
@@ -136,6 +147,8 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
       groupBy: expandScalar(query.groupBy, scopedVars) as InferscopeQuery['groupBy'],
       estimator: expandScalar(query.estimator, scopedVars) as InferscopeQuery['estimator'],
       format: expandScalar(query.format, scopedVars) as InferscopeQuery['format'],
+      profile: expandScalar(query.profile, scopedVars),
+      objectives: expandList(query.objectives, scopedVars),
     };
     if (query.matchers) {
       const m: Record<string, string> = {};

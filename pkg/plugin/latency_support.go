@@ -23,18 +23,17 @@ import (
 // their mean is rate(time counter) / rate(event counter).
 func (r *run) counterMeanTargets(ctx context.Context, stage catalog.Signal) []string {
 	var out []string
-	for _, t := range r.i.targetsInScope(r.p.Targets) {
-		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
-		if !ok {
+	for _, v := range r.views(ctx) {
+		if !v.OK {
 			continue
 		}
-		a := catalog.LookupFor(det, stage)
-		if a.Status == catalog.Absent || len(a.Metrics) == 0 {
+		a := v.assess(stage)
+		if !a.Exported() || len(a.Metrics) == 0 {
 			continue
 		}
 		counters := !slices.ContainsFunc(a.Metrics, func(m catalog.Metric) bool { return m.Kind == catalog.KindHistogram })
 		if counters {
-			out = append(out, t.Name)
+			out = append(out, v.Name)
 		}
 	}
 	return out
@@ -80,18 +79,19 @@ func (r *run) counterMeans(ctx context.Context, stage catalog.Signal, wantMean, 
 
 // prefixHitRateGauge fills in.PrefixHitRatio for the vLLM targets in scope
 // that export only V0's prefix-cache hit-rate gauge (vllm:gpu_prefix_cache_hit_rate;
-// catalog.LookupFor: Absent on V1 and 0.11+), averaged like KV usage with the
+// catalog.Assess: not exported on V1 and 0.11+), averaged like KV usage with the
 // −1 "caching off" sentinel dropped. saturation.Compute shows it for groups
 // without hit and query counters; a notice says where a group mixes both.
 func (r *run) prefixHitRateGauge(ctx context.Context, in *saturation.Input) error {
 	var v0 []string
-	for _, t := range r.i.targetsInScope(r.p.Targets) {
-		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
-		if !ok || det.Engine != catalog.EngineVLLM {
+	note := ""
+	for _, v := range r.views(ctx) {
+		if !v.OK || v.Det.Engine != catalog.EngineVLLM {
 			continue
 		}
-		if a := catalog.LookupFor(det, catalog.PrefixCacheHitRate); a.Status != catalog.Absent {
-			v0 = append(v0, t.Name)
+		if a := v.assess(catalog.PrefixCacheHitRate); a.Exported() {
+			v0 = append(v0, v.Name)
+			note = a.Note
 		}
 	}
 	if len(v0) == 0 {
@@ -106,8 +106,10 @@ func (r *run) prefixHitRateGauge(ctx context.Context, in *saturation.Input) erro
 	if in.PrefixHitRatio, err = r.rangeQuery(ctx, q); err != nil {
 		return err
 	}
-	a := catalog.Lookup(catalog.EngineVLLM, catalog.PrefixCacheHitRate)
-	r.notes.Add(analysis.Info, fmt.Sprintf("prefix-cache hit ratio of %s is vLLM V0's gauge: %s", strings.Join(v0, ", "), a.Note))
+	if note == "" {
+		note = catalog.Lookup(catalog.EngineVLLM, catalog.PrefixCacheHitRate).Note
+	}
+	r.notes.Add(analysis.Info, fmt.Sprintf("prefix-cache hit ratio of %s is vLLM V0's gauge: %s", strings.Join(v0, ", "), note))
 	if len(in.PrefixQueries) > 0 && !slices.Contains(r.p.scope.By, "target") {
 		r.notes.Add(analysis.Warning, fmt.Sprintf("prefix-cache hit ratio: %s report only V0's hit-rate gauge while other targets report hit and query counters; a group holding both shows the counters' ratio only (group by target to see each)", strings.Join(v0, ", ")))
 	}
@@ -124,18 +126,16 @@ func (r *run) layoutSplit(ctx context.Context, stage catalog.Signal) (string, er
 	if slices.Contains(r.p.scope.By, "target") {
 		return "", nil
 	}
-	targets := r.i.targetsInScope(r.p.Targets)
-	if len(targets) < 2 {
+	if len(r.views(ctx)) < 2 {
 		return "", nil
 	}
 	names := map[string]bool{}
 	var jobs []string
-	for _, t := range targets {
-		jobs = append(jobs, t.Name)
-		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
+	for _, v := range r.views(ctx) {
+		jobs = append(jobs, v.Name)
 		var ms []catalog.Metric
-		if ok {
-			ms = catalog.LookupFor(det, stage).Metrics
+		if v.OK {
+			ms = v.assess(stage).Metrics
 		} else {
 			for _, e := range catalog.Engines {
 				ms = append(ms, catalog.Lookup(e, stage).Metrics...)

@@ -94,6 +94,9 @@ type Settings struct {
 	ScrapeInterval time.Duration `json:"-"`
 	ScrapeTimeout  time.Duration `json:"-"`
 	Retention      time.Duration `json:"-"`
+
+	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
+	SLOSettings
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -168,7 +171,7 @@ func (s *Settings) applyDefaults() error {
 		s.SampleLimit = DefaultSampleLimit
 	}
 	s.Diagnosis.applyDefaults()
-	return nil
+	return s.applySLODefaults()
 }
 
 func checkURL(field, raw string) error {
@@ -265,7 +268,7 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("targets[%d].agent: %q is not a configured GPU agent", i, t.Agent)
 		}
 	}
-	return nil
+	return s.validateSLO()
 }
 
 // TargetNames returns the configured target names, sorted.
