@@ -263,7 +263,8 @@ func checkSignal(s Signal) error {
 // only) and the stored group labels (job, model_name, engine). Approximate sources (SGLang's
 // averaged ITL, TGI's batch durations) are included; show the Notes of the engines present.
 // Summing targets whose bucket layouts differ yields a union of `le` values that is not a
-// consistent cumulative histogram; group by target, or let hist.Normalize fix it up. Errors: unknown signal, unknown
+// consistent cumulative histogram: group by target and merge layouts as distributions
+// (hist.QuantilesMerged), as the latency query does. Errors: unknown signal, unknown
 // group, empty target/model name, window under 1ms, or a signal with no histogram.
 func HistogramPromQL(s Signal, sc Scope, window time.Duration) (HistogramQueries, error) {
 	if err := checkSignal(s); err != nil {
