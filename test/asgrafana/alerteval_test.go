@@ -208,7 +208,12 @@ func evalExpr(t *testing.T, uid string, model map[string]any, in []alertSeries) 
 		typ := fmt.Sprint(ev["type"])
 		var params []float64
 		for _, p := range ev["params"].([]any) {
-			params = append(params, toFloat(t, p))
+			switch x := p.(type) {
+			case int: // YAML integers
+				params = append(params, float64(x))
+			default:
+				params = append(params, toFloat(t, p))
+			}
 		}
 		for _, s := range in {
 			require.Len(t, s.values, 1, "%s: threshold over an unreduced series", uid)

@@ -1,0 +1,173 @@
+package asgrafana
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
+)
+
+// serveSim starts a real-time simulator of a scenario, warmed up for 10
+// simulated minutes so its queues, KV usage and GPU state are established,
+// and returns its /metrics and GPU agent URLs.
+func serveSim(t *testing.T, scenario string, seed uint64) (metrics, gpu string) {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	require.NoError(t, sim.ApplyScenario(&cfg, scenario))
+	cfg.Seed = seed
+	const warmup = 10 * time.Minute
+	s, err := sim.New(cfg, sim.Options{Start: time.Now().Add(-warmup)})
+	require.NoError(t, err)
+	s.AdvanceTo(warmup.Seconds())
+	srv := sim.NewServer(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return serve(t, srv.Handler()), serve(t, srv.GPUHandler())
+}
+
+// slowPage is a vLLM V1 page whose TTFT histogram gains 10 requests per
+// scrape, all between 40 and 80 s: above every default profile's TTFT
+// threshold, so every profile's TTFT objective burns at 1 / 0.01 = 100.
+type slowPage struct {
+	mu sync.Mutex
+	n  float64
+}
+
+func (p *slowPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	p.n += 10
+	n := p.n
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, `# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{engine="0",le="2.5",model_name="m"} 0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="5.0",model_name="m"} 0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="40.0",model_name="m"} 0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="80.0",model_name="m"} %g
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} %g
+vllm:time_to_first_token_seconds_sum{engine="0",model_name="m"} %g
+vllm:time_to_first_token_seconds_count{engine="0",model_name="m"} %g
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 2
+`, n, n, 60*n, n)
+}
+
+// dropPage is a vLLM V1 page that carries TTFT and the KV gauge for its
+// first 6 scrapes, then only the KV gauge: a family the target had leaves.
+type dropPage struct {
+	mu      sync.Mutex
+	scrapes int
+}
+
+func (p *dropPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	p.scrapes++
+	k := p.scrapes
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if k <= 6 {
+		fmt.Fprintf(w, `# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.5",model_name="m"} %d
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} %d
+vllm:time_to_first_token_seconds_sum{engine="0",model_name="m"} %d
+vllm:time_to_first_token_seconds_count{engine="0",model_name="m"} %d
+`, 5*k, 5*k, k, 5*k)
+	}
+	fmt.Fprint(w, "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.3\n")
+}
+
+// TestAlertRules runs every Grafana-managed rule under provisioning/alerting
+// through the built plugin the way Grafana's alerting evaluates it (query
+// JSON only, relative range, reduce and threshold), against targets made for
+// them: simulators running the stalled, KV-pressure, queue-saturated and
+// thermal-throttled scenarios, a page whose TTFT misses every objective, a
+// page that stops exporting a family, a target that answers 503, and a
+// simulator running the healthy scenario. Each rule must fire on its
+// target, and no rule on the healthy one (code completion's 500 ms TTFT is
+// not a chat workload's objective, so that profile is not checked there).
+// `for` durations are Grafana's: one evaluation checks the condition.
+func TestAlertRules(t *testing.T) {
+	rules := loadAlertRules(t)
+	type tgt = map[string]any
+	healthy, healthyGPU := serveSim(t, "healthy", 1)
+	stalled, _ := serveSim(t, "stalled", 2)
+	kv, _ := serveSim(t, "kv-pressure", 3)
+	queue, _ := serveSim(t, "queue-saturated", 4)
+	thermal, thermalGPU := serveSim(t, "thermal-throttled", 5)
+	down := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	drop := &dropPage{}
+	jd, err := json.Marshal(map[string]any{
+		"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+		"targets": []tgt{
+			{"name": "healthy", "url": healthy, "agent": "healthy-gpu"},
+			{"name": "stalled", "url": stalled},
+			{"name": "kv", "url": kv},
+			{"name": "queue", "url": queue},
+			{"name": "thermal", "url": thermal, "agent": "thermal-gpu"},
+			{"name": "slow", "url": serve(t, &slowPage{})},
+			{"name": "dropper", "url": serve(t, drop)},
+			{"name": "down", "url": down},
+		},
+		"gpuAgents": []tgt{
+			{"name": "healthy-gpu", "url": healthyGPU, "kind": "inferscope"},
+			{"name": "thermal-gpu", "url": thermalGPU, "kind": "inferscope"},
+		},
+	})
+	require.NoError(t, err)
+	// The rules name the provisioned data source's uid.
+	ds := dataSource{id: 7, uid: "inferscope", jsonData: jd, updatedMS: time.Now().UnixMilli()}
+	host := startPlugin(t)
+	host.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"A": {"queryType": "targets"}})
+	waitFor(t, 60*time.Second, func() bool { drop.mu.Lock(); defer drop.mu.Unlock(); return drop.scrapes >= 20 }, "20 scrapes")
+
+	want := map[string]map[string]string{ // rule uid → labels of the series that must fire
+		"inferscope-slo-page-interactive-chat":   {"target": "slow", "objective": "ttft-p99"},
+		"inferscope-slo-ticket-interactive-chat": {"target": "slow", "objective": "ttft-p99"},
+		"inferscope-slo-page-code-completion":    {"target": "slow", "objective": "ttft-p99"},
+		"inferscope-slo-ticket-code-completion":  {"target": "slow", "objective": "ttft-p99"},
+		"inferscope-slo-page-batch-analysis":     {"target": "slow", "objective": "ttft-p99"},
+		"inferscope-slo-ticket-batch-analysis":   {"target": "slow", "objective": "ttft-p99"},
+		"inferscope-stalled":                     {"target": "stalled", "class": "stalled"},
+		"inferscope-kv-cache-pressure":           {"target": "kv", "class": "kv_cache_pressure"},
+		"inferscope-queue-saturation":            {"target": "queue", "class": "queue_saturation"},
+		"inferscope-gpu-throttled":               {"target": "thermal", "class": "gpu_throttled"},
+		"inferscope-target-down":                 {"target": "down"},
+		"inferscope-telemetry-missing":           {"target": "dropper", "signal": "ttft"},
+	}
+	require.Len(t, rules, len(want), "every rule has a scenario in this test")
+	for _, rule := range rules {
+		t.Run(rule.UID, func(t *testing.T) {
+			w, ok := want[rule.UID]
+			require.True(t, ok, "rule %s has no scenario in this test", rule.UID)
+			require.NotEmpty(t, rule.For, "for")
+			require.Contains(t, []string{"OK", "NoData", "Alerting", "KeepLast"}, rule.NoDataState)
+			require.Contains(t, []string{"OK", "Error", "Alerting", "KeepLast"}, rule.ExecErrState)
+			for _, k := range []string{"summary", "description", "runbook", "__dashboardUid__", "__panelId__"} {
+				require.NotEmpty(t, rule.Annotations[k], "annotation %s", k)
+			}
+			require.NotEmpty(t, rule.Labels["severity"])
+			res := evalRule(t, host, ds, rule, time.Now().Add(-1500*time.Millisecond))
+			require.Empty(t, res.err)
+			assert.True(t, res.firingFor(w), "%s should fire for %v: %s", rule.UID, w, ruleSummary(res))
+			if rule.UID == "inferscope-slo-page-code-completion" || rule.UID == "inferscope-slo-ticket-code-completion" {
+				return
+			}
+			for _, k := range []string{"target", "job"} {
+				assert.False(t, res.firingFor(map[string]string{k: "healthy"}), "%s fires on the healthy scenario: %s", rule.UID, ruleSummary(res))
+				assert.False(t, res.firingFor(map[string]string{k: "healthy-gpu"}), "%s fires on the healthy GPU: %s", rule.UID, ruleSummary(res))
+			}
+		})
+	}
+}
