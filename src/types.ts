@@ -83,6 +83,7 @@ export const GPU_SIGNALS = [
   'sm_clock',
   'sm_clock_max',
   'throttle_reasons',
+  'saturation',
 ] as const;
 
 /**
@@ -145,7 +146,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   saturation: {},
   targets: {},
   raw: { metric: '', matchers: {} },
-  gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
+  gpu: { signals: ['gpu_util', 'fb_used', 'power', 'saturation'] },
   diagnosis: { format: 'table' },
   events: {},
   slo: {},

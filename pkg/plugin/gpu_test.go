@@ -292,7 +292,7 @@ func keys(m map[string]float64) []string {
 
 func TestGPUQueryFiltersGPUsByIndexOrUUID(t *testing.T) {
 	inst, from, to := gpuFixture(t)
-	dr := runGPUQuery(t, inst, from, to, map[string]any{"agents": []string{"dcgm-lab"}, "gpus": []string{"1", "GPU-lab2"}, "signals": []string{"gpu_util"}})
+	dr := runGPUQuery(t, inst, from, to, map[string]any{"agents": []string{"dcgm-lab"}, "gpus": []string{"1", "GPU-lab2"}, "signals": []string{"gpu_util", "saturation"}})
 	vals, _ := gpuSeries(t, dr)
 	assert.Equal(t, map[string]float64{
 		"gpu_util dcgm-lab GPU-lab1": 0.88, "gpu_util dcgm-lab GPU-lab2": 0.12,

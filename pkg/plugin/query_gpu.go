@@ -15,6 +15,9 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 )
 
+// gpuSaturation names the derived saturation series in a gpu query's signals.
+const gpuSaturation = "saturation"
+
 // gpuSignals are the canonical GPU signals a gpu query may ask for, in display order
 // (throttle_reasons last: the default is every other one).
 var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
@@ -22,7 +25,8 @@ var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GRE
 	catalog.SMClock, catalog.SMClockMax, catalog.ThrottleReasons}
 
 // queryGPU returns per-GPU series of the asked signals (default: all but
-// throttle reasons, plus the saturation signal), one series per agent and
+// throttle reasons, plus the derived saturation signal, which explicit
+// signals include only when they name "saturation"), one series per agent and
 // GPU. Series carry the labels target (agent name), gpu, uuid, hostname and
 // name whether the agent is the Inferscope agent or dcgm-exporter
 // (catalog.GPUPromQL normalises dcgm-exporter's UUID/uuid/gpu_uuid,
@@ -82,17 +86,25 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	for _, s := range gpuSignals {
 		valid[string(s)] = true
 	}
+	// The derived saturation series comes with the default signal set, or
+	// when asked for by name; explicit signals return only what they name.
+	withSaturation := len(p.Signals) == 0
 	for _, s := range p.Signals {
+		if s == gpuSaturation {
+			withSaturation = true
+			continue
+		}
 		if !valid[s] {
-			names := make([]string, 0, len(gpuSignals))
+			names := make([]string, 0, len(gpuSignals)+1)
 			for _, g := range gpuSignals {
 				names = append(names, string(g))
 			}
+			names = append(names, gpuSaturation)
 			return nil, badQueryf("signals: %q is not one of %s", s, strings.Join(names, ", "))
 		}
 		want = append(want, catalog.Signal(s))
 	}
-	if len(want) == 0 {
+	if len(p.Signals) == 0 {
 		want = gpuSignals[:len(gpuSignals)-1]
 	}
 	var views []targetView
@@ -158,6 +170,9 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 		got[sig] = m
 		series = append(series, gpu.Series(sig, m, r.steps)...)
+	}
+	if !withSaturation {
+		return frames.TimeSeries(series, r.meta()), nil
 	}
 	// The saturation signal: SM active, else graphics-engine active, else GPU utilisation.
 	for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.GPUUtil} {

@@ -86,7 +86,7 @@ describe('QueryEditor', () => {
       refId: 'A',
       queryType: 'gpu',
       targets: ['vllm-a'],
-      signals: ['gpu_util', 'fb_used', 'power'],
+      signals: ['gpu_util', 'fb_used', 'power', 'saturation'],
     });
     await waitFor(() => expect(datasource.listResource).toHaveBeenCalledWith('agents'));
     await pick('Agents', 'node-a');

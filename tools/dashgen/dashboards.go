@@ -103,11 +103,17 @@ func eventsAnnotation() cog.Builder[dashboard.AnnotationQuery] {
 		Target(query(sel("queryType", "events")...))
 }
 
+// ts is a time-series panel; unit "" leaves each field's own unit (the
+// frames carry one per series) for panels that mix units.
 func ts(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.PanelBuilder {
-	return timeseries.NewPanelBuilder().
-		Title(title).Description(desc).Unit(unit).
+	b := timeseries.NewPanelBuilder().
+		Title(title).Description(desc).
 		Datasource(dsRef).Span(w).Height(h).
 		WithTarget(q)
+	if unit != "" {
+		b.Unit(unit)
+	}
+	return b
 }
 
 func tbl(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuilder {
@@ -148,14 +154,14 @@ func Overview() *dashboard.DashboardBuilder {
 		24, 7, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	b.WithPanel(ts("TTFT p99 and ITL p99", "99th percentile time to first token and inter-token latency per target; the band is the bucket each quantile fell in. The profile's thresholds are drawn as lines.",
 		"s", 12, 8, query(withProfile("queryType", "latency", "stages", []string{"ttft", "itl"}, "stats", []string{"p99"}, "groupBy", "target")...)))
-	b.WithPanel(ts("Throughput", "Finished requests per second by finish reason, prompt and generation tokens per second (rates of the engines' counters).",
-		"reqps", 12, 8, query(sel("queryType", "throughput")...)))
+	b.WithPanel(ts("Throughput", "Finished requests per second by finish reason, prompt and generation tokens per second (rates of the engines' counters); each series carries its own unit.",
+		"", 12, 8, query(sel("queryType", "throughput")...)))
 	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, stacked: means add up, quantiles do not.",
 		"s", 12, 8, query(sel("queryType", "breakdown")...)).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
 		FillOpacity(40))
-	b.WithPanel(ts("Saturation", "Running and waiting requests (summed across engines), KV-cache usage (averaged across engines and targets, 0..1), preemptions per second, prefix-cache hit ratio.",
-		"short", 12, 8, query(sel("queryType", "saturation")...)))
+	b.WithPanel(ts("Saturation", "Running and waiting requests (summed across engines), KV-cache usage (averaged across engines and targets, 0..1), preemptions per second, prefix-cache hit ratio; each series carries its own unit.",
+		"", 12, 8, query(sel("queryType", "saturation")...)))
 	b.WithPanel(timeline("Diagnosis", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md.",
 		24, 6, query(sel("queryType", "diagnosis", "format", "timeline")...)))
 	b.WithPanel(ts("GPU saturation", "Per GPU: SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1); a notice says which was used.",
@@ -195,6 +201,7 @@ func SLO() *dashboard.DashboardBuilder {
 		Title("Error budget left").
 		Description("Per objective: 1 − bad requests / allowed bad requests over the objective's period (request-weighted), 0..1; below 0 the budget is overspent.").
 		Datasource(dsRef).Span(24).Height(5).Unit("percentunit").
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^budget_remaining$/")).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	return b
 }

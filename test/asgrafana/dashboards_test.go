@@ -1,0 +1,181 @@
+package asgrafana
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dashPanel is the part of a dashboard panel this test reads.
+type dashPanel struct {
+	ID          int              `json:"id"`
+	Title       string           `json:"title"`
+	Type        string           `json:"type"`
+	Targets     []map[string]any `json:"targets"`
+	FieldConfig struct {
+		Defaults struct {
+			Unit string `json:"unit"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
+	Options struct {
+		ReduceOptions struct {
+			Fields string `json:"fields"`
+		} `json:"reduceOptions"`
+	} `json:"options"`
+}
+
+// shown reports whether the panel displays a field: a stat panel's
+// reduceOptions.fields (a /regex/) narrows the fields it shows.
+func (p dashPanel) shown(t *testing.T, name string) bool {
+	f := p.Options.ReduceOptions.Fields
+	if len(f) < 2 || f[0] != '/' || f[len(f)-1] != '/' {
+		return true
+	}
+	re, err := regexp.Compile(f[1 : len(f)-1])
+	require.NoError(t, err)
+	return re.MatchString(name)
+}
+
+// asSent turns a panel query into what the front end sends the backend
+// with every variable at its default: "All" drops $target, $model and $gpu
+// from their lists, $profile is the first default profile and $estimator
+// prometheus.
+func asSent(t *testing.T, q map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(q)
+	require.NoError(t, err)
+	s := strings.NewReplacer(`"$profile"`, `"interactive-chat"`, `"$estimator"`, `"prometheus"`).Replace(string(b))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s), &m))
+	for _, k := range []string{"targets", "models", "gpus"} {
+		if list, ok := m[k].([]any); ok {
+			kept := []any{}
+			for _, v := range list {
+				if s, _ := v.(string); !strings.HasPrefix(s, "$") {
+					kept = append(kept, v)
+				}
+			}
+			m[k] = kept
+		}
+	}
+	delete(m, "datasource")
+	delete(m, "refId")
+	return m
+}
+
+// TestDashboardsRender renders every panel and annotation query of every
+// dashboard under dashboards/ through the built plugin, against the demo's
+// shape: a simulated vLLM 0.11 under moderate load with its GPU agent, a
+// vLLM 0.13 under KV-cache pressure, and a target that restarts. Each query
+// must answer without error and with data (every panel here has data in
+// this setup), and where a panel sets a unit, every number field the frames
+// carry with a unit of its own must carry that unit.
+func TestDashboardsRender(t *testing.T) {
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+
+	healthy, healthyGPU := serveSim(t, "healthy", 11)
+	kv, kvGPU := serveSim(t, "kv-pressure", 12)
+	drop := &dropPage{}
+	// A page that fails scrapes 3 to 5 (503) and answers otherwise: one
+	// down period, so the events annotation has something to show.
+	var flakyN int
+	var flakyMu sync.Mutex
+	flakyPage := &dropPage{}
+	flaky := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		flakyMu.Lock()
+		flakyN++
+		n := flakyN
+		flakyMu.Unlock()
+		if n >= 3 && n <= 5 {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		flakyPage.ServeHTTP(w, r)
+	}))
+	jd, err := json.Marshal(map[string]any{
+		"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+		"targets": []map[string]any{
+			{"name": "vllm-flaky", "url": flaky},
+			{"name": "vllm-healthy", "url": healthy, "agent": "gpu-healthy"},
+			{"name": "vllm-kv-pressure", "url": kv, "agent": "gpu-kv-pressure"},
+			{"name": "vllm-partial", "url": serve(t, drop)},
+		},
+		"gpuAgents": []map[string]any{
+			{"name": "gpu-healthy", "url": healthyGPU, "kind": "inferscope"},
+			{"name": "gpu-kv-pressure", "url": kvGPU, "kind": "inferscope"},
+		},
+	})
+	require.NoError(t, err)
+	ds := dataSource{id: 9, uid: "inferscope-dashboards", jsonData: jd, updatedMS: time.Now().UnixMilli()}
+	host := startPlugin(t)
+	host.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"A": {"queryType": "targets"}})
+	waitFor(t, 60*time.Second, func() bool { drop.mu.Lock(); defer drop.mu.Unlock(); return drop.scrapes >= 15 }, "15 scrapes")
+	to := time.Now().Add(-1500 * time.Millisecond)
+	from := to.Add(-2 * time.Minute)
+
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var d struct {
+			UID         string      `json:"uid"`
+			Panels      []dashPanel `json:"panels"`
+			Annotations struct {
+				List []struct {
+					Name   string         `json:"name"`
+					Target map[string]any `json:"target"`
+				} `json:"list"`
+			} `json:"annotations"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &d), file)
+		for _, a := range d.Annotations.List {
+			d.Panels = append(d.Panels, dashPanel{Title: "annotation " + a.Name, Targets: []map[string]any{a.Target}})
+		}
+		for _, p := range d.Panels {
+			t.Run(d.UID+"/"+p.Title, func(t *testing.T) {
+				require.NotEmpty(t, p.Targets)
+				for _, q := range p.Targets {
+					m := asSent(t, q)
+					r := host.query(t, ds, from, to, map[string]map[string]any{"A": m})["A"]
+					require.Empty(t, r.err, "query %v", m)
+					rows := 0
+					for _, f := range r.frames {
+						rows += f.Rows()
+						for _, fld := range f.Fields {
+							if !fld.Type().Numeric() || fld.Config == nil || fld.Config.Unit == "" || p.FieldConfig.Defaults.Unit == "" || !p.shown(t, fld.Name) {
+								continue
+							}
+							assert.Equal(t, p.FieldConfig.Defaults.Unit, fld.Config.Unit, "field %q of frame %q (labels %v)", fld.Name, f.Name, fld.Labels)
+						}
+					}
+					assert.Positive(t, rows, "no data for %v; notices: %v", m, noticesOf(r.frames))
+				}
+			})
+		}
+	}
+}
+
+func noticesOf(frames data.Frames) []string {
+	var out []string
+	for _, f := range frames {
+		if f.Meta != nil {
+			for _, n := range f.Meta.Notices {
+				out = append(out, n.Text)
+			}
+		}
+	}
+	return out
+}
