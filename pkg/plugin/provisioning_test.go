@@ -16,10 +16,11 @@ import (
 )
 
 // TestProvisionedDemoIsValid loads the demo's provisioned data source as
-// Grafana would hand it to the plugin, and decodes every query of the
-// provisioned dashboard the way the front end sends it (template variables
-// set to "All", which the front end drops, and the estimator variable to its
-// default), so the demo cannot ship a setting or panel the backend rejects.
+// Grafana would hand it to the plugin, and decodes every panel and
+// annotation query of every dashboard under dashboards/ the way the front
+// end sends it (template variables set to "All", which the front end drops,
+// the estimator and profile variables to their defaults), so the demo cannot
+// ship a setting or panel the backend rejects.
 func TestProvisionedDemoIsValid(t *testing.T) {
 	root := filepath.Join("..", "..")
 	raw, err := os.ReadFile(filepath.Join(root, "provisioning", "datasources", "inferscope.yaml"))
@@ -39,30 +40,40 @@ func TestProvisionedDemoIsValid(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, s.Targets)
 
-	dash, err := os.ReadFile(filepath.Join(root, "dashboards", "inferscope-overview.json"))
+	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
 	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	type panel struct {
+		Title   string            `json:"title"`
+		Targets []json.RawMessage `json:"targets"`
+	}
 	var d struct {
-		Panels []struct {
-			Title   string            `json:"title"`
-			Targets []json.RawMessage `json:"targets"`
-		} `json:"panels"`
-		Annotations struct {
-			List []struct {
-				Name   string          `json:"name"`
-				Target json.RawMessage `json:"target"`
-			} `json:"list"`
-		} `json:"annotations"`
+		Panels []panel
 	}
-	require.NoError(t, json.Unmarshal(dash, &d))
-	require.NotEmpty(t, d.Panels)
-	// The dashboard's annotation queries decode like panel queries.
-	require.NotEmpty(t, d.Annotations.List, "restarts and changes are marked on every panel")
-	for _, a := range d.Annotations.List {
-		d.Panels = append(d.Panels, struct {
-			Title   string            `json:"title"`
-			Targets []json.RawMessage `json:"targets"`
-		}{Title: "annotation " + a.Name, Targets: []json.RawMessage{a.Target}})
+	for _, file := range files {
+		dash, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var one struct {
+			Panels      []panel `json:"panels"`
+			Annotations struct {
+				List []struct {
+					Name   string          `json:"name"`
+					Target json.RawMessage `json:"target"`
+				} `json:"list"`
+			} `json:"annotations"`
+		}
+		require.NoError(t, json.Unmarshal(dash, &one), file)
+		require.NotEmpty(t, one.Panels, file)
+		d.Panels = append(d.Panels, one.Panels...)
+		// The dashboard's annotation queries decode like panel queries.
+		for _, a := range one.Annotations.List {
+			d.Panels = append(d.Panels, panel{Title: "annotation " + a.Name, Targets: []json.RawMessage{a.Target}})
+		}
 	}
+	// Restarts and changes are marked on the overview's panels.
+	overview, err := os.ReadFile(filepath.Join(root, "dashboards", "inferscope-overview.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(overview), `"queryType": "events"`)
 	now := time.Now()
 	for _, p := range d.Panels {
 		for _, q := range p.Targets {
@@ -70,9 +81,11 @@ func TestProvisionedDemoIsValid(t *testing.T) {
 			body := strings.ReplaceAll(string(q), `"$target"`, `""`)
 			body = strings.ReplaceAll(body, `"$model"`, `""`)
 			body = strings.ReplaceAll(body, `"$estimator"`, `"prometheus"`)
+			body = strings.ReplaceAll(body, `"$profile"`, `"interactive-chat"`)
+			body = strings.ReplaceAll(body, `"$gpu"`, `""`)
 			var m map[string]any
 			require.NoError(t, json.Unmarshal([]byte(body), &m), p.Title)
-			for _, k := range []string{"targets", "models"} {
+			for _, k := range []string{"targets", "models", "gpus"} {
 				if list, ok := m[k].([]any); ok {
 					kept := []any{}
 					for _, v := range list {
