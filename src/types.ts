@@ -179,7 +179,7 @@ export function secretKey(name: string, kind: SecretKind): string {
 export const SETTINGS_DEFAULTS = {
   scrapeInterval: '15s',
   scrapeTimeout: '10s',
-  retention: '6h',
+  retention: '15d',
   bodySizeLimit: 8388608,
   sampleLimit: 50000,
 };

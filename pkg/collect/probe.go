@@ -85,9 +85,15 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 	if timeout <= 0 {
 		timeout = settings.DefaultScrapeTimeout
 	}
-	limit := cfg.BodySizeLimit
-	if limit <= 0 {
-		limit = settings.DefaultBodySizeLimit
+	bodyLimit := cfg.BodySizeLimit
+	if bodyLimit <= 0 {
+		bodyLimit = settings.DefaultBodySizeLimit
+	}
+	// Which deadline ends the fetch: the scrape timeout, or the caller's
+	// (Grafana gives a health check its own) when that comes first.
+	limit := fmt.Sprintf("the scrape timeout of %s", timeout)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		limit = fmt.Sprintf("the health check's deadline of %s set by Grafana", time.Until(dl).Round(100*time.Millisecond))
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -109,11 +115,13 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the admin asked for it per target
 	}
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
+	// Redirects are not followed, as in the scrape (a target's URL is
+	// the page itself; following could reach a host not in the settings).
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 	resp, err := client.Do(req)
 	if err != nil {
-		return fail("%s", describeFetchError(err, where, timeout))
+		return fail("%s", describeFetchError(err, where, limit))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -123,15 +131,17 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 			hint = ": check the bearer token or basic-auth credentials"
 		case http.StatusNotFound:
 			hint = ": check the metrics path of the URL"
+		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+			hint = ": redirects are not followed; set the URL of the metrics page itself"
 		}
 		return fail("HTTP %s from %s%s", resp.Status, where, hint)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, bodyLimit+1))
 	if err != nil {
-		return fail("%s", describeFetchError(err, where, timeout))
+		return fail("%s", describeFetchError(err, where, limit))
 	}
-	if int64(len(body)) > limit {
-		return fail("the page at %s is larger than the body-size limit of %d bytes", where, limit)
+	if int64(len(body)) > bodyLimit {
+		return fail("the page at %s is larger than the body-size limit of %d bytes", where, bodyLimit)
 	}
 	if len(body) == 0 {
 		return fail("the page at %s is empty", where)
@@ -206,7 +216,8 @@ func sortedKeys(m map[string]struct{}) []string {
 }
 
 // describeFetchError turns a transport error into a short actionable phrase.
-func describeFetchError(err error, where string, timeout time.Duration) string {
+// limit names the deadline that applied, e.g. "the scrape timeout of 10s".
+func describeFetchError(err error, where string, limit string) string {
 	var (
 		dnsErr  *net.DNSError
 		unknown x509.UnknownAuthorityError
@@ -218,7 +229,7 @@ func describeFetchError(err error, where string, timeout time.Duration) string {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused at " + where
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
-		return fmt.Sprintf("no complete answer within the scrape timeout of %s from %s", timeout, where)
+		return fmt.Sprintf("no complete answer within %s from %s", limit, where)
 	case errors.Is(err, context.Canceled):
 		return "the check was cancelled while fetching " + where
 	case errors.As(err, &dnsErr):

@@ -20,6 +20,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/throughput"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 )
 
@@ -102,6 +103,8 @@ func errorResponse(err error) backend.DataResponse {
 		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
 	case errors.Is(err, context.DeadlineExceeded):
 		return backend.DataResponse{Error: err, Status: backend.StatusTimeout, ErrorSource: backend.ErrorSourcePlugin}
+	case errors.Is(err, collect.ErrReconfigured):
+		return backend.DataResponse{Error: err, Status: backend.Status(http.StatusServiceUnavailable), ErrorSource: backend.ErrorSourcePlugin}
 	}
 	return backend.DataResponse{Error: err, Status: backend.Status(http.StatusInternalServerError), ErrorSource: backend.ErrorSourcePlugin}
 }

@@ -166,7 +166,7 @@ describe('ConfigEditor GPU agents and collection', () => {
     const { last } = setup(baseOptions());
     expect(screen.getByLabelText('Scrape interval')).toHaveAttribute('placeholder', '15s');
     expect(screen.getByLabelText('Scrape timeout')).toHaveAttribute('placeholder', '10s');
-    expect(screen.getByLabelText('Retention')).toHaveAttribute('placeholder', '6h');
+    expect(screen.getByLabelText('Retention')).toHaveAttribute('placeholder', '15d');
     expect(screen.getByLabelText('Body size limit')).toHaveAttribute('placeholder', '8388608');
     expect(screen.getByLabelText('Sample limit')).toHaveAttribute('placeholder', '50000');
     type('Scrape interval', '30s');

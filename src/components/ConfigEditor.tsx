@@ -128,7 +128,7 @@ const DURATION_FIELDS: Array<{
     tooltip: 'How often every target and agent is scraped',
   },
   { key: 'scrapeTimeout', id: 'scrape-timeout', label: 'Scrape timeout', tooltip: 'At most the scrape interval' },
-  { key: 'retention', id: 'retention', label: 'Retention', tooltip: 'How long scraped series are kept in memory' },
+  { key: 'retention', id: 'retention', label: 'Retention', tooltip: 'How long scraped series are kept on disk (at most 90d)' },
 ];
 
 /** The numeric limits of the Collection section. */

@@ -58,7 +58,8 @@ func startPlugin(t *testing.T) *pluginHost {
 	t.Helper()
 	logs := &syncBuffer{}
 	cmd := exec.Command(binPath)
-	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0")
+	// GF_PATHS_DATA: each plugin process keeps its stores in the test's own directory.
+	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0", "GF_PATHS_DATA="+t.TempDir())
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		Cmd: cmd,
 		HandshakeConfig: goplugin.HandshakeConfig{
