@@ -69,6 +69,8 @@ func (i *Instance) serve(h handlerFunc) backend.QueryDataHandlerFunc {
 }
 
 func (i *Instance) runOne(ctx context.Context, q backend.DataQuery, h handlerFunc) (dr backend.DataResponse) {
+	start := time.Now()
+	defer func() { observeQuery(q.QueryType, start, dr) }()
 	defer func() {
 		if r := recover(); r != nil {
 			i.logger.Error("query panicked", "queryType", q.QueryType, "panic", fmt.Sprint(r))

@@ -13,6 +13,9 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -97,6 +100,7 @@ func TestQueryAfterDisposeSaysRetry(t *testing.T) {
 	inst := newLiveInstance(t, "retry", map[string]any{"storagePath": t.TempDir(),
 		"targets": []map[string]any{{"name": "vllm-a", "url": "http://127.0.0.1:1/metrics"}}})
 	inst.Dispose()
+	before := queryCount(t, "raw", "error")
 	now := time.Now()
 	resp, err := inst.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
 		RefID: "A", QueryType: QueryTypeRaw, JSON: []byte(`{"queryType":"raw","metric":"vllm:num_requests_running"}`),
@@ -107,6 +111,44 @@ func TestQueryAfterDisposeSaysRetry(t *testing.T) {
 	require.Error(t, r.Error)
 	assert.Contains(t, r.Error.Error(), "data source reconfigured, retry")
 	assert.Equal(t, backend.Status(http.StatusServiceUnavailable), r.Status)
+	// inferscope_query_duration_seconds counted the failed raw query.
+	assert.Equal(t, before+1, queryCount(t, "raw", "error"))
+}
+
+// queryCount is the sample count of inferscope_query_duration_seconds for
+// a query type and outcome, from the registry the SDK serves.
+func queryCount(t *testing.T, queryType, outcome string) uint64 {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "inferscope_query_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			if l["query_type"] == queryType && l["outcome"] == outcome {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}
+
+// TestNoticeMetrics: every notice of an answered query is counted by
+// query type and severity.
+func TestNoticeMetrics(t *testing.T) {
+	f := data.NewFrame("x")
+	f.SetMeta(&data.FrameMeta{Notices: []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "a"}, {Severity: data.NoticeSeverityWarning, Text: "b"}, {Severity: data.NoticeSeverityInfo, Text: "c"}}})
+	warn := noticesTotal.WithLabelValues("latency", "warning")
+	info := noticesTotal.WithLabelValues("latency", "info")
+	w0, i0 := testutil.ToFloat64(warn), testutil.ToFloat64(info)
+	observeQuery("latency", time.Now(), backend.DataResponse{Frames: data.Frames{f}})
+	assert.Equal(t, w0+2, testutil.ToFloat64(warn))
+	assert.Equal(t, i0+1, testutil.ToFloat64(info))
 }
 
 // fakeLog records what reaches the SDK's logger.
