@@ -11,13 +11,16 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -146,15 +149,29 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 	if len(body) == 0 {
 		return fail("the page at %s is empty", where)
 	}
-	if err := parsePage(body, resp.Header.Get("Content-Type"), &res); err != nil {
+	if err := parsePage(body, resp.Header.Get("Content-Type"), cfg.SampleLimit, &res); err != nil {
 		return fail("the page at %s is not a Prometheus metrics page: %v", where, err)
 	}
 	res.Duration = time.Since(start)
 	return res
 }
 
-// parsePage fills Names, Labels and Samples of res from a metrics page.
-func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
+// maxProbeLabelValues caps the distinct values kept per label name, so that a
+// page with a million series does not cost a million strings.
+const maxProbeLabelValues = 1000
+
+// keptName reports whether the scrape stores samples of this name (the
+// catalogue's families minus the dropped ones), as scrapeConfigs' relabelling.
+var keptName = sync.OnceValue(func() func(string) bool {
+	keep := regexp.MustCompile("^(?:" + catalog.KeepMetricRegex() + ")$")
+	drop := regexp.MustCompile("^(?:" + dropRegex + ")$")
+	return func(n string) bool { return keep.MatchString(n) && !drop.MatchString(n) }
+})
+
+// parsePage fills Names, Labels and Samples of res from a metrics page. A
+// page with more than sampleLimit samples that the scrape would store fails
+// as its scrape would (sampleLimit ≤ 0: no limit).
+func parsePage(body []byte, contentType string, sampleLimit int, res *ProbeResult) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("parser failed: %v", r)
@@ -168,6 +185,8 @@ func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
 	}
 	names := map[string]struct{}{}
 	vals := map[string]map[string]struct{}{}
+	kept := map[string]bool{}
+	stored := 0
 	var lset labels.Labels
 	for {
 		et, err := p.Next()
@@ -182,6 +201,18 @@ func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
 		}
 		res.Samples++
 		p.Labels(&lset)
+		name := lset.Get(labels.MetricName)
+		k, seen := kept[name]
+		if !seen {
+			k = keptName()(name)
+			kept[name] = k
+		}
+		if k {
+			stored++
+			if sampleLimit > 0 && stored > sampleLimit {
+				return fmt.Errorf("it holds more than %d samples of the families Inferscope stores (the sample limit); raise sampleLimit or drop series at the source", sampleLimit)
+			}
+		}
 		lset.Range(func(l labels.Label) {
 			if l.Name == labels.MetricName {
 				names[l.Value] = struct{}{}
@@ -192,7 +223,9 @@ func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
 				m = map[string]struct{}{}
 				vals[l.Name] = m
 			}
-			m[l.Value] = struct{}{}
+			if len(m) < maxProbeLabelValues {
+				m[l.Value] = struct{}{}
+			}
 		})
 	}
 	if res.Samples == 0 {

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -51,4 +52,32 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	assert.False(t, st.Up)
 	assert.Contains(t, st.LastError, "302")
 	assert.Zero(t, otherHits.Load(), "the redirect's host was fetched")
+}
+
+// TestProbeAppliesTheSampleLimit: a page with more stored samples than the
+// sample limit fails the probe as it fails the scrape; unused families do
+// not count.
+func TestProbeAppliesTheSampleLimit(t *testing.T) {
+	var page strings.Builder
+	for k := 0; k < 200; k++ {
+		fmt.Fprintf(&page, "python_gc_objects_collected_total{generation=\"%d\"} 1\n", k) // dropped family
+	}
+	for k := 0; k < 60; k++ {
+		fmt.Fprintf(&page, "vllm:num_requests_running{s=\"%d\"} 1\n", k)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(page.String()))
+	}))
+	defer srv.Close()
+	for limit, fails := range map[int]bool{50: true, 60: false} {
+		cfg := loadSettings(t, map[string]any{"sampleLimit": limit, "targets": []map[string]any{{"name": "p", "url": srv.URL + "/metrics"}}}, nil)
+		res := Probe(context.Background(), cfg, "p")
+		if fails {
+			require.Error(t, res.Err)
+			assert.Contains(t, res.Err.Error(), "more than 50 samples of the families Inferscope stores (the sample limit)")
+		} else {
+			require.NoError(t, res.Err)
+			assert.Equal(t, 260, res.Samples)
+		}
+	}
 }
