@@ -148,7 +148,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 // healthListMax is how many per-target phrases a health message lists; the
 // rest are counted (every target is in the JSON details), so the message
 // stays short with many targets.
-const healthListMax = 3
+const healthListMax = 5
 
 // listSome joins up to healthListMax parts with "; " and counts the rest.
 func listSome(parts []string) string {
