@@ -177,6 +177,12 @@ func parsePage(body []byte, contentType string, sampleLimit int, res *ProbeResul
 			err = fmt.Errorf("parser failed: %v", r)
 		}
 	}()
+	return parsePageUnguarded(body, contentType, sampleLimit, res)
+}
+
+// parsePageUnguarded is parsePage without its guard against parser panics
+// (the fuzz target calls it, so that a panic is found, not hidden).
+func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *ProbeResult) error {
 	p, perr := textparse.New(body, contentType, labels.NewSymbolTable(), textparse.ParserOptions{
 		FallbackContentType: "text/plain",
 	})
