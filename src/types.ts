@@ -160,6 +160,8 @@ export interface InferscopeOptions extends DataSourceJsonData {
   scrapeInterval?: string;
   scrapeTimeout?: string;
   retention?: string;
+  retentionSize?: string;
+  storagePath?: string;
   bodySizeLimit?: number;
   sampleLimit?: number;
 }
@@ -180,6 +182,8 @@ export const SETTINGS_DEFAULTS = {
   scrapeInterval: '15s',
   scrapeTimeout: '10s',
   retention: '15d',
+  retentionSize: '10GB',
+  storagePath: '<Grafana data>/inferscope',
   bodySizeLimit: 8388608,
   sampleLimit: 50000,
 };
