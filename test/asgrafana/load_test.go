@@ -84,6 +84,7 @@ var loadQueries = []map[string]any{
 	{"queryType": "targets"},
 	{"queryType": "raw", "metric": "vllm:num_requests_running"},
 	{"queryType": "gpu"},
+	{"queryType": "diagnosis"},
 }
 
 // TestLoad: LOAD_CONCURRENCY concurrent QueryData calls, a mix of every
