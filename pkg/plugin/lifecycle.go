@@ -46,8 +46,10 @@ func (s *instances) all() []*Instance {
 // once, queries in flight finish, every store is flushed and closed) and
 // returns when all are done.
 func Shutdown() {
+	all := live.all()
+	log.DefaultLogger.Info("plugin stopping: closing every data source's store", "instances", len(all))
 	var wg sync.WaitGroup
-	for _, i := range live.all() {
+	for _, i := range all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -71,7 +73,7 @@ func Serve() error {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		log.DefaultLogger.Info("stopping on signal: closing every data source's store")
+		log.DefaultLogger.Info("plugin got SIGTERM")
 	}
 	Shutdown()
 	return err

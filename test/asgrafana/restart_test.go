@@ -59,6 +59,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	// Grafana's stop: go-plugin's Kill asks the gRPC server to shut down,
 	// the plugin disposes its instances and closes its stores.
 	first.client.Kill()
+	assert.Contains(t, first.logs.String(), "plugin stopping: closing every data source's store: instances=1", "the gRPC stop did not dispose the instance")
 	assert.DirExists(t, filepath.Join(dataDir, "inferscope", "restart-uid", "wal"))
 
 	second := startPluginData(t, dataDir)
@@ -73,4 +74,11 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	afterKill := scrapes(third)
 	assert.Subset(t, afterKill, beforeKill, "samples lost to kill -9")
 	t.Logf("stored scrapes: first process %v, before kill -9 %v, after %v", before, beforeKill, afterKill)
+
+	// SIGTERM (Grafana's second step when a plugin does not stop): the
+	// process disposes its instances and exits.
+	require.NoError(t, syscall.Kill(third.client.ReattachConfig().Pid, syscall.SIGTERM))
+	require.Eventually(t, third.client.Exited, 10*time.Second, 50*time.Millisecond)
+	assert.Contains(t, third.logs.String(), "plugin got SIGTERM")
+	assert.Contains(t, third.logs.String(), "plugin stopping: closing every data source's store: instances=1")
 }
