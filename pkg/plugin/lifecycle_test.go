@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,4 +185,44 @@ func TestLogsGoThroughTheSDK(t *testing.T) {
 		"warn append failed [datasource P1809F7CD component scrape target vllm-a]",
 		"error boom [datasource P1809F7CD g.k 1]",
 	}, lines)
+}
+
+// TestSettingsSavesLeaveNothing: ten settings saves as Grafana performs
+// them (a new instance, then Dispose of the old one) with two live targets
+// leave no goroutine and one store; the last Dispose closes it.
+func TestSettingsSavesLeaveNothing(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("vllm:num_requests_running{model_name=\"m\"} 1\n"))
+	}))
+	var open, total atomic.Int64 // the server's view of the scrape connections
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			open.Add(1)
+			total.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
+	js := map[string]any{"storagePath": t.TempDir(), "scrapeInterval": "200ms", "scrapeTimeout": "200ms",
+		"targets": []map[string]any{{"name": "a", "url": srv.URL + "/metrics"}, {"name": "b", "url": srv.URL + "/metrics"}}}
+	prev := newLiveInstance(t, "saves", js)
+	for k := 0; k < 10; k++ {
+		time.Sleep(250 * time.Millisecond) // let both targets be scraped
+		next := newLiveInstance(t, "saves", js)
+		prev.Dispose()
+		prev = next
+		// Only the live instance's two connections remain.
+		require.Eventually(t, func() bool { return open.Load() <= 2 }, 2*time.Second, 5*time.Millisecond, "save %d: %d connections open", k, open.Load())
+	}
+	assert.Len(t, live.all(), 1)
+	prev.Dispose()
+	assert.Empty(t, live.all())
+	require.Eventually(t, func() bool { return open.Load() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"%d of %d scrape connections still open after the last Dispose", open.Load(), total.Load())
+	t.Logf("ten settings saves: %d scrape connections opened, all closed", total.Load())
 }
