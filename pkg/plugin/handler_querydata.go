@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,7 +30,7 @@ type handlerFunc func(ctx context.Context, p *plan) (data.Frames, error)
 
 func (i *Instance) newMux() *datasource.QueryTypeMux {
 	mux := datasource.NewQueryTypeMux()
-	for qt, h := range map[string]handlerFunc{
+	handlers := map[string]handlerFunc{
 		QueryTypeLatency:    i.queryLatency,
 		QueryTypeBreakdown:  i.queryBreakdown,
 		QueryTypeThroughput: i.queryThroughput,
@@ -39,13 +40,33 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeGPU:        i.queryGPU,
 		QueryTypeEvents:     i.queryEvents,
 		QueryTypeDiagnosis:  i.queryDiagnosis,
-	} {
+		QueryTypeSLO:        i.querySLO,
+		QueryTypeBurnRate:   i.queryBurnRate,
+		QueryTypeGoodput:    i.queryGoodput,
+		QueryTypeBuckets:    i.queryBuckets,
+	}
+	for qt, h := range handlers {
 		mux.HandleFunc(qt, i.serve(h))
 	}
-	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	// A query whose DataQuery.QueryType is empty (a request built from the
+	// stored model alone) is routed by the queryType of its JSON.
+	mux.HandleFunc("", func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, events, diagnosis", q.QueryType))
+			var m struct {
+				QueryType string `json:"queryType"`
+			}
+			if q.QueryType != "" {
+				m.QueryType = q.QueryType
+			} else {
+				_ = json.Unmarshal(q.JSON, &m)
+			}
+			if h, ok := handlers[m.QueryType]; ok && q.QueryType == "" {
+				q.QueryType = m.QueryType
+				resp.Responses[q.RefID] = i.runOne(ctx, q, h)
+				continue
+			}
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, events, diagnosis, slo, burn_rate, goodput, buckets", m.QueryType))
 		}
 		return resp, nil
 	})
@@ -509,7 +530,7 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	if err := r.changeNotices(ctx); err != nil {
 		return nil, err
 	}
-	return frames.TimeSeries(series, r.meta()), nil
+	return i.withObjectiveThresholds(p, frames.TimeSeries(series, r.meta()))
 }
 
 // maxStats caps the statistics of one latency query.

@@ -56,6 +56,10 @@ type Query struct {
 	Agents  []string `json:"agents,omitempty"`
 	GPUs    []string `json:"gpus,omitempty"`
 	Signals []string `json:"signals,omitempty"`
+
+	// slo, burn_rate, goodput, buckets (query_slo.go); latency draws the
+	// profile's thresholds.
+	SLOQuery
 }
 
 // badQuery marks an error in the query itself (HTTP 400, downstream source).

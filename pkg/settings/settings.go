@@ -97,6 +97,9 @@ type Settings struct {
 
 	// Storage: storagePath and retentionSize (storage.go).
 	Storage
+
+	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
+	SLOSettings
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -171,7 +174,10 @@ func (s *Settings) applyDefaults() error {
 		s.SampleLimit = DefaultSampleLimit
 	}
 	s.Diagnosis.applyDefaults()
-	return s.storageDefaults()
+	if err := s.storageDefaults(); err != nil {
+		return err
+	}
+	return s.applySLODefaults()
 }
 
 func checkURL(field, raw string) error {
@@ -271,7 +277,7 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("targets[%d].agent: %q is not a configured GPU agent", i, t.Agent)
 		}
 	}
-	return nil
+	return s.validateSLO()
 }
 
 // TargetNames returns the configured target names, sorted.

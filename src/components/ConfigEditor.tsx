@@ -26,6 +26,7 @@ import {
   SETTINGS_DEFAULTS,
 } from '../types';
 import { KeyValueEditor } from './KeyValueEditor';
+import { SLOProfilesEditor } from './SLOProfilesEditor';
 
 type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -442,6 +443,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           </InlineField>
         ))}
       </FieldSet>
+
+      <SLOProfilesEditor options={options} onOptionsChange={onOptionsChange} />
     </Stack>
   );
 }
