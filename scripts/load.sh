@@ -12,5 +12,5 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 INFERSCOPE_LOAD=1 go test ./test/asgrafana/ -run "${RUN:-TestLoad|TestScale}" -count=1 -v -timeout 20m >"$log" 2>&1 || status=$?
-grep -E '^(--- |ok|FAIL)|load:|scale:|error:|Error' "$log" || true
+grep -E '^(--- |ok|FAIL)|load:|scale:|error:|Error|Messages' "$log" || true
 exit $status

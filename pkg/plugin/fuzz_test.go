@@ -34,7 +34,7 @@ func FuzzDecodeQuery(f *testing.F) {
 			}
 		}
 	}
-	for _, qt := range []string{QueryTypeLatency, QueryTypeBreakdown, QueryTypeThroughput, QueryTypeSaturation, QueryTypeTargets, QueryTypeRaw, QueryTypeGPU, QueryTypeDiagnosis} {
+	for _, qt := range []string{QueryTypeLatency, QueryTypeBreakdown, QueryTypeThroughput, QueryTypeSaturation, QueryTypeTargets, QueryTypeRaw, QueryTypeGPU, QueryTypeDiagnosis, QueryTypeEvents, QueryTypeSLO, QueryTypeBurnRate, QueryTypeGoodput, QueryTypeBuckets} {
 		f.Add(qt, []byte(`{"queryType":"`+qt+`","targets":["vllm-a"],"models":["m"],"groupBy":"target","window":"1m"}`))
 	}
 	f.Add("raw", []byte(`{"metric":"vllm:num_requests_running","matchers":{"engine":"0"}}`))
