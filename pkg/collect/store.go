@@ -116,23 +116,35 @@ type storeOptions struct {
 	uid       string
 }
 
+// opening serialises the opening of one directory (dir → *sync.Mutex), so
+// that the slow part (waiting for another process's lock, replaying the WAL)
+// runs without the stores lock held.
+var opening sync.Map
+
 // acquireStore returns the store of dir, opening it on first use, with one
 // more reference. A store already open takes the new retention settings.
 func acquireStore(dir string, o storeOptions) (*store, error) {
 	dir = filepath.Clean(dir)
+	m, _ := opening.LoadOrStore(dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	defer mu.Unlock()
 	stores.Lock()
-	defer stores.Unlock()
 	if s := stores.m[dir]; s != nil {
+		defer stores.Unlock()
 		if err := applyRetention(s.db, o.retention, o.maxBytes); err != nil {
 			return nil, err
 		}
 		s.refs++
 		return s, nil
 	}
+	stores.Unlock()
 	s, err := openStore(dir, o)
 	if err != nil {
 		return nil, err
 	}
+	stores.Lock()
+	defer stores.Unlock()
 	s.refs = 1
 	stores.m[dir] = s
 	return s, nil
