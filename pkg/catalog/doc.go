@@ -24,9 +24,9 @@
 // # Ranks, replicas and process splits
 //
 // Engines label parallel ranks and processes (topology.go, RankLabels): a partition label
-// (vLLM engine, SGLang dp_rank and pp_rank) splits the work, so counts add up and ratios are
-// averaged across its values; a replica label (SGLang tp_rank, cp_rank, attention and expert
-// ranks) repeats one scheduler's numbers and is counted once; vLLM's pid splits one engine's
+// (vLLM engine, SGLang dp_rank) splits the work, so counts add up and ratios are
+// averaged across its values; a replica label (SGLang tp_rank, cp_rank, pp_rank: every
+// pipeline stage schedules the same requests, attention and expert ranks) repeats one scheduler's numbers and is counted once; vLLM's pid splits one engine's
 // gauge across API-server processes, one of which holds the value. Every builder collapses an
 // engine's replicas (and, for gauges, process splits) with `max without (…)` before the outer
 // sum or avg, so pages with and without those labels give the same answer. Gauge samples that

@@ -16,13 +16,14 @@ type LabelRole string
 
 // Label roles.
 const (
-	// Partition: each value holds a disjoint share of the work (a data-parallel engine, a
-	// pipeline stage). Counts, queue lengths and rates add up across the values; ratios (KV
-	// usage) are averaged. The label survives into the outer aggregation (sum or avg).
+	// Partition: each value holds a disjoint share of the work (a data-parallel engine).
+	// Counts, queue lengths and rates add up across the values; ratios (KV usage) are averaged.
+	// The label survives into the outer aggregation (sum or avg).
 	Partition LabelRole = "partition"
 	// Replica: each value repeats the same number (the tensor- or context-parallel ranks of one
-	// scheduler all export its gauges and counters). Counted once: max without (label) over
-	// the copies, before any sum or average.
+	// scheduler all export its gauges and counters; SGLang's pipeline stages each schedule the
+	// same requests). Counted once: max without (label) over the copies, before any sum or
+	// average.
 	Replica LabelRole = "replica"
 	// ProcessSplit: Python prometheus_client multiprocess mode wrote a gauge once per process
 	// (label pid). For a gauge one process holds the engine's value and the others a zero or
@@ -54,6 +55,21 @@ type RankLabel struct {
 // parallelism, moe_ep_rank (corpus sglang-reexported-by-smg-router-underscored-pr813.prom),
 // and with --enable-metrics-for-all-schedulers every tensor/context-parallel rank exports the
 // same scheduler numbers (sgl-project/sglang#31896). Engines not listed carry no such labels.
+//
+// SGLang pp_rank is a replica, not a partition: under pipeline parallelism every stage runs a
+// scheduler of its own over the same requests. Each stage receives the requests from the
+// previous one, adds them to its own waiting queue and forwards them, and every stage runs
+// the same microbatches in the same order (sglang python/sglang/srt/managers/
+// scheduler_pp_mixin.py, event_loop_pp: "each stage runs in the same order and is notified by
+// the previous stage"); the scheduler whose attention-TP rank is 0 logs metrics on every stage
+// (SchedulerMetricsReporter: is_stats_logging_rank = attn_tp_rank == 0, pp_rank not
+// consulted). So num_running_reqs, num_queue_reqs and token_usage (the same requests' tokens
+// in each stage's pool for its own layers) repeat across stages, and so do the scheduler's
+// counters; summing them counted a PP=4 engine's queue four times. The catalogue reads no
+// SGLang series that a stage holds a disjoint share of, so the role is the same for every
+// signal. (Under PP, num_running_reqs counts the one microbatch slot being logged, not all of
+// them, sgl-project/sglang#32158: with PP the running count is a lower bound whatever the
+// aggregation.)
 var rankLabels = map[Engine][]RankLabel{
 	EngineVLLM: {
 		{Label: "engine", Role: Partition, Since: 9, Why: "data-parallel engine index (V1)"},
@@ -61,8 +77,8 @@ var rankLabels = map[Engine][]RankLabel{
 	},
 	EngineSGLang: {
 		{Label: "dp_rank", Role: Partition, Since: 4, Why: "data-parallel scheduler"},
-		{Label: "pp_rank", Role: Partition, Since: 5, Why: "pipeline-parallel stage"},
 		{Label: "tp_rank", Role: Replica, Since: 5, Why: "tensor-parallel rank of one scheduler"},
+		{Label: "pp_rank", Role: Replica, Since: 5, Why: "pipeline-parallel stage: every stage schedules the same requests"},
 		{Label: "cp_rank", Role: Replica, Since: 5, Why: "context-parallel rank of one scheduler"},
 		{Label: "attn_tp_rank", Role: Replica, Since: 5, Why: "attention tensor-parallel rank of one scheduler"},
 		{Label: "attn_cp_rank", Role: Replica, Since: 5, Why: "attention context-parallel rank of one scheduler"},

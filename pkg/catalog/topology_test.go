@@ -79,9 +79,9 @@ func TestRankLabelsOnPages(t *testing.T) {
 		{"testdata/cases/vllm-kv-split-by-pid.prom", map[string]LabelRole{"engine": Partition, "pid": ProcessSplit}},
 		{"testdata/cases/vllm-negative-kv.prom", map[string]LabelRole{"engine": Partition}},
 		{"testdata/sglang-0.4-llama8b-heavy-load-queue2826-docs.prom", map[string]LabelRole{}},
-		{"testdata/sglang-0.5.1-pp_rank-issue13485.prom", map[string]LabelRole{"pp_rank": Partition, "tp_rank": Replica}},
-		{"testdata/sglang-reexported-by-smg-router-underscored-pr813.prom", map[string]LabelRole{"pp_rank": Partition, "tp_rank": Replica, "moe_ep_rank": Replica}},
-		{"testdata/cases/sglang-cp8-replicated-gauges.prom", map[string]LabelRole{"pp_rank": Partition, "tp_rank": Replica}},
+		{"testdata/sglang-0.5.1-pp_rank-issue13485.prom", map[string]LabelRole{"pp_rank": Replica, "tp_rank": Replica}},
+		{"testdata/sglang-reexported-by-smg-router-underscored-pr813.prom", map[string]LabelRole{"pp_rank": Replica, "tp_rank": Replica, "moe_ep_rank": Replica}},
+		{"testdata/cases/sglang-cp8-replicated-gauges.prom", map[string]LabelRole{"pp_rank": Replica, "tp_rank": Replica}},
 		{"testdata/tgi-unknown-datadog-fixture-full-under-load.prom", map[string]LabelRole{}},
 	}
 	for _, c := range cases {
@@ -140,7 +140,7 @@ func TestRankLabelsByVersion(t *testing.T) {
 	// Replicas collapse for every kind; a process split only for gauges.
 	assert.Equal(t, []string{"pid"}, collapseLabels(EngineVLLM, true))
 	assert.Empty(t, collapseLabels(EngineVLLM, false))
-	assert.Equal(t, []string{"tp_rank", "cp_rank", "attn_tp_rank", "attn_cp_rank", "moe_ep_rank"}, collapseLabels(EngineSGLang, false))
+	assert.Equal(t, []string{"tp_rank", "pp_rank", "cp_rank", "attn_tp_rank", "attn_cp_rank", "moe_ep_rank"}, collapseLabels(EngineSGLang, false))
 }
 
 // topologyLoad: samples every minute from 0 to 10m.
@@ -155,6 +155,9 @@ func TestRankLabelsByVersion(t *testing.T) {
 //   - u (SGLang, the same scheduler without --enable-metrics-for-all-schedulers): one series
 //     per family with no rank labels, the same numbers.
 //   - d (SGLang, dp 2 × tp 2): dp_rank 0 runs 3 (usage 0.2), dp_rank 1 runs 5 (usage 0.6).
+//   - g (SGLang, dp 2 × pp 4): every pipeline stage of a dp rank schedules the same requests
+//     (see rankLabels): dp_rank 0 runs 3 and queues 1 (usage 0.2), dp_rank 1 runs 5 and
+//     queues 2 (usage 0.6), each reported by all four stages.
 var topologyLoad = `
 load 1m
   vllm:kv_cache_usage_perc{job="p",engine="0",model_name="m",pid="301"} 0x10
@@ -188,7 +191,21 @@ load 1m
   sglang:token_usage{job="d",model_name="g",dp_rank="0",tp_rank="1"} 0.2x10
   sglang:token_usage{job="d",model_name="g",dp_rank="1",tp_rank="0"} 0.6x10
   sglang:token_usage{job="d",model_name="g",dp_rank="1",tp_rank="1"} 0.6x10
-`
+` + sglangStages
+
+// sglangStages is target g: dp 2 × pp 4, each stage repeating its dp rank's numbers.
+var sglangStages = func() string {
+	var b strings.Builder
+	for dp, v := range [][3]string{{"3", "1", "0.2"}, {"5", "2", "0.6"}} {
+		for pp := 0; pp < 4; pp++ {
+			l := `{job="g",engine_type="unified",model_name="g",dp_rank="` + string(rune('0'+dp)) + `",pp_rank="` + string(rune('0'+pp)) + `",tp_rank="0"}`
+			b.WriteString("  sglang:num_running_reqs" + l + " " + v[0] + "x10\n")
+			b.WriteString("  sglang:num_queue_reqs" + l + " " + v[1] + "x10\n")
+			b.WriteString("  sglang:token_usage" + l + " " + v[2] + "x10\n")
+		}
+	}
+	return b.String()
+}()
 
 // sglangReplicas is the cp8 case page's shape: eight tp_rank copies of each family.
 var sglangReplicas = func() string {
@@ -244,9 +261,12 @@ func TestAggregationKnowsTheEngines(t *testing.T) {
 	assert.Equal(t, 5.0, run["job=s;"]) // not 40
 	assert.Equal(t, 5.0, run["job=u;"])
 	assert.Equal(t, 8.0, run["job=d;"]) // dp ranks add up, tp copies count once
+	assert.Equal(t, 8.0, run["job=g;"]) // dp ranks add up, pipeline stages count once (not 32)
+	assert.InDelta(t, 0.4, kv["job=g;"], 1e-12)
 	wait := gauge(RequestsWaiting)
 	assert.Equal(t, 2.0, wait["job=s;"]) // not 16
 	assert.Equal(t, 2.0, wait["job=u;"])
+	assert.Equal(t, 3.0, wait["job=g;"]) // not 12
 
 	// Counters: per-process shares add up (3 tokens/s); engines add up; replicas count once.
 	c, err := CounterRatePromQL(GenerationTokens, byTarget, 5*time.Minute)
