@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
@@ -30,7 +31,13 @@ func (i *Instance) PublishStream(context.Context, *backend.PublishStreamRequest)
 }
 
 // RunStream sends one wide frame per scrape interval: time, then per target
-// running, waiting (requests) and kv_cache_usage (ratio 0..1) fields.
+// running, waiting (requests) and kv_cache_usage (ratio 0..1) fields. The
+// values come from the same catalogue builders as the saturation query
+// (catalog.GaugePromQL with catalog.PartitionAgg): replicas and process splits
+// count once, partitions add up (ratios are averaged), and samples that
+// cannot be true are left out. Each such sample on the latest scrape is named
+// in a warning notice on the frame (target, labels, value, time), as the
+// saturation query names them over its range.
 func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest, sender *backend.StreamSender) error {
 	if req.Path != streamPath || i.querier == nil {
 		return fmt.Errorf("stream %q is not served", req.Path)
@@ -40,15 +47,15 @@ func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest,
 	scope := catalog.Scope{By: []string{"target"}}
 	type part struct {
 		sig  catalog.Signal
-		agg  string
 		unit string
 	}
-	parts := []part{{catalog.RequestsRunning, "sum", "short"}, {catalog.RequestsWaiting, "sum", "short"}, {catalog.KVCacheUsage, "avg", "percentunit"}}
+	parts := []part{{catalog.RequestsRunning, "short"}, {catalog.RequestsWaiting, "short"}, {catalog.KVCacheUsage, "percentunit"}}
 	for {
 		now := i.now()
 		f := data.NewFrame(streamPath, data.NewField("time", nil, []time.Time{now}))
+		var notices []data.Notice
 		for _, p := range parts {
-			q, err := catalog.GaugePromQL(p.sig, scope, p.agg)
+			q, err := catalog.GaugePromQL(p.sig, scope, catalog.PartitionAgg(p.sig))
 			if err != nil {
 				return err
 			}
@@ -65,6 +72,12 @@ func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest,
 				fld.Config = &data.FieldConfig{Unit: p.unit}
 				f.Fields = append(f.Fields, fld)
 			}
+			for _, t := range i.impossibleNow(ctx, p.sig, now) {
+				notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: t})
+			}
+		}
+		if len(notices) > 0 {
+			f.Meta = &data.FrameMeta{Notices: notices}
 		}
 		if err := sender.SendFrame(f, data.IncludeAll); err != nil {
 			return err
@@ -75,4 +88,34 @@ func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest,
 		case <-ticker.C:
 		}
 	}
+}
+
+// impossibleNow returns notice texts naming the samples of gauge signal s, on each series'
+// latest scrape at now, that the stream's aggregate left out because they cannot be true
+// (catalog.ImpossiblePromQL, sanity.ImpossibleValues), at most maxFindings. A failed check
+// yields nothing: the stream's values stand.
+func (i *Instance) impossibleNow(ctx context.Context, s catalog.Signal, now time.Time) []string {
+	q, err := catalog.ImpossiblePromQL(s, catalog.Scope{})
+	if err != nil {
+		return nil
+	}
+	v, err := i.querier.Query(ctx, q, now)
+	if err != nil {
+		return nil
+	}
+	vec, _ := v.(model.Vector)
+	m := make(model.Matrix, 0, len(vec))
+	for _, x := range vec {
+		m = append(m, &model.SampleStream{Metric: x.Metric, Values: []model.SamplePair{{Timestamp: x.Timestamp, Value: x.Value}}})
+	}
+	lo, hi, _ := catalog.ValueRange(s)
+	var out []string
+	for k, f := range sanity.ImpossibleValues(string(s), m, lo, hi, impossibleEffect(s)) {
+		if k == maxFindings {
+			out = append(out, fmt.Sprintf("%s: %d more series with values that cannot be true were left out", s, len(m)-maxFindings))
+			break
+		}
+		out = append(out, f.Text())
+	}
+	return out
 }

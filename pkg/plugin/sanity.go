@@ -56,13 +56,18 @@ func (r *run) impossibleNotices(ctx context.Context, signals []catalog.Signal) e
 			return err
 		}
 		lo, hi, _ := catalog.ValueRange(s)
-		effect := "left out of the sum"
-		if catalog.PartitionAgg(s) == "avg" {
-			effect = "left out of the average"
-		}
-		r.addFindings(sanity.ImpossibleValues(string(s), m, lo, hi, effect), string(s))
+		r.addFindings(sanity.ImpossibleValues(string(s), m, lo, hi, impossibleEffect(s)), string(s))
 	}
 	return nil
+}
+
+// impossibleEffect says what a gauge signal's aggregate does with a sample that cannot be
+// true: left out of the sum (counts) or of the average (ratios), as catalog.PartitionAgg.
+func impossibleEffect(s catalog.Signal) string {
+	if catalog.PartitionAgg(s) == "avg" {
+		return "left out of the average"
+	}
+	return "left out of the sum"
 }
 
 // frozenNotices looks, per target, for request gauges that stopped updating (sanity.Frozen):

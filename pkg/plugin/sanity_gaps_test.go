@@ -1,0 +1,161 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sanityT0 is the start of the synthetic histories below (scrapes every 15 s).
+var sanityT0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+func writeHistory(t *testing.T, db *tsdb.DB, scrapes int, fill func(k int, add func(job, name string, v float64, kv ...string))) {
+	t.Helper()
+	app := db.Appender(context.Background())
+	for k := 0; k < scrapes; k++ {
+		fill(k, func(job, name string, v float64, kv ...string) {
+			ls := append([]string{"__name__", name, "job", job, "instance", job + ":8000"}, kv...)
+			_, err := app.Append(0, labels.FromStrings(ls...), sanityT0.Add(time.Duration(k)*15*time.Second).UnixMilli(), v)
+			require.NoError(t, err)
+		})
+	}
+	require.NoError(t, app.Commit())
+}
+
+// captureSender keeps the stream's packets and ends the stream after the first.
+type captureSender struct {
+	pkts   []*backend.StreamPacket
+	cancel func()
+}
+
+func (c *captureSender) Send(p *backend.StreamPacket) error {
+	c.pkts = append(c.pkts, p)
+	c.cancel()
+	return nil
+}
+
+// streamFrame runs the saturation stream once at now and returns its first frame.
+func streamFrame(t *testing.T, inst *Instance, now time.Time) *data.Frame {
+	t.Helper()
+	inst.now = func() time.Time { return now }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cs := &captureSender{cancel: cancel}
+	require.NoError(t, inst.RunStream(ctx, &backend.RunStreamRequest{Path: streamPath}, backend.NewStreamSender(cs)))
+	require.NotEmpty(t, cs.pkts)
+	var f data.Frame
+	require.NoError(t, json.Unmarshal(cs.pkts[0].Data, &f))
+	return &f
+}
+
+func streamValue(t *testing.T, f *data.Frame, name, target string) float64 {
+	t.Helper()
+	for _, fld := range f.Fields {
+		if fld.Name == name && fld.Labels["target"] == target {
+			v, ok := fld.ConcreteAt(0)
+			require.True(t, ok)
+			return toF(v)
+		}
+	}
+	t.Fatalf("stream frame has no %s for %s", name, target)
+	return math.NaN()
+}
+
+func toF(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case *float64:
+		return *x
+	}
+	return math.NaN()
+}
+
+func frameNotices(f *data.Frame) []string {
+	if f.Meta == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range f.Meta.Notices {
+		out = append(out, n.Text)
+	}
+	return out
+}
+
+func respNotices(r backend.DataResponse) []string {
+	var out []string
+	for _, f := range r.Frames {
+		out = append(out, frameNotices(f)...)
+	}
+	return out
+}
+
+func hasText(ns []string, parts ...string) bool {
+	for _, n := range ns {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(n, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// TestStreamAppliesSaturationRules: the live saturation stream counts an SGLang scheduler's
+// eight tp_rank copies and four pp_rank stages once, takes the one value of a vLLM pid split,
+// and leaves out engine 3's KV usage once it reads −0.39 (from scrape 20), naming it in a
+// warning with target, labels, value and time. The same history with engine 3 at 0.38
+// throughout raises no notice.
+func TestStreamAppliesSaturationRules(t *testing.T) {
+	for _, bad := range []bool{true, false} {
+		db := openDiagDB(t)
+		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+			for tp := 0; tp < 8; tp++ {
+				for pp := 0; pp < 4; pp++ {
+					ls := []string{"model_name", "g", "tp_rank", string(rune('0' + tp)), "pp_rank", string(rune('0' + pp))}
+					add("s", "sglang:num_running_reqs", 5, ls...)
+					add("s", "sglang:num_queue_reqs", 2, ls...)
+					add("s", "sglang:token_usage", 0.5, ls...)
+				}
+			}
+			for pid, v := range map[string]float64{"301": 0, "302": 0.653, "303": 0} {
+				add("p", "vllm:kv_cache_usage_perc", v, "engine", "0", "model_name", "m", "pid", pid)
+			}
+			add("n", "vllm:kv_cache_usage_perc", 0.42, "engine", "0", "model_name", "m")
+			e3 := 0.38
+			if bad && k >= 20 {
+				e3 = -0.3875
+			}
+			add("n", "vllm:kv_cache_usage_perc", e3, "engine", "3", "model_name", "m")
+		})
+		js := []map[string]any{{"name": "s", "url": "http://s:8000/metrics"}, {"name": "p", "url": "http://p:8000/metrics"}, {"name": "n", "url": "http://n:8000/metrics"}}
+		inst := diagInstance(t, db, 15*time.Second, js, nil)
+		now := sanityT0.Add(39 * 15 * time.Second)
+		f := streamFrame(t, inst, now)
+		assert.Equal(t, 5.0, streamValue(t, f, "requests_running", "s"), "not 160")
+		assert.Equal(t, 2.0, streamValue(t, f, "requests_waiting", "s"))
+		assert.InDelta(t, 0.5, streamValue(t, f, "kv_cache_usage", "s"), 1e-12)
+		assert.InDelta(t, 0.653, streamValue(t, f, "kv_cache_usage", "p"), 1e-12)
+		ns := frameNotices(f)
+		if !bad {
+			assert.InDelta(t, 0.40, streamValue(t, f, "kv_cache_usage", "n"), 1e-12)
+			assert.Empty(t, ns)
+			continue
+		}
+		assert.InDelta(t, 0.42, streamValue(t, f, "kv_cache_usage", "n"), 1e-12, "the negative engine is left out")
+		require.Len(t, ns, 1, "%q", ns)
+		assert.Equal(t, `target n: kv_cache_usage {engine="3", model_name="m"} read -0.3875 at 2026-11-30 10:09:45 UTC: a ratio outside 0..1, left out of the average`, ns[0])
+	}
+}
