@@ -40,7 +40,10 @@ var dcgmLabelCopies = []struct{ to, from string }{
 // extraBy (raw label names such as "reason" for the agent's per-reason throttle series). Only
 // the GPU agent sources are read: the Inferscope agent and dcgm-exporter. Each metric term is
 // filtered (DCGM blank sentinels dropped: see sentinelFilter), scaled to SI units (ratio 0..1,
-// bytes, W, °C, Hz; the throttle bitmask as is), its dcgm-exporter labels are copied onto the
+// bytes, W, °C, Hz; the throttle bitmask as is), filtered again to what the quantity can be
+// (ValueRange: a utilisation or activity ratio outside 0..1, a negative power, temperature,
+// clock or memory reading, NaN and ±Inf are dropped; GPUImpossiblePromQL lists them), its
+// dcgm-exporter labels are copied onto the
 // agent's names, and it is aggregated onto the normalised label set before the terms are
 // joined with `or`, so two names for one signal (DCGM_FI_DEV_CLOCKS_EVENT_REASONS and the older
 // DCGM_FI_DEV_CLOCK_THROTTLE_REASONS) are matched on the normalised labels and never counted
@@ -83,7 +86,7 @@ func GPUPromQL(s Signal, agents []string, agg string, extraBy ...string) (string
 			if m.Match != "" {
 				sel = append(sel, m.Match)
 			}
-			t := gaugeTerm(m, strings.Join(sel, ", "))
+			t := "(" + gaugeTerm(m, strings.Join(sel, ", ")) + rangeFilter(s) + ")"
 			if e == EngineDCGM {
 				for _, c := range dcgmLabelCopies {
 					t = `label_replace(` + t + `, "` + c.to + `", "$1", "` + c.from + `", "(.+)")`
@@ -94,6 +97,68 @@ func GPUPromQL(s Signal, agents []string, agg string, extraBy ...string) (string
 	}
 	if len(parts) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any GPU agent (Inferscope agent or dcgm-exporter)", s)
+	}
+	return strings.Join(parts, " or "), nil
+}
+
+// GPUImpossiblePromQL selects, per GPU, the samples of the given GPU gauge signals that
+// GPUPromQL leaves out because they cannot be true (outside ValueRange, NaN or ±Inf), after
+// DCGM blank sentinels are dropped (a blank is "no value", already absent, and is not reported
+// again) and Scale applied. One query for every signal: each result series carries the
+// signal's name in the label "signal", job, and the normalised GPULabels, and its value is
+// the least impossible sample of that GPU and signal at the step (`min by`; one series per
+// GPU on real pages):
+//
+//	label_replace(min by (job, gpu, …) (inferscope_gpu_power_watts{…} unless (inferscope_gpu_power_watts{…} >= 0 < +Inf)), "signal", "power", "", "") or …
+//
+// Errors as for GPUPromQL; an empty signal list is an error.
+func GPUImpossiblePromQL(signals []Signal, agents []string) (string, error) {
+	if len(signals) == 0 {
+		return "", fmt.Errorf("catalog: no GPU signals given")
+	}
+	groups, err := groupLabels(Scope{By: []string{"target"}}, slices.Clone(GPULabels))
+	if err != nil {
+		return "", err
+	}
+	base := []string{`gpu!=""`}
+	if len(agents) > 0 {
+		re, err := anyOf("agent", agents)
+		if err != nil {
+			return "", err
+		}
+		base = []string{"job=~" + re, `gpu!=""`}
+	}
+	var parts []string
+	for _, s := range signals {
+		if err := checkSignal(s); err != nil {
+			return "", err
+		}
+		if _, _, ok := ValueRange(s); !ok {
+			return "", fmt.Errorf("catalog: signal %q is not read from a gauge", s)
+		}
+		n := len(parts)
+		for _, e := range gpuEngines {
+			for _, m := range Lookup(e, s).Metrics {
+				if m.Kind != KindGauge {
+					continue
+				}
+				sel := slices.Clone(base)
+				if m.Match != "" {
+					sel = append(sel, m.Match)
+				}
+				g := gaugeTerm(m, strings.Join(sel, ", "))
+				t := "(" + g + " unless (" + g + rangeFilter(s) + "))"
+				if e == EngineDCGM {
+					for _, c := range dcgmLabelCopies {
+						t = `label_replace(` + t + `, "` + c.to + `", "$1", "` + c.from + `", "(.+)")`
+					}
+				}
+				parts = append(parts, `label_replace(`+aggregate("min", groups, t)+`, "signal", "`+string(s)+`", "", "")`)
+			}
+		}
+		if len(parts) == n {
+			return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any GPU agent (Inferscope agent or dcgm-exporter)", s)
+		}
 	}
 	return strings.Join(parts, " or "), nil
 }

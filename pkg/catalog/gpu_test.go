@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -167,4 +168,63 @@ func TestGPUPromQLShapeAndErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, q, "DCGM_FI_PROF_GR_ENGINE_ACTIVE")
 	assert.NotContains(t, q, GPUAgentPrefix)
+}
+
+// TestGPUImpossiblePromQL: impossible GPU readings are left out of GPUPromQL and selected by
+// GPUImpossiblePromQL with the normalised labels; DCGM blank sentinels (d1 in gpuLoad) are
+// "no value" and are not selected again.
+func TestGPUImpossiblePromQL(t *testing.T) {
+	all := []Signal{GPUUtil, SMActive, GREngineActive, DRAMActive, TensorActive, FBUsed, FBTotal,
+		Power, PowerLimit, Temperature, SMClock, SMClockMax, ThrottleReasons}
+	q, err := GPUImpossiblePromQL(all, nil)
+	require.NoError(t, err)
+	assert.Empty(t, evalGPU(t, q, 10*time.Minute), "blanks and real readings are not impossible")
+
+	const bad = `
+load 1m
+  DCGM_FI_DEV_GPU_UTIL{job="x",gpu="0",UUID="GPU-x",Hostname="hx",modelName="H100"} 250x10
+  DCGM_FI_DEV_POWER_USAGE{job="x",gpu="0",UUID="GPU-x",Hostname="hx",modelName="H100"} -12x10
+  inferscope_gpu_sm_active_ratio{job="y",gpu="1",uuid="GPU-y",hostname="hy",name="H200"} 1.5x10
+  inferscope_gpu_temperature_celsius{job="y",gpu="1",uuid="GPU-y",hostname="hy",name="H200"} NaN NaN NaN NaN NaN NaN NaN NaN NaN NaN NaN
+  inferscope_gpu_power_watts{job="y",gpu="1",uuid="GPU-y",hostname="hy",name="H200"} 400x10
+`
+	st := promqltest.LoadedStorage(t, bad)
+	t.Cleanup(func() { _ = st.Close() })
+	ng := promqltest.NewTestEngine(t, false, 0, 1_000_000)
+	eval := func(expr string) promql.Vector {
+		qq, err := ng.NewInstantQuery(context.Background(), st, nil, expr, time.Unix(600, 0))
+		require.NoError(t, err, expr)
+		res := qq.Exec(context.Background())
+		require.NoError(t, res.Err, expr)
+		v, err := res.Vector()
+		require.NoError(t, err)
+		return v
+	}
+	q, err = GPUImpossiblePromQL(all, nil)
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, s := range eval(q) {
+		got[s.Metric.DropMetricName().String()] = s.F
+	}
+	require.Len(t, got, 4, "%v", got)
+	// DCGM_FI_DEV_GPU_UTIL is in percent: 250 % = 2.5.
+	assert.Equal(t, 2.5, got[`{gpu="0", hostname="hx", job="x", name="H100", signal="gpu_util", uuid="GPU-x"}`])
+	assert.Equal(t, -12.0, got[`{gpu="0", hostname="hx", job="x", name="H100", signal="power", uuid="GPU-x"}`])
+	assert.Equal(t, 1.5, got[`{gpu="1", hostname="hy", job="y", name="H200", signal="sm_active", uuid="GPU-y"}`])
+	assert.True(t, math.IsNaN(got[`{gpu="1", hostname="hy", job="y", name="H200", signal="temperature", uuid="GPU-y"}`]))
+
+	// GPUPromQL leaves them out: only y's power remains of these.
+	for _, s := range []Signal{GPUUtil, Power, SMActive, Temperature} {
+		q, err := GPUPromQL(s, nil, "avg")
+		require.NoError(t, err)
+		v := eval(q)
+		if s == Power {
+			require.Len(t, v, 1)
+			assert.Equal(t, 400.0, v[0].F)
+			continue
+		}
+		assert.Empty(t, v, s)
+	}
+	_, err = GPUImpossiblePromQL(nil, nil)
+	assert.Error(t, err)
 }

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,17 +117,10 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	for _, g := range p.GPUs {
 		keepGPU[g] = true
 	}
-	fetch := func(sig catalog.Signal, agg string, by ...string) (model.Matrix, error) {
-		q, err := catalog.GPUPromQL(sig, agents, agg, by...)
-		if err != nil {
-			return nil, err
-		}
-		m, err := r.rangeQuery(ctx, q)
-		if err != nil {
-			return nil, err
-		}
+	// keepSeries keeps the series of the GPUs the query shows (gpus field, targets' GPUs).
+	keepSeries := func(m model.Matrix) model.Matrix {
 		if len(keepGPU) == 0 && len(perAgent) == 0 {
-			return m, nil
+			return m
 		}
 		out := m[:0]
 		for _, s := range m {
@@ -139,7 +133,32 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 			}
 			out = append(out, s)
 		}
-		return out, nil
+		return out
+	}
+	fetch := func(sig catalog.Signal, agg string, by ...string) (model.Matrix, error) {
+		q, err := catalog.GPUPromQL(sig, agents, agg, by...)
+		if err != nil {
+			return nil, err
+		}
+		m, err := r.rangeQuery(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return keepSeries(m), nil
+	}
+	// impossible names the readings of the fetched signals that GPUPromQL left out because
+	// they cannot be true, on the GPUs shown.
+	impossible := func(sigs []catalog.Signal) {
+		q, err := catalog.GPUImpossiblePromQL(sigs, agents)
+		if err == nil {
+			var m model.Matrix
+			if m, err = r.rangeQuery(ctx, q); err == nil {
+				r.gpuImpossibleNotices(keepSeries(m))
+			}
+		}
+		if err != nil {
+			r.skipped("the check for impossible GPU readings", err)
+		}
 	}
 
 	if len(want) == 1 && want[0] == catalog.ThrottleReasons {
@@ -155,6 +174,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 				bitmask = append(bitmask, s)
 			}
 		}
+		impossible([]catalog.Signal{catalog.ThrottleReasons})
 		return frames.States(gpu.ThrottleStates(perReason, bitmask, r.steps), r.meta()), nil
 	}
 
@@ -172,6 +192,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		series = append(series, gpu.Series(sig, m, r.steps)...)
 	}
 	if !withSaturation {
+		impossible(slices.Collect(maps.Keys(got)))
 		return frames.TimeSeries(series, r.meta()), nil
 	}
 	// The saturation signal: SM active, else graphics-engine active, else GPU utilisation.
@@ -185,5 +206,6 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 	}
 	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.steps, &r.notes)...)
+	impossible(slices.Collect(maps.Keys(got)))
 	return frames.TimeSeries(series, r.meta()), nil
 }

@@ -70,6 +70,23 @@ func impossibleEffect(s catalog.Signal) string {
 	return "left out of the sum"
 }
 
+// gpuImpossibleNotices names, per signal, the GPU readings that cannot be true
+// (catalog.GPUImpossiblePromQL's result: one series per GPU and signal, the signal in the
+// label "signal"), each left out of that GPU's series. Signals in sorted order.
+func (r *run) gpuImpossibleNotices(m model.Matrix) {
+	per := map[string]model.Matrix{}
+	for _, s := range m {
+		sig := string(s.Metric["signal"])
+		met := s.Metric.Clone()
+		delete(met, "signal")
+		per[sig] = append(per[sig], &model.SampleStream{Metric: met, Values: s.Values})
+	}
+	for _, sig := range slices.Sorted(maps.Keys(per)) {
+		lo, hi, _ := catalog.ValueRange(catalog.Signal(sig))
+		r.addFindings(sanity.ImpossibleValues(sig, per[sig], lo, hi, "left out of that GPU's series"), sig)
+	}
+}
+
 // frozenNotices looks, per target, for request gauges that stopped updating (sanity.Frozen):
 // running, waiting and KV usage unchanged for frozenScrapes scrape intervals while no prompt
 // token, generated token or finished request was counted in the rate window.

@@ -159,3 +159,67 @@ func TestStreamAppliesSaturationRules(t *testing.T) {
 		assert.Equal(t, `target n: kv_cache_usage {engine="3", model_name="m"} read -0.3875 at 2026-11-30 10:09:45 UTC: a ratio outside 0..1, left out of the average`, ns[0])
 	}
 }
+
+// TestGPUQueryLeavesOutImpossibleReadings: a dcgm-exporter GPU whose utilisation reads 250 %
+// and whose power reads −12 W from scrape 30, and an Inferscope-agent GPU whose SM activity
+// reads 1.5 from scrape 25: those samples are left out of the GPU's series (no value there,
+// not the impossible one) and each is named with target, GPU labels, value and first time. A
+// blank DCGM temperature is no value and is not reported. The same history with the readings
+// in range raises no such notice.
+func TestGPUQueryLeavesOutImpossibleReadings(t *testing.T) {
+	const blank = 9223372036854775792.0 // DCGM_INT64_BLANK
+	for _, bad := range []bool{true, false} {
+		db := openDiagDB(t)
+		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+			d := []string{"gpu", "0", "UUID", "GPU-x", "Hostname", "hx", "modelName", "H100"}
+			a := []string{"gpu", "1", "uuid", "GPU-y", "hostname", "hy", "name", "H200"}
+			util, power, sm := 80.0, 300.0, 0.6
+			if bad && k >= 30 {
+				util, power = 250, -12
+			}
+			if bad && k >= 25 {
+				sm = 1.5
+			}
+			add("dcgm", "DCGM_FI_DEV_GPU_UTIL", util, d...)
+			add("dcgm", "DCGM_FI_DEV_POWER_USAGE", power, d...)
+			add("dcgm", "DCGM_FI_DEV_GPU_TEMP", blank, d...)
+			add("agent", "inferscope_gpu_sm_active_ratio", sm, a...)
+			add("agent", "inferscope_gpu_utilization_ratio", 0.9, a...)
+			add("agent", "inferscope_gpu_power_watts", 400, a...)
+		})
+		agents := []map[string]any{{"name": "dcgm", "url": "http://g1:9400/metrics", "kind": "dcgm"}, {"name": "agent", "url": "http://g2:9100/metrics"}}
+		inst := diagInstance(t, db, 15*time.Second, nil, agents)
+		end := sanityT0.Add(39 * 15 * time.Second)
+		r := sloRun(t, inst, map[string]any{"queryType": "gpu"}, sanityT0, end, 15*time.Second)
+		require.NoError(t, r.Error)
+		ns := respNotices(r)
+		last := map[string]float64{}
+		for _, f := range r.Frames {
+			for _, fld := range f.Fields[1:] {
+				key := fld.Labels["signal"] + "/" + fld.Labels["target"]
+				last[key] = math.NaN()
+				if fld.Len() > 0 {
+					if v, ok := fld.ConcreteAt(fld.Len() - 1); ok && f.Fields[0].At(fld.Len()-1).(time.Time).Equal(end) {
+						last[key] = toF(v)
+					}
+				}
+			}
+		}
+		if !bad {
+			assert.False(t, hasText(ns, "cannot be true"), "%q", ns)
+			assert.False(t, hasText(ns, "} read "), "%q", ns)
+			assert.InDelta(t, 0.8, last["gpu_util/dcgm"], 1e-12)
+			assert.InDelta(t, 300, last["power/dcgm"], 1e-12)
+			assert.InDelta(t, 0.6, last["sm_active/agent"], 1e-12)
+			continue
+		}
+		assert.Contains(t, ns, `target dcgm: gpu_util {gpu="0", hostname="hx", name="H100", uuid="GPU-x"} read 2.5 at 2026-11-30 10:07:30 UTC (10 times in the range): a ratio outside 0..1, left out of that GPU's series`)
+		assert.Contains(t, ns, `target dcgm: power {gpu="0", hostname="hx", name="H100", uuid="GPU-x"} read -12 at 2026-11-30 10:07:30 UTC (10 times in the range): negative, which this quantity cannot be, left out of that GPU's series`)
+		assert.Contains(t, ns, `target agent: sm_active {gpu="1", hostname="hy", name="H200", uuid="GPU-y"} read 1.5 at 2026-11-30 10:06:15 UTC (15 times in the range): a ratio outside 0..1, left out of that GPU's series`)
+		assert.False(t, hasText(ns, "temperature {"), "a DCGM blank is not reported: %q", ns)
+		assert.True(t, math.IsNaN(last["gpu_util/dcgm"]), "250 %% is not shown")
+		assert.True(t, math.IsNaN(last["power/dcgm"]), "−12 W is not shown")
+		assert.True(t, math.IsNaN(last["sm_active/agent"]), "1.5 is not shown")
+		assert.InDelta(t, 400, last["power/agent"], 1e-12)
+	}
+}
