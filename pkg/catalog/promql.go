@@ -325,7 +325,11 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 			f = fn[0]
 		}
 		return join(order, per, sc, groups, false, func(m Metric, sel string) string {
-			return f + "(" + selector(m.Name+suffix, sel) + "[" + w + "])"
+			r := f + "(" + selector(m.Name+suffix, sel) + "[" + w + "])"
+			if suffix == "_bucket" {
+				return finiteSet(r)
+			}
+			return finite(r)
 		})
 	}
 	b, err := build("_bucket")
@@ -368,6 +372,22 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 	}, nil
 }
 
+// finite wraps a per-series rate or increase so that a result that is NaN or ±Inf is dropped
+// before any aggregation: PromQL's rate() and delta() give NaN when the window's first or last
+// sample is NaN, and ±Inf (or NaN) when any sample is infinite, which would turn the whole
+// sum into NaN or Inf. A NaN sample inside the window is already skipped by rate(); so the
+// series is left out of exactly the windows its non-finite samples spoil, and
+// sanity.NonFinite names those samples.
+func finite(expr string) string { return "(" + expr + " > -Inf < +Inf)" }
+
+// finiteSet is finite for the buckets of a classic histogram: when one bucket of a stored
+// histogram (the series that differ only in le) is not finite in a window, every bucket of
+// that histogram is left out of the window, so the buckets that remain stay one consistent
+// cumulative histogram (a missing share at one le would make the group's sum non-monotonic).
+func finiteSet(expr string) string {
+	return "(" + expr + " unless ignoring (le) (" + expr + " unless " + expr + " > -Inf < +Inf))"
+}
+
 // CounterRatePromQL builds the per-second rate of a counter signal summed by the scope's groups
 // plus extraBy (raw label names such as "finished_reason"), across every engine that exports it,
 // after each engine's replicas are collapsed (`max without (tp_rank, …)`; a vLLM pid split is
@@ -376,7 +396,8 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 //	sum by (job, finished_reason) (rate(vllm:request_success_total{…}[5m]) or … or (rate(x_us[5m]) * 0.000001))
 //
 // Metric.Scale is applied in PromQL (result in SI units per second). Old and new names are
-// joined with `or` after rate(), so they are never double counted. Errors: unknown signal or
+// joined with `or` after rate(), so they are never double counted. A series whose rate is NaN
+// or ±Inf in a window (a non-finite sample: see finite) is left out of that window. Errors: unknown signal or
 // group, invalid extraBy label, empty names in scope, window under 1ms, or a signal no engine
 // exports as a counter.
 func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...string) (string, error) {
@@ -400,7 +421,7 @@ func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...stri
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
 		}
-		return r
+		return finite(r)
 	})
 	if err != nil {
 		return "", err
@@ -535,16 +556,16 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
 		}
-		return r
+		return finite(r)
 	})
 	if err != nil {
 		return "", err
 	}
 	den, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		if m.Kind == KindHistogram {
-			return "rate(" + selector(m.Name+"_count", sel) + "[" + w + "])"
+			return finite("rate(" + selector(m.Name+"_count", sel) + "[" + w + "])")
 		}
-		return "rate(" + selector(meanDenominator[m.Name], sel) + "[" + w + "])"
+		return finite("rate(" + selector(meanDenominator[m.Name], sel) + "[" + w + "])")
 	})
 	if err != nil {
 		return "", err

@@ -87,15 +87,20 @@ func TestHistogramPromQLStructure(t *testing.T) {
 		}
 		assert.NotContains(t, names, "nv_inference_first_response_histogram_ms"+suffix)
 	}
-	// Rate is taken on each selector, then the results are joined with `or` (no arithmetic).
-	assert.Contains(t, q.Buckets, `rate(vllm:time_to_first_token_seconds_bucket{job=~"vllm-a|b\\.c"}[5m]) or rate(ray_vllm:time_to_first_token_seconds_bucket{job=~"vllm-a|b\\.c"}[5m])`)
+	// Rate is taken on each selector, then the results are joined with `or` (no arithmetic);
+	// a stored histogram with a bucket whose rate is not finite is left out of that window.
+	a := `rate(vllm:time_to_first_token_seconds_bucket{job=~"vllm-a|b\\.c"}[5m])`
+	b := `rate(ray_vllm:time_to_first_token_seconds_bucket{job=~"vllm-a|b\\.c"}[5m])`
+	assert.Contains(t, q.Buckets, `(`+a+` unless ignoring (le) (`+a+` unless `+a+` > -Inf < +Inf)) or (`+b+` unless ignoring (le) (`+b)
+	assert.Contains(t, q.Sum, `(rate(vllm:time_to_first_token_seconds_sum{job=~"vllm-a|b\\.c"}[5m]) > -Inf < +Inf) or (rate(ray_vllm:`)
 	assert.NotContains(t, q.Buckets, " + ")
 }
 
 func TestHistogramPromQLModels(t *testing.T) {
 	q, err := HistogramPromQL(ITL, Scope{Models: []string{"meta/llama 8b"}, By: []string{"model"}}, time.Minute)
 	require.NoError(t, err)
-	e := parse(t, q.Buckets)
+	// The bucket query names each selector three times (see finiteSet); _count once.
+	e := parse(t, q.Count)
 	vs, _ := selectors(e)
 	byName := map[string][]string{}
 	for _, v := range vs {
@@ -109,9 +114,9 @@ func TestHistogramPromQLModels(t *testing.T) {
 	}
 	// vLLM: model_name and Triton vLLM backend's `model`; SGLang: model_name and 0.3's `name`;
 	// TGI (no model label): only a model_name a target's configured labels may carry.
-	assert.Equal(t, []string{"model_name", "model"}, byName["vllm:inter_token_latency_seconds_bucket"])
-	assert.Equal(t, []string{"model_name", "name"}, byName["sglang:inter_token_latency_seconds_bucket"])
-	assert.Equal(t, []string{"model_name"}, byName["tgi_batch_forward_duration_bucket"])
+	assert.Equal(t, []string{"model_name", "model"}, byName["vllm:inter_token_latency_seconds_count"])
+	assert.Equal(t, []string{"model_name", "name"}, byName["sglang:inter_token_latency_seconds_count"])
+	assert.Equal(t, []string{"model_name"}, byName["tgi_batch_forward_duration_count"])
 	// label_replace copies the other labels into model_name.
 	var replaced []string
 	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
@@ -144,7 +149,7 @@ func TestCounterAndGaugePromQL(t *testing.T) {
 	q, err = CounterRatePromQL(QueueTime, Scope{}, time.Minute)
 	require.NoError(t, err)
 	parse(t, q)
-	assert.Equal(t, `sum ((rate(nv_inference_queue_duration_us[1m]) * 0.000001))`, q)
+	assert.Equal(t, `sum (((rate(nv_inference_queue_duration_us[1m]) * 0.000001) > -Inf < +Inf))`, q)
 
 	// KV usage is averaged; old and new vLLM names are joined with or.
 	q, err = GaugePromQL(KVCacheUsage, Scope{Targets: []string{"a"}, By: []string{"target"}}, "avg")
@@ -181,7 +186,7 @@ func TestCounterAndGaugePromQL(t *testing.T) {
 	h, err := HistogramPromQLFor(Lookup(EngineTriton, TTFT).Metrics, Scope{Models: []string{"m"}}, time.Minute)
 	require.NoError(t, err)
 	parse(t, h.Buckets)
-	assert.Contains(t, h.Buckets, `label_replace(rate(nv_inference_first_response_histogram_ms_bucket{model=~"m"}[1m])`)
+	assert.Contains(t, h.Buckets, `label_replace((rate(nv_inference_first_response_histogram_ms_bucket{model=~"m"}[1m]) unless ignoring (le)`)
 }
 
 func TestEveryBuilderParsesForEverySignal(t *testing.T) {

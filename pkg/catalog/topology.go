@@ -289,6 +289,7 @@ func SeriesRatePromQL(s Signal, series map[string]string, sc Scope, window time.
 	if m.Scale != 1 {
 		r = "(" + r + " * " + formatScale(m.Scale) + ")"
 	}
+	r = finite(r)
 	if slices.Contains(groups, "model_name") {
 		for _, l := range modelLabels[order[0]] {
 			if l != "model_name" {
@@ -297,4 +298,67 @@ func SeriesRatePromQL(s Signal, series map[string]string, sc Scope, window time.
 		}
 	}
 	return aggregate("sum", groups, r), nil
+}
+
+// ScanMetricLabel is the label NonFiniteScanPromQL puts on each result series to name the
+// stored metric it came from (range functions drop the metric name).
+const ScanMetricLabel = "inferscope_metric"
+
+// NonFiniteScanPromQL builds one instant query, evaluated at the end of a range rng long,
+// that selects every stored series of signal s in scope holding at least one NaN or ±Inf
+// sample in that range: the signal's counters, and for histograms every _bucket, _sum and
+// _count series. sum_over_time is NaN or ±Inf exactly when some sample is (a finite sum of
+// finite counter samples cannot overflow float64 in practice), so a clean history returns
+// nothing after reading each sample once. Each result keeps the stored labels (job, engine, le,
+// …) and names its metric in ScanMetricLabel:
+//
+//	label_replace(sum_over_time(x_sum{job=~"a"}[1h]) unless sum_over_time(x_sum{job=~"a"}[1h]) > -Inf < +Inf, "inferscope_metric", "x_sum", "", "") or …
+//
+// A model filter matches model_name only. Errors: unknown signal, empty names in scope, rng
+// under 1ms, or a signal read from neither a counter nor a histogram.
+func NonFiniteScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) {
+	if err := checkSignal(s); err != nil {
+		return "", err
+	}
+	w, err := windowString(rng)
+	if err != nil {
+		return "", err
+	}
+	var base []string
+	if len(sc.Targets) > 0 {
+		re, err := anyOf("target", sc.Targets)
+		if err != nil {
+			return "", err
+		}
+		base = append(base, "job=~"+re)
+	}
+	if len(sc.Models) > 0 {
+		re, err := anyOf("model", sc.Models)
+		if err != nil {
+			return "", err
+		}
+		base = append(base, "model_name=~"+re)
+	}
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter || m.Kind == KindHistogram })
+	var parts []string
+	for _, e := range order {
+		for _, m := range per[e] {
+			names := []string{m.Name}
+			if m.Kind == KindHistogram {
+				names = []string{m.Name + "_bucket", m.Name + "_sum", m.Name + "_count"}
+			}
+			ms := slices.Clone(base)
+			if m.Match != "" {
+				ms = append(ms, m.Match)
+			}
+			for _, n := range names {
+				sum := "sum_over_time(" + selector(n, strings.Join(ms, ", ")) + "[" + w + "])"
+				parts = append(parts, `label_replace(`+sum+" unless "+sum+` > -Inf < +Inf, "`+ScanMetricLabel+`", "`+n+`", "", "")`)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "", fmt.Errorf("catalog: signal %q is read from no counter or histogram", s)
+	}
+	return strings.Join(parts, " or "), nil
 }

@@ -576,6 +576,10 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 		series = append(series, extra[k]...)
 		r.histogramNotices(checks[k], checks[k].Count)
+		effect := "left out of the " + string(in.Stage) + " quantiles and mean in the windows that contain it"
+		if err := r.nonFiniteNotices(ctx, in.Stage, p.scope, p.window, effect); err != nil {
+			r.skipped("the check for NaN and infinite "+string(in.Stage)+" samples", err)
+		}
 	}
 	if err := r.idleNotices(ctx, stages); err != nil {
 		return nil, err
@@ -715,6 +719,9 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m, c.extra...); err != nil {
 			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
 		}
+		if err := r.nonFiniteNotices(ctx, c.s, p.scope, p.window, effectNonFiniteRate); err != nil {
+			r.skipped("the check for NaN and infinite "+string(c.s)+" samples", err)
+		}
 	}
 	return frames.TimeSeries(throughput.Compute(in, r.steps), r.meta()), nil
 }
@@ -760,6 +767,9 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 	}{{catalog.Preemptions, in.Preemptions}, {catalog.PrefixCacheHits, in.PrefixHits}, {catalog.PrefixCacheQueries, in.PrefixQueries}} {
 		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m); err != nil {
 			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
+		}
+		if err := r.nonFiniteNotices(ctx, c.s, p.scope, p.window, effectNonFiniteRate); err != nil {
+			r.skipped("the check for NaN and infinite "+string(c.s)+" samples", err)
 		}
 	}
 	if err := r.impossibleNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}); err != nil {

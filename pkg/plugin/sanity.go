@@ -17,6 +17,9 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
+// effectNonFiniteRate says what a counter's rate does with a NaN or infinite sample.
+const effectNonFiniteRate = "left out of the rate in the windows that contain it"
+
 // maxFindings caps the notices of one check per signal; the rest are counted in one line.
 const maxFindings = 5
 
@@ -204,6 +207,46 @@ func (r *run) leaveOutBackwards(ctx context.Context, s catalog.Signal, sc catalo
 				sanity.LeaveOut(agg, sub, at, window)
 			}
 		}
+	}
+	r.addFindings(findings, string(s))
+	return nil
+}
+
+// nonFiniteNotices names the stored series of signal s (in sc) that hold NaN or ±Inf samples
+// in the samples the query's windows read (catalog.NonFiniteScanPromQL finds them with one
+// instant query, then their raw samples are scanned by sanity.NonFinite). The aggregates have
+// already left them out (catalog's finite filters); effect says how. Counters are named by
+// signal, a histogram's series by stored metric name (le shows which bucket).
+func (r *run) nonFiniteNotices(ctx context.Context, s catalog.Signal, sc catalog.Scope, window time.Duration, effect string) error {
+	rng := model.Duration(r.p.end.Sub(r.p.start) + window + r.i.settings.ScrapeInterval)
+	q, err := catalog.NonFiniteScanPromQL(s, sc, time.Duration(rng))
+	if err != nil {
+		return err
+	}
+	cands, err := r.instantQuery(ctx, q, r.p.end)
+	if err != nil {
+		return err
+	}
+	var findings []sanity.Finding
+	for _, c := range cands {
+		name := string(c.Metric[catalog.ScanMetricLabel])
+		m := c.Metric.Clone()
+		delete(m, catalog.ScanMetricLabel)
+		m[model.MetricNameLabel] = model.LabelValue(name)
+		exact := exactSelector(m) + "[" + rng.String() + "]"
+		v, err := r.i.querier.Query(ctx, exact, r.p.end)
+		if err != nil {
+			return fmt.Errorf("PromQL %s: %w", exact, err)
+		}
+		raw, ok := v.(model.Matrix)
+		if !ok {
+			continue
+		}
+		label := string(s)
+		if strings.HasSuffix(name, "_bucket") || strings.HasSuffix(name, "_sum") || strings.HasSuffix(name, "_count") {
+			label = name
+		}
+		findings = append(findings, sanity.NonFinite(label, raw, effect)...)
 	}
 	r.addFindings(findings, string(s))
 	return nil

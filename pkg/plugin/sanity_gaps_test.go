@@ -223,3 +223,123 @@ func TestGPUQueryLeavesOutImpossibleReadings(t *testing.T) {
 		assert.InDelta(t, 400, last["power/agent"], 1e-12)
 	}
 }
+
+// fieldValues returns a field's values as floats, NaN where null.
+func fieldValues(f *data.Field) []float64 {
+	out := make([]float64, f.Len())
+	for i := range out {
+		switch v := f.At(i).(type) {
+		case float64:
+			out[i] = v
+		case *float64:
+			out[i] = math.NaN()
+			if v != nil {
+				out[i] = *v
+			}
+		}
+	}
+	return out
+}
+
+// TestNonFiniteCountersLeftOut: target a's generation counter has two engines, 4 and 2
+// tokens per second (60 and 30 per 15 s scrape). Engine 1 reads NaN at scrape 20 (10:05:00)
+// and +Inf at scrape 30 (10:07:30). The throughput never shows NaN or Inf: engine 1 is left
+// out of the windows those samples spoil (there the rate is engine 0's 4 tokens/s), and a
+// warning names target, labels, the first value and its time. The clean history of the same
+// shape reads 6 tokens/s throughout and raises no notice.
+func TestNonFiniteCountersLeftOut(t *testing.T) {
+	for _, bad := range []bool{true, false} {
+		db := openDiagDB(t)
+		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+			add("a", "vllm:generation_tokens_total", float64(60*k), "engine", "0", "model_name", "m")
+			v := float64(30 * k)
+			if bad && k == 20 {
+				v = math.NaN()
+			}
+			if bad && k == 30 {
+				v = math.Inf(1)
+			}
+			add("a", "vllm:generation_tokens_total", v, "engine", "1", "model_name", "m")
+		})
+		inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
+		dr := sloRun(t, inst, map[string]any{"queryType": "throughput", "groupBy": "target", "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
+		require.NoError(t, dr.Error)
+		gen := fieldsBy(dr, "signal", "target")["generation_tokens/a"]
+		require.NotNil(t, gen)
+		vals := fieldValues(gen)
+		ns := respNotices(dr)
+		left := 0
+		for i, v := range vals {
+			require.False(t, math.IsInf(v, 0), "step %d", i)
+			if math.IsNaN(v) {
+				continue
+			}
+			if bad && math.Abs(v-4) < 1e-9 {
+				left++
+				continue
+			}
+			assert.InDelta(t, 6, v, 1e-9, "step %d", i)
+		}
+		if !bad {
+			assert.False(t, hasText(ns, "} read "), "%q", ns)
+			assert.Zero(t, left)
+			continue
+		}
+		assert.Greater(t, left, 4, "the windows holding engine 1's NaN or +Inf carry engine 0 alone")
+		assert.Contains(t, ns, `target a: generation_tokens {engine="1", model_name="m"} read NaN at 2026-11-30 10:05:00 UTC (2 times in the range): not a number, left out of the rate in the windows that contain it`)
+	}
+}
+
+// TestNonFiniteHistogramLeftOut: target a's TTFT histogram has two engines, each observing
+// one request per 15 s scrape: engine 0 below 0.1 s, engine 1 between 0.1 and 0.5 s. Their
+// joint median is the bucket bound 0.1 s (rank 1 of 2 falls at the top of [0, 0.1]); engine
+// 0's alone is 0.05 s. Engine 1's le="0.5" bucket reads NaN at scrape 20 (10:05:00): the
+// windows it spoils leave engine 1's whole histogram out (p50 0.05, never NaN), and a
+// warning names the bucket series, value and time. The clean history reads 0.1 throughout
+// and raises no notice.
+func TestNonFiniteHistogramLeftOut(t *testing.T) {
+	for _, bad := range []bool{true, false} {
+		db := openDiagDB(t)
+		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+			n := float64(k)
+			for le, v := range map[string]float64{"0.1": n, "0.5": n, "+Inf": n} {
+				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "0", "model_name", "m", "le", le)
+			}
+			add("a", "vllm:time_to_first_token_seconds_sum", 0.05*n, "engine", "0", "model_name", "m")
+			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "0", "model_name", "m")
+			mid := n
+			if bad && k == 20 {
+				mid = math.NaN()
+			}
+			for le, v := range map[string]float64{"0.1": 0, "0.5": mid, "+Inf": n} {
+				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "1", "model_name", "m", "le", le)
+			}
+			add("a", "vllm:time_to_first_token_seconds_sum", 0.3*n, "engine", "1", "model_name", "m")
+			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "1", "model_name", "m")
+		})
+		inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
+		dr := sloRun(t, inst, map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
+		require.NoError(t, dr.Error)
+		p50 := fieldsBy(dr, "stat", "bound")["p50/"]
+		require.NotNil(t, p50)
+		ns := respNotices(dr)
+		left := 0
+		for i, v := range fieldValues(p50) {
+			require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "step %d: p50 %v", i, v)
+			if bad && math.Abs(v-0.05) < 1e-9 {
+				left++
+				continue
+			}
+			assert.InDelta(t, 0.1, v, 1e-9, "step %d", i)
+		}
+		if !bad {
+			assert.False(t, hasText(ns, "} read "), "%q", ns)
+			assert.Zero(t, left)
+			continue
+		}
+		// delta() reads a window's first and last samples only: the windows whose first or last
+		// sample is the NaN (ending 10:05:00 and 10:05:45) carry engine 0 alone.
+		assert.Equal(t, 2, left, "windows without engine 1")
+		assert.Contains(t, ns, `target a: vllm:time_to_first_token_seconds_bucket {engine="1", le="0.5", model_name="m"} read NaN at 2026-11-30 10:05:00 UTC: not a number, left out of the ttft quantiles and mean in the windows that contain it`)
+	}
+}

@@ -182,6 +182,36 @@ func CounterBackwards(signal string, m model.Matrix, effect string) []Finding {
 	return out
 }
 
+// NonFinite scans raw samples (one series per stored series, samples ascending: a range
+// selection such as `vllm:generation_tokens_total{…}[6h]`) for NaN and ±Inf values, which no
+// counter or histogram series can hold: one Finding per series with its first such value and
+// time and how many samples were not finite. signal names the series in the notice (a
+// canonical signal, or the stored metric name for a histogram's _bucket, _sum or _count);
+// effect says what the aggregates did with them. Findings are sorted by target, then labels.
+func NonFinite(signal string, m model.Matrix, effect string) []Finding {
+	var out []Finding
+	for _, s := range m {
+		var f *Finding
+		for _, p := range s.Values {
+			v := float64(p.Value)
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				continue
+			}
+			if f == nil {
+				target, labels := splitLabels(s.Metric)
+				f = &Finding{Signal: signal, Target: target, Labels: labels, Value: v,
+					At: p.Timestamp.Time().UTC(), Why: why(v, 0, math.Inf(1)), Effect: effect}
+			}
+			f.Count++
+		}
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
 // backwards reports whether a counter step from prev to cur went back without a restart
 // (see CounterBackwards).
 func backwards(prev, cur float64) bool { return cur < prev && cur > 0 && cur >= prev/2 }

@@ -306,3 +306,23 @@ func TestLeaveOut(t *testing.T) {
 	// Nothing to leave out: unchanged.
 	assert.Equal(t, 0, LeaveOut(agg, onlyB, nil, 60*time.Second))
 }
+
+// TestNonFinite: a counter with NaN at 10:02 and +Inf at 10:04 is named once, at its first
+// such sample, with the count; a clean counter of the same shape raises nothing.
+func TestNonFinite(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	series := func(vals ...float64) *model.SampleStream {
+		s := &model.SampleStream{Metric: model.Metric{"__name__": "vllm:generation_tokens_total", "job": "a", "instance": "a:8000", "engine": "1"}}
+		for i, v := range vals {
+			s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t0.Add(time.Duration(i) * time.Minute).UnixNano()), Value: model.SampleValue(v)})
+		}
+		return s
+	}
+	fs := NonFinite("generation_tokens", model.Matrix{series(0, 60, math.NaN(), 180, math.Inf(1), 300)}, "left out")
+	require.Len(t, fs, 1)
+	assert.Equal(t, `target a: generation_tokens {engine="1"} read NaN at 2026-11-30 10:02:00 UTC (2 times in the range): not a number, left out`, fs[0].Text())
+	fs = NonFinite("x_bucket", model.Matrix{series(0, math.Inf(-1))}, "left out")
+	require.Len(t, fs, 1)
+	assert.Equal(t, "infinite", fs[0].Why)
+	assert.Empty(t, NonFinite("generation_tokens", model.Matrix{series(0, 60, 120, 180, 240, 300)}, "left out"))
+}
