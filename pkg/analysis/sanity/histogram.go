@@ -165,3 +165,77 @@ func meanBounds(nb []hist.Bucket) (lo, hi float64) {
 	}
 	return sLo / total, sHi / total
 }
+
+// HistogramBackwards scans the raw samples of one stored classic histogram (its _bucket series,
+// label le, and its _count series; samples ascending, scraped together) for series that went
+// backwards without a restart. A restarted process counts again from zero, so every series
+// of the histogram falls at the same scrape and its total (_count and the +Inf bucket) falls
+// with it. A bucket or _count that decreases while a total series of the same histogram does
+// not decrease at that scrape (the others keep growing) therefore went backwards; so does one
+// that decreases to at least half its previous value (the counter rule of CounterBackwards),
+// whatever the totals did. signal names the histogram in the notices (a stage such as ttft);
+// effect says what the aggregates did. It returns one Finding per series that went backwards
+// (Signal is the stored metric name, le among the labels; Value the new reading, At its time,
+// Count the number of backwards steps) and every time at which the histogram went backwards,
+// ascending and without repeats: the windows that contain one of them must leave the whole
+// histogram out, since PromQL took the decrease for a restart there.
+func HistogramBackwards(signal string, set model.Matrix, effect string) ([]Finding, []time.Time) {
+	// Times at which a total series (_count, +Inf bucket) went down or had no comparable sample.
+	totalUp := map[model.Time]bool{}
+	for _, s := range set {
+		if !isTotal(s.Metric) {
+			continue
+		}
+		for i := 1; i < len(s.Values); i++ {
+			if s.Values[i].Value >= s.Values[i-1].Value {
+				totalUp[s.Values[i].Timestamp] = true
+			}
+		}
+	}
+	var out []Finding
+	times := map[model.Time]bool{}
+	for _, s := range set {
+		var f *Finding
+		for i := 1; i < len(s.Values); i++ {
+			prev, cur := float64(s.Values[i-1].Value), float64(s.Values[i].Value)
+			ts := s.Values[i].Timestamp
+			if !(cur < prev) || !(backwards(prev, cur) || totalUp[ts]) {
+				continue
+			}
+			times[ts] = true
+			if f == nil {
+				target, labels := splitLabels(s.Metric)
+				f = &Finding{Signal: string(s.Metric[model.MetricNameLabel]), Target: target, Labels: labels, Value: cur,
+					At: ts.Time().UTC(), Effect: effect,
+					Why: fmt.Sprintf("a histogram series of %s that went back from %s without a restart", signal, formatValue(prev))}
+				if totalUp[ts] {
+					f.Why = fmt.Sprintf("a histogram series of %s that went back from %s while the histogram's count did not fall (not a restart)", signal, formatValue(prev))
+				}
+			}
+			f.Count++
+		}
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	sortFindings(out)
+	at := make([]time.Time, 0, len(times))
+	for _, ts := range slices.Sorted(maps.Keys(times)) {
+		at = append(at, ts.Time().UTC())
+	}
+	return out, at
+}
+
+// isTotal reports whether a stored histogram series counts every observation: its _count, or
+// its +Inf bucket.
+func isTotal(m model.Metric) bool {
+	if strings.HasSuffix(string(m[model.MetricNameLabel]), "_count") {
+		return true
+	}
+	le, ok := m[model.BucketLabel]
+	if !ok {
+		return false
+	}
+	v, err := hist.ParseLe(string(le))
+	return err == nil && math.IsInf(v, 1)
+}

@@ -326,3 +326,46 @@ func TestNonFinite(t *testing.T) {
 	assert.Equal(t, "infinite", fs[0].Why)
 	assert.Empty(t, NonFinite("generation_tokens", model.Matrix{series(0, 60, 120, 180, 240, 300)}, "left out"))
 }
+
+// TestHistogramBackwards: a histogram observing one request a minute below 0.5 s. (1) Its
+// le="0.5" bucket goes back from 5 to 1 at 10:05 while _count and +Inf keep growing: not a
+// restart (the drop is below half, so the counter rule alone would have missed it), named at
+// 10:05 and 10:05 is returned. (2) A restart at 10:05 (every series falls to 1): nothing. (3)
+// _count goes back from 5 to 4 while +Inf grows: named.
+func TestHistogramBackwards(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	mk := func(name, le string, vals ...float64) *model.SampleStream {
+		m := model.Metric{"__name__": model.LabelValue(name), "job": "a", "instance": "a:8000", "engine": "0"}
+		if le != "" {
+			m["le"] = model.LabelValue(le)
+		}
+		s := &model.SampleStream{Metric: m}
+		for i, v := range vals {
+			s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(t0.Add(time.Duration(i) * time.Minute).UnixNano()), Value: model.SampleValue(v)})
+		}
+		return s
+	}
+	grow := []float64{0, 1, 2, 3, 4, 5, 6, 7}
+	restart := []float64{0, 1, 2, 3, 4, 1, 2, 3}
+	set := model.Matrix{
+		mk("x_bucket", "0.1", 0, 0, 0, 0, 0, 0, 0, 0),
+		mk("x_bucket", "0.5", 0, 1, 2, 3, 5, 1, 2, 3),
+		mk("x_bucket", "+Inf", grow...),
+		mk("x_count", "", grow...),
+	}
+	fs, at := HistogramBackwards("ttft", set, "left out")
+	require.Len(t, fs, 1)
+	assert.Equal(t, `target a: x_bucket {engine="0", le="0.5"} read 1 at 2026-11-30 10:05:00 UTC: a histogram series of ttft that went back from 5 while the histogram's count did not fall (not a restart), left out`, fs[0].Text())
+	assert.Equal(t, []time.Time{t0.Add(5 * time.Minute)}, at)
+
+	clean := model.Matrix{mk("x_bucket", "0.1", 0, 0, 0, 0, 0, 0, 0, 0), mk("x_bucket", "0.5", restart...), mk("x_bucket", "+Inf", restart...), mk("x_count", "", restart...)}
+	fs, at = HistogramBackwards("ttft", clean, "left out")
+	assert.Empty(t, fs, "a restart is not backwards")
+	assert.Empty(t, at)
+
+	count := model.Matrix{mk("x_bucket", "+Inf", grow...), mk("x_count", "", 0, 1, 2, 3, 5, 4, 6, 7)}
+	fs, at = HistogramBackwards("ttft", count, "left out")
+	require.Len(t, fs, 1)
+	assert.Equal(t, "x_count", fs[0].Signal)
+	assert.Equal(t, []time.Time{t0.Add(5 * time.Minute)}, at)
+}
