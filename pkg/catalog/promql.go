@@ -24,6 +24,13 @@ type Scope struct {
 	Models []string
 	// By lists canonical group names: "target", "model", "engine" ("none" or "" are ignored).
 	By []string
+	// Finite makes the rate builders (CounterRatePromQL, MeanPromQL, HistogramPromQL and
+	// HistogramPromQLFor, SeriesRatePromQL, HistogramSeriesPromQL) drop each stored series'
+	// rate or increase in the windows where it is NaN or ±Inf, before any aggregation (see
+	// finite; for histogram buckets the whole stored histogram, see finiteSet). It costs about
+	// as much again as the query itself, so callers set it only where a result held a
+	// non-finite value: a clean history needs no filter.
+	Finite bool
 }
 
 // GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
@@ -326,7 +333,10 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 		}
 		return join(order, per, sc, groups, false, func(m Metric, sel string) string {
 			r := f + "(" + selector(m.Name+suffix, sel) + "[" + w + "])"
-			if suffix == "_bucket" {
+			switch {
+			case !sc.Finite:
+				return r
+			case suffix == "_bucket":
 				return finiteSet(r)
 			}
 			return finite(r)
@@ -380,6 +390,14 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 // sanity.NonFinite names those samples.
 func finite(expr string) string { return "(" + expr + " > -Inf < +Inf)" }
 
+// finiteIf is finite where the scope asks for it (Scope.Finite), else expr as is.
+func finiteIf(sc Scope, expr string) string {
+	if sc.Finite {
+		return finite(expr)
+	}
+	return expr
+}
+
 // finiteSet is finite for the buckets of a classic histogram: when one bucket of a stored
 // histogram (the series that differ only in le) is not finite in a window, every bucket of
 // that histogram is left out of the window, so the buckets that remain stay one consistent
@@ -396,8 +414,8 @@ func finiteSet(expr string) string {
 //	sum by (job, finished_reason) (rate(vllm:request_success_total{…}[5m]) or … or (rate(x_us[5m]) * 0.000001))
 //
 // Metric.Scale is applied in PromQL (result in SI units per second). Old and new names are
-// joined with `or` after rate(), so they are never double counted. A series whose rate is NaN
-// or ±Inf in a window (a non-finite sample: see finite) is left out of that window. Errors: unknown signal or
+// joined with `or` after rate(), so they are never double counted. With Scope.Finite, a series
+// whose rate is NaN or ±Inf in a window (a non-finite sample: see finite) is left out of it. Errors: unknown signal or
 // group, invalid extraBy label, empty names in scope, window under 1ms, or a signal no engine
 // exports as a counter.
 func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...string) (string, error) {
@@ -421,7 +439,7 @@ func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...stri
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
 		}
-		return finite(r)
+		return finiteIf(sc, r)
 	})
 	if err != nil {
 		return "", err
@@ -556,16 +574,16 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
 		}
-		return finite(r)
+		return finiteIf(sc, r)
 	})
 	if err != nil {
 		return "", err
 	}
 	den, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		if m.Kind == KindHistogram {
-			return finite("rate(" + selector(m.Name+"_count", sel) + "[" + w + "])")
+			return finiteIf(sc, "rate("+selector(m.Name+"_count", sel)+"["+w+"])")
 		}
-		return finite("rate(" + selector(meanDenominator[m.Name], sel) + "[" + w + "])")
+		return finiteIf(sc, "rate("+selector(meanDenominator[m.Name], sel)+"["+w+"])")
 	})
 	if err != nil {
 		return "", err

@@ -87,19 +87,23 @@ func TestHistogramPromQLStructure(t *testing.T) {
 		}
 		assert.NotContains(t, names, "nv_inference_first_response_histogram_ms"+suffix)
 	}
-	// Rate is taken on each selector, then the results are joined with `or` (no arithmetic);
-	// a stored histogram with a bucket whose rate is not finite is left out of that window.
+	// Rate is taken on each selector, then the results are joined with `or` (no arithmetic).
 	a := `rate(vllm:time_to_first_token_seconds_bucket{job=~"vllm-a|b\\.c"}[5m])`
 	b := `rate(ray_vllm:time_to_first_token_seconds_bucket{job=~"vllm-a|b\\.c"}[5m])`
-	assert.Contains(t, q.Buckets, `(`+a+` unless ignoring (le) (`+a+` unless `+a+` > -Inf < +Inf)) or (`+b+` unless ignoring (le) (`+b)
-	assert.Contains(t, q.Sum, `(rate(vllm:time_to_first_token_seconds_sum{job=~"vllm-a|b\\.c"}[5m]) > -Inf < +Inf) or (rate(ray_vllm:`)
+	assert.Contains(t, q.Buckets, a+` or `+b)
+	// With Scope.Finite a stored histogram with a bucket whose rate is not finite is left out
+	// of that window whole; _sum and _count rates are dropped series by series.
+	sc.Finite = true
+	qs, err := HistogramPromQL(TTFT, sc, 5*time.Minute)
+	require.NoError(t, err)
+	assert.Contains(t, qs.Buckets, `(`+a+` unless ignoring (le) (`+a+` unless `+a+` > -Inf < +Inf)) or (`+b+` unless ignoring (le) (`+b)
+	assert.Contains(t, qs.Sum, `(rate(vllm:time_to_first_token_seconds_sum{job=~"vllm-a|b\\.c"}[5m]) > -Inf < +Inf) or (rate(ray_vllm:`)
 	assert.NotContains(t, q.Buckets, " + ")
 }
 
 func TestHistogramPromQLModels(t *testing.T) {
 	q, err := HistogramPromQL(ITL, Scope{Models: []string{"meta/llama 8b"}, By: []string{"model"}}, time.Minute)
 	require.NoError(t, err)
-	// The bucket query names each selector three times (see finiteSet); _count once.
 	e := parse(t, q.Count)
 	vs, _ := selectors(e)
 	byName := map[string][]string{}
@@ -149,6 +153,9 @@ func TestCounterAndGaugePromQL(t *testing.T) {
 	q, err = CounterRatePromQL(QueueTime, Scope{}, time.Minute)
 	require.NoError(t, err)
 	parse(t, q)
+	assert.Equal(t, `sum ((rate(nv_inference_queue_duration_us[1m]) * 0.000001))`, q)
+	q, err = CounterRatePromQL(QueueTime, Scope{Finite: true}, time.Minute)
+	require.NoError(t, err)
 	assert.Equal(t, `sum (((rate(nv_inference_queue_duration_us[1m]) * 0.000001) > -Inf < +Inf))`, q)
 
 	// KV usage is averaged; old and new vLLM names are joined with or.
@@ -186,7 +193,7 @@ func TestCounterAndGaugePromQL(t *testing.T) {
 	h, err := HistogramPromQLFor(Lookup(EngineTriton, TTFT).Metrics, Scope{Models: []string{"m"}}, time.Minute)
 	require.NoError(t, err)
 	parse(t, h.Buckets)
-	assert.Contains(t, h.Buckets, `label_replace((rate(nv_inference_first_response_histogram_ms_bucket{model=~"m"}[1m]) unless ignoring (le)`)
+	assert.Contains(t, h.Buckets, `label_replace(rate(nv_inference_first_response_histogram_ms_bucket{model=~"m"}[1m])`)
 }
 
 func TestEveryBuilderParsesForEverySignal(t *testing.T) {

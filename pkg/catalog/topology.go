@@ -289,7 +289,7 @@ func SeriesRatePromQL(s Signal, series map[string]string, sc Scope, window time.
 	if m.Scale != 1 {
 		r = "(" + r + " * " + formatScale(m.Scale) + ")"
 	}
-	r = finite(r)
+	r = finiteIf(sc, r)
 	if slices.Contains(groups, "model_name") {
 		for _, l := range modelLabels[order[0]] {
 			if l != "model_name" {
@@ -312,7 +312,7 @@ const ScanMetricLabel = "inferscope_metric"
 // nothing after reading each sample once. Each result keeps the stored labels (job, engine, le,
 // …) and names its metric in ScanMetricLabel:
 //
-//	label_replace(sum_over_time(x_sum{job=~"a"}[1h]) unless sum_over_time(x_sum{job=~"a"}[1h]) > -Inf < +Inf, "inferscope_metric", "x_sum", "", "") or …
+//	label_replace(sum_over_time(x_sum{job=~"a"}[1h]) * 0 != 0, "inferscope_metric", "x_sum", "", "") or …
 //
 // A model filter matches model_name only. Errors: unknown signal, empty names in scope, rng
 // under 1ms, or a signal read from neither a counter nor a histogram.
@@ -352,8 +352,10 @@ func NonFiniteScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) 
 				ms = append(ms, m.Match)
 			}
 			for _, n := range names {
+				// v * 0 is 0 for a finite v and NaN for NaN or ±Inf; NaN != 0 keeps the series.
+				// One evaluation of the sum, where `unless` over a finite filter needs two.
 				sum := "sum_over_time(" + selector(n, strings.Join(ms, ", ")) + "[" + w + "])"
-				parts = append(parts, `label_replace(`+sum+" unless "+sum+` > -Inf < +Inf, "`+ScanMetricLabel+`", "`+n+`", "", "")`)
+				parts = append(parts, `label_replace(`+sum+` * 0 != 0, "`+ScanMetricLabel+`", "`+n+`", "", "")`)
 			}
 		}
 	}
@@ -361,4 +363,99 @@ func NonFiniteScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) 
 		return "", fmt.Errorf("catalog: signal %q is read from no counter or histogram", s)
 	}
 	return strings.Join(parts, " or "), nil
+}
+
+// HistogramResetScanPromQL builds one instant query, evaluated at the end of a range rng long,
+// that selects every stored _bucket and _count series of histogram signal s in scope that
+// decreased at least once in that range (resets() > 0): the candidates for a histogram that
+// went backwards without a restart (sanity.HistogramBackwards decides from the raw samples).
+// Only histograms with Scale 1 are scanned, as HistogramPromQL reads them. Each result keeps
+// the stored labels and names its metric in ScanMetricLabel:
+//
+//	label_replace(resets(x_bucket{job=~"a"}[1h]) > 0, "inferscope_metric", "x_bucket", "", "") or …
+//
+// A model filter matches model_name only. Errors: unknown signal, empty names in scope, rng
+// under 1ms, or a signal read from no histogram.
+func HistogramResetScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) {
+	if err := checkSignal(s); err != nil {
+		return "", err
+	}
+	w, err := windowString(rng)
+	if err != nil {
+		return "", err
+	}
+	base, err := scanMatchers(sc)
+	if err != nil {
+		return "", err
+	}
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 })
+	var parts []string
+	for _, e := range order {
+		for _, m := range per[e] {
+			ms := slices.Clone(base)
+			if m.Match != "" {
+				ms = append(ms, m.Match)
+			}
+			for _, n := range []string{m.Name + "_bucket", m.Name + "_count"} {
+				parts = append(parts, `label_replace(resets(`+selector(n, strings.Join(ms, ", "))+"["+w+`]) > 0, "`+ScanMetricLabel+`", "`+n+`", "", "")`)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "", fmt.Errorf("catalog: signal %q is not read from a histogram by any engine", s)
+	}
+	return strings.Join(parts, " or "), nil
+}
+
+// scanMatchers renders a scope's targets and models as matchers on job and model_name.
+func scanMatchers(sc Scope) ([]string, error) {
+	var base []string
+	if len(sc.Targets) > 0 {
+		re, err := anyOf("target", sc.Targets)
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, "job=~"+re)
+	}
+	if len(sc.Models) > 0 {
+		re, err := anyOf("model", sc.Models)
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, "model_name=~"+re)
+	}
+	return base, nil
+}
+
+// HistogramSeriesPromQL is HistogramPromQLFor restricted to one stored histogram: metric name
+// (without suffix) and its labels (le and __name__ excluded; job among them), with the scope's
+// groups plus extraBy, so each of its results can be subtracted group by group from the
+// aggregate's (sanity.LeaveOut) to leave that histogram out of some windows. Errors: a name
+// that is no Scale-1 histogram of signal s, invalid label names, or those of HistogramPromQLFor.
+func HistogramSeriesPromQL(s Signal, name string, labels map[string]string, sc Scope, window time.Duration, extraBy ...string) (HistogramQueries, error) {
+	if err := checkSignal(s); err != nil {
+		return HistogramQueries{}, err
+	}
+	order, per := collect(s, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 && m.Name == name })
+	if len(order) == 0 {
+		return HistogramQueries{}, fmt.Errorf("catalog: %q is not a histogram of signal %q", name, s)
+	}
+	m := per[order[0]][0]
+	var ms []string
+	if m.Match != "" {
+		ms = append(ms, m.Match)
+	}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if k == "__name__" || k == "le" || k == "job" {
+			continue
+		}
+		if !labelNameRE.MatchString(k) {
+			return HistogramQueries{}, fmt.Errorf("catalog: %q is not a valid label name", k)
+		}
+		ms = append(ms, k+"="+strconv.Quote(labels[k]))
+	}
+	m.Match = strings.Join(ms, ", ")
+	sc.By = append(slices.Clone(sc.By), extraBy...)
+	sc.Targets = []string{labels["job"]}
+	return HistogramPromQLFor([]Metric{m}, sc, window)
 }

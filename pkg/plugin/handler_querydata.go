@@ -1,10 +1,12 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"runtime"
 	"slices"
@@ -19,11 +21,13 @@ import (
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/throughput"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
 
 // handlerFunc computes the frames of one query of a given type.
@@ -369,6 +373,14 @@ func (r *run) idleNotices(ctx context.Context, signals []catalog.Signal) error {
 //
 // extraBy adds canonical groups (e.g. "target") to the query's own.
 func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration, extraBy ...string) ([]catalog.HistogramQueries, error) {
+	hqs, _, err := r.histogramParts(ctx, stage, window, false, extraBy...)
+	return hqs, err
+}
+
+// histogramParts is histogramQueries that also returns, for each query, the targets it reads;
+// with finite, the queries leave non-finite rates out (catalog.Scope.Finite).
+func (r *run) histogramParts(ctx context.Context, stage catalog.Signal, window time.Duration, finite bool, extraBy ...string) ([]catalog.HistogramQueries, [][]string, error) {
+
 	type part struct {
 		metrics []catalog.Metric
 		targets []string
@@ -408,27 +420,32 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 		}
 	}
 	var out []catalog.HistogramQueries
+	var targets [][]string
 	if len(rest) > 0 {
 		sc := r.p.scope
 		sc.By = append(slices.Clone(sc.By), extraBy...)
 		sc.Targets = rest
+		sc.Finite = finite
 		hq, err := catalog.HistogramPromQL(stage, sc, window)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, hq)
+		targets = append(targets, rest)
 	}
 	for _, pt := range parts {
 		sc := r.p.scope
 		sc.By = append(slices.Clone(sc.By), extraBy...)
 		sc.Targets = pt.targets
+		sc.Finite = finite
 		hq, err := catalog.HistogramPromQLFor(pt.metrics, sc, window)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, hq)
+		targets = append(targets, pt.targets)
 	}
-	return out, nil
+	return out, targets, nil
 }
 
 func sameMetrics(a, b []catalog.Metric) bool {
@@ -497,6 +514,14 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	inputs := make([]latency.Input, len(stages))
 	extra := make([][]analysis.Series, len(stages))
 	checks := make([]latency.Input, len(stages)) // windowed increases, for the consistency checks
+	// Sanity findings and skipped checks per stage, added to the notices in stage order (the
+	// stages run concurrently; notices are not safe for concurrent use).
+	type skip struct {
+		what string
+		err  error
+	}
+	findings := make([][]sanity.Finding, len(stages))
+	skips := make([][]skip, len(stages))
 	err = r.parallel(len(stages), func(k int) error {
 		stage := stages[k]
 		var err error
@@ -514,56 +539,72 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		if split != "" {
 			extraBy = []string{"target"}
 		}
-		hqs, err := r.histogramQueries(ctx, stage, p.window, extraBy...)
+		hqs, hqTargets, err := r.histogramParts(ctx, stage, p.window, false, extraBy...)
 		if err != nil {
 			return err
+		}
+		fetched, err := r.fetchHistograms(ctx, hqs)
+		if err != nil {
+			return err
+		}
+		// NaN and ±Inf samples reach the aggregates as NaN or ±Inf: name them, and fetch
+		// again with the finite filters (catalog.Scope.Finite), which leave each stored
+		// histogram out of the windows they spoil. A clean history pays nothing for this.
+		finite := false
+		if nonFiniteIn(fetched) {
+			effect := "left out of the " + string(stage) + " quantiles and mean in the windows that contain it"
+			nf, err := r.nonFiniteScan(ctx, stage, p.scope, p.window, effect)
+			if err != nil {
+				skips[k] = append(skips[k], skip{"the check for NaN and infinite " + string(stage) + " samples", err})
+			}
+			findings[k] = append(findings[k], nf...)
+			finite = true
+			if hqs, hqTargets, err = r.histogramParts(ctx, stage, p.window, true, extraBy...); err != nil {
+				return err
+			}
+			if fetched, err = r.fetchHistograms(ctx, hqs); err != nil {
+				return err
+			}
+		}
+		// Histograms that went backwards without a restart are named and left out of the
+		// windows that hold the step. Looked for only where the results show a decrease: a
+		// _count reset, or a bucket increase that is negative or below the bucket under it.
+		if decreaseIn(fetched) {
+			backs, bf, err := r.histogramBackwards(ctx, stage, p.window, finite, extraBy...)
+			if err != nil {
+				skips[k] = append(skips[k], skip{"the check for " + string(stage) + " histograms going backwards", err})
+			}
+			findings[k] = append(findings[k], bf...)
+			for j, f := range fetched {
+				for _, b := range backs {
+					if !slices.Contains(hqTargets[j], b.job) {
+						continue
+					}
+					if err := r.leaveOutHistogram(ctx, b, p.window, []model.Matrix{f.inc, f.rates, f.sum, f.count, f.sumInc, f.cntInc}); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		in := latency.Input{Stage: stage, Scale: 1, SplitBy: split, Window: p.window}
 		// Partitions cover disjoint targets: their series of one group add
 		// up in latency.Compute. Rank fractions come from bucket increases
 		// scaled by one factor per histogram (see latency.Input.Increases).
-		for _, hq := range hqs {
-			inc, err := r.rangeQuery(ctx, hq.Increases)
-			if err != nil {
-				return err
-			}
-			in.Increases = append(in.Increases, inc...)
-			var m model.Matrix
-			if m, err = r.rangeQuery(ctx, hq.Resets); err != nil {
-				return err
-			}
-			in.Resets = append(in.Resets, m...)
-			resets := m
-			if anyAbove(resets, 0) {
-				// Compute falls back to rate()'s buckets in windows holding a counter reset.
-				if m, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
-					return err
-				}
-				in.Buckets = append(in.Buckets, m...)
-			}
-			if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
-				return err
-			}
-			in.Sum = append(in.Sum, m...)
-			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
-				return err
-			}
-			in.Count = append(in.Count, m...)
+		for _, f := range fetched {
+			in.Increases = append(in.Increases, f.inc...)
+			in.Resets = append(in.Resets, f.resets...)
+			in.Buckets = append(in.Buckets, f.rates...)
+			in.Sum = append(in.Sum, f.sum...)
+			in.Count = append(in.Count, f.count...)
 			// The consistency checks (sanity.HistogramChecks) compare the
 			// buckets, _sum and _count on one footing: their delta()
 			// increases, which share one extrapolation per target.
 			// Windows holding a counter reset are left out (delta is no
 			// increase there; rate()'s own extrapolation is what Compute uses).
 			checks[k].Stage = stage
-			checks[k].Buckets = append(checks[k].Buckets, withoutResets(inc, resets)...)
-			if m, err = r.rangeQuery(ctx, hq.SumIncrease); err != nil {
-				return err
-			}
-			checks[k].Sum = append(checks[k].Sum, withoutResets(m, resets)...)
-			if m, err = r.rangeQuery(ctx, hq.CountIncrease); err != nil {
-				return err
-			}
-			checks[k].Count = append(checks[k].Count, withoutResets(m, resets)...)
+			checks[k].Buckets = append(checks[k].Buckets, withoutResets(f.inc, f.resets)...)
+			checks[k].Sum = append(checks[k].Sum, withoutResets(f.sumInc, f.resets)...)
+			checks[k].Count = append(checks[k].Count, withoutResets(f.cntInc, f.resets)...)
 		}
 		inputs[k] = in
 		return nil
@@ -576,10 +617,10 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 		series = append(series, extra[k]...)
 		r.histogramNotices(checks[k], checks[k].Count)
-		effect := "left out of the " + string(in.Stage) + " quantiles and mean in the windows that contain it"
-		if err := r.nonFiniteNotices(ctx, in.Stage, p.scope, p.window, effect); err != nil {
-			r.skipped("the check for NaN and infinite "+string(in.Stage)+" samples", err)
+		for _, sk := range skips[k] {
+			r.skipped(sk.what, sk.err)
 		}
+		r.addFindings(findings[k], string(stages[k]))
 	}
 	if err := r.idleNotices(ctx, stages); err != nil {
 		return nil, err
@@ -588,6 +629,111 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		return nil, err
 	}
 	return i.withObjectiveThresholds(p, frames.TimeSeries(series, r.meta()))
+}
+
+// histFetch holds one histogram query's results (catalog.HistogramQueries): bucket
+// increases, _count resets, bucket rates (only where a reset asks for them), _sum and _count
+// rates and increases.
+type histFetch struct {
+	inc, resets, rates, sum, count, sumInc, cntInc model.Matrix
+}
+
+// fetchHistograms runs every query of each HistogramQueries.
+func (r *run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQueries) ([]histFetch, error) {
+	out := make([]histFetch, len(hqs))
+	for j, hq := range hqs {
+		f := &out[j]
+		var err error
+		if f.inc, err = r.rangeQuery(ctx, hq.Increases); err != nil {
+			return nil, err
+		}
+		if f.resets, err = r.rangeQuery(ctx, hq.Resets); err != nil {
+			return nil, err
+		}
+		if anyAbove(f.resets, 0) {
+			// Compute falls back to rate()'s buckets in windows holding a counter reset.
+			if f.rates, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
+				return nil, err
+			}
+		}
+		if f.sum, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+			return nil, err
+		}
+		if f.count, err = r.rangeQuery(ctx, hq.Count); err != nil {
+			return nil, err
+		}
+		if f.sumInc, err = r.rangeQuery(ctx, hq.SumIncrease); err != nil {
+			return nil, err
+		}
+		if f.cntInc, err = r.rangeQuery(ctx, hq.CountIncrease); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// nonFiniteIn reports whether any fetched histogram result holds NaN or ±Inf.
+func nonFiniteIn(fs []histFetch) bool {
+	for _, f := range fs {
+		for _, m := range []model.Matrix{f.inc, f.rates, f.sum, f.count, f.sumInc, f.cntInc} {
+			if hasNonFinite(m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasNonFinite reports whether any sample of m is NaN or ±Inf.
+func hasNonFinite(m model.Matrix) bool {
+	for _, s := range m {
+		for _, p := range s.Values {
+			if v := float64(p.Value); math.IsNaN(v) || math.IsInf(v, 0) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decreaseIn reports whether fetched histogram results show a series that decreased: a
+// _count reset, a negative bucket increase, or a bucket whose increase is below that of a
+// lower bucket of the same group at the same step (cumulative buckets cannot do that).
+func decreaseIn(fs []histFetch) bool {
+	for _, f := range fs {
+		if anyAbove(f.resets, 0) {
+			return true
+		}
+		type point struct{ le, v float64 }
+		per := map[string]map[model.Time][]point{}
+		for _, s := range f.inc {
+			le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
+			if err != nil {
+				continue
+			}
+			k, _ := analysis.Key(s.Metric, model.BucketLabel)
+			if per[k] == nil {
+				per[k] = map[model.Time][]point{}
+			}
+			for _, p := range s.Values {
+				if p.Value < 0 {
+					return true
+				}
+				per[k][p.Timestamp] = append(per[k][p.Timestamp], point{le, float64(p.Value)})
+			}
+		}
+		for _, steps := range per {
+			for _, ps := range steps {
+				slices.SortFunc(ps, func(a, b point) int { return cmp.Compare(a.le, b.le) })
+				for i := 1; i < len(ps); i++ {
+					if ps[i].v < ps[i-1].v*(1-sanity.HistogramTolerance)-1e-9 {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // anyAbove reports whether any sample of m is above v.
@@ -691,36 +837,20 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 		return nil, err
 	}
 	var in throughput.Input
-	q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, p.scope, p.window, "finished_reason")
-	if err != nil {
-		return nil, err
-	}
-	if in.Finished, err = r.rangeQuery(ctx, q); err != nil {
-		return nil, err
-	}
-	if q, err = catalog.CounterRatePromQL(catalog.PromptTokens, p.scope, p.window); err != nil {
-		return nil, err
-	}
-	if in.PromptTokens, err = r.rangeQuery(ctx, q); err != nil {
-		return nil, err
-	}
-	if q, err = catalog.CounterRatePromQL(catalog.GenerationTokens, p.scope, p.window); err != nil {
-		return nil, err
-	}
-	if in.GenerationTokens, err = r.rangeQuery(ctx, q); err != nil {
-		return nil, err
-	}
-	// A counter that went backwards without a restart is left out of the windows that hold it.
+	// A counter that went backwards without a restart is left out of the windows that hold
+	// it; NaN and ±Inf samples are named and left out where they reach the rate.
 	for _, c := range []struct {
 		s     catalog.Signal
-		m     model.Matrix
+		dst   *model.Matrix
 		extra []string
-	}{{catalog.RequestsFinished, in.Finished, []string{"finished_reason"}}, {catalog.PromptTokens, in.PromptTokens, nil}, {catalog.GenerationTokens, in.GenerationTokens, nil}} {
-		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m, c.extra...); err != nil {
-			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
+	}{{catalog.RequestsFinished, &in.Finished, []string{"finished_reason"}}, {catalog.PromptTokens, &in.PromptTokens, nil}, {catalog.GenerationTokens, &in.GenerationTokens, nil}} {
+		m, sc, err := r.counterRate(ctx, c.s, p.scope, p.window, c.extra...)
+		if err != nil {
+			return nil, err
 		}
-		if err := r.nonFiniteNotices(ctx, c.s, p.scope, p.window, effectNonFiniteRate); err != nil {
-			r.skipped("the check for NaN and infinite "+string(c.s)+" samples", err)
+		*c.dst = m
+		if err := r.leaveOutBackwards(ctx, c.s, sc, p.window, m, c.extra...); err != nil {
+			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
 		}
 	}
 	return frames.TimeSeries(throughput.Compute(in, r.steps), r.meta()), nil
@@ -742,11 +872,6 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 		// A usage ratio is averaged across engines and targets, never summed
 		// (catalog.PartitionAgg); replicas and process splits count once.
 		{&in.KVUsage, func() (string, error) { return catalog.GaugePromQL(catalog.KVCacheUsage, p.scope, "avg") }},
-		{&in.Preemptions, func() (string, error) { return catalog.CounterRatePromQL(catalog.Preemptions, p.scope, p.window) }},
-		{&in.PrefixHits, func() (string, error) { return catalog.CounterRatePromQL(catalog.PrefixCacheHits, p.scope, p.window) }},
-		{&in.PrefixQueries, func() (string, error) {
-			return catalog.CounterRatePromQL(catalog.PrefixCacheQueries, p.scope, p.window)
-		}},
 	}
 	for _, s := range steps {
 		q, err := s.expr()
@@ -757,20 +882,23 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 			return nil, err
 		}
 	}
-	if err := r.prefixHitRateGauge(ctx, &in); err != nil {
-		return nil, err
-	}
-	// A counter that went backwards without a restart is left out of the windows that hold it.
+	// A counter that went backwards without a restart is left out of the windows that hold
+	// it; NaN and ±Inf samples are named and left out where they reach the rate.
 	for _, c := range []struct {
-		s catalog.Signal
-		m model.Matrix
-	}{{catalog.Preemptions, in.Preemptions}, {catalog.PrefixCacheHits, in.PrefixHits}, {catalog.PrefixCacheQueries, in.PrefixQueries}} {
-		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m); err != nil {
+		s   catalog.Signal
+		dst *model.Matrix
+	}{{catalog.Preemptions, &in.Preemptions}, {catalog.PrefixCacheHits, &in.PrefixHits}, {catalog.PrefixCacheQueries, &in.PrefixQueries}} {
+		m, sc, err := r.counterRate(ctx, c.s, p.scope, p.window)
+		if err != nil {
+			return nil, err
+		}
+		*c.dst = m
+		if err := r.leaveOutBackwards(ctx, c.s, sc, p.window, m); err != nil {
 			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
 		}
-		if err := r.nonFiniteNotices(ctx, c.s, p.scope, p.window, effectNonFiniteRate); err != nil {
-			r.skipped("the check for NaN and infinite "+string(c.s)+" samples", err)
-		}
+	}
+	if err := r.prefixHitRateGauge(ctx, &in); err != nil {
+		return nil, err
 	}
 	if err := r.impossibleNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}); err != nil {
 		r.skipped("naming the gauge values that cannot be true", err)

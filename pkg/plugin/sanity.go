@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,20 +213,56 @@ func (r *run) leaveOutBackwards(ctx context.Context, s catalog.Signal, sc catalo
 	return nil
 }
 
+// counterRate fetches the aggregated rate of counter signal s (catalog.CounterRatePromQL). A
+// NaN or ±Inf in the result means a stored series held such samples: they are named
+// (nonFiniteNotices) and the rate is fetched again with the finite filters
+// (catalog.Scope.Finite), which leave each series out of the windows it spoils. It returns the
+// rate and the scope it was built with.
+func (r *run) counterRate(ctx context.Context, s catalog.Signal, sc catalog.Scope, window time.Duration, extraBy ...string) (model.Matrix, catalog.Scope, error) {
+	q, err := catalog.CounterRatePromQL(s, sc, window, extraBy...)
+	if err != nil {
+		return nil, sc, err
+	}
+	m, err := r.rangeQuery(ctx, q)
+	if err != nil || !hasNonFinite(m) {
+		return m, sc, err
+	}
+	if err := r.nonFiniteNotices(ctx, s, sc, window, effectNonFiniteRate); err != nil {
+		r.skipped("the check for NaN and infinite "+string(s)+" samples", err)
+	}
+	sc.Finite = true
+	if q, err = catalog.CounterRatePromQL(s, sc, window, extraBy...); err != nil {
+		return nil, sc, err
+	}
+	m, err = r.rangeQuery(ctx, q)
+	return m, sc, err
+}
+
 // nonFiniteNotices names the stored series of signal s (in sc) that hold NaN or ±Inf samples
 // in the samples the query's windows read (catalog.NonFiniteScanPromQL finds them with one
 // instant query, then their raw samples are scanned by sanity.NonFinite). The aggregates have
 // already left them out (catalog's finite filters); effect says how. Counters are named by
 // signal, a histogram's series by stored metric name (le shows which bucket).
 func (r *run) nonFiniteNotices(ctx context.Context, s catalog.Signal, sc catalog.Scope, window time.Duration, effect string) error {
-	rng := model.Duration(r.p.end.Sub(r.p.start) + window + r.i.settings.ScrapeInterval)
-	q, err := catalog.NonFiniteScanPromQL(s, sc, time.Duration(rng))
+	fs, err := r.nonFiniteScan(ctx, s, sc, window, effect)
 	if err != nil {
 		return err
 	}
+	r.addFindings(fs, string(s))
+	return nil
+}
+
+// nonFiniteScan is nonFiniteNotices without the notices (safe to call concurrently): the
+// findings, for the caller to add.
+func (r *run) nonFiniteScan(ctx context.Context, s catalog.Signal, sc catalog.Scope, window time.Duration, effect string) ([]sanity.Finding, error) {
+	rng := model.Duration(r.p.end.Sub(r.p.start) + window + r.i.settings.ScrapeInterval)
+	q, err := catalog.NonFiniteScanPromQL(s, sc, time.Duration(rng))
+	if err != nil {
+		return nil, err
+	}
 	cands, err := r.instantQuery(ctx, q, r.p.end)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var findings []sanity.Finding
 	for _, c := range cands {
@@ -236,7 +273,7 @@ func (r *run) nonFiniteNotices(ctx context.Context, s catalog.Signal, sc catalog
 		exact := exactSelector(m) + "[" + rng.String() + "]"
 		v, err := r.i.querier.Query(ctx, exact, r.p.end)
 		if err != nil {
-			return fmt.Errorf("PromQL %s: %w", exact, err)
+			return nil, fmt.Errorf("PromQL %s: %w", exact, err)
 		}
 		raw, ok := v.(model.Matrix)
 		if !ok {
@@ -248,7 +285,111 @@ func (r *run) nonFiniteNotices(ctx context.Context, s catalog.Signal, sc catalog
 		}
 		findings = append(findings, sanity.NonFinite(label, raw, effect)...)
 	}
-	r.addFindings(findings, string(s))
+	return findings, nil
+}
+
+// backwardsHistogram is one stored histogram that went backwards without a restart: its
+// target, its queries (catalog.HistogramSeriesPromQL, grouped as the latency query's) and the
+// times of its backwards steps.
+type backwardsHistogram struct {
+	job string
+	q   catalog.HistogramQueries
+	at  []time.Time
+}
+
+// histogramBackwards finds the stored histograms of stage (in the query's scope) with a bucket
+// or _count that went backwards without a restart in the samples the query reads
+// (candidates: catalog.HistogramResetScanPromQL, one instant query; then each candidate
+// histogram's raw _bucket and _count samples are judged by sanity.HistogramBackwards), names
+// each backwards series in a finding, and returns the histograms with their queries grouped
+// by the scope's groups plus extraBy (with the finite filters where finite). Safe to call concurrently: the caller adds the findings.
+func (r *run) histogramBackwards(ctx context.Context, stage catalog.Signal, window time.Duration, finite bool, extraBy ...string) ([]backwardsHistogram, []sanity.Finding, error) {
+	rng := model.Duration(r.p.end.Sub(r.p.start) + window + r.i.settings.ScrapeInterval)
+	sc := r.p.scope
+	sc.By = nil
+	q, err := catalog.HistogramResetScanPromQL(stage, sc, time.Duration(rng))
+	if err != nil {
+		return nil, nil, err
+	}
+	cands, err := r.instantQuery(ctx, q, r.p.end)
+	if err != nil || len(cands) == 0 {
+		return nil, nil, err
+	}
+	// One candidate per stored histogram: its metric name (no suffix) and labels without le.
+	type set struct {
+		name   string
+		labels model.Metric
+	}
+	sets := map[string]set{}
+	for _, c := range cands {
+		name := string(c.Metric[catalog.ScanMetricLabel])
+		name = strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_count")
+		l := c.Metric.Clone()
+		delete(l, catalog.ScanMetricLabel)
+		delete(l, model.BucketLabel)
+		delete(l, model.MetricNameLabel)
+		sets[name+l.String()] = set{name, l}
+	}
+	var out []backwardsHistogram
+	var findings []sanity.Finding
+	effect := "the whole histogram left out of the " + string(stage) + " quantiles and mean in the windows that contain it"
+	for _, k := range slices.Sorted(maps.Keys(sets)) {
+		st := sets[k]
+		var ms []string
+		for _, ln := range slices.Sorted(maps.Keys(st.labels)) {
+			ms = append(ms, string(ln)+"="+strconv.Quote(string(st.labels[ln])))
+		}
+		sel := `{__name__=~"` + regexp.QuoteMeta(st.name) + `_(bucket|count)", ` + strings.Join(ms, ", ") + "}[" + rng.String() + "]"
+		v, err := r.i.querier.Query(ctx, sel, r.p.end)
+		if err != nil {
+			return nil, nil, fmt.Errorf("PromQL %s: %w", sel, err)
+		}
+		raw, _ := v.(model.Matrix)
+		var own model.Matrix
+		for _, s := range raw {
+			l := s.Metric.Clone()
+			delete(l, model.BucketLabel)
+			delete(l, model.MetricNameLabel)
+			if l.Equal(st.labels) {
+				own = append(own, s)
+			}
+		}
+		fs, at := sanity.HistogramBackwards(string(stage), own, effect)
+		if len(at) == 0 {
+			continue
+		}
+		findings = append(findings, fs...)
+		labels := map[string]string{}
+		for ln, lv := range st.labels {
+			labels[string(ln)] = string(lv)
+		}
+		hsc := r.p.scope
+		hsc.Finite = finite
+		hq, err := catalog.HistogramSeriesPromQL(stage, st.name, labels, hsc, window, extraBy...)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, backwardsHistogram{job: labels["job"], q: hq, at: at})
+	}
+	return out, findings, nil
+}
+
+// leaveOutHistogram subtracts one backwards histogram's share (b.q's increases, rates, sums and
+// counts) from the latency query's matrices of the same shape, in order: bucket increases,
+// bucket rates (may be nil when not fetched), _sum rate, _count rate, _sum increase, _count
+// increase; in the windows that contain one of its backwards steps (sanity.LeaveOut).
+func (r *run) leaveOutHistogram(ctx context.Context, b backwardsHistogram, window time.Duration, aggs []model.Matrix) error {
+	qs := []string{b.q.Increases, b.q.Buckets, b.q.Sum, b.q.Count, b.q.SumIncrease, b.q.CountIncrease}
+	for i, agg := range aggs {
+		if len(agg) == 0 {
+			continue
+		}
+		m, err := r.rangeQuery(ctx, qs[i])
+		if err != nil {
+			return err
+		}
+		sanity.LeaveOut(agg, m, b.at, window)
+	}
 	return nil
 }
 

@@ -343,3 +343,59 @@ func TestNonFiniteHistogramLeftOut(t *testing.T) {
 		assert.Contains(t, ns, `target a: vllm:time_to_first_token_seconds_bucket {engine="1", le="0.5", model_name="m"} read NaN at 2026-11-30 10:05:00 UTC: not a number, left out of the ttft quantiles and mean in the windows that contain it`)
 	}
 }
+
+// TestBackwardsHistogramLeftOut: the TTFT history of TestNonFiniteHistogramLeftOut (joint
+// median 0.1 s, engine 0's alone 0.05 s), except that engine 1's le="0.5" bucket goes back
+// by 15 at scrape 20 (10:05:00: 19 → 5) while its _count and +Inf bucket keep growing: not a
+// restart. The four 1-minute windows that hold the step (ending 10:05:00 … 10:05:45) leave
+// engine 1's whole histogram out (p50 0.05: engine 1's negative bucket increase there says
+// observations left a bucket, which cannot happen), every other window reads 0.1, and a
+// warning names the
+// bucket series, the new value, the old one and the time. The same history without the step
+// raises no notice and reads 0.1 throughout.
+func TestBackwardsHistogramLeftOut(t *testing.T) {
+	for _, bad := range []bool{true, false} {
+		db := openDiagDB(t)
+		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+			n := float64(k)
+			for le, v := range map[string]float64{"0.1": n, "0.5": n, "+Inf": n} {
+				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "0", "model_name", "m", "le", le)
+			}
+			add("a", "vllm:time_to_first_token_seconds_sum", 0.05*n, "engine", "0", "model_name", "m")
+			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "0", "model_name", "m")
+			mid := n
+			if bad && k >= 20 {
+				mid = n - 15
+			}
+			for le, v := range map[string]float64{"0.1": 0, "0.5": mid, "+Inf": n} {
+				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "1", "model_name", "m", "le", le)
+			}
+			add("a", "vllm:time_to_first_token_seconds_sum", 0.3*n, "engine", "1", "model_name", "m")
+			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "1", "model_name", "m")
+		})
+		inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
+		dr := sloRun(t, inst, map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
+		require.NoError(t, dr.Error)
+		p50 := fieldsBy(dr, "stat", "bound")["p50/"]
+		require.NotNil(t, p50)
+		ns := respNotices(dr)
+		var alone []time.Time
+		for i, v := range fieldValues(p50) {
+			at := sanityT0.Add(2*time.Minute + time.Duration(i)*15*time.Second)
+			require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "step %d: p50 %v", i, v)
+			if bad && math.Abs(v-0.05) < 1e-9 {
+				alone = append(alone, at)
+				continue
+			}
+			assert.InDelta(t, 0.1, v, 1e-9, "step %s", at)
+		}
+		if !bad {
+			assert.False(t, hasText(ns, "} read "), "%q", ns)
+			assert.Empty(t, alone)
+			continue
+		}
+		step := sanityT0.Add(5 * time.Minute)
+		assert.Equal(t, []time.Time{step, step.Add(15 * time.Second), step.Add(30 * time.Second), step.Add(45 * time.Second)}, alone)
+		assert.Contains(t, ns, `target a: vllm:time_to_first_token_seconds_bucket {engine="1", le="0.5", model_name="m"} read 5 at 2026-11-30 10:05:00 UTC: a histogram series of ttft that went back from 19 while the histogram's count did not fall (not a restart), the whole histogram left out of the ttft quantiles and mean in the windows that contain it`)
+	}
+}
