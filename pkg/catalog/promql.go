@@ -387,7 +387,7 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 // sample is NaN, and ±Inf (or NaN) when any sample is infinite, which would turn the whole
 // sum into NaN or Inf. A NaN sample inside the window is already skipped by rate(); so the
 // series is left out of exactly the windows its non-finite samples spoil, and
-// sanity.NonFinite names those samples.
+// sanity.NonFinite names those samples. Applied where Scope.Finite asks for it.
 func finite(expr string) string { return "(" + expr + " > -Inf < +Inf)" }
 
 // finiteIf is finite where the scope asks for it (Scope.Finite), else expr as is.

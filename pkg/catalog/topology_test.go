@@ -376,3 +376,78 @@ func TestCounterScanAndSeriesRate(t *testing.T) {
 	_, err = SeriesRatePromQL(GenerationTokens, map[string]string{"__name__": "vllm:kv_cache_usage_perc"}, Scope{}, time.Minute)
 	assert.Error(t, err)
 }
+
+// TestNonFiniteAndResetScans: the scans find exactly the stored series that hold NaN or ±Inf
+// (any sample in the range) or that decreased, name their metric, and find nothing in a clean
+// history; Scope.Finite leaves a NaN series out of the windows it spoils.
+func TestNonFiniteAndResetScans(t *testing.T) {
+	const load = `
+load 1m
+  vllm:generation_tokens_total{job="a",engine="0",model_name="m"} 0+60x10
+  vllm:generation_tokens_total{job="a",engine="1",model_name="m"} 0 30 60 90 NaN 150 180 210 240 270 300
+  vllm:time_to_first_token_seconds_bucket{job="a",engine="0",model_name="m",le="0.5"} 0+1x10
+  vllm:time_to_first_token_seconds_bucket{job="a",engine="0",model_name="m",le="+Inf"} 0+2x10
+  vllm:time_to_first_token_seconds_count{job="a",engine="0",model_name="m"} 0+2x10
+  vllm:time_to_first_token_seconds_sum{job="a",engine="0",model_name="m"} 0+1x4 Inf 6 7 8 9 10 11
+  vllm:time_to_first_token_seconds_bucket{job="b",model_name="m",le="0.5"} 0 1 2 3 4 1 2 3 4 5 6
+  vllm:time_to_first_token_seconds_bucket{job="b",model_name="m",le="+Inf"} 0+2x10
+  vllm:time_to_first_token_seconds_count{job="b",model_name="m"} 0+2x10
+`
+	st := promqltest.LoadedStorage(t, load)
+	t.Cleanup(func() { _ = st.Close() })
+	ng := promqltest.NewTestEngine(t, false, 0, 1_000_000)
+	eval := func(expr string, at time.Duration) promql.Vector {
+		q, err := ng.NewInstantQuery(context.Background(), st, nil, expr, time.Unix(0, 0).Add(at))
+		require.NoError(t, err, expr)
+		res := q.Exec(context.Background())
+		require.NoError(t, res.Err, expr)
+		v, err := res.Vector()
+		require.NoError(t, err)
+		return v
+	}
+	names := func(v promql.Vector) []string {
+		var out []string
+		for _, s := range v {
+			out = append(out, s.Metric.Get("job")+"/"+s.Metric.Get(ScanMetricLabel)+"/"+s.Metric.Get("engine"))
+		}
+		sort.Strings(out)
+		return out
+	}
+	q, err := NonFiniteScanPromQL(GenerationTokens, Scope{}, 10*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/vllm:generation_tokens_total/1"}, names(eval(q, 10*time.Minute)))
+	q, err = NonFiniteScanPromQL(TTFT, Scope{Targets: []string{"a", "b"}}, 10*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/vllm:time_to_first_token_seconds_sum/0"}, names(eval(q, 10*time.Minute)))
+	// Before the bad samples, nothing.
+	assert.Empty(t, eval(q, 3*time.Minute))
+
+	q, err = HistogramResetScanPromQL(TTFT, Scope{}, 10*time.Minute)
+	require.NoError(t, err)
+	v := eval(q, 10*time.Minute)
+	require.Len(t, v, 1)
+	assert.Equal(t, "b", v[0].Metric.Get("job"))
+	assert.Equal(t, "0.5", v[0].Metric.Get("le"))
+	assert.Empty(t, eval(q, 4*time.Minute))
+
+	// Scope.Finite: engine 1's NaN at 4m spoils the windows whose first or last sample it is.
+	rate := func(sc Scope, at time.Duration) float64 {
+		q, err := CounterRatePromQL(GenerationTokens, sc, 2*time.Minute)
+		require.NoError(t, err)
+		v := eval(q, at)
+		require.Len(t, v, 1)
+		return v[0].F
+	}
+	assert.True(t, math.IsNaN(rate(Scope{}, 4*time.Minute)), "PromQL alone: NaN")
+	assert.InDelta(t, 1.0, rate(Scope{Finite: true}, 4*time.Minute), 1e-9, "engine 0 alone")
+	assert.InDelta(t, 1.5, rate(Scope{Finite: true}, 8*time.Minute), 1e-9, "both engines")
+
+	// HistogramSeriesPromQL selects one stored histogram.
+	hq, err := HistogramSeriesPromQL(TTFT, "vllm:time_to_first_token_seconds", map[string]string{"job": "b", "model_name": "m"}, Scope{By: []string{"target"}}, 2*time.Minute)
+	require.NoError(t, err)
+	c := eval(hq.Count, 8*time.Minute)
+	require.Len(t, c, 1)
+	assert.Equal(t, "b", c[0].Metric.Get("job"))
+	_, err = HistogramSeriesPromQL(TTFT, "vllm:nope", map[string]string{"job": "b"}, Scope{}, time.Minute)
+	assert.Error(t, err)
+}
