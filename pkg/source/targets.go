@@ -1,0 +1,289 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// TargetSelector says where the series of one target (or GPU agent) live on
+// a remote server: the plugin asks for `job="<Job>"`, the server holds the
+// series selected by Matchers (e.g. {namespace="prod", pod="vllm-0"}).
+type TargetSelector struct {
+	// Job is the target's name: the job label the plugin's PromQL selects
+	// and groups by, exactly as the embedded collector stores it.
+	Job string
+	// Matchers select the target's series on the server.
+	Matchers []*labels.Matcher
+}
+
+// MapTargets returns a Querier that lets PromQL written for the embedded
+// store (targets selected and grouped by their job label) run on a server
+// where each target is a label selector. Every vector selector is narrowed
+// to the targets its job matchers accept (all targets when it has none: the
+// embedded store holds nothing else) and expanded per target:
+//
+//	rate(x{job=~"a|b"}[5m])
+//	→ (label_replace(rate(x{<a's matchers>}[5m]), "job", "a", "", "")
+//	   or label_replace(rate(x{<b's matchers>}[5m]), "job", "b", "", ""))
+//
+// The expansion happens at the innermost per-series expression (the
+// selector, or the function over a range selector), so rate, increase,
+// *_over_time and the aggregations above see the same series, labelled with
+// the target's name as job, as on the embedded store. Targets whose selector
+// is exactly {job="<name>"} share one branch with a job regex and no
+// label_replace. Two series of one target that differ only in job on the
+// server collide after the relabelling (PromQL's "vector cannot contain
+// metrics with the same labelset"): give such a target a narrower selector.
+//
+// MetricNames and LabelValues map job matchers the same way (one request
+// with several match[] when q implements MultiLabelValuer).
+func MapTargets(q Querier, targets []TargetSelector) Querier {
+	m := &mapped{q: q, p: parser.NewParser(parser.Options{})}
+	for _, t := range targets {
+		if len(t.Matchers) == 1 && t.Matchers[0].Name == "job" && t.Matchers[0].Type == labels.MatchEqual && t.Matchers[0].Value == t.Job {
+			m.identity = append(m.identity, t.Job)
+		}
+		m.targets = append(m.targets, t)
+	}
+	return m
+}
+
+type mapped struct {
+	q        Querier
+	p        parser.Parser
+	targets  []TargetSelector
+	identity []string
+}
+
+// Unwrap returns the server's own Querier (for discovery, which looks
+// beyond the configured targets).
+func (m *mapped) Unwrap() Querier { return m.q }
+
+// Query implements Querier.
+func (m *mapped) Query(ctx context.Context, query string, ts time.Time) (model.Value, error) {
+	q, err := m.Rewrite(query)
+	if err != nil {
+		return nil, err
+	}
+	return m.q.Query(ctx, q, ts)
+}
+
+// QueryRange implements Querier.
+func (m *mapped) QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	q, err := m.Rewrite(query)
+	if err != nil {
+		return nil, err
+	}
+	return m.q.QueryRange(ctx, q, start, end, step)
+}
+
+// MetricNames implements Querier.
+func (m *mapped) MetricNames(ctx context.Context, matchers string, start, end time.Time) ([]string, error) {
+	return m.LabelValues(ctx, model.MetricNameLabel, matchers, start, end)
+}
+
+// LabelValues implements Querier.
+func (m *mapped) LabelValues(ctx context.Context, name, matchers string, start, end time.Time) ([]string, error) {
+	var ms []*labels.Matcher
+	if s := strings.TrimSpace(matchers); s != "" && s != "{}" {
+		var err error
+		if ms, err = m.p.ParseMetricSelector(s); err != nil {
+			return nil, fmt.Errorf("label values of %q: selector %q: %w", name, matchers, err)
+		}
+	}
+	jobs, rest := splitJob(ms)
+	var sels []string
+	for _, t := range m.targets {
+		if !matchesAll(jobs, t.Job) {
+			continue
+		}
+		sels = append(sels, selectorString(append(append([]*labels.Matcher{}, t.Matchers...), rest...)))
+	}
+	if len(sels) == 0 {
+		return []string{}, nil
+	}
+	if mv, ok := m.q.(MultiLabelValuer); ok {
+		return mv.LabelValuesAny(ctx, name, sels, start, end)
+	}
+	set := map[string]bool{}
+	for _, s := range sels {
+		vals, err := m.q.LabelValues(ctx, name, s, start, end)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vals {
+			set[v] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for v := range set {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Rewrite returns query with every selector expanded per target (see MapTargets).
+func (m *mapped) Rewrite(query string) (string, error) {
+	e, err := m.p.ParseExpr(query)
+	if err != nil {
+		return "", fmt.Errorf("query %q: %w", query, err)
+	}
+	e, err = m.walk(e)
+	if err != nil {
+		return "", fmt.Errorf("query %q: %w", query, err)
+	}
+	return e.String(), nil
+}
+
+func (m *mapped) walk(e parser.Expr) (parser.Expr, error) {
+	var err error
+	switch n := e.(type) {
+	case *parser.VectorSelector:
+		return m.expand(n, func(vs *parser.VectorSelector) parser.Expr { return vs })
+	case *parser.MatrixSelector:
+		vs := n.VectorSelector.(*parser.VectorSelector)
+		return m.expand(vs, func(v *parser.VectorSelector) parser.Expr {
+			c := *n
+			c.VectorSelector = v
+			return &c
+		})
+	case *parser.Call:
+		for k, a := range n.Args {
+			if ms, ok := a.(*parser.MatrixSelector); ok {
+				// A function of a range vector is per series: expand the call.
+				vs := ms.VectorSelector.(*parser.VectorSelector)
+				return m.expand(vs, func(v *parser.VectorSelector) parser.Expr {
+					c := *n
+					c.Args = append(parser.Expressions{}, n.Args...)
+					cm := *ms
+					cm.VectorSelector = v
+					c.Args[k] = &cm
+					return &c
+				})
+			}
+		}
+		for k := range n.Args {
+			if n.Args[k], err = m.walk(n.Args[k]); err != nil {
+				return nil, err
+			}
+		}
+	case *parser.AggregateExpr:
+		if n.Expr, err = m.walk(n.Expr); err != nil {
+			return nil, err
+		}
+		if n.Param != nil {
+			if n.Param, err = m.walk(n.Param); err != nil {
+				return nil, err
+			}
+		}
+	case *parser.BinaryExpr:
+		if n.LHS, err = m.walk(n.LHS); err != nil {
+			return nil, err
+		}
+		if n.RHS, err = m.walk(n.RHS); err != nil {
+			return nil, err
+		}
+	case *parser.ParenExpr:
+		n.Expr, err = m.walk(n.Expr)
+	case *parser.UnaryExpr:
+		n.Expr, err = m.walk(n.Expr)
+	case *parser.SubqueryExpr:
+		n.Expr, err = m.walk(n.Expr)
+	case *parser.StepInvariantExpr:
+		n.Expr, err = m.walk(n.Expr)
+	}
+	return e, err
+}
+
+// expand builds the union over the targets vs's job matchers accept of
+// build(vs narrowed to that target), each branch relabelled job="<name>".
+func (m *mapped) expand(vs *parser.VectorSelector, build func(*parser.VectorSelector) parser.Expr) (parser.Expr, error) {
+	jobs, rest := splitJob(vs.LabelMatchers)
+	with := func(ms []*labels.Matcher) *parser.VectorSelector {
+		c := *vs
+		c.LabelMatchers = append(append([]*labels.Matcher{}, rest...), ms...)
+		return &c
+	}
+	var branches []string
+	var ident []string
+	for _, j := range m.identity {
+		if matchesAll(jobs, j) {
+			ident = append(ident, j)
+		}
+	}
+	if len(ident) > 0 {
+		sort.Strings(ident)
+		mt, err := labels.NewMatcher(labels.MatchRegexp, "job", alternation(ident))
+		if err != nil {
+			return nil, err
+		}
+		if len(ident) == 1 {
+			mt = labels.MustNewMatcher(labels.MatchEqual, "job", ident[0])
+		}
+		branches = append(branches, build(with([]*labels.Matcher{mt})).String())
+	}
+	identSet := map[string]bool{}
+	for _, j := range ident {
+		identSet[j] = true
+	}
+	for _, t := range m.targets {
+		if identSet[t.Job] || !matchesAll(jobs, t.Job) {
+			continue
+		}
+		branches = append(branches, `label_replace(`+build(with(t.Matchers)).String()+`, "job", `+strconv.Quote(t.Job)+`, "", "")`)
+	}
+	if len(branches) == 0 {
+		// No configured target accepted: match nothing (job cannot be both
+		// empty and non-empty), as the embedded store would.
+		none := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "job", ""), labels.MustNewMatcher(labels.MatchNotEqual, "job", "")}
+		branches = append(branches, build(with(none)).String())
+	}
+	return m.p.ParseExpr("(" + strings.Join(branches, " or ") + ")")
+}
+
+// splitJob separates the job matchers from the others.
+func splitJob(ms []*labels.Matcher) (jobs, rest []*labels.Matcher) {
+	for _, mt := range ms {
+		if mt.Name == "job" {
+			jobs = append(jobs, mt)
+		} else {
+			rest = append(rest, mt)
+		}
+	}
+	return jobs, rest
+}
+
+func matchesAll(ms []*labels.Matcher, v string) bool {
+	for _, mt := range ms {
+		if !mt.Matches(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func selectorString(ms []*labels.Matcher) string {
+	parts := make([]string, 0, len(ms))
+	for _, mt := range ms {
+		parts = append(parts, mt.String())
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func alternation(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = regexp.QuoteMeta(n)
+	}
+	return strings.Join(parts, "|")
+}
