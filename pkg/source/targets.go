@@ -172,6 +172,17 @@ func (m *mapped) walk(e parser.Expr) (parser.Expr, error) {
 				})
 			}
 		}
+		if n.Func != nil && n.Func.Name == "timestamp" && len(n.Args) == 1 {
+			if vs, ok := unparen(n.Args[0]).(*parser.VectorSelector); ok {
+				// timestamp() reads sample times only straight from a
+				// selector: expand the call, not its argument.
+				return m.expand(vs, func(v *parser.VectorSelector) parser.Expr {
+					c := *n
+					c.Args = parser.Expressions{v}
+					return &c
+				})
+			}
+		}
 		for k := range n.Args {
 			if n.Args[k], err = m.walk(n.Args[k]); err != nil {
 				return nil, err
@@ -286,4 +297,14 @@ func alternation(names []string) string {
 		parts[i] = regexp.QuoteMeta(n)
 	}
 	return strings.Join(parts, "|")
+}
+
+func unparen(e parser.Expr) parser.Expr {
+	for {
+		p, ok := e.(*parser.ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.Expr
+	}
 }
