@@ -101,10 +101,10 @@ func errorResponse(err error) backend.DataResponse {
 	switch {
 	case errors.As(err, &bq):
 		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
-	case backend.IsDownstreamError(err):
-		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
 	case isRemoteError(err):
 		return remoteErrorResponse(err)
+	case backend.IsDownstreamError(err):
+		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
 	case errors.Is(err, context.DeadlineExceeded):
 		return backend.DataResponse{Error: err, Status: backend.StatusTimeout, ErrorSource: backend.ErrorSourcePlugin}
 	}
