@@ -26,6 +26,7 @@ import {
   SETTINGS_DEFAULTS,
 } from '../types';
 import { KeyValueEditor } from './KeyValueEditor';
+import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
 
 type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -156,6 +157,7 @@ const LIMIT_FIELDS: Array<{
 ];
 
 export function ConfigEditor({ options, onOptionsChange }: Props) {
+  const remote = isRemote(options);
   const targets = options.jsonData.targets ?? [];
   const agents = options.jsonData.gpuAgents ?? [];
   const agentOptions: Array<SelectableValue<string>> = [
@@ -174,6 +176,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
   return (
     <Stack direction="column" gap={2}>
+      <RemoteSettings options={options} onOptionsChange={onOptionsChange} />
       <FieldSet label="Targets">
         <Text color="secondary" element="p">
           Inference servers whose Prometheus /metrics page is scraped. The name becomes the job label of every series
@@ -194,7 +197,23 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(e) => onOptionsChange(updateTarget(options, i, { name: e.currentTarget.value }))}
                   />
                 </InlineField>
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required tooltip="URL of the metrics page">
+                {remote ? (
+                  <SelectorField
+                    id={`target-${i}-selector`}
+                    label={`Target ${n} selector`}
+                    name={t.name}
+                    value={t.selector}
+                    onChange={(selector) => onOptionsChange(updateTarget(options, i, { selector }))}
+                  />
+                ) : null}
+                <InlineField
+                  label="Metrics URL"
+                  labelWidth={LABEL_WIDTH}
+                  required={!remote}
+                  tooltip={
+                    remote ? 'Optional in remote mode: shown in the targets table only' : 'URL of the metrics page'
+                  }
+                >
                   <Input
                     id={`target-${i}-url`}
                     aria-label={`Target ${n} URL`}
@@ -336,7 +355,16 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(e) => onOptionsChange(updateAgent(options, i, { name: e.currentTarget.value }))}
                   />
                 </InlineField>
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required>
+                {remote ? (
+                  <SelectorField
+                    id={`agent-${i}-selector`}
+                    label={`Agent ${n} selector`}
+                    name={a.name}
+                    value={a.selector}
+                    onChange={(selector) => onOptionsChange(updateAgent(options, i, { selector }))}
+                  />
+                ) : null}
+                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required={!remote}>
                   <Input
                     id={`agent-${i}-url`}
                     aria-label={`Agent ${n} URL`}
@@ -397,7 +425,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       </FieldSet>
 
       <FieldSet label="Collection">
-        {DURATION_FIELDS.map((f) => (
+        {DURATION_FIELDS.filter((f) => !remote || f.key === 'scrapeInterval').map((f) => (
           <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
             <Input
               id={f.id}
@@ -409,7 +437,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
           </InlineField>
         ))}
-        {LIMIT_FIELDS.map((f) => (
+        {(remote ? [] : LIMIT_FIELDS).map((f) => (
           <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
             <Input
               id={f.id}
