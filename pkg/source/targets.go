@@ -47,14 +47,83 @@ type TargetSelector struct {
 // MetricNames and LabelValues map job matchers the same way (one request
 // with several match[] when q implements MultiLabelValuer).
 func MapTargets(q Querier, targets []TargetSelector) Querier {
-	m := &mapped{q: q, p: parser.NewParser(parser.Options{})}
+	m := &mapped{q: q, p: parser.NewParser(parser.Options{}), group: map[string]*valueGroup{}}
 	for _, t := range targets {
 		if len(t.Matchers) == 1 && t.Matchers[0].Name == "job" && t.Matchers[0].Type == labels.MatchEqual && t.Matchers[0].Value == t.Job {
 			m.identity = append(m.identity, t.Job)
+		} else if l, rest, v, ok := varying(t.Matchers); ok {
+			key := l + "\x00" + selectorString(rest)
+			g := m.group[t.Job]
+			if g == nil {
+				for _, other := range m.group {
+					if other.key == key {
+						g = other
+						break
+					}
+				}
+			}
+			if g == nil {
+				g = &valueGroup{key: key, label: l, rest: rest, job: map[string]string{}}
+			}
+			if _, dup := g.job[v]; !dup {
+				g.job[v] = t.Job
+				g.values = append(g.values, v)
+				m.group[t.Job] = g
+			}
 		}
 		m.targets = append(m.targets, t)
 	}
 	return m
+}
+
+// valueGroup is a set of targets whose selectors differ only in the value of
+// one equality matcher (e.g. {job="vllm", instance="<each>"}): one branch
+// selects them all with a regex on that label, and a chain of
+// label_replace calls names each series's target from the label's value
+// (label_replace leaves a series unchanged when its regex does not match).
+// The server then selects and computes once, not once per target.
+type valueGroup struct {
+	key    string
+	label  string
+	rest   []*labels.Matcher
+	values []string          // in configuration order
+	job    map[string]string // label value → target name
+}
+
+// varying picks the label of a selector whose value tells targets apart:
+// instance, else pod, else the only matcher's label; every matcher must be
+// an equality.
+func varying(ms []*labels.Matcher) (label string, rest []*labels.Matcher, value string, ok bool) {
+	for _, mt := range ms {
+		if mt.Type != labels.MatchEqual || mt.Value == "" {
+			return "", nil, "", false
+		}
+	}
+	pick := -1
+	for k, mt := range ms {
+		if mt.Name == "instance" {
+			pick = k
+		}
+	}
+	if pick < 0 {
+		for k, mt := range ms {
+			if mt.Name == "pod" {
+				pick = k
+			}
+		}
+	}
+	if pick < 0 && len(ms) == 1 {
+		pick = 0
+	}
+	if pick < 0 {
+		return "", nil, "", false
+	}
+	for k, mt := range ms {
+		if k != pick {
+			rest = append(rest, mt)
+		}
+	}
+	return ms[pick].Name, rest, ms[pick].Value, true
 }
 
 type mapped struct {
@@ -62,6 +131,7 @@ type mapped struct {
 	p        parser.Parser
 	targets  []TargetSelector
 	identity []string
+	group    map[string]*valueGroup // target name → its group
 }
 
 // Unwrap returns the server's own Querier (for discovery, which looks
@@ -243,15 +313,39 @@ func (m *mapped) expand(vs *parser.VectorSelector, build func(*parser.VectorSele
 		}
 		branches = append(branches, build(with([]*labels.Matcher{mt})).String())
 	}
-	identSet := map[string]bool{}
+	done := map[string]bool{}
 	for _, j := range ident {
-		identSet[j] = true
+		done[j] = true
 	}
 	for _, t := range m.targets {
-		if identSet[t.Job] || !matchesAll(jobs, t.Job) {
+		if done[t.Job] || !matchesAll(jobs, t.Job) {
 			continue
 		}
-		branches = append(branches, `label_replace(`+build(with(t.Matchers)).String()+`, "job", `+strconv.Quote(t.Job)+`, "", "")`)
+		g := m.group[t.Job]
+		var members []string
+		if g != nil {
+			for _, v := range g.values {
+				if j := g.job[v]; !done[j] && matchesAll(jobs, j) {
+					members = append(members, v)
+				}
+			}
+		}
+		if len(members) < 2 {
+			done[t.Job] = true
+			branches = append(branches, `label_replace(`+build(with(t.Matchers)).String()+`, "job", `+strconv.Quote(t.Job)+`, "", "")`)
+			continue
+		}
+		mt, err := labels.NewMatcher(labels.MatchRegexp, g.label, alternation(members))
+		if err != nil {
+			return nil, err
+		}
+		e := build(with(append(append([]*labels.Matcher{}, g.rest...), mt))).String()
+		for _, v := range members {
+			j := g.job[v]
+			done[j] = true
+			e = `label_replace(` + e + `, "job", ` + strconv.Quote(j) + `, ` + strconv.Quote(g.label) + `, ` + strconv.Quote(regexp.QuoteMeta(v)) + `)`
+		}
+		branches = append(branches, e)
 	}
 	if len(branches) == 0 {
 		// No configured target accepted: match nothing (job cannot be both

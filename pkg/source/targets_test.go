@@ -81,30 +81,38 @@ func TestMapTargetsSameAnswers(t *testing.T) {
 		sel(t, "b", "pod", "vllm-1"),
 		sel(t, "c", "job", "c"),
 	})
+	// a and b share job="vllm" and differ by pod: one grouped branch.
+	grouped := MapTargets(srv, []TargetSelector{
+		sel(t, "a", "job", "vllm", "pod", "vllm-0"),
+		sel(t, "b", "job", "vllm", "pod", "vllm-1"),
+		sel(t, "c", "job", "c"),
+	})
 	ctx := context.Background()
 	at := base.Add(5 * time.Minute)
-	for _, q := range []string{
-		`sum by (le) (rate(h_bucket[1m]))`,
-		`sum by (le, job) (rate(h_bucket{job=~"a|b"}[1m]))`,
-		`sum by (le, job) (rate(h_bucket{job=~"a|c"}[1m]))`,
-		`sum by (job) (rate(h_bucket{job="b", le="+Inf"}[2m])) / sum by (job) (rate(h_bucket{job="b", le="1"}[2m]))`,
-		`avg by (job) (g)`,
-		`sum by (job) (g{job="a"} or g{job="c"})`,
-		`max_over_time(sum by (job) (rate(h_bucket[1m]))[3m:30s])`,
-		`count({__name__=~".+"})`,
-		`histogram_quantile(0.9, sum by (le, job) (rate(h_bucket[2m])))`,
-		`sum(g{job="nosuch"})`,
-	} {
-		ev, err := emb.Query(ctx, q, at)
-		require.NoError(t, err, q)
-		rv, err := m.Query(ctx, q, at)
-		require.NoError(t, err, q)
-		assert.Equal(t, sortedString(ev), sortedString(rv), q)
-		er, err := emb.QueryRange(ctx, q, base.Add(2*time.Minute), at, 30*time.Second)
-		require.NoError(t, err, q)
-		rr, err := m.QueryRange(ctx, q, base.Add(2*time.Minute), at, 30*time.Second)
-		require.NoError(t, err, q)
-		assert.Equal(t, er.String(), rr.String(), q)
+	for _, m := range []Querier{m, grouped} {
+		for _, q := range []string{
+			`sum by (le) (rate(h_bucket[1m]))`,
+			`sum by (le, job) (rate(h_bucket{job=~"a|b"}[1m]))`,
+			`sum by (le, job) (rate(h_bucket{job=~"a|c"}[1m]))`,
+			`sum by (job) (rate(h_bucket{job="b", le="+Inf"}[2m])) / sum by (job) (rate(h_bucket{job="b", le="1"}[2m]))`,
+			`avg by (job) (g)`,
+			`sum by (job) (g{job="a"} or g{job="c"})`,
+			`max_over_time(sum by (job) (rate(h_bucket[1m]))[3m:30s])`,
+			`count({__name__=~".+"})`,
+			`histogram_quantile(0.9, sum by (le, job) (rate(h_bucket[2m])))`,
+			`sum(g{job="nosuch"})`,
+		} {
+			ev, err := emb.Query(ctx, q, at)
+			require.NoError(t, err, q)
+			rv, err := m.Query(ctx, q, at)
+			require.NoError(t, err, q)
+			assert.Equal(t, sortedString(ev), sortedString(rv), q)
+			er, err := emb.QueryRange(ctx, q, base.Add(2*time.Minute), at, 30*time.Second)
+			require.NoError(t, err, q)
+			rr, err := m.QueryRange(ctx, q, base.Add(2*time.Minute), at, 30*time.Second)
+			require.NoError(t, err, q)
+			assert.Equal(t, er.String(), rr.String(), q)
+		}
 	}
 	// The unconfigured pod is invisible; the total counts 3 targets × 4 series.
 	v, err := m.Query(ctx, `count({__name__=~".+"})`, at)
@@ -133,6 +141,13 @@ func TestMapTargetsRewrite(t *testing.T) {
 	assert.Equal(t, `sum by (job) ((rate(x{job=~"a|c"}[5m]) or label_replace(rate(x{job="a"}[5m]), "job", "b", "", "")))`, got)
 	_, err = m.Rewrite(`x[5m]`)
 	require.Error(t, err, "a bare range selector over several targets cannot be relabelled")
+
+	g := MapTargets(nil, []TargetSelector{sel(t, "a", "job", "vllm", "instance", "10.0.0.5:8000"), sel(t, "b", "job", "vllm", "instance", "10.0.0.6:8000"),
+		sel(t, "c", "instance", "10.0.0.7:8000")}).(*mapped)
+	got, err = g.Rewrite(`sum by (job) (rate(x{job=~"a|b|c"}[5m]))`)
+	require.NoError(t, err)
+	assert.Equal(t, `sum by (job) ((label_replace(label_replace(rate(x{instance=~"10\\.0\\.0\\.5:8000|10\\.0\\.0\\.6:8000",job="vllm"}[5m]), "job", "a", "instance", "10\\.0\\.0\\.5:8000"), "job", "b", "instance", "10\\.0\\.0\\.6:8000")`+
+		` or label_replace(rate(x{instance="10.0.0.7:8000"}[5m]), "job", "c", "", "")))`, got)
 }
 
 // sortedString prints a result with vector samples in label order (a vector's
