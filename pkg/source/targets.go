@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,8 @@ func MapTargets(q Querier, targets []TargetSelector) Querier {
 			}
 			if g == nil {
 				g = &valueGroup{key: key, label: l, rest: rest, job: map[string]string{}}
+				m.groups = append(m.groups, g)
+				g.marker = fmt.Sprintf("%s%d:", groupMarker, len(m.groups)-1)
 			}
 			if _, dup := g.job[v]; !dup {
 				g.job[v] = t.Job
@@ -83,6 +86,7 @@ func MapTargets(q Querier, targets []TargetSelector) Querier {
 // (label_replace leaves a series unchanged when its regex does not match).
 // The server then selects and computes once, not once per target.
 type valueGroup struct {
+	marker string // job prefix while on the server: groupMarker + index + ":"
 	key    string
 	label  string
 	rest   []*labels.Matcher
@@ -132,6 +136,32 @@ type mapped struct {
 	targets  []TargetSelector
 	identity []string
 	group    map[string]*valueGroup // target name → its group
+	groups   []*valueGroup
+}
+
+// groupMarker starts the temporary job value of a grouped branch's series
+// on the server (see expand and rename).
+const groupMarker = "__inferscope_group_"
+
+// rename replaces the temporary job values of grouped branches by the
+// targets' names.
+func (m *mapped) rename(ls model.Metric) {
+	j, ok := ls["job"]
+	if !ok || !strings.HasPrefix(string(j), groupMarker) {
+		return
+	}
+	rest := strings.TrimPrefix(string(j), groupMarker)
+	i := strings.IndexByte(rest, ':')
+	if i < 0 {
+		return
+	}
+	k, err := strconv.Atoi(rest[:i])
+	if err != nil || k < 0 || k >= len(m.groups) {
+		return
+	}
+	if name, ok := m.groups[k].job[rest[i+1:]]; ok {
+		ls["job"] = model.LabelValue(name)
+	}
 }
 
 // Unwrap returns the server's own Querier (for discovery, which looks
@@ -144,7 +174,22 @@ func (m *mapped) Query(ctx context.Context, query string, ts time.Time) (model.V
 	if err != nil {
 		return nil, err
 	}
-	return m.q.Query(ctx, q, ts)
+	v, err := m.q.Query(ctx, q, ts)
+	if err != nil || len(m.groups) == 0 {
+		return v, err
+	}
+	switch r := v.(type) {
+	case model.Vector:
+		for _, smp := range r {
+			m.rename(smp.Metric)
+		}
+	case model.Matrix:
+		for _, ss := range r {
+			m.rename(ss.Metric)
+		}
+		sort.Sort(r)
+	}
+	return v, nil
 }
 
 // QueryRange implements Querier.
@@ -153,7 +198,15 @@ func (m *mapped) QueryRange(ctx context.Context, query string, start, end time.T
 	if err != nil {
 		return nil, err
 	}
-	return m.q.QueryRange(ctx, q, start, end, step)
+	r, err := m.q.QueryRange(ctx, q, start, end, step)
+	if err != nil || len(m.groups) == 0 {
+		return r, err
+	}
+	for _, ss := range r {
+		m.rename(ss.Metric)
+	}
+	sort.Sort(r)
+	return r, nil
 }
 
 // MetricNames implements Querier.
@@ -208,21 +261,24 @@ func (m *mapped) Rewrite(query string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("query %q: %w", query, err)
 	}
-	e, err = m.walk(e)
+	e, err = m.walk(e, true)
 	if err != nil {
 		return "", fmt.Errorf("query %q: %w", query, err)
 	}
 	return e.String(), nil
 }
 
-func (m *mapped) walk(e parser.Expr) (parser.Expr, error) {
+// walk rewrites e. needJob is false below an aggregation that drops the job
+// label (sum by (le) (…)): there the branches need no relabelling, since no
+// one reads job, and the server skips the label_replace work.
+func (m *mapped) walk(e parser.Expr, needJob bool) (parser.Expr, error) {
 	var err error
 	switch n := e.(type) {
 	case *parser.VectorSelector:
-		return m.expand(n, func(vs *parser.VectorSelector) parser.Expr { return vs })
+		return m.expand(needJob, n, func(vs *parser.VectorSelector) parser.Expr { return vs })
 	case *parser.MatrixSelector:
 		vs := n.VectorSelector.(*parser.VectorSelector)
-		return m.expand(vs, func(v *parser.VectorSelector) parser.Expr {
+		return m.expand(needJob, vs, func(v *parser.VectorSelector) parser.Expr {
 			c := *n
 			c.VectorSelector = v
 			return &c
@@ -232,7 +288,7 @@ func (m *mapped) walk(e parser.Expr) (parser.Expr, error) {
 			if ms, ok := a.(*parser.MatrixSelector); ok {
 				// A function of a range vector is per series: expand the call.
 				vs := ms.VectorSelector.(*parser.VectorSelector)
-				return m.expand(vs, func(v *parser.VectorSelector) parser.Expr {
+				return m.expand(needJob, vs, func(v *parser.VectorSelector) parser.Expr {
 					c := *n
 					c.Args = append(parser.Expressions{}, n.Args...)
 					cm := *ms
@@ -246,7 +302,7 @@ func (m *mapped) walk(e parser.Expr) (parser.Expr, error) {
 			if vs, ok := unparen(n.Args[0]).(*parser.VectorSelector); ok {
 				// timestamp() reads sample times only straight from a
 				// selector: expand the call, not its argument.
-				return m.expand(vs, func(v *parser.VectorSelector) parser.Expr {
+				return m.expand(needJob, vs, func(v *parser.VectorSelector) parser.Expr {
 					c := *n
 					c.Args = parser.Expressions{v}
 					return &c
@@ -254,41 +310,49 @@ func (m *mapped) walk(e parser.Expr) (parser.Expr, error) {
 			}
 		}
 		for k := range n.Args {
-			if n.Args[k], err = m.walk(n.Args[k]); err != nil {
+			if n.Args[k], err = m.walk(n.Args[k], needJob); err != nil {
 				return nil, err
 			}
 		}
 	case *parser.AggregateExpr:
-		if n.Expr, err = m.walk(n.Expr); err != nil {
+		inner := needJob
+		switch {
+		case n.Without:
+			inner = needJob && !slices.Contains(n.Grouping, "job")
+		case dropsLabels[n.Op]:
+			inner = slices.Contains(n.Grouping, "job")
+		}
+		if n.Expr, err = m.walk(n.Expr, inner); err != nil {
 			return nil, err
 		}
 		if n.Param != nil {
-			if n.Param, err = m.walk(n.Param); err != nil {
+			if n.Param, err = m.walk(n.Param, true); err != nil {
 				return nil, err
 			}
 		}
 	case *parser.BinaryExpr:
-		if n.LHS, err = m.walk(n.LHS); err != nil {
+		// Vector matching may be on job: both sides keep it.
+		if n.LHS, err = m.walk(n.LHS, true); err != nil {
 			return nil, err
 		}
-		if n.RHS, err = m.walk(n.RHS); err != nil {
+		if n.RHS, err = m.walk(n.RHS, true); err != nil {
 			return nil, err
 		}
 	case *parser.ParenExpr:
-		n.Expr, err = m.walk(n.Expr)
+		n.Expr, err = m.walk(n.Expr, needJob)
 	case *parser.UnaryExpr:
-		n.Expr, err = m.walk(n.Expr)
+		n.Expr, err = m.walk(n.Expr, needJob)
 	case *parser.SubqueryExpr:
-		n.Expr, err = m.walk(n.Expr)
+		n.Expr, err = m.walk(n.Expr, needJob)
 	case *parser.StepInvariantExpr:
-		n.Expr, err = m.walk(n.Expr)
+		n.Expr, err = m.walk(n.Expr, needJob)
 	}
 	return e, err
 }
 
 // expand builds the union over the targets vs's job matchers accept of
 // build(vs narrowed to that target), each branch relabelled job="<name>".
-func (m *mapped) expand(vs *parser.VectorSelector, build func(*parser.VectorSelector) parser.Expr) (parser.Expr, error) {
+func (m *mapped) expand(needJob bool, vs *parser.VectorSelector, build func(*parser.VectorSelector) parser.Expr) (parser.Expr, error) {
 	jobs, rest := splitJob(vs.LabelMatchers)
 	with := func(ms []*labels.Matcher) *parser.VectorSelector {
 		c := *vs
@@ -332,7 +396,11 @@ func (m *mapped) expand(vs *parser.VectorSelector, build func(*parser.VectorSele
 		}
 		if len(members) < 2 {
 			done[t.Job] = true
-			branches = append(branches, `label_replace(`+build(with(t.Matchers)).String()+`, "job", `+strconv.Quote(t.Job)+`, "", "")`)
+			b := build(with(t.Matchers)).String()
+			if needJob {
+				b = `label_replace(` + b + `, "job", ` + strconv.Quote(t.Job) + `, "", "")`
+			}
+			branches = append(branches, b)
 			continue
 		}
 		mt, err := labels.NewMatcher(labels.MatchRegexp, g.label, alternation(members))
@@ -341,9 +409,14 @@ func (m *mapped) expand(vs *parser.VectorSelector, build func(*parser.VectorSele
 		}
 		e := build(with(append(append([]*labels.Matcher{}, g.rest...), mt))).String()
 		for _, v := range members {
-			j := g.job[v]
-			done[j] = true
-			e = `label_replace(` + e + `, "job", ` + strconv.Quote(j) + `, ` + strconv.Quote(g.label) + `, ` + strconv.Quote(regexp.QuoteMeta(v)) + `)`
+			done[g.job[v]] = true
+		}
+		if needJob {
+			// One cheap relabelling on the server: job = marker + the
+			// label's value (a bijection, so grouping by job on the server
+			// groups by target); the answer's job values are then renamed
+			// to the targets' names (rename).
+			e = `label_replace(` + e + `, "job", ` + strconv.Quote(g.marker+"$1") + `, ` + strconv.Quote(g.label) + `, "(.*)")`
 		}
 		branches = append(branches, e)
 	}
@@ -392,6 +465,11 @@ func alternation(names []string) string {
 	}
 	return strings.Join(parts, "|")
 }
+
+// dropsLabels are the aggregations whose output carries only the grouping
+// labels (not topk, bottomk, limitk or count_values, which keep or add labels).
+var dropsLabels = map[parser.ItemType]bool{parser.SUM: true, parser.AVG: true, parser.MIN: true, parser.MAX: true,
+	parser.COUNT: true, parser.GROUP: true, parser.STDDEV: true, parser.STDVAR: true, parser.QUANTILE: true}
 
 func unparen(e parser.Expr) parser.Expr {
 	for {

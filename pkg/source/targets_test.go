@@ -146,8 +146,14 @@ func TestMapTargetsRewrite(t *testing.T) {
 		sel(t, "c", "instance", "10.0.0.7:8000")}).(*mapped)
 	got, err = g.Rewrite(`sum by (job) (rate(x{job=~"a|b|c"}[5m]))`)
 	require.NoError(t, err)
-	assert.Equal(t, `sum by (job) ((label_replace(label_replace(rate(x{instance=~"10\\.0\\.0\\.5:8000|10\\.0\\.0\\.6:8000",job="vllm"}[5m]), "job", "a", "instance", "10\\.0\\.0\\.5:8000"), "job", "b", "instance", "10\\.0\\.0\\.6:8000")`+
+	// a and b are one selection; the server names their series job="<marker><instance>",
+	// renamed to a and b in the answer.
+	assert.Equal(t, `sum by (job) ((label_replace(rate(x{instance=~"10\\.0\\.0\\.5:8000|10\\.0\\.0\\.6:8000",job="vllm"}[5m]), "job", "__inferscope_group_0:$1", "instance", "(.*)")`+
 		` or label_replace(rate(x{instance="10.0.0.7:8000"}[5m]), "job", "c", "", "")))`, got)
+	// Below an aggregation that drops job, nothing needs a name: no relabelling.
+	got, err = g.Rewrite(`sum by (le) (rate(x{job=~"a|b|c"}[5m]))`)
+	require.NoError(t, err)
+	assert.Equal(t, `sum by (le) ((rate(x{instance=~"10\\.0\\.0\\.5:8000|10\\.0\\.0\\.6:8000",job="vllm"}[5m]) or rate(x{instance="10.0.0.7:8000"}[5m])))`, got)
 }
 
 // sortedString prints a result with vector samples in label order (a vector's
