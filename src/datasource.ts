@@ -111,6 +111,9 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
   constructor(instanceSettings: DataSourceInstanceSettings<InferscopeOptions>) {
     super(instanceSettings);
     this.variables = new InferscopeVariableSupport(this);
+    // Annotation queries use the query editor; the diagnosis query's
+    // "annotations" format returns time, timeEnd, title, text and tags.
+    this.annotations = {};
   }
 
   getDefaultQuery(_: CoreApp): Partial<InferscopeQuery> {

@@ -9,6 +9,7 @@ const TYPE_FIELDS: Record<QueryType, Array<keyof InferscopeQuery>> = {
   targets: [],
   raw: ['metric', 'matchers'],
   gpu: ['agents', 'gpus', 'signals'],
+  diagnosis: ['format'],
 };
 
 /** Which shared controls a query type uses. */
@@ -20,6 +21,7 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
   targets: { targets: true, models: false, groupBy: false, window: false },
   raw: { targets: true, models: false, groupBy: false, window: false },
   gpu: { targets: false, models: false, groupBy: false, window: false },
+  diagnosis: { targets: true, models: true, groupBy: false, window: true },
 };
 
 /**

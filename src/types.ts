@@ -2,7 +2,16 @@ import { DataSourceJsonData } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
 /** Query types the backend serves today (CONTRACTS.md "Query JSON"). */
-export const QUERY_TYPES = ['latency', 'breakdown', 'throughput', 'saturation', 'targets', 'raw', 'gpu'] as const;
+export const QUERY_TYPES = [
+  'latency',
+  'breakdown',
+  'throughput',
+  'saturation',
+  'targets',
+  'raw',
+  'gpu',
+  'diagnosis',
+] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
 export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
@@ -13,6 +22,8 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   targets: 'One row per target: engine, version family, models, up, last scrape, series, last error',
   raw: 'One scraped metric by name, with label matchers, from configured targets only',
   gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
+  diagnosis:
+    'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
 };
 
 export const LATENCY_STAGES = [
@@ -86,8 +97,8 @@ export interface InferscopeQuery extends DataQuery {
   /** Return the edges of the bucket each quantile fell in as extra series (bound="lower"/"upper"). */
   bounds?: boolean;
 
-  // breakdown
-  format?: BreakdownFormat;
+  // breakdown; diagnosis uses DiagnosisFormat
+  format?: BreakdownFormat | DiagnosisFormat;
 
   // raw
   metric?: string;
@@ -117,6 +128,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   targets: {},
   raw: { metric: '', matchers: {} },
   gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
+  diagnosis: { format: 'table' },
 };
 
 /** Variable query: which list GET /<kind> resource to read. */
@@ -196,4 +208,19 @@ export const SETTINGS_DEFAULTS = {
   retention: '6h',
   bodySizeLimit: 8388608,
   sampleLimit: 50000,
+};
+
+/**
+ * What a diagnosis query returns: the current findings (table), every
+ * finding in the range as annotation rows, the class over time per target
+ * (state timeline), or one number per target and class for alert rules.
+ */
+export const DIAGNOSIS_FORMATS = ['table', 'annotations', 'timeline', 'numeric'] as const;
+export type DiagnosisFormat = (typeof DIAGNOSIS_FORMATS)[number];
+
+export const DIAGNOSIS_FORMAT_DESCRIPTIONS: Record<DiagnosisFormat, string> = {
+  table: 'Current findings: class, severity, confidence, evidence, what was not checked, recommended vLLM flags',
+  annotations: 'Every finding in the range except healthy, with time, timeEnd, title, text and tags (for annotations)',
+  timeline: 'Primary class over time, one field per target (state-timeline panel)',
+  numeric: 'One value per target and class for alert rules: 3 critical, 2 warning, 1 info, 0 not holding',
 };

@@ -21,6 +21,17 @@
 // names is taken once, from the newer name, while targets that only have one of the names keep
 // theirs.
 //
+// # Ranks, replicas and process splits
+//
+// Engines label parallel ranks and processes (topology.go, RankLabels): a partition label
+// (vLLM engine, SGLang dp_rank and pp_rank) splits the work, so counts add up and ratios are
+// averaged across its values; a replica label (SGLang tp_rank, cp_rank, attention and expert
+// ranks) repeats one scheduler's numbers and is counted once; vLLM's pid splits one engine's
+// gauge across API-server processes, one of which holds the value. Every builder collapses an
+// engine's replicas (and, for gauges, process splits) with `max without (…)` before the outer
+// sum or avg, so pages with and without those labels give the same answer. Gauge samples that
+// cannot be true (ValueRange) are dropped first; ImpossiblePromQL selects them for notices.
+//
 // # Units
 //
 // Every Metric carries Scale, the factor that turns the stored value into SI units (seconds,

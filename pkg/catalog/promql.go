@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -214,7 +215,11 @@ func collect(s Signal, keep func(Metric) bool) ([]Engine, map[Engine][]Metric) {
 	return order, per
 }
 
-func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, t term) (string, error) {
+// join builds every engine's chain and joins them with `or`. Each engine's chain is first
+// collapsed over the labels that only replicate its work (collapse: tensor/context-parallel
+// ranks; for gauges also the processes of a multiprocess split), so replicas count once and
+// the caller's outer sum or avg runs over partitions (data-parallel engines, targets) only.
+func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, gauge bool, t term) (string, error) {
 	byModel := slices.Contains(groups, "model_name")
 	parts := make([]string, 0, len(order))
 	for _, e := range order {
@@ -222,7 +227,7 @@ func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, t 
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, c)
+		parts = append(parts, collapse(e, gauge, c))
 	}
 	return strings.Join(parts, " or "), nil
 }
@@ -240,7 +245,8 @@ func checkSignal(s Signal) error {
 //	sum by (le, job) (rate(vllm:time_to_first_token_seconds_bucket{job=~"a"}[5m]) or rate(ray_vllm:…_bucket{job=~"a"}[5m]) or … )
 //
 // The `or` chain keeps a series from the first name that has it, so a target exposing an old
-// and a new name with the same labels is counted once. Only histograms with Scale 1 (already in
+// and a new name with the same labels is counted once; each engine's chain is then collapsed
+// over its replica labels (SGLang tp_rank, …: `max without (…)`), so replicas count once. Only histograms with Scale 1 (already in
 // seconds or tokens) are included: `le` bounds cannot be rescaled in PromQL, so scaled histograms
 // (Triton's milliseconds) must be queried alone with HistogramPromQLFor. Result labels: le (Buckets
 // only) and the stored group labels (job, model_name, engine). Approximate sources (SGLang's
@@ -302,7 +308,7 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 		return HistogramQueries{}, err
 	}
 	build := func(suffix string) (string, error) {
-		return join(order, per, sc, groups, func(m Metric, sel string) string {
+		return join(order, per, sc, groups, false, func(m Metric, sel string) string {
 			return "rate(" + selector(m.Name+suffix, sel) + "[" + w + "])"
 		})
 	}
@@ -326,7 +332,9 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 }
 
 // CounterRatePromQL builds the per-second rate of a counter signal summed by the scope's groups
-// plus extraBy (raw label names such as "finished_reason"), across every engine that exports it:
+// plus extraBy (raw label names such as "finished_reason"), across every engine that exports it,
+// after each engine's replicas are collapsed (`max without (tp_rank, …)`; a vLLM pid split is
+// not collapsed for counters: each process counts its own requests):
 //
 //	sum by (job, finished_reason) (rate(vllm:request_success_total{…}[5m]) or … or (rate(x_us[5m]) * 0.000001))
 //
@@ -350,7 +358,7 @@ func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...stri
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
 	}
-	inner, err := join(order, per, sc, groups, func(m Metric, sel string) string {
+	inner, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		r := "rate(" + selector(m.Name, sel) + "[" + w + "])"
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
@@ -367,11 +375,15 @@ var gaugeAggs = []string{"sum", "avg", "max", "min"}
 
 // GaugePromQL aggregates a gauge signal across engines with agg ("sum", "avg", "max" or
 // "min") by the scope's groups. Ratios such as KVCacheUsage must be averaged ("avg"), never
-// summed; queue lengths are summed. Sentinels are dropped before aggregation (vLLM V0's −1
-// prefix-cache hit rate with `>= 0`, DCGM blank values with `< 2147483632`), so a target reporting
-// only sentinels has no series (absent), never −1 or 0. Scale is applied after the filter:
+// summed; queue lengths are summed (PartitionAgg says which). Sentinels are dropped before
+// aggregation (vLLM V0's −1 prefix-cache hit rate with `>= 0`, DCGM blank values with
+// `< 2147483632`), so a target reporting only sentinels has no series (absent), never −1 or 0.
+// Scale is applied after the filter, then samples that cannot be true (outside ValueRange,
+// NaN, ±Inf; ImpossiblePromQL lists them) are dropped, then each engine's replicas and
+// process splits are collapsed to one value (collapse: `max without (…)`), and agg runs over
+// what is left, the partitions (data-parallel engines, targets):
 //
-//	avg by (job) (vllm:kv_cache_usage_perc{job=~"a"} or vllm:gpu_cache_usage_perc{job=~"a"} or …)
+//	avg by (job) (max without (pid) ((vllm:kv_cache_usage_perc{job=~"a"} >= 0 <= 1) or …) or …)
 //
 // Errors: unknown signal, group or aggregation, empty names in scope, or a signal no engine
 // exports as a gauge.
@@ -397,11 +409,34 @@ func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, e
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
 	}
-	inner, err := join(order, per, sc, groups, gaugeTerm)
+	inner, err := join(order, per, sc, groups, true, boundedTerm(s))
 	if err != nil {
 		return "", err
 	}
 	return aggregate(agg, groups, inner), nil
+}
+
+// boundedTerm is gaugeTerm followed by the signal's ValueRange filter: samples that cannot be
+// true (a ratio outside 0..1, a negative count, NaN, ±Inf) are left out before replicas are
+// collapsed and partitions aggregated. ImpossiblePromQL selects exactly the samples it drops.
+func boundedTerm(s Signal) term {
+	return func(m Metric, sel string) string {
+		return "(" + gaugeTerm(m, sel) + rangeFilter(s) + ")"
+	}
+}
+
+// rangeFilter renders ValueRange(s) as PromQL comparison filters (" >= 0 <= 1" or
+// " >= 0 < +Inf"); NaN fails every comparison and is dropped too.
+func rangeFilter(s Signal) string {
+	lo, hi, ok := ValueRange(s)
+	if !ok {
+		return ""
+	}
+	f := " >= " + formatScale(lo)
+	if math.IsInf(hi, 1) {
+		return f + " < +Inf"
+	}
+	return f + " <= " + formatScale(hi)
 }
 
 func gaugeTerm(m Metric, sel string) string {
@@ -453,7 +488,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q has no histogram or time counter in any engine", s)
 	}
-	num, err := join(order, per, sc, groups, func(m Metric, sel string) string {
+	num, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		var r string
 		if m.Kind == KindHistogram {
 			r = "rate(" + selector(m.Name+"_sum", sel) + "[" + w + "])"
@@ -468,7 +503,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	den, err := join(order, per, sc, groups, func(m Metric, sel string) string {
+	den, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
 		if m.Kind == KindHistogram {
 			return "rate(" + selector(m.Name+"_count", sel) + "[" + w + "])"
 		}

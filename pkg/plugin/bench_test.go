@@ -63,3 +63,24 @@ func BenchmarkLatencyQuery(b *testing.B) {
 		require.NoError(b, resp.Responses["A"].Error)
 	}
 }
+
+// BenchmarkDiagnosisQuery is issue 12's speed target: one diagnosis query
+// (current findings) over 20 simulated vLLM targets, each with its GPU
+// agent, × 6 h of 15 s scrapes, at 1-minute steps (361 per series), ≤ 500 ms.
+func BenchmarkDiagnosisQuery(b *testing.B) {
+	const targets, scrape, span = 20, 15 * time.Second, 6 * time.Hour
+	var tgs []simTarget
+	for n := 0; n < targets; n++ {
+		tgs = append(tgs, simTarget{name: fmt.Sprintf("vllm-%d", n), scenario: "healthy", gpu: true})
+	}
+	inst, start := simDiagnosisInstance(b, span, scrape, tgs...)
+	q, _ := json.Marshal(map[string]any{"queryType": "diagnosis"})
+	req := &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A", QueryType: "diagnosis", JSON: q,
+		Interval: time.Minute, MaxDataPoints: 2000, TimeRange: backend.TimeRange{From: start, To: start.Add(span)}}}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, err := inst.QueryData(context.Background(), req)
+		require.NoError(b, err)
+		require.NoError(b, resp.Responses["A"].Error)
+	}
+}

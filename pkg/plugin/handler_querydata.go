@@ -37,13 +37,14 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeTargets:    i.queryTargets,
 		QueryTypeRaw:        i.queryRaw,
 		QueryTypeGPU:        i.queryGPU,
+		QueryTypeDiagnosis:  i.queryDiagnosis,
 	} {
 		mux.HandleFunc(qt, i.serve(h))
 	}
 	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu", q.QueryType))
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, diagnosis", q.QueryType))
 		}
 		return resp, nil
 	})
@@ -334,7 +335,6 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		statNames = latency.DefaultStats
 	}
 	opt := latency.Options{Estimator: p.estimator, Bounds: p.Bounds == nil || *p.Bounds}
-	needMean := p.estimator == "refined"
 	if len(statNames) > maxStats {
 		return nil, badQueryf("stats: %d statistics asked, at most %d per query", len(statNames), maxStats)
 	}
@@ -349,13 +349,13 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		}
 		seenStat[st.Name] = true
 		opt.Stats = append(opt.Stats, st)
-		needMean = needMean || st.IsMean()
 	}
 	r := i.newRun(p)
 	r.scopeNotices(ctx, stages)
 	// Stages are independent: fetch them concurrently (the PromQL engine
 	// runs concurrent queries), then compute in stage order.
 	inputs := make([]latency.Input, len(stages))
+	counts := make([]model.Matrix, len(stages)) // _count rates, for the consistency checks
 	err = r.parallel(len(stages), func(k int) error {
 		stage := stages[k]
 		hqs, err := r.histogramQueries(ctx, stage, p.window)
@@ -371,12 +371,16 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 				return err
 			}
 			in.Buckets = append(in.Buckets, m...)
-			if needMean {
-				if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
-					return err
-				}
-				in.Sum = append(in.Sum, m...)
+			// _sum and _count are read even when no mean is asked: the
+			// histogram consistency checks need them (sanity.HistogramChecks).
+			if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
+				return err
 			}
+			in.Sum = append(in.Sum, m...)
+			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
+				return err
+			}
+			counts[k] = append(counts[k], m...)
 		}
 		inputs[k] = in
 		return nil
@@ -385,8 +389,9 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		return nil, err
 	}
 	var series []analysis.Series
-	for _, in := range inputs {
+	for k, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
+		r.histogramNotices(in, counts[k])
 	}
 	return frames.TimeSeries(series, r.meta()), nil
 }
@@ -469,6 +474,16 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 	if in.GenerationTokens, err = r.rangeQuery(ctx, q); err != nil {
 		return nil, err
 	}
+	// A counter that went backwards without a restart is left out of the windows that hold it.
+	for _, c := range []struct {
+		s     catalog.Signal
+		m     model.Matrix
+		extra []string
+	}{{catalog.RequestsFinished, in.Finished, []string{"finished_reason"}}, {catalog.PromptTokens, in.PromptTokens, nil}, {catalog.GenerationTokens, in.GenerationTokens, nil}} {
+		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m, c.extra...); err != nil {
+			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
+		}
+	}
 	return frames.TimeSeries(throughput.Compute(in, r.steps), r.meta()), nil
 }
 
@@ -482,7 +497,8 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 	}{
 		{&in.Running, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsRunning, p.scope, "sum") }},
 		{&in.Waiting, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsWaiting, p.scope, "sum") }},
-		// A usage ratio is averaged across engines and targets, never summed.
+		// A usage ratio is averaged across engines and targets, never summed
+		// (catalog.PartitionAgg); replicas and process splits count once.
 		{&in.KVUsage, func() (string, error) { return catalog.GaugePromQL(catalog.KVCacheUsage, p.scope, "avg") }},
 		{&in.Preemptions, func() (string, error) { return catalog.CounterRatePromQL(catalog.Preemptions, p.scope, p.window) }},
 		{&in.PrefixHits, func() (string, error) { return catalog.CounterRatePromQL(catalog.PrefixCacheHits, p.scope, p.window) }},
@@ -498,6 +514,21 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 		if *s.dst, err = r.rangeQuery(ctx, q); err != nil {
 			return nil, err
 		}
+	}
+	// A counter that went backwards without a restart is left out of the windows that hold it.
+	for _, c := range []struct {
+		s catalog.Signal
+		m model.Matrix
+	}{{catalog.Preemptions, in.Preemptions}, {catalog.PrefixCacheHits, in.PrefixHits}, {catalog.PrefixCacheQueries, in.PrefixQueries}} {
+		if err := r.leaveOutBackwards(ctx, c.s, p.scope, p.window, c.m); err != nil {
+			r.skipped("the check for "+string(c.s)+" counters going backwards", err)
+		}
+	}
+	if err := r.impossibleNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}); err != nil {
+		r.skipped("naming the gauge values that cannot be true", err)
+	}
+	if err := r.frozenNotices(ctx); err != nil {
+		r.skipped("the frozen-gauge check", err)
 	}
 	return frames.TimeSeries(saturation.Compute(in, r.steps), r.meta()), nil
 }

@@ -101,6 +101,12 @@ func latencyFrames(t *testing.T, inst *Instance, start time.Time, estimator stri
 	require.NoError(t, dr.Error)
 	out := map[string]*data.Frame{}
 	for _, f := range dr.Frames {
+		// The simulator's histograms are consistent: no self-contradiction is reported.
+		if f.Meta != nil {
+			for _, n := range f.Meta.Notices {
+				assert.NotContains(t, n.Text, "histogram inconsistent")
+			}
+		}
 		l := f.Fields[1].Labels
 		out[l["stage"]+"/"+l["stat"]+"/"+l["bound"]] = f
 	}

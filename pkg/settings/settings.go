@@ -103,6 +103,8 @@ type Settings struct {
 	// SampleLimit caps the samples kept from one scrape (after dropping unused
 	// families); a page above it fails that whole scrape, as in Prometheus.
 	SampleLimit int `json:"sampleLimit,omitempty"`
+	// Diagnosis holds the thresholds of the diagnosis query (diagnosis.go).
+	Diagnosis Diagnosis `json:"diagnosis,omitempty"`
 
 	ScrapeInterval time.Duration `json:"-"`
 	ScrapeTimeout  time.Duration `json:"-"`
@@ -187,6 +189,7 @@ func (s *Settings) applyDefaults() error {
 	if s.SampleLimit == 0 {
 		s.SampleLimit = DefaultSampleLimit
 	}
+	s.Diagnosis.applyDefaults()
 	return nil
 }
 
@@ -224,6 +227,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.SampleLimit < 0 {
 		return fmt.Errorf("sampleLimit: %d must be positive", s.SampleLimit)
+	}
+	if err := s.Diagnosis.validate(); err != nil {
+		return err
 	}
 	seen := map[string]string{}
 	for i, t := range s.Targets {

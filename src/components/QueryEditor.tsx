@@ -20,6 +20,7 @@ import {
   STANDARD_STATS,
   BreakdownFormat,
 } from '../types';
+import { DiagnosisEditor } from './editors/DiagnosisEditor';
 import { KeyValueEditor } from './KeyValueEditor';
 import { useResourceOptions, variableOptions } from './useResourceOptions';
 
@@ -358,6 +359,8 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
           />
         </Stack>
       )}
+
+      {type === 'diagnosis' && <DiagnosisEditor query={query} onChange={(q) => change(q)} />}
 
       {type === 'targets' && (
         <Text color="secondary" variant="bodySmall">

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
@@ -54,7 +55,11 @@ var saturationSources = []struct {
 // and reads 100% for one tiny kernel (order from
 // ../shared/reference/gpu-slo-bench.md §1.1 and §1.5). A GPU keeps one source
 // for the whole range. Each fallback adds one Info notice naming the GPUs
-// concerned. The matrices are catalog.GPUPromQL results; a GPU is matched
+// concerned. Where the chosen profiling source and GPU utilisation contradict
+// each other (sanity.StuckAtZero: one at 0 while the other reads busy for
+// StuckSteps steps or more), the one at 0 looks stuck: if it is the profiling
+// source, the GPU uses utilisation instead; either way a Warning names the
+// GPU, the stuck source and when. The matrices are catalog.GPUPromQL results; a GPU is matched
 // across them by its full label set.
 func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes *analysis.Notices) []analysis.Series {
 	type aligned struct {
@@ -73,6 +78,7 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 	keys := slices.Sorted(maps.Keys(keySet))
 	var out []analysis.Series
 	fallback := make([][]string, len(saturationSources))
+	utilIdx := len(saturationSources) - 1
 	for _, k := range keys {
 		for i, src := range srcs {
 			vals := src.vals[k]
@@ -80,7 +86,19 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 				continue
 			}
 			labels := src.labels[k]
-			if i > 0 {
+			// A profiling source and utilisation that disagree (one at 0 while the
+			// other reads busy for StuckSteps steps or more): the one at 0 looks
+			// stuck; saturation uses the other, which follows the load.
+			switched := false
+			if util := srcs[utilIdx].vals[k]; i < utilIdx && util != nil {
+				if spans := sanity.StuckAtZero(vals, util, steps, StuckSteps); len(spans) > 0 {
+					notes.Add(analysis.Warning, stuckText(describe(labels), saturationSources[i].source, catalog.GPUUtil, spans)+"; saturation uses GPU utilisation for this GPU over the whole range")
+					i, vals, labels, switched = utilIdx, util, srcs[utilIdx].labels[k], true
+				} else if spans := sanity.StuckAtZero(util, vals, steps, StuckSteps); len(spans) > 0 {
+					notes.Add(analysis.Warning, stuckText(describe(labels), catalog.GPUUtil, saturationSources[i].source, spans)+"; saturation keeps "+string(saturationSources[i].source))
+				}
+			}
+			if i > 0 && !switched {
 				fallback[i] = append(fallback[i], describe(labels))
 			}
 			l := map[string]string{"signal": "saturation", "source": string(saturationSources[i].source)}
@@ -98,6 +116,22 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 		}
 	}
 	return out
+}
+
+// StuckSteps is how many consecutive steps two GPU activity sources must disagree (one at 0,
+// the other busy: sanity.StuckAtZero) before Saturation calls the one at 0 stuck.
+const StuckSteps = 3
+
+// stuckText words a stuck source for a notice: which GPU, which source read 0 while which
+// other read how much, from when and for how many steps.
+func stuckText(gpu string, stuck, other catalog.Signal, spans []sanity.StuckSpan) string {
+	first, steps, hi := spans[0], 0, 0.0
+	for _, s := range spans {
+		steps += s.Steps
+		hi = math.Max(hi, s.Other)
+	}
+	return fmt.Sprintf("%s: %s read 0 while %s read up to %.0f%% for %d steps from %s, so %s looks stuck",
+		gpu, stuck, other, 100*hi, steps, first.Since.Format("2006-01-02 15:04:05 UTC"), stuck)
 }
 
 func allNaN(v []float64) bool {

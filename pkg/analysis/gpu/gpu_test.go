@@ -105,3 +105,45 @@ func TestDCGMReasonBitsMatchTheAgent(t *testing.T) {
 		assert.Equal(t, r.Reason, DCGMReasonBits[i].Name)
 	}
 }
+
+func TestSaturationFallsBackFromAStuckSource(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	st := analysis.Steps(t0, t0.Add(7*time.Minute), time.Minute)
+	g := func(gpu string) model.Metric {
+		return model.Metric{"job": "a", "gpu": model.LabelValue(gpu), "uuid": model.LabelValue("GPU-" + gpu), "hostname": "h"}
+	}
+	// GPU 0: SM active stops at minute 3 (reads 0) while utilisation keeps reading 0.9.
+	// GPU 1: utilisation stuck at 0 while SM active reads 0.7.
+	// GPU 2: the same shape as GPU 0 but the load really stops at minute 3: both go to 0.
+	sm := model.Matrix{
+		stream(g("0"), t0, 0.6, 0.6, 0.6, 0, 0, 0, 0, 0),
+		stream(g("1"), t0, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7),
+		stream(g("2"), t0, 0.6, 0.6, 0.6, 0, 0, 0, 0, 0),
+	}
+	util := model.Matrix{
+		stream(g("0"), t0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9),
+		stream(g("1"), t0, 0, 0, 0, 0, 0, 0, 0, 0),
+		stream(g("2"), t0, 0.9, 0.9, 0.9, 0, 0, 0, 0, 0),
+	}
+	var notes analysis.Notices
+	out := Saturation(sm, nil, util, st, &notes)
+	require.Len(t, out, 3)
+	got := map[string]analysis.Series{}
+	for _, s := range out {
+		got[s.Labels["gpu"]] = s
+	}
+	assert.Equal(t, "gpu_util", got["0"].Labels["source"])
+	assert.Equal(t, 0.9, got["0"].Values[7])
+	assert.Equal(t, "sm_active", got["1"].Labels["source"])
+	assert.Equal(t, "sm_active", got["2"].Labels["source"])
+	var texts []string
+	for _, n := range notes.List() {
+		texts = append(texts, n.Text)
+		assert.Equal(t, analysis.Warning, n.Severity)
+	}
+	at := t0.Add(3 * time.Minute).UTC().Format("2006-01-02 15:04:05 UTC")
+	assert.Equal(t, []string{
+		"a/h/gpu 0: sm_active read 0 while gpu_util read up to 90% for 5 steps from " + at + ", so sm_active looks stuck; saturation uses GPU utilisation for this GPU over the whole range",
+		"a/h/gpu 1: gpu_util read 0 while sm_active read up to 70% for 8 steps from " + t0.UTC().Format("2006-01-02 15:04:05 UTC") + ", so gpu_util looks stuck; saturation keeps sm_active",
+	}, texts)
+}

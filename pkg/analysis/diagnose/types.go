@@ -1,0 +1,300 @@
+// Package diagnose names the bottleneck of each inference target over time:
+// stalled engine, queue saturation, KV-cache pressure, compute-bound prefill,
+// memory-bound decode, GPU throttling, frontend overhead, head-of-line
+// blocking, aborted traffic, idle engine with stale gauges, under-use, or
+// healthy. Each finding carries its evidence (each signal's value and the
+// threshold it crossed), a confidence with the reasons it was lowered, what
+// could not be checked, and a recommendation naming vLLM flags.
+//
+// It is pure: inputs are per-target signals already placed on the query's
+// step grid (the plugin fetches them with the catalogue's PromQL builders,
+// the same queries the latency, saturation and gpu query types run), and
+// thresholds come from settings.Diagnosis. Method: docs/diagnosis.md.
+package diagnose
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Class is a diagnosis.
+type Class string
+
+// Classes of diagnosis. Unknown ("cannot_tell") is what a target gets when
+// the data needed to say anything is missing (page not answering, no
+// signals); it is never a guess.
+const (
+	Stalled          Class = "stalled"
+	GPUThrottled     Class = "gpu_throttled"
+	KVPressure       Class = "kv_cache_pressure"
+	QueueSaturation  Class = "queue_saturation"
+	HeadOfLine       Class = "head_of_line_blocking"
+	PrefillCompute   Class = "prefill_compute_bound"
+	DecodeMemory     Class = "decode_memory_bound"
+	FrontendOverhead Class = "frontend_overhead"
+	AbortedTraffic   Class = "aborted_traffic"
+	IdleStaleGauges  Class = "idle_stale_gauges"
+	UnderUtilised    Class = "under_utilised"
+	Healthy          Class = "healthy"
+	Unknown          Class = "cannot_tell"
+)
+
+// Classes lists every class in priority order: when several hold at once,
+// the first is a target's primary class (the state timeline's value).
+// Causes come before symptoms: a KV cache that is full, compute-bound
+// prefill or bandwidth-bound decode also fill the queue, so queue
+// saturation is named only when none of them holds.
+var Classes = []Class{Stalled, GPUThrottled, KVPressure, PrefillCompute, DecodeMemory, HeadOfLine,
+	QueueSaturation, FrontendOverhead, AbortedTraffic, IdleStaleGauges, UnderUtilised, Healthy, Unknown}
+
+// Severity of a finding.
+type Severity string
+
+// Severities, most urgent first.
+const (
+	Critical Severity = "critical"
+	Warning  Severity = "warning"
+	Info     Severity = "info"
+	OK       Severity = "ok"
+)
+
+// Level is a severity as a number for alert rules: critical 3, warning 2,
+// info 1, ok 0.
+func (s Severity) Level() float64 {
+	switch s {
+	case Critical:
+		return 3
+	case Warning:
+		return 2
+	case Info:
+		return 1
+	}
+	return 0
+}
+
+// Confidence of a finding: how complete and exact its evidence is.
+type Confidence string
+
+// Confidence levels.
+const (
+	High   Confidence = "high"
+	Medium Confidence = "medium"
+	Low    Confidence = "low"
+)
+
+func (c Confidence) lower(to Confidence) Confidence {
+	rank := map[Confidence]int{High: 2, Medium: 1, Low: 0}
+	if rank[to] < rank[c] {
+		return to
+	}
+	return c
+}
+
+// Signal names one per-target input series.
+type Signal string
+
+// Input signals. Gauges are the value at the step; rates are per second over
+// the query's rate window unless said otherwise; means are rate(_sum) /
+// rate(_count) over the rate window, in seconds.
+const (
+	Up          Signal = "up"                   // 1 when the step's last scrape answered, else 0
+	UpMin       Signal = "up_min"               // min of up over the stall window (1: every scrape answered)
+	Running     Signal = "requests_running"     // requests (summed across engines), at the step
+	Waiting     Signal = "requests_waiting"     // requests, at the step
+	RunningAvg  Signal = "requests_running_avg" // requests, mean over the rate window
+	WaitingAvg  Signal = "requests_waiting_avg" // requests, mean over the rate window
+	WaitingSpan Signal = "waiting_span"         // max − min of waiting over the stall window (requests): the gauge moved
+	KVUsage     Signal = "kv_cache_usage"       // ratio 0..1 (averaged across engines), highest over the rate window
+	Preemptions Signal = "preemptions"          // per second
+	Finished    Signal = "requests_finished"    // requests ended per second, every finish reason
+	Aborted     Signal = "requests_aborted"     // requests ended with finished_reason="abort" per second
+	PromptTok   Signal = "prompt_tokens"        // tokens per second
+	GenTok      Signal = "generation_tokens"    // tokens per second
+	// Progress is the summed per-second rate over the stall window of the
+	// progress counters (generation tokens, finished requests, engine
+	// steps): exactly 0 when none advanced.
+	Progress      Signal = "progress"
+	QueueMean     Signal = "queue_time_mean"     // s
+	PrefillMean   Signal = "prefill_time_mean"   // s
+	InferenceMean Signal = "inference_time_mean" // s
+	E2EMean       Signal = "e2e_mean"            // s
+	TTFTMean      Signal = "ttft_mean"           // s
+	ITLMean       Signal = "itl_mean"            // s
+	SMActive      Signal = "sm_active"           // ratio 0..1, mean over the target's GPUs and the rate window
+	DRAMActive    Signal = "dram_active"         // ratio 0..1, mean over the target's GPUs and the rate window
+	TensorActive  Signal = "tensor_active"       // ratio 0..1, mean over the target's GPUs and the rate window
+	GPUUtil       Signal = "gpu_util"            // ratio 0..1, mean over the target's GPUs and the rate window
+	ClockRatio    Signal = "sm_clock_ratio"      // SM clock / max SM clock, lowest over the target's GPUs
+	Slowdown      Signal = "slowdown"            // 1 when a slowdown reason (hw_slowdown, sw/hw thermal, power brake) is active on a GPU, else 0
+)
+
+// TargetInput is one target's signals on the step grid (Input.Steps).
+type TargetInput struct {
+	Name       string
+	Engine     string // catalogue engine ("vllm", "sglang", "tgi", …; "" unknown)
+	Generation string // "v0", "v1" or ""
+	// Values holds each available signal, one value per step, NaN where a
+	// step has no data. A signal missing from the map is unavailable.
+	Values map[Signal][]float64
+	// Approximate notes, per signal, how the engine's value differs from
+	// the exact quantity (catalog Availability.Note); it lowers confidence.
+	Approximate map[Signal]string
+	// Absent says, per signal the engine does not export, why (shown in
+	// "not checked").
+	Absent map[Signal]string
+	// NoGPU, when non-empty, says why there is no GPU data for the target
+	// (no agent configured, the agent exports no such metric, …).
+	NoGPU string
+	// SlowdownReasons holds, per step, the active slowdown reasons (for evidence); may be nil.
+	SlowdownReasons []string
+	// RunningCeiling is the configured maximum of running requests
+	// (--max-num-seqs) when known, else 0: the observed plateau is used.
+	RunningCeiling float64
+}
+
+// Input is everything a diagnosis needs.
+type Input struct {
+	Steps []time.Time
+	// StallWindow is the window of the Progress, UpMin and WaitingSpan
+	// signals (StallScrapes scrape intervals plus half of one).
+	StallWindow time.Duration
+	// Window is the rate window of the other rates and means.
+	Window  time.Duration
+	Targets []TargetInput
+}
+
+// Evidence is one signal's value and the threshold it was compared with.
+type Evidence struct {
+	Signal    string
+	Value     float64
+	Op        string // ">=", "<", "=", ">"
+	Threshold float64
+	Unit      string // "ratio", "requests", "s", "/s", "tokens", "scrapes"
+	Note      string
+}
+
+// String renders evidence as "kv_cache_usage 0.953 ≥ 0.9 (note)".
+func (e Evidence) String() string {
+	op := map[string]string{">=": "≥", "<=": "≤"}[e.Op]
+	if op == "" {
+		op = e.Op
+	}
+	s := e.Signal + " " + num(e.Value)
+	if e.Unit != "" && e.Unit != "ratio" {
+		s += " " + e.Unit
+	}
+	if e.Op != "" {
+		s += " " + op + " " + num(e.Threshold)
+	}
+	if e.Note != "" {
+		s += " (" + e.Note + ")"
+	}
+	return s
+}
+
+// num renders v with three significant digits, without an exponent between
+// 0.001 and 10^6 and without trailing zeros.
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return "no data"
+	}
+	a := math.Abs(v)
+	if a == 0 {
+		return "0"
+	}
+	if a < 1e-3 || a >= 1e6 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	prec := max(0, 2-int(math.Floor(math.Log10(a))))
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// Finding is one class holding for one target over a contiguous run of steps.
+type Finding struct {
+	Target     string
+	Class      Class
+	Severity   Severity
+	Confidence Confidence
+	// ConfidenceWhy lists why the confidence is below high.
+	ConfidenceWhy []string
+	// Evidence at the finding's last step.
+	Evidence []Evidence
+	// NotChecked lists what could not be checked (no GPU data, signals the
+	// engine does not export) and why.
+	NotChecked     []string
+	Summary        string
+	Recommendation string
+	Start, End     time.Time
+	// Current is true when the finding holds at the target's last step with data.
+	Current bool
+}
+
+// Text renders the finding for an annotation or a table cell: summary,
+// evidence, what was not checked, and the recommendation.
+func (f Finding) Text() string {
+	var b strings.Builder
+	b.WriteString(f.Summary)
+	if len(f.Evidence) > 0 {
+		b.WriteString(" Evidence: ")
+		b.WriteString(EvidenceText(f.Evidence))
+		b.WriteString(".")
+	}
+	if len(f.NotChecked) > 0 {
+		b.WriteString(" Not checked: ")
+		b.WriteString(strings.Join(f.NotChecked, "; "))
+		b.WriteString(".")
+	}
+	if f.Recommendation != "" {
+		b.WriteString(" → ")
+		b.WriteString(f.Recommendation)
+	}
+	return b.String()
+}
+
+// EvidenceText joins evidence with "; ".
+func EvidenceText(ev []Evidence) string {
+	parts := make([]string, len(ev))
+	for i, e := range ev {
+		parts[i] = e.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// TargetResult is one target's diagnosis.
+type TargetResult struct {
+	Target string
+	// Primary is the highest-priority class at each step ("" before the
+	// target has any data).
+	Primary []Class
+	// Active says, per class, at which steps it held.
+	Active map[Class][]bool
+	// Findings are the runs of each class over the range, in start order.
+	Findings []Finding
+	// Last is the index of the target's last step with data, −1 if none.
+	Last int
+}
+
+// Current returns the findings that hold at the target's last step with data.
+func (r TargetResult) Current() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Current {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Result is the diagnosis of every target, in input order.
+type Result struct {
+	Steps   []time.Time
+	Targets []TargetResult
+}
+
+func (c Class) describe() string { return strings.ReplaceAll(string(c), "_", " ") }

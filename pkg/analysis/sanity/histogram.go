@@ -1,0 +1,167 @@
+package sanity
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+)
+
+// HistogramTolerance is the relative difference below which a histogram's _count and +Inf
+// bucket, or its mean and the bounds its buckets allow, are taken to agree. Rates of one
+// histogram's series come from the same scrapes, so they agree to rounding; PromQL's rate()
+// may extrapolate a young series' buckets a little differently, which stays well below 1 %.
+const HistogramTolerance = 0.01
+
+// HistogramFinding is one group's self-contradicting histogram: what disagrees, by how much
+// (Off: a relative difference, or for a mean above its bucket bounds the ratio to the bound),
+// the first step it was seen and on how many steps.
+type HistogramFinding struct {
+	Stage  string
+	Labels map[string]string // group labels (target, model, …), as the latency series carry them
+	Kind   string            // "count" (_count ≠ +Inf bucket), "mean-high", "mean-low", "lowest-bucket"
+	// Detail says what disagrees at the first step, in words with the numbers.
+	Detail string
+	Off    float64
+	At     time.Time
+	Count  int
+}
+
+// Text renders the finding as a notice sentence.
+func (f HistogramFinding) Text() string {
+	var b strings.Builder
+	b.WriteString(f.Stage)
+	if len(f.Labels) > 0 {
+		b.WriteString(" " + FormatLabels(f.Labels))
+	}
+	fmt.Fprintf(&b, ": histogram inconsistent at %s", f.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if f.Count > 1 {
+		fmt.Fprintf(&b, " (%d steps)", f.Count)
+	}
+	b.WriteString(": " + f.Detail + "; quantiles are still computed from the buckets")
+	return b.String()
+}
+
+// HistogramChecks compares, per group and step, the windowed rates of a histogram's buckets
+// (cumulative, grouped by le and the group labels), _sum and _count (nil when not queried)
+// with each other, and returns one finding per group and kind of contradiction:
+//
+//   - count: _count differs from the +Inf bucket (they are the same number by definition);
+//   - mean-high / mean-low: the mean _sum/_count lies outside what the bucket counts allow,
+//     Σ nᵢ·lowerᵢ / N ≤ mean ≤ Σ nᵢ·upperᵢ / N, with nᵢ the observations of bucket i, its
+//     edges lowerᵢ < x ≤ upperᵢ, the lowest bucket starting at 0 (as histogram_quantile
+//     assumes) and an upper bound of +Inf for the +Inf bucket;
+//   - lowest-bucket: the special case of mean-high in which every observation is in the lowest
+//     bucket while the mean lies above its bound (Off = mean / bound).
+//
+// Differences within HistogramTolerance are agreement. Steps without observations are
+// skipped. The mean uses _count where given, else the +Inf bucket.
+func HistogramChecks(stage string, buckets, sum, count model.Matrix, steps []time.Time) []HistogramFinding {
+	idx := make(map[int64]int, len(steps))
+	for i, t := range steps {
+		idx[t.UnixMilli()] = i
+	}
+	perGroup := map[string][][]hist.Bucket{}
+	labels := map[string]map[string]string{}
+	for _, s := range buckets {
+		le, err := hist.ParseLe(string(s.Metric["le"]))
+		if err != nil {
+			continue
+		}
+		key, l := analysis.Key(s.Metric, "le")
+		if perGroup[key] == nil {
+			perGroup[key] = make([][]hist.Bucket, len(steps))
+			labels[key] = l
+		}
+		for _, p := range s.Values {
+			if i, ok := idx[int64(p.Timestamp)]; ok {
+				perGroup[key][i] = append(perGroup[key][i], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
+			}
+		}
+	}
+	sums, _ := analysis.Align(sum, steps)
+	counts, _ := analysis.Align(count, steps)
+	var out []HistogramFinding
+	for _, key := range slices.Sorted(maps.Keys(perGroup)) {
+		found := map[string]*HistogramFinding{}
+		var order []string
+		note := func(kind string, i int, off float64, detail string) {
+			f := found[kind]
+			if f == nil {
+				f = &HistogramFinding{Stage: stage, Labels: labels[key], Kind: kind, Detail: detail, Off: off, At: steps[i].UTC()}
+				found[kind] = f
+				order = append(order, kind)
+			}
+			f.Count++
+		}
+		for i := range steps {
+			nb := hist.Normalize(perGroup[key][i])
+			if len(nb) == 0 || !math.IsInf(nb[len(nb)-1].UpperBound, 1) {
+				continue
+			}
+			inf := nb[len(nb)-1].Count
+			n := inf
+			if c := valueAt(counts, key, i); !math.IsNaN(c) {
+				if d := math.Abs(c - inf); d > HistogramTolerance*math.Max(c, inf) {
+					off := d / math.Max(c, inf)
+					note("count", i, off, fmt.Sprintf("_count is %s/s but the +Inf bucket %s/s (%.0f%% apart)", formatValue(c), formatValue(inf), 100*off))
+				}
+				n = c
+			}
+			sm := valueAt(sums, key, i)
+			if !(n > 0) || !(inf > 0) || math.IsNaN(sm) {
+				continue
+			}
+			mean := sm / n
+			lo, hi := meanBounds(nb)
+			switch {
+			case mean > hi*(1+HistogramTolerance) && nb[0].Count >= inf*(1-HistogramTolerance) && nb[0].UpperBound > 0:
+				note("lowest-bucket", i, mean/nb[0].UpperBound, fmt.Sprintf("every observation is in the lowest bucket (≤ %s) but the mean is %s, %.3g× that bound", formatValue(nb[0].UpperBound), formatValue(mean), mean/nb[0].UpperBound))
+			case mean > hi*(1+HistogramTolerance):
+				note("mean-high", i, mean/hi, fmt.Sprintf("the mean %s is above the most the bucket counts allow (%s), %.3g× it", formatValue(mean), formatValue(hi), mean/hi))
+			case lo > 0 && mean < lo*(1-HistogramTolerance):
+				note("mean-low", i, (lo-mean)/lo, fmt.Sprintf("the mean %s is below the least the bucket counts allow (%s), by %.0f%%", formatValue(mean), formatValue(lo), 100*(lo-mean)/lo))
+			}
+		}
+		for _, k := range order {
+			out = append(out, *found[k])
+		}
+	}
+	return out
+}
+
+func valueAt(m map[string][]float64, key string, i int) float64 {
+	if v, ok := m[key]; ok {
+		return v[i]
+	}
+	return math.NaN()
+}
+
+// meanBounds returns the least and the most mean a normalised cumulative histogram allows:
+// every observation at the lower (upper) edge of its bucket. The lowest bucket starts at 0
+// when its bound is positive (at −Inf otherwise); the +Inf bucket's upper edge is +Inf, so hi
+// is +Inf whenever that bucket holds observations.
+func meanBounds(nb []hist.Bucket) (lo, hi float64) {
+	total := nb[len(nb)-1].Count
+	prevBound, prevCount := math.Inf(-1), 0.0
+	if nb[0].UpperBound > 0 {
+		prevBound = 0
+	}
+	var sLo, sHi float64
+	for _, b := range nb {
+		n := b.Count - prevCount
+		if n > 0 {
+			sLo += n * prevBound
+			sHi += n * b.UpperBound
+		}
+		prevBound, prevCount = b.UpperBound, b.Count
+	}
+	return sLo / total, sHi / total
+}

@@ -1,0 +1,125 @@
+package frames
+
+import (
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
+)
+
+// DiagnosisFindings is the findings table, one row per finding: time and
+// timeEnd (the finding's first and last step), target, class, severity,
+// confidence (with why it is below high), summary, evidence (each signal's
+// value and threshold), not_checked, recommendation, current, and the
+// annotation columns title, text (summary, evidence, what was not checked
+// and the recommendation) and tags ("inferscope,diagnosis,<class>,<target>").
+// With current, only findings holding at each target's last step with data
+// are listed (healthy included); otherwise every finding in the range except
+// healthy, for annotations.
+func DiagnosisFindings(res diagnose.Result, current bool, m Meta) data.Frames {
+	var rows []diagnose.Finding
+	for _, t := range res.Targets {
+		for _, f := range t.Findings {
+			if current && !f.Current || !current && f.Class == diagnose.Healthy {
+				continue
+			}
+			rows = append(rows, f)
+		}
+	}
+	n := len(rows)
+	start, end := make([]time.Time, n), make([]time.Time, n)
+	str := func() []string { return make([]string, n) }
+	target, class, sev, conf, confWhy, summary, evidence, notChecked, rec, title, text, tags :=
+		str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
+	level := make([]float64, n)
+	cur := make([]bool, n)
+	for i, f := range rows {
+		start[i], end[i] = f.Start, f.End
+		target[i], class[i], sev[i], conf[i] = f.Target, string(f.Class), string(f.Severity), string(f.Confidence)
+		confWhy[i] = strings.Join(f.ConfidenceWhy, "; ")
+		summary[i] = f.Summary
+		evidence[i] = diagnose.EvidenceText(f.Evidence)
+		notChecked[i] = strings.Join(f.NotChecked, "; ")
+		rec[i] = f.Recommendation
+		title[i] = f.Target + ": " + strings.ReplaceAll(string(f.Class), "_", " ") + " (" + string(f.Severity) + ")"
+		text[i] = f.Text()
+		tags[i] = "inferscope,diagnosis," + string(f.Class) + "," + f.Target
+		level[i] = f.Severity.Level()
+		cur[i] = f.Current
+	}
+	fr := data.NewFrame("diagnosis",
+		data.NewField("time", nil, start),
+		data.NewField("timeEnd", nil, end),
+		data.NewField("target", nil, target),
+		data.NewField("class", nil, class),
+		data.NewField("severity", nil, sev),
+		data.NewField("level", nil, level),
+		data.NewField("confidence", nil, conf),
+		data.NewField("confidence_note", nil, confWhy),
+		data.NewField("summary", nil, summary),
+		data.NewField("evidence", nil, evidence),
+		data.NewField("not_checked", nil, notChecked),
+		data.NewField("recommendation", nil, rec),
+		data.NewField("current", nil, cur),
+		data.NewField("title", nil, title),
+		data.NewField("text", nil, text),
+		data.NewField("tags", nil, tags),
+	)
+	return withMeta(fr, m)
+}
+
+// DiagnosisTimeline is one wide frame for Grafana's state-timeline panel: a
+// time field, then one string field per target (label target) holding the
+// primary class at each step, null before the target has data.
+func DiagnosisTimeline(res diagnose.Result, m Meta) data.Frames {
+	f := data.NewFrame("diagnosis", data.NewField("time", nil, append([]time.Time{}, res.Steps...)))
+	for _, t := range res.Targets {
+		vals := make([]*string, len(t.Primary))
+		for i, c := range t.Primary {
+			if c != "" {
+				v := string(c)
+				vals[i] = &v
+			}
+		}
+		fld := data.NewField("class", data.Labels{"target": t.Target}, vals)
+		fld.Config = &data.FieldConfig{DisplayNameFromDS: t.Target}
+		f.Fields = append(f.Fields, fld)
+	}
+	f.Meta = m.frameMeta(data.FrameTypeTimeSeriesWide)
+	f.Meta.Notices = notices(m.Notices)
+	return data.Frames{f}
+}
+
+// DiagnosisNumeric is a numeric-multi response for alert rules: one frame
+// per target and class, each with one number field labelled target and
+// class holding the class's severity level (critical 3, warning 2, info 1)
+// when it holds at the target's last step with data, else 0 (healthy is
+// always 0). Label sets are unique by construction.
+func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
+	var out data.Frames
+	for _, t := range res.Targets {
+		for _, c := range diagnose.Classes {
+			v := 0.0
+			if t.Last >= 0 && t.Active[c][t.Last] {
+				for _, f := range t.Findings {
+					if f.Class == c && f.Current {
+						v = f.Severity.Level()
+					}
+				}
+			}
+			fld := data.NewField("level", data.Labels{"target": t.Target, "class": string(c)}, []float64{v})
+			f := data.NewFrame("diagnosis", fld)
+			f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		f := data.NewFrame("diagnosis")
+		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
+		out = append(out, f)
+	}
+	out[0].Meta.Notices = notices(m.Notices)
+	return out
+}

@@ -1,0 +1,527 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/gpu"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+// QueryTypeDiagnosis names the bottleneck of each target (pkg/analysis/diagnose).
+const QueryTypeDiagnosis = "diagnosis"
+
+// Diagnosis formats (the query's `format` field).
+const (
+	diagnosisTable       = "table"       // current findings (default)
+	diagnosisAnnotations = "annotations" // every finding in the range except healthy, annotation-shaped
+	diagnosisTimeline    = "timeline"    // primary class over time per target (state timeline)
+	diagnosisNumeric     = "numeric"     // one number per target and class, for alert rules
+)
+
+// catalogSignal maps the diagnosis inputs read from one catalogue signal.
+var catalogSignal = map[diagnose.Signal]catalog.Signal{
+	diagnose.Running: catalog.RequestsRunning, diagnose.Waiting: catalog.RequestsWaiting,
+	diagnose.RunningAvg: catalog.RequestsRunning, diagnose.WaitingAvg: catalog.RequestsWaiting,
+	diagnose.WaitingSpan: catalog.RequestsWaiting, diagnose.KVUsage: catalog.KVCacheUsage,
+	diagnose.Preemptions: catalog.Preemptions, diagnose.Finished: catalog.RequestsFinished,
+	diagnose.Aborted: catalog.RequestsFinished, diagnose.PromptTok: catalog.PromptTokens,
+	diagnose.GenTok: catalog.GenerationTokens, diagnose.QueueMean: catalog.QueueTime,
+	diagnose.PrefillMean: catalog.PrefillTime, diagnose.InferenceMean: catalog.InferenceTime,
+	diagnose.E2EMean: catalog.E2E, diagnose.TTFTMean: catalog.TTFT, diagnose.ITLMean: catalog.ITL,
+}
+
+// diagMeans are the latency means the rules read.
+var diagMeans = []struct {
+	sig diagnose.Signal
+	cat catalog.Signal
+}{
+	{diagnose.QueueMean, catalog.QueueTime}, {diagnose.PrefillMean, catalog.PrefillTime},
+	{diagnose.InferenceMean, catalog.InferenceTime}, {diagnose.E2EMean, catalog.E2E},
+	{diagnose.TTFTMean, catalog.TTFT}, {diagnose.ITLMean, catalog.ITL},
+}
+
+// slowdownReasons are the throttle reasons that mean the GPU is slowed down
+// by hardware, heat or a power brake (power_cap alone is normal under load).
+var slowdownReasons = []string{"hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"}
+
+// queryDiagnosis diagnoses each target in scope over the range with the
+// same PromQL the latency, saturation, throughput and gpu queries run (the
+// catalogue's gauge, counter-rate, mean and per-GPU builders, grouped by
+// target), plus three short-window queries for the stall rule: progress
+// counter rates and the lowest `up` over StallScrapes scrape intervals, and
+// the span of the waiting gauge over the same window.
+func (i *Instance) queryDiagnosis(ctx context.Context, p *plan) (data.Frames, error) {
+	format := p.Format
+	if format == "" {
+		format = diagnosisTable
+	}
+	if !slices.Contains([]string{diagnosisTable, diagnosisAnnotations, diagnosisTimeline, diagnosisNumeric}, format) {
+		return nil, badQueryf("format: %q is not one of table, annotations, timeline, numeric", p.Format)
+	}
+	in, r, err := i.diagnosisInput(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	res := diagnose.Diagnose(in, i.settings.Diagnosis)
+	switch format {
+	case diagnosisTimeline:
+		return frames.DiagnosisTimeline(res, r.meta()), nil
+	case diagnosisNumeric:
+		return frames.DiagnosisNumeric(res, r.meta()), nil
+	case diagnosisAnnotations:
+		return frames.DiagnosisFindings(res, false, r.meta()), nil
+	}
+	return frames.DiagnosisFindings(res, true, r.meta()), nil
+}
+
+// diagnosisInput fetches every signal of the targets in scope and places it
+// on the step grid.
+func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input, *run, error) {
+	r := i.newRun(p)
+	th := i.settings.Diagnosis
+	targets := i.targetsInScope(p.Targets)
+	names := make([]string, 0, len(targets))
+	for _, t := range targets {
+		names = append(names, t.Name)
+	}
+	stallWindow := time.Duration(th.StallScrapes)*i.settings.ScrapeInterval + i.settings.ScrapeInterval/2
+	in := diagnose.Input{Steps: r.steps, StallWindow: stallWindow, Window: p.window}
+	if len(targets) == 0 {
+		r.notes.Add(analysis.Warning, "no target is configured: add inference servers under Targets in the data source settings")
+		return in, r, nil
+	}
+	r.scopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage,
+		catalog.Preemptions, catalog.RequestsFinished, catalog.GenerationTokens, catalog.TTFT, catalog.E2E})
+	sc := catalog.Scope{Targets: names, Models: p.Models, By: []string{"target"}}
+	jobs := strconv.Quote(alternation(names))
+
+	type fetch struct {
+		name string
+		expr func() (string, error)
+		out  model.Matrix
+	}
+	gauge := func(s catalog.Signal, agg string) func() (string, error) {
+		return func() (string, error) { return catalog.GaugePromQL(s, sc, agg) }
+	}
+	rate := func(s catalog.Signal, w time.Duration, by ...string) func() (string, error) {
+		return func() (string, error) { return catalog.CounterRatePromQL(s, sc, w, by...) }
+	}
+	sw := model.Duration(stallWindow).String()
+	res := model.Duration(i.settings.ScrapeInterval).String()
+	// over wraps a gauge query in <agg>_over_time over the rate window, at
+	// scrape resolution: instantaneous gauges are smoothed like the rates.
+	over := func(agg string, inner func() (string, error)) func() (string, error) {
+		return func() (string, error) {
+			q, err := inner()
+			if err != nil {
+				return "", err
+			}
+			return agg + "_over_time((" + q + ")[" + model.Duration(p.window).String() + ":" + res + "])", nil
+		}
+	}
+	fs := []*fetch{
+		{name: "up", expr: func() (string, error) {
+			return "max by (job) (max_over_time(up{job=~" + jobs + "}[" + sw + "]))", nil
+		}},
+		{name: "up_min", expr: func() (string, error) {
+			return "min by (job) (min_over_time(up{job=~" + jobs + "}[" + sw + "]))", nil
+		}},
+		{name: "running", expr: gauge(catalog.RequestsRunning, "sum")},
+		{name: "waiting", expr: gauge(catalog.RequestsWaiting, "sum")},
+		{name: "running_avg", expr: over("avg", gauge(catalog.RequestsRunning, "sum"))},
+		{name: "waiting_avg", expr: over("avg", gauge(catalog.RequestsWaiting, "sum"))},
+		{name: "waiting_span", expr: func() (string, error) {
+			w, err := catalog.GaugePromQL(catalog.RequestsWaiting, sc, "sum")
+			if err != nil {
+				return "", err
+			}
+			sub := "(" + w + ")[" + sw + ":" + res + "]"
+			return "max_over_time(" + sub + ") - min_over_time(" + sub + ")", nil
+		}},
+		{name: "kv", expr: over("max", gauge(catalog.KVCacheUsage, "avg"))},
+		{name: "preemptions", expr: rate(catalog.Preemptions, p.window)},
+		{name: "finished", expr: rate(catalog.RequestsFinished, p.window, "finished_reason")},
+		{name: "prompt", expr: rate(catalog.PromptTokens, p.window)},
+		{name: "generation", expr: rate(catalog.GenerationTokens, p.window)},
+		{name: "progress_tokens", expr: rate(catalog.GenerationTokens, stallWindow)},
+		{name: "progress_finished", expr: rate(catalog.RequestsFinished, stallWindow)},
+		{name: "progress_steps", expr: func() (string, error) {
+			hq, err := catalog.HistogramPromQL(catalog.IterationTokens, sc, stallWindow)
+			return hq.Count, err
+		}},
+	}
+	for _, m := range diagMeans {
+		fs = append(fs, &fetch{name: string(m.sig), expr: func() (string, error) { return catalog.MeanPromQL(m.cat, sc, p.window) }})
+	}
+	// GPU signals over the agents of the targets in scope.
+	var agents []string
+	for _, t := range targets {
+		if t.Agent != "" && !slices.Contains(agents, t.Agent) {
+			agents = append(agents, t.Agent)
+		}
+	}
+	slices.Sort(agents)
+	gpuSigs := []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
+		catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax}
+	if len(agents) > 0 {
+		for _, s := range gpuSigs {
+			q := func() (string, error) { return catalog.GPUPromQL(s, agents, "avg") }
+			if s != catalog.SMClock && s != catalog.SMClockMax {
+				q = over("avg", q)
+			}
+			fs = append(fs, &fetch{name: "gpu:" + string(s), expr: q})
+		}
+		fs = append(fs, &fetch{name: "gpu:throttle", expr: func() (string, error) {
+			return catalog.GPUPromQL(catalog.ThrottleReasons, agents, "max", catalog.AgentThrottleReasonLabel)
+		}})
+	}
+	if err := r.parallel(len(fs), func(k int) error {
+		q, err := fs[k].expr()
+		if err != nil {
+			return err
+		}
+		fs[k].out, err = r.rangeQuery(ctx, q)
+		return err
+	}); err != nil {
+		return in, r, err
+	}
+	got := map[string]model.Matrix{}
+	for _, f := range fs {
+		got[f.name] = f.out
+	}
+
+	byJob := func(m model.Matrix) map[string][]float64 {
+		vals, labels := analysis.Align(m, r.steps)
+		out := map[string][]float64{}
+		for k, l := range labels {
+			out[l["target"]] = vals[k]
+		}
+		return out
+	}
+	direct := map[diagnose.Signal]map[string][]float64{
+		diagnose.Up: byJob(got["up"]), diagnose.UpMin: byJob(got["up_min"]),
+		diagnose.Running: byJob(got["running"]), diagnose.Waiting: byJob(got["waiting"]),
+		diagnose.RunningAvg: byJob(got["running_avg"]), diagnose.WaitingAvg: byJob(got["waiting_avg"]),
+		diagnose.WaitingSpan: byJob(got["waiting_span"]), diagnose.KVUsage: byJob(got["kv"]),
+		diagnose.Preemptions: byJob(got["preemptions"]), diagnose.PromptTok: byJob(got["prompt"]),
+		diagnose.GenTok: byJob(got["generation"]),
+	}
+	for _, m := range diagMeans {
+		direct[m.sig] = byJob(got[string(m.sig)])
+	}
+	finished, aborted := finishedByReason(got["finished"], r.steps)
+	direct[diagnose.Finished], direct[diagnose.Aborted] = finished, aborted
+	progress := sumByJob(r.steps, byJob(got["progress_tokens"]), byJob(got["progress_finished"]), byJob(got["progress_steps"]))
+	direct[diagnose.Progress] = progress
+
+	perGPU := gpuByTarget(got, r.steps, targets, agents)
+	for _, t := range targets {
+		ti := diagnose.TargetInput{Name: t.Name, Values: map[diagnose.Signal][]float64{},
+			Approximate: map[diagnose.Signal]string{}, Absent: map[diagnose.Signal]string{}}
+		det, detected := i.detectionOf(ctx, t.Name, p.end)
+		if detected {
+			ti.Engine, ti.Generation = string(det.Engine), det.Generation
+		}
+		for sig, m := range direct {
+			if v, ok := m[t.Name]; ok {
+				ti.Values[sig] = v
+			}
+			cs, ok := catalogSignal[sig]
+			if !ok || !detected {
+				continue
+			}
+			a := catalog.LookupFor(det, cs)
+			switch a.Status {
+			case catalog.Approximate:
+				ti.Approximate[sig] = a.Note
+			case catalog.Absent:
+				why := "not exported by " + string(det.Engine)
+				if a.Note != "" {
+					why += " (" + a.Note + ")"
+				}
+				ti.Absent[sig] = why
+				delete(ti.Values, sig)
+			}
+		}
+		if _, ok := ti.Values[diagnose.Aborted]; !ok {
+			if _, fin := ti.Values[diagnose.Finished]; fin {
+				ti.Absent[diagnose.Aborted] = "the finished-requests counter has no finished_reason label on this engine"
+			}
+		}
+		if t.Agent == "" {
+			ti.NoGPU = "no GPU agent is configured for this target (targets[].agent in the data source settings)"
+		} else {
+			g := perGPU[t.Name]
+			for s, v := range g.values {
+				ti.Values[s] = v
+			}
+			for s, why := range g.absent {
+				ti.Absent[s] = why
+			}
+			for s, note := range g.approx {
+				ti.Approximate[s] = note
+			}
+			ti.SlowdownReasons = g.reasons
+		}
+		in.Targets = append(in.Targets, ti)
+	}
+	return in, r, nil
+}
+
+// finishedByReason splits the finished-requests rate by finished_reason
+// into the total and the aborted rate per job. A job whose series carry no
+// finished_reason label has no aborted entry (the engine cannot tell).
+func finishedByReason(m model.Matrix, steps []time.Time) (total, aborted map[string][]float64) {
+	total, aborted = map[string][]float64{}, map[string][]float64{}
+	nan := func() []float64 {
+		v := make([]float64, len(steps))
+		for k := range v {
+			v[k] = math.NaN()
+		}
+		return v
+	}
+	vals, labels := analysis.Align(m, steps)
+	for k, l := range labels {
+		job := l["target"]
+		if total[job] == nil {
+			total[job] = nan()
+		}
+		addInto(total[job], vals[k])
+		if reason, ok := l["finished_reason"]; ok {
+			if aborted[job] == nil {
+				aborted[job] = make([]float64, len(steps)) // reasons present: aborted is 0 unless counted
+			}
+			if reason == "abort" {
+				for s, x := range vals[k] {
+					if !math.IsNaN(x) {
+						aborted[job][s] += x
+					}
+				}
+			}
+		}
+	}
+	// aborted has data only where total has.
+	for job, a := range aborted {
+		for s := range a {
+			if math.IsNaN(total[job][s]) {
+				a[s] = math.NaN()
+			}
+		}
+	}
+	return total, aborted
+}
+
+// addInto adds src into dst step by step; NaN + x = x, NaN + NaN = NaN.
+func addInto(dst, src []float64) {
+	for s, x := range src {
+		if math.IsNaN(x) {
+			continue
+		}
+		if math.IsNaN(dst[s]) {
+			dst[s] = x
+		} else {
+			dst[s] += x
+		}
+	}
+}
+
+// sumByJob adds per-job series; a job present in none has no entry.
+func sumByJob(steps []time.Time, parts ...map[string][]float64) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, p := range parts {
+		for job, v := range p {
+			if out[job] == nil {
+				out[job] = make([]float64, len(steps))
+				for k := range out[job] {
+					out[job][k] = math.NaN()
+				}
+			}
+			addInto(out[job], v)
+		}
+	}
+	return out
+}
+
+// targetGPU is one target's GPU signals: averaged activity over its GPUs,
+// the lowest clock ratio, and slowdown state.
+type targetGPU struct {
+	values  map[diagnose.Signal][]float64
+	absent  map[diagnose.Signal]string
+	approx  map[diagnose.Signal]string
+	reasons []string
+}
+
+// gpuByTarget reduces the per-GPU results to each target's GPUs (the
+// target's agent, restricted to targets[].gpus when set).
+func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []settings.Target, agents []string) map[string]targetGPU {
+	out := map[string]targetGPU{}
+	if len(agents) == 0 {
+		return out
+	}
+	type aligned struct {
+		vals   map[string][]float64
+		labels map[string]map[string]string
+	}
+	al := map[catalog.Signal]aligned{}
+	for _, s := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
+		catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax} {
+		v, l := analysis.Align(got["gpu:"+string(s)], steps)
+		al[s] = aligned{v, l}
+	}
+	var perReason, bitmask model.Matrix
+	for _, s := range got["gpu:throttle"] {
+		if _, ok := s.Metric[catalog.AgentThrottleReasonLabel]; ok {
+			perReason = append(perReason, s)
+		} else {
+			bitmask = append(bitmask, s)
+		}
+	}
+	states := gpu.ThrottleStates(perReason, bitmask, steps)
+	for _, t := range targets {
+		if t.Agent == "" {
+			continue
+		}
+		keep := func(l map[string]string) bool {
+			if l["target"] != t.Agent {
+				return false
+			}
+			if len(t.GPUs) == 0 {
+				return true
+			}
+			idx, err := strconv.Atoi(l["gpu"])
+			return err == nil && slices.Contains(t.GPUs, idx)
+		}
+		tg := targetGPU{values: map[diagnose.Signal][]float64{}, absent: map[diagnose.Signal]string{}, approx: map[diagnose.Signal]string{}}
+		mean := func(s catalog.Signal) []float64 {
+			a := al[s]
+			var sum []float64
+			var cnt []int
+			for k, l := range a.labels {
+				if !keep(l) {
+					continue
+				}
+				if sum == nil {
+					sum, cnt = make([]float64, len(steps)), make([]int, len(steps))
+				}
+				for i, x := range a.vals[k] {
+					if !math.IsNaN(x) {
+						sum[i] += x
+						cnt[i]++
+					}
+				}
+			}
+			if sum == nil {
+				return nil
+			}
+			for i := range sum {
+				if cnt[i] == 0 {
+					sum[i] = math.NaN()
+				} else {
+					sum[i] /= float64(cnt[i])
+				}
+			}
+			return sum
+		}
+		agentNote := "not exported by GPU agent " + t.Agent
+		if v := mean(catalog.SMActive); v != nil {
+			tg.values[diagnose.SMActive] = v
+		} else if v := mean(catalog.GREngineActive); v != nil {
+			tg.values[diagnose.SMActive] = v
+			tg.approx[diagnose.SMActive] = "graphics-engine active (DCGM_FI_PROF_GR_ENGINE_ACTIVE) stands in for SM active: it counts time the engine was busy, not the share of SMs at work"
+		} else {
+			tg.absent[diagnose.SMActive] = agentNote + " (SM activity needs NVML GPM on Hopper or newer, or DCGM profiling DCGM_FI_PROF_SM_ACTIVE)"
+		}
+		for _, p := range []struct {
+			d diagnose.Signal
+			c catalog.Signal
+		}{{diagnose.DRAMActive, catalog.DRAMActive}, {diagnose.TensorActive, catalog.TensorActive}, {diagnose.GPUUtil, catalog.GPUUtil}} {
+			if v := mean(p.c); v != nil {
+				tg.values[p.d] = v
+			} else {
+				tg.absent[p.d] = agentNote
+			}
+		}
+		// Lowest clock ratio across the target's GPUs.
+		clk, mx := al[catalog.SMClock], al[catalog.SMClockMax]
+		var ratio []float64
+		for k, l := range clk.labels {
+			m, ok := mx.vals[k]
+			if !keep(l) || !ok {
+				continue
+			}
+			if ratio == nil {
+				ratio = make([]float64, len(steps))
+				for i := range ratio {
+					ratio[i] = math.NaN()
+				}
+			}
+			for i, c := range clk.vals[k] {
+				if math.IsNaN(c) || math.IsNaN(m[i]) || m[i] <= 0 {
+					continue
+				}
+				if x := c / m[i]; math.IsNaN(ratio[i]) || x < ratio[i] {
+					ratio[i] = x
+				}
+			}
+		}
+		if ratio != nil {
+			tg.values[diagnose.ClockRatio] = ratio
+		} else {
+			tg.absent[diagnose.ClockRatio] = agentNote + " (SM clock and its maximum)"
+		}
+		// Slowdown: any slowdown reason on any of the target's GPUs.
+		var slow []float64
+		reasons := make([]string, len(steps))
+		for _, st := range states {
+			if !keep(st.Labels) {
+				continue
+			}
+			if slow == nil {
+				slow = make([]float64, len(steps))
+				for i := range slow {
+					slow[i] = math.NaN()
+				}
+			}
+			for i, v := range st.Values {
+				if v == "" {
+					continue
+				}
+				if math.IsNaN(slow[i]) {
+					slow[i] = 0
+				}
+				for _, rsn := range strings.Split(v, ", ") {
+					if slices.Contains(slowdownReasons, rsn) {
+						slow[i] = 1
+						tag := fmt.Sprintf("%s on gpu %s", rsn, st.Labels["gpu"])
+						if reasons[i] == "" {
+							reasons[i] = tag
+						} else if !strings.Contains(reasons[i], tag) {
+							reasons[i] += ", " + tag
+						}
+					}
+				}
+			}
+		}
+		if slow != nil {
+			tg.values[diagnose.Slowdown] = slow
+			tg.reasons = reasons
+		} else {
+			tg.absent[diagnose.Slowdown] = agentNote + " (throttle reasons)"
+		}
+		out[t.Name] = tg
+	}
+	return out
+}

@@ -1,0 +1,157 @@
+package settings
+
+import (
+	"fmt"
+	"math"
+)
+
+// Diagnosis holds the thresholds of the bottleneck diagnosis (jsonData key
+// "diagnosis"). Every field left out, or 0, takes the default in
+// DefaultDiagnosis; the README's "Diagnosis" section lists them. Ratios are
+// 0..1, times seconds, rates per second.
+type Diagnosis struct {
+	// StallScrapes is how many scrape intervals the progress counters
+	// (generation tokens, finished requests, engine steps) may stay unchanged
+	// while work is pending before a target is diagnosed as stalled.
+	StallScrapes int `json:"stallScrapes,omitempty"`
+	// QueueWaitingMin is the number of waiting requests that counts as a queue.
+	QueueWaitingMin float64 `json:"queueWaitingMin,omitempty"`
+	// QueueTimeShare is the share of mean E2E latency spent waiting (queue
+	// time) above which the queue is the bottleneck.
+	QueueTimeShare float64 `json:"queueTimeShare,omitempty"`
+	// RunningCeilingRatio: running requests at or above this share of their
+	// ceiling (the highest running count seen in the range) are "at the ceiling".
+	RunningCeilingRatio float64 `json:"runningCeilingRatio,omitempty"`
+	// KVUsageHigh is the KV-cache usage (0..1) that counts as pressure.
+	KVUsageHigh float64 `json:"kvUsageHigh,omitempty"`
+	// KVHeadroom: below this KV-cache usage there is room to raise --max-num-seqs.
+	KVHeadroom float64 `json:"kvHeadroom,omitempty"`
+	// PreemptionsPerSecond is the preemption rate (per second) that counts as preempting.
+	PreemptionsPerSecond float64 `json:"preemptionsPerSecond,omitempty"`
+	// PrefillTokenShare is the share of the tokens the engine processes that
+	// are prompt (prefill) tokens above which its work is prefill-dominated.
+	PrefillTokenShare float64 `json:"prefillTokenShare,omitempty"`
+	// LongPromptTokens is the mean prompt length (tokens per request) that counts as long.
+	LongPromptTokens float64 `json:"longPromptTokens,omitempty"`
+	// SMActiveHigh is the SM activity (0..1) that counts as compute-busy; decode
+	// is memory-bound only below it.
+	SMActiveHigh float64 `json:"smActiveHigh,omitempty"`
+	// DRAMActiveHigh is the DRAM-bandwidth activity (0..1) that counts as memory-bound.
+	DRAMActiveHigh float64 `json:"dramActiveHigh,omitempty"`
+	// ITLHigh is the mean inter-token latency (seconds) that counts as slow decoding.
+	ITLHigh float64 `json:"itlHigh,omitempty"`
+	// DecodeBatchMin is the running-request count that counts as a large decode batch.
+	DecodeBatchMin float64 `json:"decodeBatchMin,omitempty"`
+	// ClockRatioMin: an SM clock below this share of its maximum while a
+	// slowdown reason is active is throttling.
+	ClockRatioMin float64 `json:"clockRatioMin,omitempty"`
+	// FrontendShare is the share of mean E2E spent outside the engine
+	// (E2E − queue − inference) above which the frontend is the bottleneck.
+	FrontendShare float64 `json:"frontendShare,omitempty"`
+	// GPUBusy is the SM activity above which the GPU counts as busy.
+	GPUBusy float64 `json:"gpuBusy,omitempty"`
+	// HOLTTFTRatio: head-of-line blocking needs the window's mean TTFT at least
+	// this many times the mean prefill time of a request.
+	HOLTTFTRatio float64 `json:"holTtftRatio,omitempty"`
+	// HOLPrefillPerToken is the prefill time per prompt token (seconds) still
+	// counted as normal for head-of-line blocking.
+	HOLPrefillPerToken float64 `json:"holPrefillPerToken,omitempty"`
+	// UnderRunning is the mean number of running requests below which a target counts as lightly loaded.
+	UnderRunning float64 `json:"underRunning,omitempty"`
+	// SMActiveLow is the SM activity below which the GPU counts as idle.
+	SMActiveLow float64 `json:"smActiveLow,omitempty"`
+	// AbortShare is the share of ended requests aborted by their clients above
+	// which aborted traffic is reported.
+	AbortShare float64 `json:"abortShare,omitempty"`
+	// Hysteresis relaxes a threshold by this share while its finding is
+	// active, so a value hovering at the threshold does not flap.
+	Hysteresis float64 `json:"hysteresis,omitempty"`
+}
+
+// DefaultDiagnosis returns the documented default thresholds.
+func DefaultDiagnosis() Diagnosis {
+	return Diagnosis{
+		StallScrapes:         2,
+		QueueWaitingMin:      1,
+		QueueTimeShare:       0.3,
+		RunningCeilingRatio:  0.9,
+		KVUsageHigh:          0.9,
+		KVHeadroom:           0.8,
+		PreemptionsPerSecond: 0.001,
+		PrefillTokenShare:    0.8,
+		LongPromptTokens:     2000,
+		SMActiveHigh:         0.8,
+		DRAMActiveHigh:       0.6,
+		ITLHigh:              0.012,
+		DecodeBatchMin:       64,
+		ClockRatioMin:        0.9,
+		FrontendShare:        0.3,
+		GPUBusy:              0.5,
+		HOLTTFTRatio:         3,
+		HOLPrefillPerToken:   0.0002,
+		UnderRunning:         1,
+		SMActiveLow:          0.1,
+		AbortShare:           0.05,
+		Hysteresis:           0.1,
+	}
+}
+
+// applyDefaults fills zero fields with DefaultDiagnosis.
+func (d *Diagnosis) applyDefaults() {
+	def := DefaultDiagnosis()
+	if d.StallScrapes == 0 {
+		d.StallScrapes = def.StallScrapes
+	}
+	for _, p := range []struct{ v, def *float64 }{
+		{&d.QueueWaitingMin, &def.QueueWaitingMin}, {&d.QueueTimeShare, &def.QueueTimeShare},
+		{&d.RunningCeilingRatio, &def.RunningCeilingRatio}, {&d.KVUsageHigh, &def.KVUsageHigh},
+		{&d.KVHeadroom, &def.KVHeadroom}, {&d.PreemptionsPerSecond, &def.PreemptionsPerSecond},
+		{&d.PrefillTokenShare, &def.PrefillTokenShare}, {&d.LongPromptTokens, &def.LongPromptTokens},
+		{&d.SMActiveHigh, &def.SMActiveHigh}, {&d.DRAMActiveHigh, &def.DRAMActiveHigh},
+		{&d.ITLHigh, &def.ITLHigh}, {&d.DecodeBatchMin, &def.DecodeBatchMin},
+		{&d.ClockRatioMin, &def.ClockRatioMin}, {&d.FrontendShare, &def.FrontendShare},
+		{&d.GPUBusy, &def.GPUBusy}, {&d.HOLTTFTRatio, &def.HOLTTFTRatio},
+		{&d.HOLPrefillPerToken, &def.HOLPrefillPerToken}, {&d.UnderRunning, &def.UnderRunning},
+		{&d.SMActiveLow, &def.SMActiveLow}, {&d.AbortShare, &def.AbortShare}, {&d.Hysteresis, &def.Hysteresis},
+	} {
+		if *p.v == 0 {
+			*p.v = *p.def
+		}
+	}
+}
+
+// validate checks the thresholds: ratios in (0, 1], other values positive and finite.
+func (d *Diagnosis) validate() error {
+	if d.StallScrapes < 1 || d.StallScrapes > 100 {
+		return fmt.Errorf("diagnosis.stallScrapes: %d must be between 1 and 100", d.StallScrapes)
+	}
+	ratios := []struct {
+		name string
+		v    float64
+	}{
+		{"queueTimeShare", d.QueueTimeShare}, {"runningCeilingRatio", d.RunningCeilingRatio},
+		{"kvUsageHigh", d.KVUsageHigh}, {"kvHeadroom", d.KVHeadroom}, {"prefillTokenShare", d.PrefillTokenShare},
+		{"smActiveHigh", d.SMActiveHigh}, {"dramActiveHigh", d.DRAMActiveHigh}, {"clockRatioMin", d.ClockRatioMin},
+		{"frontendShare", d.FrontendShare}, {"gpuBusy", d.GPUBusy}, {"smActiveLow", d.SMActiveLow},
+		{"abortShare", d.AbortShare}, {"hysteresis", d.Hysteresis},
+	}
+	for _, r := range ratios {
+		if math.IsNaN(r.v) || r.v <= 0 || r.v > 1 {
+			return fmt.Errorf("diagnosis.%s: %v must be a ratio in (0, 1]", r.name, r.v)
+		}
+	}
+	positives := []struct {
+		name string
+		v    float64
+	}{
+		{"queueWaitingMin", d.QueueWaitingMin}, {"preemptionsPerSecond", d.PreemptionsPerSecond},
+		{"longPromptTokens", d.LongPromptTokens}, {"itlHigh", d.ITLHigh}, {"decodeBatchMin", d.DecodeBatchMin},
+		{"holTtftRatio", d.HOLTTFTRatio}, {"holPrefillPerToken", d.HOLPrefillPerToken}, {"underRunning", d.UnderRunning},
+	}
+	for _, p := range positives {
+		if math.IsNaN(p.v) || math.IsInf(p.v, 0) || p.v <= 0 {
+			return fmt.Errorf("diagnosis.%s: %v must be a positive number", p.name, p.v)
+		}
+	}
+	return nil
+}
