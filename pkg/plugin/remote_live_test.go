@@ -437,6 +437,9 @@ scrape_configs:
 		{"throughput", map[string]any{"queryType": "throughput", "targets": replay, "window": "10s", "groupBy": "target"}, rates, rng},
 		{"saturation", map[string]any{"queryType": "saturation", "targets": replay, "window": "10s", "groupBy": "target"}, rates, rng},
 		{"raw", map[string]any{"queryType": "raw", "targets": replay, "metric": "vllm:num_requests_running"}, exact, rng},
+		{"diagnosis table", map[string]any{"queryType": "diagnosis", "targets": replay, "window": "10s"}, func(string) float64 { return 5e-2 }, rng},
+		{"diagnosis numeric", map[string]any{"queryType": "diagnosis", "targets": replay, "window": "10s", "format": "numeric"},
+			func(string) float64 { return 5e-2 }, rng},
 		{"gpu constants", map[string]any{"queryType": "gpu", "agents": []string{"node"}, "signals": []string{"fb_total", "power_limit", "sm_clock_max"}},
 			func(k string) float64 {
 				if strings.Contains(k, "signal=saturation") {
