@@ -302,9 +302,11 @@ func compareFrames(t *testing.T, what string, want, got data.Frames, tol func(ke
 //     millisecond (1e-4 over a 10 s window), but on a loaded machine a
 //     scrape can wait tens of milliseconds (30 ms measured: 3e-3), and 250 ms
 //     at both edges of the window is 5e-2.
-//   - Quantiles and means over both replayed targets together: 1e-2. Summing
-//     two targets' bucket rates weighs them by their rates, which carry the
-//     error above; per target, the one factor cancels and 1e-9 holds.
+//   - Quantiles and means over both replayed targets together: 5e-2, the
+//     rates' tolerance. Summing two targets' bucket rates weighs them by
+//     their rates, which carry the error above (measured up to 1e-2 while
+//     the package's other tests loaded the machine); per target, the one
+//     factor cancels and 1e-9 holds.
 //   - Gauges (running, waiting, KV usage, GPU memory and limits): exact.
 //   - The simulator's stage means over the whole range: 15 % relative. Its
 //     counters grow with random requests, and the two stores scrape it up to
@@ -430,7 +432,7 @@ scrape_configs:
 		{"latency by target, refined", map[string]any{"queryType": "latency", "targets": replay, "window": "10s", "groupBy": "target",
 			"stages": allStages, "stats": []string{"mean", "p50", "p99"}, "estimator": "refined"}, exact, rng},
 		{"latency over both targets", map[string]any{"queryType": "latency", "targets": replay, "window": "10s", "stages": allStages,
-			"stats": []string{"mean", "p50", "p90", "p99"}, "bounds": true}, func(string) float64 { return 1e-2 }, rng},
+			"stats": []string{"mean", "p50", "p90", "p99"}, "bounds": true}, func(string) float64 { return 5e-2 }, rng},
 		{"breakdown", map[string]any{"queryType": "breakdown", "targets": replay, "window": "10s", "groupBy": "target"}, exact, rng},
 		{"breakdown table", map[string]any{"queryType": "breakdown", "targets": replay, "format": "table", "groupBy": "target"},
 			func(string) float64 { return 5e-2 }, rng}, // the table's request count is a rate × range
