@@ -247,49 +247,53 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
                   />
                 </InlineField>
-                <InlineField
-                  label="Basic auth user"
-                  labelWidth={LABEL_WIDTH}
-                  tooltip="Use either basic auth or a bearer token"
-                >
-                  <Input
-                    id={`target-${i}-user`}
-                    aria-label={`Target ${n} basic auth user`}
-                    width={40}
-                    value={t.basicAuthUser ?? ''}
-                    onChange={(e) =>
-                      onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))
-                    }
-                  />
-                </InlineField>
-                <SecretField
-                  id={`target-${i}-password`}
-                  label={`Target ${n} basic auth password`}
-                  options={options}
-                  name={t.name}
-                  kind="basicAuthPassword"
-                  onOptionsChange={onOptionsChange}
-                  tooltip="Stored encrypted; only the backend reads it"
-                />
-                <SecretField
-                  id={`target-${i}-token`}
-                  label={`Target ${n} bearer token`}
-                  options={options}
-                  name={t.name}
-                  kind="bearerToken"
-                  onOptionsChange={onOptionsChange}
-                  tooltip="Stored encrypted; only the backend reads it"
-                />
-                <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                  <Switch
-                    id={`target-${i}-tls`}
-                    aria-label={`Target ${n} skip TLS verify`}
-                    value={Boolean(t.tlsSkipVerify)}
-                    onChange={(e) =>
-                      onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                    }
-                  />
-                </InlineField>
+                {remote ? null : (
+                  <>
+                    <InlineField
+                      label="Basic auth user"
+                      labelWidth={LABEL_WIDTH}
+                      tooltip="Use either basic auth or a bearer token"
+                    >
+                      <Input
+                        id={`target-${i}-user`}
+                        aria-label={`Target ${n} basic auth user`}
+                        width={40}
+                        value={t.basicAuthUser ?? ''}
+                        onChange={(e) =>
+                          onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))
+                        }
+                      />
+                    </InlineField>
+                    <SecretField
+                      id={`target-${i}-password`}
+                      label={`Target ${n} basic auth password`}
+                      options={options}
+                      name={t.name}
+                      kind="basicAuthPassword"
+                      onOptionsChange={onOptionsChange}
+                      tooltip="Stored encrypted; only the backend reads it"
+                    />
+                    <SecretField
+                      id={`target-${i}-token`}
+                      label={`Target ${n} bearer token`}
+                      options={options}
+                      name={t.name}
+                      kind="bearerToken"
+                      onOptionsChange={onOptionsChange}
+                      tooltip="Stored encrypted; only the backend reads it"
+                    />
+                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                      <Switch
+                        id={`target-${i}-tls`}
+                        aria-label={`Target ${n} skip TLS verify`}
+                        value={Boolean(t.tlsSkipVerify)}
+                        onChange={(e) =>
+                          onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                        }
+                      />
+                    </InlineField>
+                  </>
+                )}
                 <InlineField
                   label="GPU agent"
                   labelWidth={LABEL_WIDTH}
@@ -384,25 +388,29 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(v) => onOptionsChange(updateAgent(options, i, { kind: v.value ?? 'inferscope' }))}
                   />
                 </InlineField>
-                <SecretField
-                  id={`agent-${i}-token`}
-                  label={`Agent ${n} bearer token`}
-                  options={options}
-                  name={a.name}
-                  kind="bearerToken"
-                  onOptionsChange={onOptionsChange}
-                  tooltip="Stored encrypted; only the backend reads it"
-                />
-                <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                  <Switch
-                    id={`agent-${i}-tls`}
-                    aria-label={`Agent ${n} skip TLS verify`}
-                    value={Boolean(a.tlsSkipVerify)}
-                    onChange={(e) =>
-                      onOptionsChange(updateAgent(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                    }
-                  />
-                </InlineField>
+                {remote ? null : (
+                  <>
+                    <SecretField
+                      id={`agent-${i}-token`}
+                      label={`Agent ${n} bearer token`}
+                      options={options}
+                      name={a.name}
+                      kind="bearerToken"
+                      onOptionsChange={onOptionsChange}
+                      tooltip="Stored encrypted; only the backend reads it"
+                    />
+                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                      <Switch
+                        id={`agent-${i}-tls`}
+                        aria-label={`Agent ${n} skip TLS verify`}
+                        value={Boolean(a.tlsSkipVerify)}
+                        onChange={(e) =>
+                          onOptionsChange(updateAgent(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                        }
+                      />
+                    </InlineField>
+                  </>
+                )}
                 <Button
                   variant="destructive"
                   fill="outline"
