@@ -12,6 +12,10 @@ type Notes struct {
 	mu   sync.Mutex
 	seen map[string]bool
 	list []string
+	// down is the first "unreachable" or "timeout" failure of the request:
+	// later calls of the same request return it at once instead of waiting
+	// for the timeout again (a query asks per target and per signal).
+	down error
 }
 
 type notesKey struct{}
@@ -51,4 +55,26 @@ func (n *Notes) List() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append([]string(nil), n.list...)
+}
+
+// fail records that the server is unreachable or too slow for this request.
+func (n *Notes) fail(err error) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.down == nil {
+		n.down = err
+	}
+}
+
+// failed returns the recorded failure, or nil.
+func (n *Notes) failed() error {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.down
 }

@@ -75,10 +75,13 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 // call runs one request under the timeout and turns its outcome into notes
 // and a *RemoteError.
 func (r *remote) call(ctx context.Context, op string, fn func(ctx context.Context) (v1.Warnings, v1.Infos, error)) error {
+	notes := NotesFrom(ctx)
+	if err := notes.failed(); err != nil {
+		return err
+	}
 	cctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	warnings, infos, err := fn(cctx)
-	notes := NotesFrom(ctx)
 	for _, w := range warnings {
 		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, w))
 	}
@@ -88,7 +91,11 @@ func (r *remote) call(ctx context.Context, op string, fn func(ctx context.Contex
 	if err == nil {
 		return nil
 	}
-	return classify(r.base, op, r.timeout, ctx, err)
+	err = classify(r.base, op, r.timeout, ctx, err)
+	if re, ok := err.(*RemoteError); ok && (re.Kind == KindTimeout || re.Kind == KindUnreachable) {
+		notes.fail(err)
+	}
+	return err
 }
 
 // Query implements Querier.
