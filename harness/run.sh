@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real-browser check of the editors without Grafana (see /work/notes/frontend-readme.md).
+# Real-browser check of the editors without Grafana (see README: the editors in a real browser).
 # Needs: npm ci done, and chromium (apt-get install -y chromium) or CHROMIUM=/path/to/chrome.
 # Writes harness/dist/{bundle.js,bundle.css,index.html,screenshot.png}.
 set -euo pipefail

@@ -126,23 +126,24 @@ describe('variables', () => {
     expect(toMetricFindValues({ not: 'an array' })).toEqual([]);
   });
 
-  it('flattens the per-target answer of GET /signals, leaving out absent signals', () => {
+  it('flattens the per-target answer of GET /signals, leaving out signals no target exports', () => {
     const body = [
       {
         target: 'vllm-a',
         engine: 'vllm',
         signals: [
-          { signal: 'ttft', status: 'exact' },
+          { signal: 'ttft', status: 'exported' },
           { signal: 'queue_time', status: 'approximate', note: 'V0 has no queue histogram' },
           { signal: 'tpot', status: 'absent' },
+          { signal: 'e2e', status: 'not_seen', lookedFor: ['vllm:e2e_request_latency_seconds_bucket'] },
         ],
       },
       {
         target: 'tgi-b',
         engine: 'tgi',
         signals: [
-          { signal: 'ttft', status: 'exact' },
-          { signal: 'tpot', status: 'exact' },
+          { signal: 'ttft', status: 'exported' },
+          { signal: 'tpot', status: 'exported' },
         ],
       },
       { target: 'down-c', engine: 'unknown', signals: [] },
@@ -152,6 +153,12 @@ describe('variables', () => {
       { text: 'queue_time', value: 'queue_time' },
       { text: 'tpot', value: 'tpot' },
     ]);
+  });
+
+  it('registers annotation support whose default query is the events query', () => {
+    const ds = new DataSource(settings);
+    expect(ds.annotations).toBeDefined();
+    expect(ds.annotations?.getDefaultQuery?.()).toEqual({ queryType: 'events' });
   });
 
   it('metricFindQuery reads GET /<kind> and rejects unknown kinds', async () => {

@@ -59,8 +59,9 @@ function expandScalar(s: string | undefined, scopedVars: ScopedVars): string | u
 
 /**
  * Distinct signal names from GET /signals, whose answer is one entry per
- * target: {target, engine, signals: [{signal, status, note}]}. Signals the
- * engine lacks (status "absent") are left out.
+ * target: {target, engine, signals: [{signal, status, note}]}. Only signals
+ * some target exports (status "exported" or "approximate") are listed; those
+ * not seen on any target or absent from its engine are left out.
  */
 function signalNames(body: unknown[]): string[] {
   const out: string[] = [];
@@ -72,7 +73,8 @@ function signalNames(body: unknown[]): string[] {
     for (const s of sigs) {
       if (s && typeof s === 'object' && 'signal' in s) {
         const { signal, status } = s as { signal: unknown; status?: unknown };
-        if (status !== 'absent' && typeof signal === 'string' && !out.includes(signal)) {
+        const available = status === 'exported' || status === 'approximate' || status === 'exact';
+        if (available && typeof signal === 'string' && !out.includes(signal)) {
           out.push(signal);
         }
       }
@@ -111,9 +113,13 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
   constructor(instanceSettings: DataSourceInstanceSettings<InferscopeOptions>) {
     super(instanceSettings);
     this.variables = new InferscopeVariableSupport(this);
-    // Annotation queries use the query editor; the diagnosis query's
-    // "annotations" format returns time, timeEnd, title, text and tags.
-    this.annotations = {};
+    // Annotation support: the events query's table (time, timeEnd, title,
+    // text, tags) maps onto Grafana annotations with the standard processing,
+    // as does the diagnosis query's "annotations" format. A new annotation
+    // starts as an events query.
+    this.annotations = {
+      getDefaultQuery: () => ({ queryType: 'events' }),
+    };
   }
 
   getDefaultQuery(_: CoreApp): Partial<InferscopeQuery> {

@@ -10,6 +10,7 @@ const TYPE_FIELDS: Record<QueryType, Array<keyof InferscopeQuery>> = {
   raw: ['metric', 'matchers'],
   gpu: ['agents', 'gpus', 'signals'],
   diagnosis: ['format'],
+  events: [],
 };
 
 /** Which shared controls a query type uses. */
@@ -22,6 +23,7 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
   raw: { targets: true, models: false, groupBy: false, window: false },
   gpu: { targets: false, models: false, groupBy: false, window: false },
   diagnosis: { targets: true, models: true, groupBy: false, window: true },
+  events: { targets: true, models: false, groupBy: false, window: false },
 };
 
 /**

@@ -11,6 +11,7 @@ export const QUERY_TYPES = [
   'raw',
   'gpu',
   'diagnosis',
+  'events',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -24,6 +25,7 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
   diagnosis:
     'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
+  events: 'Annotations: restarts, down periods, changes of served model, engine or vLLM cache config',
 };
 
 export const LATENCY_STAGES = [
@@ -129,6 +131,7 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   raw: { metric: '', matchers: {} },
   gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
   diagnosis: { format: 'table' },
+  events: {},
 };
 
 /** Variable query: which list GET /<kind> resource to read. */

@@ -6,9 +6,11 @@
 // metric names, job=<target name>, instance=<host:port>, plus the target's
 // extra labels, and the synthetic up / scrape_duration_seconds series.
 //
-// Only families the catalogue uses are stored (catalog.KeepMetricRegex);
-// `_created` siblings and python_*, process_*, http_* families are dropped
-// before they reach the TSDB, so memory stays bounded by the retention.
+// What is stored is decided by catalog.Stores: the families the catalogue
+// reads, process_start_time_seconds (restart events), and every other family
+// of an LLM engine without its _bucket samples (so detection, availability
+// and events see every family on the page); `_created` siblings and python_*,
+// http_* and other process_* families are dropped before they reach the TSDB.
 package collect
 
 import (
@@ -47,7 +49,36 @@ const (
 // says: OpenMetrics `_created` siblings (exposed as plain gauges in the text
 // format by prometheus_client for Python), and the Python runtime, process and
 // HTTP-instrumentator families that inference servers add to their pages.
-const dropRegex = `.*_created|python_.*|process_.*|http_.*`
+const dropRegex = `.*_created|python_.*|http_.*`
+
+// bucketLabel is a temporary label marking the _bucket samples of engine
+// families the catalogue does not read; it never reaches the TSDB.
+const bucketLabel = "__tmp_inferscope_unused_bucket"
+
+// storeRelabel builds the metric_relabel_configs that store exactly what
+// catalog.Stores accepts: the catalogue's names and process_start_time_seconds,
+// plus every other family of an LLM engine without its _bucket samples (so
+// detection, availability and events see every family on the page).
+func storeRelabel() ([]*relabel.Config, error) {
+	keepRE, famRE, bucketRE := catalog.StoreRegexes()
+	bucket, err := relabel.NewRegexp(bucketRE)
+	if err != nil {
+		return nil, fmt.Errorf("collector: engine bucket regex: %w", err)
+	}
+	// Keep when the name is the catalogue's (any marker), or when it is an
+	// engine family's and not marked as an unused bucket.
+	either, err := relabel.NewRegexp(".*;(?:" + keepRE + ")|;(?:" + famRE + ")")
+	if err != nil {
+		return nil, fmt.Errorf("collector: store regex: %w", err)
+	}
+	name := model.LabelNames{model.MetricNameLabel}
+	return []*relabel.Config{
+		{SourceLabels: name, Separator: ";", Regex: relabel.MustNewRegexp(dropRegex), Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: name, Separator: ";", Regex: bucket, TargetLabel: bucketLabel, Replacement: "1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: model.LabelNames{bucketLabel, model.MetricNameLabel}, Separator: ";", Regex: either, Action: relabel.Keep, NameValidationScheme: model.UTF8Validation},
+		{Regex: relabel.MustNewRegexp(bucketLabel), Separator: ";", Replacement: "$1", Action: relabel.LabelDrop, NameValidationScheme: model.UTF8Validation},
+	}, nil
+}
 
 // scrapeProtocols asks for the classic text format first: it is what every
 // inference server (prometheus_client for Python, Rust and Go exporters)
@@ -99,6 +130,7 @@ type Collector struct {
 	runDone   chan struct{}
 	querier   source.Querier
 	endpoints []endpoint
+	errors    *errorLog
 
 	closeOnce sync.Once
 	closeErr  error
@@ -156,6 +188,7 @@ func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
 		endpoints: eps,
 		tsets:     make(chan map[string][]*targetgroup.Group, 1),
 		runDone:   make(chan struct{}),
+		errors:    newErrorLog(),
 	}
 	// Each collector has its own registry: instances are re-created when
 	// settings change and a second registration on a shared one panics.
@@ -182,6 +215,7 @@ func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
 		}
 	}()
 	c.tsets <- groups
+	c.errors.start(c, cfg.ScrapeInterval/2)
 	if err := c.waitPools(len(groups), 5*time.Second); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -238,14 +272,9 @@ func tsdbOptions(retention time.Duration) *tsdb.Options {
 // scrapeConfigs builds one Prometheus scrape config and one static target
 // group per target and GPU agent, keyed by name (the job label).
 func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]*targetgroup.Group, []endpoint, error) {
-	keep, err := relabel.NewRegexp(catalog.KeepMetricRegex())
+	metricRelabel, err := storeRelabel()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("collector: catalogue keep regex: %w", err)
-	}
-	drop := relabel.MustNewRegexp(dropRegex)
-	metricRelabel := []*relabel.Config{
-		{SourceLabels: model.LabelNames{model.MetricNameLabel}, Separator: ";", Regex: drop, Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
-		{SourceLabels: model.LabelNames{model.MetricNameLabel}, Separator: ";", Regex: keep, Action: relabel.Keep, NameValidationScheme: model.UTF8Validation},
+		return nil, nil, nil, err
 	}
 	var (
 		scfgs  []*config.ScrapeConfig
@@ -374,6 +403,7 @@ func (c *Collector) seriesCount(name string) int {
 // later calls return the first call's result.
 func (c *Collector) Close() error {
 	c.closeOnce.Do(func() {
+		c.errors.stop()
 		c.mgr.Stop()
 		<-c.runDone
 		var errs []error

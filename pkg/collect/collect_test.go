@@ -16,10 +16,13 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/relabel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -189,8 +192,12 @@ func TestCollectorScrapes(t *testing.T) {
 	assert.Contains(t, names, "vllm:e2e_request_latency_seconds_bucket")
 	assert.Contains(t, names, "vllm:num_requests_running")
 	assert.Contains(t, names, "up")
+	assert.Contains(t, names, "process_start_time_seconds", "kept for restart events")
 	dropped := regexp.MustCompile(`_created$|^python_|^process_|^http_`)
 	for _, n := range names {
+		if n == "process_start_time_seconds" {
+			continue
+		}
 		assert.False(t, dropped.MatchString(n), "stored %s", n)
 	}
 
@@ -234,6 +241,17 @@ func TestCollectorScrapes(t *testing.T) {
 	}
 	assert.Contains(t, byName["stalled"].LastError, "context deadline exceeded")
 	assert.Contains(t, byName["failing"].LastError, "503")
+
+	// The failed scrapes are remembered with their errors, once each.
+	errs := c.ScrapeErrors("failing", time.Now().Add(-time.Hour), time.Now())
+	require.NotEmpty(t, errs)
+	for k, e := range errs {
+		assert.Contains(t, e.Error, "503")
+		if k > 0 {
+			assert.True(t, e.At.After(errs[k-1].At), "one entry per scrape")
+		}
+	}
+	assert.Empty(t, c.ScrapeErrors("good", time.Now().Add(-time.Hour), time.Now()))
 }
 
 func TestCollectorAuthAndAgents(t *testing.T) {
@@ -331,7 +349,7 @@ func TestScrapeConfigs(t *testing.T) {
 	require.NotNil(t, a.HTTPClientConfig.BasicAuth)
 	assert.Equal(t, "u", a.HTTPClientConfig.BasicAuth.Username)
 	assert.EqualValues(t, "pw", a.HTTPClientConfig.BasicAuth.Password)
-	require.Len(t, a.MetricRelabelConfigs, 2)
+	require.Len(t, a.MetricRelabelConfigs, 4)
 	assert.Equal(t, model.LabelSet{"__address__": "10.0.0.5:8443"}, groups["a"][0].Targets[0])
 	assert.Equal(t, model.LabelSet{"dc": "eu"}, groups["a"][0].Labels)
 	assert.Equal(t, "/metrics", scfgs[1].MetricsPath)
@@ -341,14 +359,32 @@ func TestScrapeConfigs(t *testing.T) {
 	assert.EqualValues(t, "t", scfgs[2].HTTPClientConfig.Authorization.Credentials)
 	assert.Equal(t, []endpoint{{"a", KindTarget, "https://10.0.0.5:8443/custom/metrics?x=1&y=2"}, {"b", KindTarget, "http://host-b:8000"}, {"n", KindAgent, "http://10.0.0.9:9400/metrics"}}, eps)
 
-	// The relabel rules drop unused families and keep catalogue ones.
-	drop, keep := a.MetricRelabelConfigs[0], a.MetricRelabelConfigs[1]
-	for _, n := range []string{"vllm:prompt_tokens_created", "python_gc_objects_collected_total", "process_cpu_seconds_total", "http_requests_total"} {
-		assert.True(t, drop.Regex.MatchString(n), n)
+	// The relabel rules store what catalog.Stores accepts: catalogue names,
+	// process_start_time_seconds, and other engine families without buckets.
+	cases := map[string]bool{
+		"vllm:prompt_tokens_created":              false,
+		"python_gc_objects_collected_total":       false,
+		"process_cpu_seconds_total":               false,
+		"http_requests_total":                     false,
+		"go_goroutines":                           false,
+		"vllm:e2e_request_latency_seconds_bucket": true,
+		"vllm:num_requests_running":               true,
+		"DCGM_FI_DEV_GPU_UTIL":                    true,
+		"process_start_time_seconds":              true,
+		"vllm:request_prompt_tokens_sum":          true,
+		"vllm:request_prompt_tokens_count":        true,
+		"vllm:cache_config_info":                  true,
+		"vllm:request_prompt_tokens_bucket":       false,
+		"sglang:some_new_histogram_bucket":        false,
 	}
-	for _, n := range []string{"vllm:e2e_request_latency_seconds_bucket", "vllm:num_requests_running", "DCGM_FI_DEV_GPU_UTIL"} {
-		assert.False(t, drop.Regex.MatchString(n), n)
-		assert.True(t, keep.Regex.MatchString(n), n)
+	for n, want := range cases {
+		lb := labels.NewBuilder(labels.FromStrings("__name__", n, "le", "1", "job", "a"))
+		kept := relabel.ProcessBuilder(lb, a.MetricRelabelConfigs...)
+		ls := lb.Labels()
+		assert.Equal(t, want, kept, n)
+		assert.Equal(t, want, catalog.Stores(n), "catalog.Stores(%s) agrees with the relabel rules", n)
+		if kept {
+			assert.Equal(t, labels.FromStrings("__name__", n, "le", "1", "job", "a"), ls, "%s: no temporary label left", n)
+		}
 	}
-	assert.False(t, keep.Regex.MatchString("vllm:request_params_n_bucket_unknown_family_x"))
 }

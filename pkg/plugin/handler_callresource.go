@@ -14,7 +14,8 @@ import (
 
 // CallResource serves the editor and template-variable helpers:
 // GET /targets, /models, /agents, /gpus (JSON arrays of strings) and
-// GET /signals (per target: engine and the status of every signal).
+// GET /signals (per target: engine and the state of every signal in the last
+// hour of stored samples: exported, approximate, not_seen or absent).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	return i.resources.CallResource(ctx, req, sender)
 }
@@ -46,24 +47,33 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 	mux.HandleFunc("GET /signals", func(w http.ResponseWriter, r *http.Request) {
 		type sig struct {
 			Signal string `json:"signal"`
-			Status string `json:"status"`
-			Note   string `json:"note,omitempty"`
+			// Status is exported, approximate, not_seen or absent (catalog.State).
+			Status    string   `json:"status"`
+			Note      string   `json:"note,omitempty"`
+			LookedFor []string `json:"lookedFor,omitempty"`
 		}
 		type target struct {
-			Target  string `json:"target"`
-			Engine  string `json:"engine"`
-			Signals []sig  `json:"signals"`
+			Target     string `json:"target"`
+			Engine     string `json:"engine"`
+			Generation string `json:"generation,omitempty"`
+			Version    string `json:"version,omitempty"`
+			Signals    []sig  `json:"signals"`
 		}
 		out := []target{}
+		now := i.now()
 		for _, t := range i.settings.Targets {
-			eng, ok := i.engineOf(r.Context(), t.Name)
-			if !ok {
+			v := i.viewOf(r.Context(), t.Name, now.Add(-lookback), now)
+			if !v.OK {
 				out = append(out, target{Target: t.Name, Engine: string(catalog.EngineUnknown), Signals: []sig{}})
 				continue
 			}
-			tt := target{Target: t.Name, Engine: string(eng)}
-			for _, a := range catalog.Signals(eng) {
-				tt.Signals = append(tt.Signals, sig{Signal: string(a.Signal), Status: string(a.Status), Note: a.Note})
+			tt := target{Target: t.Name, Engine: string(v.Det.Engine), Generation: v.Det.Generation, Version: v.Det.Version}
+			for _, a := range catalog.AssessAll(v.Det, v.Names) {
+				s := sig{Signal: string(a.Signal), Status: string(a.State), Note: a.Note}
+				if a.State == catalog.StateNotSeen {
+					s.LookedFor = a.LookedFor
+				}
+				tt.Signals = append(tt.Signals, s)
 			}
 			out = append(out, tt)
 		}

@@ -25,8 +25,13 @@ type healthTarget struct {
 	Version    string   `json:"version,omitempty"`
 	Models     []string `json:"models,omitempty"`
 	Samples    int      `json:"samples"`
-	Exact      []string `json:"exact,omitempty"`
+	// Exported lists the signals whose families are on the page, exact or
+	// approximate; Approx the approximate ones among them; NotSeen those the
+	// engine can export but this page does not carry; Absent those the
+	// engine never exports (catalog.AssessAll).
+	Exported   []string `json:"exported,omitempty"`
 	Approx     []string `json:"approximate,omitempty"`
+	NotSeen    []string `json:"notSeen,omitempty"`
 	Absent     []string `json:"absent,omitempty"`
 	DurationMS int64    `json:"durationMs"`
 }
@@ -94,7 +99,8 @@ func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthReques
 			part += " serving " + strings.Join(r.Models, ", ")
 		}
 		if r.Kind == "target" {
-			part += fmt.Sprintf(", %d signals exact, %d approximate, %d absent", len(r.Exact), len(r.Approx), len(r.Absent))
+			part += fmt.Sprintf(", exports %d signals (%d approximate), %d more not on the page (%s), %d never exported by this engine",
+				len(r.Exported), len(r.Approx), len(r.NotSeen), shortList(r.NotSeen, 6), len(r.Absent))
 		}
 		okParts = append(okParts, part)
 	}
@@ -124,31 +130,45 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 		h.Error = sanitizeError(pr.Err.Error())
 		return h
 	}
-	d := catalog.Detect(pr.Names)
-	if t, ok := i.settings.Target(name); ok && t.Engine != "" {
-		d.Engine = catalog.Engine(t.Engine)
-	}
+	// The same detection and availability as queries: the page's names
+	// filtered as the collector stores them.
+	v := i.viewFromNames(name, catalog.StoredNames(pr.Names))
+	d := v.Det
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
 	for _, m := range pr.Labels["model_name"] {
 		h.Models = append(h.Models, sanitizeError(m))
 	}
 	sort.Strings(h.Models)
-	if kind == "target" && (d.Engine == catalog.EngineUnknown || d.Engine == "") {
+	if kind == "target" && !v.OK {
 		h.Error = fmt.Sprintf("%s `%s`: the page at %s has %d samples but none from a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM); set the engine in the target's settings if it is one", kind, name, pr.URL, pr.Samples)
 		return h
 	}
 	h.OK = true
 	if kind == "target" {
-		for _, a := range catalog.Signals(d.Engine) {
-			switch a.Status {
-			case catalog.Exact:
-				h.Exact = append(h.Exact, string(a.Signal))
-			case catalog.Approximate:
+		for _, a := range catalog.AssessAll(d, v.Names) {
+			switch a.State {
+			case catalog.StateExported:
+				h.Exported = append(h.Exported, string(a.Signal))
+			case catalog.StateApproximate:
+				h.Exported = append(h.Exported, string(a.Signal))
 				h.Approx = append(h.Approx, string(a.Signal))
+			case catalog.StateNotSeen:
+				h.NotSeen = append(h.NotSeen, string(a.Signal))
 			default:
 				h.Absent = append(h.Absent, string(a.Signal))
 			}
 		}
 	}
 	return h
+}
+
+// shortList joins at most n names, saying how many more there are.
+func shortList(names []string, n int) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }

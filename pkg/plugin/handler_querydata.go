@@ -37,6 +37,7 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeTargets:    i.queryTargets,
 		QueryTypeRaw:        i.queryRaw,
 		QueryTypeGPU:        i.queryGPU,
+		QueryTypeEvents:     i.queryEvents,
 		QueryTypeDiagnosis:  i.queryDiagnosis,
 	} {
 		mux.HandleFunc(qt, i.serve(h))
@@ -44,7 +45,7 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, diagnosis", q.QueryType))
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, events, diagnosis", q.QueryType))
 		}
 		return resp, nil
 	})
@@ -120,6 +121,9 @@ type run struct {
 	steps   []time.Time
 	queries []string
 	notes   analysis.Notices
+
+	viewsOnce   sync.Once
+	targetViews []targetView
 }
 
 func (i *Instance) newRun(p *plan) *run {
@@ -185,48 +189,157 @@ func (r *run) instantQuery(ctx context.Context, q string, ts time.Time) (model.V
 	return vec, nil
 }
 
-// scopeNotices warns about targets in scope that are down, and says per
-// target which of the signals are approximate or absent for its engine.
-func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
-	statuses := r.i.statuses()
-	for _, t := range r.i.targetsInScope(r.p.Targets) {
-		st, ok := statuses[t.Name]
-		if ok && !st.Up && !st.LastScrape.IsZero() {
-			msg := fmt.Sprintf("target %s is down", t.Name)
-			if st.LastError != "" {
-				msg += ": " + sanitizeError(st.LastError)
-			}
-			r.notes.Add(analysis.Warning, msg+"; its samples stop at the last successful scrape")
+// namesFrom is the start of the range whose stored names decide a query's
+// detection and availability: the first step's rate window starts there.
+func (r *run) namesFrom() time.Time { return r.p.start.Add(-r.p.window) }
+
+// views returns each target in scope with its one detection over the
+// queried range (computed once per query).
+func (r *run) views(ctx context.Context) []targetView {
+	r.viewsOnce.Do(func() {
+		for _, t := range r.i.targetsInScope(r.p.Targets) {
+			r.targetViews = append(r.targetViews, r.i.viewOf(ctx, t.Name, r.namesFrom(), r.p.end))
 		}
-		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
-		if !ok {
+	})
+	return r.targetViews
+}
+
+// scopeNotices says, per target in scope, why signals may have no data:
+// the target is down, nothing is stored for it in the range, its engine is
+// unknown, or per signal asked (catalog.Assess over the names stored in the
+// range) that it is approximate, not seen (naming the metric names looked
+// for) or absent.
+func (r *run) scopeNotices(ctx context.Context, signals []catalog.Signal) {
+	r.availabilityNotices(r.views(ctx), signals)
+}
+
+// availabilityNotices is scopeNotices for the given views (targets or GPU agents).
+func (r *run) availabilityNotices(views []targetView, signals []catalog.Signal) {
+	statuses := r.i.statuses()
+	for _, v := range views {
+		st, known := statuses[v.Name]
+		down := known && !st.Up && !st.LastScrape.IsZero()
+		downWhy := ""
+		if down {
+			downWhy = fmt.Sprintf("target %s is down", v.Name)
+			if st.LastError != "" {
+				downWhy += ": " + sanitizeError(st.LastError)
+			}
+			r.notes.Add(analysis.Warning, downWhy+"; its samples stop at the last successful scrape")
+		}
+		asked := make([]string, len(signals))
+		for k, s := range signals {
+			asked[k] = string(s)
+		}
+		if len(v.Names) == 0 {
+			msg := fmt.Sprintf("target %s: nothing is stored for it in the queried range, so %s have no data", v.Name, strings.Join(asked, ", "))
+			switch {
+			case down:
+				msg += " (" + downWhy + ")"
+			case !known || st.LastScrape.IsZero():
+				msg += " (it has not been scraped yet)"
+			}
+			r.notes.Add(analysis.Warning, msg)
 			continue
 		}
-		eng := det.Engine
-		var absent []string
-		for _, s := range signals {
-			a := catalog.LookupFor(det, s)
-			switch a.Status {
-			case catalog.Approximate:
-				r.notes.Add(analysis.Info, fmt.Sprintf("target %s (%s): %s is approximate: %s", t.Name, eng, s, a.Note))
-			case catalog.Absent:
-				absent = append(absent, string(s))
-			}
+		if !v.OK {
+			r.notes.Add(analysis.Warning, fmt.Sprintf("target %s: no family of a known inference engine or GPU exporter is stored for it in the queried range, so %s have no data; set the engine in the target's settings if it is one", v.Name, strings.Join(asked, ", ")))
+			continue
 		}
-		if len(absent) > 0 {
-			r.notes.Add(analysis.Info, fmt.Sprintf("target %s (%s) does not export %s: shown as no data, not zero", t.Name, eng, strings.Join(absent, ", ")))
+		eng := v.Det.Engine
+		for _, s := range signals {
+			a := v.assess(s)
+			switch a.State {
+			case catalog.StateApproximate:
+				r.notes.Add(analysis.Info, fmt.Sprintf("target %s (%s): %s is approximate: %s", v.Name, eng, s, a.Note))
+			case catalog.StateNotSeen:
+				r.notes.Add(analysis.Warning, a.NotSeenSentence(v.Name, eng))
+			case catalog.StateAbsent:
+				r.notes.Add(analysis.Info, a.AbsentSentence(v.Name, eng))
+			}
 		}
 	}
 }
 
+// idleNotices says, per target in scope and exported request signal, when
+// no request was counted in the whole queried range (the histogram's count
+// or the counter did not grow): its series then have no data, which is not
+// an error. One instant query at the range's end per signal and set of
+// stored names, grouped by target.
+func (r *run) idleNotices(ctx context.Context, signals []catalog.Signal) error {
+	rng := r.p.end.Sub(r.namesFrom())
+	for _, s := range signals {
+		type group struct {
+			metrics []catalog.Metric
+			targets []string
+		}
+		var groups []group
+		for _, v := range r.views(ctx) {
+			if !v.OK {
+				continue
+			}
+			a := v.assess(s)
+			if !a.Exported() || (a.Metrics[0].Kind != catalog.KindHistogram && a.Metrics[0].Kind != catalog.KindCounter) {
+				continue
+			}
+			placed := false
+			for k := range groups {
+				if sameMetrics(groups[k].metrics, a.Metrics) {
+					groups[k].targets = append(groups[k].targets, v.Name)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				groups = append(groups, group{a.Metrics, []string{v.Name}})
+			}
+		}
+		for _, g := range groups {
+			sc := catalog.Scope{Targets: g.targets, Models: r.p.Models, By: []string{"target"}}
+			var q, what string
+			if g.metrics[0].Kind == catalog.KindHistogram {
+				hq, err := catalog.HistogramPromQLFor(g.metrics, sc, rng)
+				if err != nil {
+					return err
+				}
+				q, what = hq.Count, "its histogram's count did not grow"
+			} else {
+				cq, err := catalog.CounterRatePromQL(s, sc, rng)
+				if err != nil {
+					return err
+				}
+				q, what = cq, "its counter did not grow"
+			}
+			vec, err := r.instantQuery(ctx, q, r.p.end)
+			if err != nil {
+				return err
+			}
+			grew := map[string]bool{}
+			for _, smp := range vec {
+				if float64(smp.Value) > 0 {
+					grew[string(smp.Metric["job"])] = true
+				}
+			}
+			for _, t := range g.targets {
+				if !grew[t] {
+					r.notes.Add(analysis.Info, fmt.Sprintf("target %s: no requests in the queried range for %s (%s): no data, not zero", t, s, what))
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // histogramQueries returns the PromQL for a latency stage over the query's
-// targets. Each target reads the metrics its detected engine and version
-// provide for the stage (catalog.LookupFor: e.g. vLLM V0 TPOT from the
-// per-step histogram), narrowed to the names actually stored for it, so a
+// targets. Each target reads the metrics its detection provides for the
+// stage (catalog.Assess: e.g. vLLM V0 TPOT from the per-step histogram),
+// narrowed to the names stored for it in the queried range, so a target
+// renamed inside the range reads both names (joined with `or`) and a
 // homogeneous fleet gets one query without `or` branches for names it does
-// not have. Targets sharing a metric list share a query; targets not yet
-// detected use the catalogue's query over every engine. Every target is in
-// exactly one partition, so the partitions' series add up per group.
+// not have. Targets sharing a metric list share a query; targets whose
+// engine is unknown use the catalogue's query over every engine. Every
+// target is in exactly one partition, so the partitions' series add up per
+// group.
 func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration) ([]catalog.HistogramQueries, error) {
 	type part struct {
 		metrics []catalog.Metric
@@ -234,23 +347,20 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 	}
 	var parts []part
 	var rest []string
-	for _, t := range r.i.targetsInScope(r.p.Targets) {
-		det, ok := r.i.detectionOf(ctx, t.Name, r.p.end)
-		if !ok {
-			rest = append(rest, t.Name)
+	for _, v := range r.views(ctx) {
+		if !v.OK {
+			if len(v.Names) > 0 {
+				rest = append(rest, v.Name)
+			}
 			continue
 		}
-		a := catalog.LookupFor(det, stage)
-		if a.Status == catalog.Absent {
-			continue // absent, not zero: scopeNotices says so
-		}
-		stored := map[string]bool{}
-		for _, n := range r.i.metricNames(ctx, t.Name, r.p.end) {
-			stored[n] = true
+		a := v.assess(stage)
+		if !a.Exported() {
+			continue // absent or not seen, not zero: scopeNotices says so
 		}
 		var metrics []catalog.Metric
 		for _, m := range a.Metrics {
-			if m.Kind == catalog.KindHistogram && m.Scale == 1 && stored[m.Name+"_bucket"] {
+			if m.Kind == catalog.KindHistogram && m.Scale == 1 {
 				metrics = append(metrics, m)
 			}
 		}
@@ -260,13 +370,13 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 		placed := false
 		for k := range parts {
 			if sameMetrics(parts[k].metrics, metrics) {
-				parts[k].targets = append(parts[k].targets, t.Name)
+				parts[k].targets = append(parts[k].targets, v.Name)
 				placed = true
 				break
 			}
 		}
 		if !placed {
-			parts = append(parts, part{metrics: metrics, targets: []string{t.Name}})
+			parts = append(parts, part{metrics: metrics, targets: []string{v.Name}})
 		}
 	}
 	var out []catalog.HistogramQueries
@@ -393,6 +503,12 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
 		r.histogramNotices(in, counts[k])
 	}
+	if err := r.idleNotices(ctx, stages); err != nil {
+		return nil, err
+	}
+	if err := r.changeNotices(ctx); err != nil {
+		return nil, err
+	}
 	return frames.TimeSeries(series, r.meta()), nil
 }
 
@@ -405,6 +521,12 @@ var breakdownSignals = []catalog.Signal{catalog.QueueTime, catalog.PrefillTime, 
 func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, error) {
 	r := i.newRun(p)
 	r.scopeNotices(ctx, breakdownSignals)
+	if err := r.idleNotices(ctx, breakdownSignals); err != nil {
+		return nil, err
+	}
+	if err := r.changeNotices(ctx); err != nil {
+		return nil, err
+	}
 	r.notes.Add(analysis.Info, "breakdown shows mean time per stage (rate of _sum over rate of _count); quantiles do not add, see the latency query for tails. overhead = E2E − queue − inference: frontend time in vLLM V1, zero by identity in V0")
 	switch p.Format {
 	case "", "timeseries":
@@ -454,6 +576,12 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, error) {
 	r := i.newRun(p)
 	r.scopeNotices(ctx, []catalog.Signal{catalog.RequestsFinished, catalog.PromptTokens, catalog.GenerationTokens})
+	if err := r.idleNotices(ctx, []catalog.Signal{catalog.RequestsFinished}); err != nil {
+		return nil, err
+	}
+	if err := r.changeNotices(ctx); err != nil {
+		return nil, err
+	}
 	var in throughput.Input
 	q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, p.scope, p.window, "finished_reason")
 	if err != nil {
@@ -490,6 +618,9 @@ func (i *Instance) queryThroughput(ctx context.Context, p *plan) (data.Frames, e
 func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, error) {
 	r := i.newRun(p)
 	r.scopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage, catalog.Preemptions, catalog.PrefixCacheHits})
+	if err := r.changeNotices(ctx); err != nil {
+		return nil, err
+	}
 	var in saturation.Input
 	steps := []struct {
 		dst  *model.Matrix
@@ -542,6 +673,9 @@ func (i *Instance) queryRaw(ctx context.Context, p *plan) (data.Frames, error) {
 	m, err := r.rangeQuery(ctx, sel)
 	if err != nil {
 		return nil, err
+	}
+	if len(m) == 0 {
+		r.notes.Add(analysis.Info, fmt.Sprintf("no series named %s is stored for the selected targets in the queried range (the collector stores only the families the catalogue reads, other engine families without their _bucket samples, and process_start_time_seconds)", p.Metric))
 	}
 	return frames.TimeSeries(analysis.FromMatrix(m, r.steps, p.Metric, "", nil), r.meta()), nil
 }

@@ -46,9 +46,23 @@ func TestProvisionedDemoIsValid(t *testing.T) {
 			Title   string            `json:"title"`
 			Targets []json.RawMessage `json:"targets"`
 		} `json:"panels"`
+		Annotations struct {
+			List []struct {
+				Name   string          `json:"name"`
+				Target json.RawMessage `json:"target"`
+			} `json:"list"`
+		} `json:"annotations"`
 	}
 	require.NoError(t, json.Unmarshal(dash, &d))
 	require.NotEmpty(t, d.Panels)
+	// The dashboard's annotation queries decode like panel queries.
+	require.NotEmpty(t, d.Annotations.List, "restarts and changes are marked on every panel")
+	for _, a := range d.Annotations.List {
+		d.Panels = append(d.Panels, struct {
+			Title   string            `json:"title"`
+			Targets []json.RawMessage `json:"targets"`
+		}{Title: "annotation " + a.Name, Targets: []json.RawMessage{a.Target}})
+	}
 	now := time.Now()
 	for _, p := range d.Panels {
 		for _, q := range p.Targets {

@@ -231,7 +231,8 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 	for _, t := range targets {
 		ti := diagnose.TargetInput{Name: t.Name, Values: map[diagnose.Signal][]float64{},
 			Approximate: map[diagnose.Signal]string{}, Absent: map[diagnose.Signal]string{}}
-		det, detected := i.detectionOf(ctx, t.Name, p.end)
+		view := i.viewOf(ctx, t.Name, r.namesFrom(), p.end)
+		det, detected := view.Det, view.OK
 		if detected {
 			ti.Engine, ti.Generation = string(det.Engine), det.Generation
 		}
@@ -243,16 +244,19 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 			if !ok || !detected {
 				continue
 			}
-			a := catalog.LookupFor(det, cs)
-			switch a.Status {
-			case catalog.Approximate:
+			a := view.assess(cs)
+			switch a.State {
+			case catalog.StateApproximate:
 				ti.Approximate[sig] = a.Note
-			case catalog.Absent:
+			case catalog.StateAbsent:
 				why := "not exported by " + string(det.Engine)
 				if a.Note != "" {
 					why += " (" + a.Note + ")"
 				}
 				ti.Absent[sig] = why
+				delete(ti.Values, sig)
+			case catalog.StateNotSeen:
+				ti.Absent[sig] = "not seen in the queried range: none of " + strings.Join(a.LookedFor, ", ") + " is stored for it"
 				delete(ti.Values, sig)
 			}
 		}

@@ -95,6 +95,11 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	if len(want) == 0 {
 		want = gpuSignals[:len(gpuSignals)-1]
 	}
+	var views []targetView
+	for _, a := range agents {
+		views = append(views, i.viewOf(ctx, a, r.namesFrom(), p.end))
+	}
+	r.availabilityNotices(views, want)
 	keepGPU := map[string]bool{}
 	for _, g := range p.GPUs {
 		keepGPU[g] = true

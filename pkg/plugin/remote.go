@@ -182,16 +182,16 @@ func (i *Instance) probeRemote(ctx context.Context, name, kind string) healthTar
 		return h
 	}
 	h.Samples = len(names)
-	d := catalog.Detect(names)
-	if t, ok := i.settings.Target(name); ok && t.Engine != "" {
-		d.Engine = catalog.Engine(t.Engine)
-	}
+	// The same detection and availability as queries: the names the server
+	// holds for the target's selector.
+	v := i.viewFromNames(name, names)
+	d := v.Det
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
 	models, _ := i.querier.LabelValues(ctx, "model_name", job, now.Add(-lookback), now)
 	for _, m := range models {
 		h.Models = append(h.Models, sanitizeError(m))
 	}
-	if kind == "target" && (d.Engine == catalog.EngineUnknown || d.Engine == "") {
+	if kind == "target" && !v.OK {
 		h.Error = fmt.Sprintf("%s `%s`: the server holds %d metric names for %s but none from a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM)", kind, name, len(names), sel)
 		return h
 	}
@@ -201,12 +201,15 @@ func (i *Instance) probeRemote(ctx context.Context, name, kind string) healthTar
 	}
 	h.OK = true
 	if kind == "target" {
-		for _, a := range catalog.Signals(d.Engine) {
-			switch a.Status {
-			case catalog.Exact:
-				h.Exact = append(h.Exact, string(a.Signal))
-			case catalog.Approximate:
+		for _, a := range catalog.AssessAll(d, v.Names) {
+			switch a.State {
+			case catalog.StateExported:
+				h.Exported = append(h.Exported, string(a.Signal))
+			case catalog.StateApproximate:
+				h.Exported = append(h.Exported, string(a.Signal))
 				h.Approx = append(h.Approx, string(a.Signal))
+			case catalog.StateNotSeen:
+				h.NotSeen = append(h.NotSeen, string(a.Signal))
 			default:
 				h.Absent = append(h.Absent, string(a.Signal))
 			}

@@ -111,7 +111,7 @@ func TestRemoteServerFailuresAreNamed(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeServer{behave: func(q string) (int, string) {
-				if strings.Contains(q, "time_to_first_token") {
+				if strings.Contains(q, "time_to_first_token_seconds_bucket") {
 					return c.code, c.body
 				}
 				return 0, ""

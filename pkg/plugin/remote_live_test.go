@@ -439,6 +439,7 @@ scrape_configs:
 		{"throughput", map[string]any{"queryType": "throughput", "targets": replay, "window": "10s", "groupBy": "target"}, rates, rng},
 		{"saturation", map[string]any{"queryType": "saturation", "targets": replay, "window": "10s", "groupBy": "target"}, rates, rng},
 		{"raw", map[string]any{"queryType": "raw", "targets": replay, "metric": "vllm:num_requests_running"}, exact, rng},
+		{"events", map[string]any{"queryType": "events", "window": "10s"}, exact, rng},
 		{"diagnosis table", map[string]any{"queryType": "diagnosis", "targets": replay, "window": "10s"}, func(string) float64 { return 5e-2 }, rng},
 		{"diagnosis numeric", map[string]any{"queryType": "diagnosis", "targets": replay, "window": "10s", "format": "numeric"},
 			func(string) float64 { return 5e-2 }, rng},

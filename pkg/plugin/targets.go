@@ -51,72 +51,98 @@ func (i *Instance) statuses() map[string]collect.TargetStatus {
 	return out
 }
 
-// detectionCache remembers each target's detected engine for one scrape interval.
+// nameKey identifies one cached answer: a target and the exact range asked.
+type nameKey struct {
+	target   string
+	from, to int64 // Unix milliseconds
+}
+
+// cachedNames is the stored sample names of a target in a range, as read at `at`.
+type cachedNames struct {
+	at    time.Time
+	names []string
+}
+
+// maxCachedRanges bounds the name cache; it is emptied when full.
+const maxCachedRanges = 1024
+
+// detectionCache remembers the stored names of each target per queried range
+// for one scrape interval: a query asks for them once per signal.
 type detectionCache struct {
-	mu   sync.Mutex
-	at   map[string]time.Time
-	det  map[string]catalog.Detection
-	name map[string][]string
+	mu      sync.Mutex
+	entries map[nameKey]cachedNames
 }
 
 func newDetectionCache() *detectionCache {
-	return &detectionCache{at: map[string]time.Time{}, det: map[string]catalog.Detection{}, name: map[string][]string{}}
+	return &detectionCache{entries: map[nameKey]cachedNames{}}
 }
 
-func (i *Instance) cache() *detectionCache { return i.detections }
-
-// metricNames returns the stored sample names of a target in the hour
-// before at (the end of the query range; now for health and resources).
-// Results are cached for one scrape interval.
-func (i *Instance) metricNames(ctx context.Context, name string, at time.Time) []string {
-	c := i.cache()
+// metricNames returns the sample names stored for a target between from and
+// to (the queried range, widened by the rate window by callers; the last
+// hour for health and resources). Results are cached per range for one
+// scrape interval. Nil when nothing is stored or the store failed.
+func (i *Instance) metricNames(ctx context.Context, name string, from, to time.Time) []string {
+	if i.querier == nil {
+		return nil
+	}
+	key := nameKey{name, from.UnixMilli(), to.UnixMilli()}
+	c := i.detections
 	c.mu.Lock()
-	if t, ok := c.at[name]; ok && i.now().Sub(t) < i.settings.ScrapeInterval {
-		n := c.name[name]
+	if e, ok := c.entries[key]; ok && i.now().Sub(e.at) < i.settings.ScrapeInterval {
 		c.mu.Unlock()
-		return n
+		return e.names
 	}
 	c.mu.Unlock()
-	names, err := i.querier.MetricNames(ctx, `{job="`+escapeLabel(name)+`"}`, at.Add(-lookback), at)
+	names, err := i.querier.MetricNames(ctx, `{job="`+escapeLabel(name)+`"}`, from, to)
 	if err != nil {
 		return nil
 	}
 	c.mu.Lock()
-	c.at[name], c.name[name], c.det[name] = i.now(), names, catalog.Detect(names)
+	if len(c.entries) >= maxCachedRanges {
+		clear(c.entries)
+	}
+	c.entries[key] = cachedNames{at: i.now(), names: names}
 	c.mu.Unlock()
 	return names
 }
 
-// detectionOf returns what the catalogue knows of a target: its settings
-// override (engine only), else Detect on the stored names. ok is false before
-// the first successful scrape.
-func (i *Instance) detectionOf(ctx context.Context, name string, at time.Time) (catalog.Detection, bool) {
-	if t, ok := i.settings.Target(name); ok && t.Engine != "" {
-		d := catalog.Detection{Engine: catalog.Engine(t.Engine)}
-		if i.querier != nil && len(i.metricNames(ctx, name, at)) > 0 {
-			c := i.cache()
-			c.mu.Lock()
-			if det := c.det[name]; det.Engine == d.Engine {
-				d = det
-			}
-			c.mu.Unlock()
-		}
-		return d, true
-	}
-	if i.querier == nil || len(i.metricNames(ctx, name, at)) == 0 {
-		return catalog.Detection{}, false
-	}
-	c := i.cache()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d := c.det[name]
-	return d, d.Engine != "" && d.Engine != catalog.EngineUnknown
+// targetView is the one detection of a target over a range, shared by the
+// health check, the targets table, /signals and every query: the names
+// stored for it in the range, catalog.DetectStored over them (with the
+// settings' engine override), and catalog.AssessAll on demand.
+type targetView struct {
+	Name  string
+	Names []string
+	Det   catalog.Detection
+	// OK is false when no engine is known (nothing stored, or no known family and no override).
+	OK bool
 }
 
-// engineOf returns the engine of a target (see detectionOf).
-func (i *Instance) engineOf(ctx context.Context, name string) (catalog.Engine, bool) {
-	d, ok := i.detectionOf(ctx, name, i.now())
-	return d.Engine, ok
+// assess returns the availability of one signal for the target (catalog.Assess).
+func (v targetView) assess(s catalog.Signal) catalog.TargetSignal {
+	return catalog.Assess(v.Det, v.Names, s)
+}
+
+// viewOf builds the target's view from the names stored in [from, to].
+func (i *Instance) viewOf(ctx context.Context, name string, from, to time.Time) targetView {
+	return i.viewFromNames(name, i.metricNames(ctx, name, from, to))
+}
+
+// viewFromNames builds a target's view from sample names; the health check
+// passes the probed page's names filtered by catalog.StoredNames, so it
+// concludes what a query over the stored samples concludes.
+func (i *Instance) viewFromNames(name string, names []string) targetView {
+	override := catalog.Engine("")
+	if t, ok := i.settings.Target(name); ok {
+		override = catalog.Engine(t.Engine)
+	}
+	v := targetView{Name: name, Names: names}
+	if len(names) == 0 && override == "" {
+		v.Det = catalog.Detection{Engine: catalog.EngineUnknown}
+		return v
+	}
+	v.Det, v.OK = catalog.DetectStored(names, override)
+	return v
 }
 
 // quotedRE matches a long quoted fragment inside an error message: scrape
@@ -166,8 +192,9 @@ func (i *Instance) inventory(ctx context.Context) []inventory.Row {
 		o := inventory.Observed{Name: name, Kind: kind, URL: url, EngineOverride: override, Up: st.Up,
 			LastScrape: st.LastScrape, LastDuration: st.LastDuration, Series: st.Series, LastError: sanitizeError(st.LastError)}
 		if i.querier != nil {
-			o.MetricNames = i.metricNames(ctx, name, i.now())
 			now := i.now()
+			v := i.viewOf(ctx, name, now.Add(-lookback), now)
+			o.MetricNames, o.Detection = v.Names, v.Det
 			o.Models, _ = i.querier.LabelValues(ctx, "model_name", `{job="`+escapeLabel(name)+`"}`, now.Add(-lookback), now)
 		}
 		obs = append(obs, o)

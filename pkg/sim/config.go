@@ -8,7 +8,7 @@ import (
 )
 
 // Version is a simulated vLLM release line. It selects metric names, labels,
-// HELP texts and default buckets (see /work/shared/reference/engines.md §1).
+// HELP texts and default buckets (vLLM sources; see the engine notes in ../shared/reference/engines.md §1).
 type Version string
 
 // Supported versions.

@@ -170,6 +170,11 @@ func (m *mapped) Unwrap() Querier { return m.q }
 
 // Query implements Querier.
 func (m *mapped) Query(ctx context.Context, query string, ts time.Time) (model.Value, error) {
+	if e, err := m.p.ParseExpr(query); err == nil {
+		if ms, ok := unparen(e).(*parser.MatrixSelector); ok {
+			return m.rawSamples(ctx, ms, ts)
+		}
+	}
 	q, err := m.Rewrite(query)
 	if err != nil {
 		return nil, err
@@ -253,6 +258,85 @@ func (m *mapped) LabelValues(ctx context.Context, name, matchers string, start, 
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// rawSamples answers an instant query that is a bare range selector (the
+// raw samples of a window, e.g. process_start_time_seconds{job=~"a|b"}[1h]):
+// its result is a matrix, which label_replace cannot relabel, so each
+// branch of expand is asked on its own and the series are named in Go.
+func (m *mapped) rawSamples(ctx context.Context, ms *parser.MatrixSelector, ts time.Time) (model.Value, error) {
+	vs := ms.VectorSelector.(*parser.VectorSelector)
+	jobs, rest := splitJob(vs.LabelMatchers)
+	ask := func(sel []*labels.Matcher, name func(model.Metric) (string, bool)) (model.Matrix, error) {
+		c := *vs
+		c.LabelMatchers = append(append([]*labels.Matcher{}, rest...), sel...)
+		cm := *ms
+		cm.VectorSelector = &c
+		v, err := m.q.Query(ctx, cm.String(), ts)
+		if err != nil {
+			return nil, err
+		}
+		mat, _ := v.(model.Matrix)
+		var out model.Matrix
+		for _, ss := range mat {
+			if n, ok := name(ss.Metric); ok {
+				ss.Metric["job"] = model.LabelValue(n)
+				out = append(out, ss)
+			}
+		}
+		return out, nil
+	}
+	var all model.Matrix
+	done := map[string]bool{}
+	var ident []string
+	for _, j := range m.identity {
+		if matchesAll(jobs, j) {
+			ident = append(ident, j)
+			done[j] = true
+		}
+	}
+	if len(ident) > 0 {
+		sort.Strings(ident)
+		mt := labels.MustNewMatcher(labels.MatchRegexp, "job", alternation(ident))
+		got, err := ask([]*labels.Matcher{mt}, func(l model.Metric) (string, bool) { return string(l["job"]), true })
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, got...)
+	}
+	for _, t := range m.targets {
+		if done[t.Job] || !matchesAll(jobs, t.Job) {
+			continue
+		}
+		if g := m.group[t.Job]; g != nil {
+			var members []string
+			for _, v := range g.values {
+				if j := g.job[v]; !done[j] && matchesAll(jobs, j) {
+					members = append(members, v)
+					done[j] = true
+				}
+			}
+			mt := labels.MustNewMatcher(labels.MatchRegexp, g.label, alternation(members))
+			got, err := ask(append(append([]*labels.Matcher{}, g.rest...), mt), func(l model.Metric) (string, bool) {
+				n, ok := g.job[string(l[model.LabelName(g.label)])]
+				return n, ok
+			})
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, got...)
+			continue
+		}
+		done[t.Job] = true
+		job := t.Job
+		got, err := ask(t.Matchers, func(model.Metric) (string, bool) { return job, true })
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, got...)
+	}
+	sort.Sort(all)
+	return all, nil
 }
 
 // Rewrite returns query with every selector expanded per target (see MapTargets).

@@ -114,6 +114,26 @@ func TestMapTargetsSameAnswers(t *testing.T) {
 			assert.Equal(t, er.String(), rr.String(), q)
 		}
 	}
+	// A bare range selector (raw samples) is asked per branch and named in Go.
+	for _, m := range []Querier{m, grouped} {
+		for _, q := range []string{`h_bucket{le="1"}[1m]`, `(g{job=~"a|b"}[2m])`} {
+			ev, err := emb.Query(ctx, q, at)
+			require.NoError(t, err, q)
+			rv, err := m.Query(ctx, q, at)
+			require.NoError(t, err, q)
+			strip := func(v model.Value) string {
+				mat := v.(model.Matrix)
+				for _, ss := range mat {
+					delete(ss.Metric, "instance")
+					delete(ss.Metric, "pod")
+				}
+				sort.Sort(mat)
+				return mat.String()
+			}
+			assert.Equal(t, strip(ev), strip(rv), q)
+		}
+	}
+
 	// The unconfigured pod is invisible; the total counts 3 targets × 4 series.
 	v, err := m.Query(ctx, `count({__name__=~".+"})`, at)
 	require.NoError(t, err)

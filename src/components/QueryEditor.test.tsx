@@ -95,6 +95,15 @@ describe('QueryEditor', () => {
     expect(screen.queryByLabelText('Stages')).not.toBeInTheDocument();
   });
 
+  it('switching to events keeps the targets, drops latency fields and shows what the table holds', async () => {
+    const { last } = await setup(latency);
+    await pick('Query type', 'events');
+    expect(last()).toEqual({ refId: 'A', queryType: 'events', targets: ['vllm-a'] });
+    expect(screen.getByText(/Use it as a dashboard annotation/)).toBeInTheDocument();
+    expect(screen.queryByLabelText('Stages')).not.toBeInTheDocument();
+    expect(screen.queryByLabelText('Group by')).not.toBeInTheDocument();
+  });
+
   it('adds a stage and picks the refined estimator', async () => {
     const { last } = await setup(latency);
     await pick('Stages', 'itl');

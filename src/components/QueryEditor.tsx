@@ -4,6 +4,7 @@ import { InlineField, InlineSwitch, Input, MultiSelect, RadioButtonGroup, Select
 
 import type { DataSource } from '../datasource';
 import { isValidStat, sortStats, switchQueryType, USES } from '../queryModel';
+import { EventsEditor } from './editors/EventsEditor';
 import {
   BREAKDOWN_FORMATS,
   Estimator,
@@ -361,6 +362,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
       )}
 
       {type === 'diagnosis' && <DiagnosisEditor query={query} onChange={(q) => change(q)} />}
+      {type === 'events' && <EventsEditor />}
 
       {type === 'targets' && (
         <Text color="secondary" variant="bodySmall">

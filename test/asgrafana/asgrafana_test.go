@@ -559,7 +559,7 @@ func (f *fixture) testResources(t *testing.T) {
 			status[x.Signal] = x.Status
 		}
 		for _, sig := range []string{"ttft", "e2e", "itl", "queue_time", "kv_cache_usage"} {
-			assert.Equal(t, "exact", status[sig], sig)
+			assert.Equal(t, "exported", status[sig], sig)
 		}
 	}
 	assert.True(t, found, "signals has vllm-v1: %s", body)

@@ -220,7 +220,7 @@ func TestTelemetryThatLies(t *testing.T) {
 	// tokens counted every scrape) and the pages without counters are not.
 	assert.True(t, containsText(notices, "target frozen: request gauges frozen since "), "no frozen notice; notices: %q", notices)
 	for _, n := range notices {
-		if strings.Contains(n, "frozen") && !strings.HasPrefix(n, "target frozen:") {
+		if strings.Contains(n, "frozen since") && !strings.HasPrefix(n, "target frozen:") {
 			t.Errorf("unexpected frozen notice: %q", n)
 		}
 	}

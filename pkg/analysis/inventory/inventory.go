@@ -37,21 +37,21 @@ type Observed struct {
 	// MetricNames are the stored sample names of this target; Models its model_name values.
 	MetricNames []string
 	Models      []string
+	// Detection is the target's one detection (catalog.DetectStored over MetricNames, with
+	// the settings' override), the same the health check and queries use.
+	Detection catalog.Detection
 }
 
-// Build returns one Row per observed target, sorted by name. The engine comes
-// from catalog.Detect on the stored names unless the settings override it.
+// Build returns one Row per observed target, sorted by name. The engine,
+// generation and version are Observed.Detection's.
 func Build(obs []Observed) []Row {
 	out := make([]Row, 0, len(obs))
 	for _, o := range obs {
 		r := Row{Name: o.Name, Kind: o.Kind, URL: o.URL, Up: o.Up, LastScrape: o.LastScrape,
 			LastDuration: o.LastDuration, Series: o.Series, LastError: o.LastError, Models: o.Models}
-		if len(o.MetricNames) > 0 {
-			d := catalog.Detect(o.MetricNames)
+		if len(o.MetricNames) > 0 || o.EngineOverride != "" {
+			d := o.Detection
 			r.Engine, r.Generation, r.Version = string(d.Engine), d.Generation, d.Version
-		}
-		if o.EngineOverride != "" {
-			r.Engine = o.EngineOverride
 		}
 		if o.Kind == "target" && o.Up && o.LastError == "" && (r.Engine == "" || r.Engine == string(catalog.EngineUnknown)) {
 			// The scrape succeeded but nothing on the page is an inference

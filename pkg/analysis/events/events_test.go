@@ -1,0 +1,109 @@
+package events
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// at is the k-th 15 s scrape.
+func at(k int) model.Time {
+	return model.TimeFromUnixNano(t0.Add(time.Duration(k) * 15 * time.Second).UnixNano())
+}
+
+func series(labels model.Metric, vals ...float64) *model.SampleStream {
+	s := &model.SampleStream{Metric: labels}
+	for k, v := range vals {
+		s.Values = append(s.Values, model.SamplePair{Timestamp: at(k), Value: model.SampleValue(v)})
+	}
+	return s
+}
+
+func in() Input {
+	return Input{Target: "a", Interval: 15 * time.Second, From: t0, To: t0.Add(time.Hour)}
+}
+
+func TestCounterResetAndBackwards(t *testing.T) {
+	x := in()
+	x.Counters = model.Matrix{
+		// 100 → 2 at scrape 3: a reset (2 ≤ 10 % of 100); 400 → 300 at scrape 7: backwards.
+		series(model.Metric{"__name__": "vllm:request_success_total", "finished_reason": "stop"}, 50, 80, 100, 2, 150, 300, 400, 300, 350),
+		// Another series resets at the same scrape: the same restart.
+		series(model.Metric{"__name__": "vllm:prompt_tokens_total"}, 500, 800, 1000, 20, 1500, 3000, 4000, 4100, 4200),
+	}
+	evs := Detect(x)
+	require.Len(t, evs, 2, "%+v", evs)
+	assert.Equal(t, Restart, evs[0].Kind)
+	assert.Equal(t, at(3).Time(), evs[0].Time)
+	assert.Contains(t, evs[0].Text, "vllm:prompt_tokens_total, vllm:request_success_total")
+	assert.Equal(t, []string{"restart", "a"}, evs[0].Tags)
+	assert.Equal(t, CounterBackwards, evs[1].Kind)
+	assert.Equal(t, at(7).Time(), evs[1].Time)
+	assert.Contains(t, evs[1].Text, `vllm:request_success_total{finished_reason="stop"} went from 400 to 300`)
+}
+
+func TestDownPeriodAndModelChange(t *testing.T) {
+	x := in()
+	x.DownError = "connection refused"
+	x.Errors = []ScrapeError{{At: at(2).Time(), Error: "HTTP 503"}, {At: at(3).Time(), Error: "HTTP 503"}}
+	x.Up = model.Matrix{series(model.Metric{"__name__": "up"}, 1, 1, 0, 0, 1, 1, 0)}
+	// Model a until scrape 3, nothing while down, b from scrape 4.
+	a := series(model.Metric{"model_name": "a"}, 1, 1)
+	b := &model.SampleStream{Metric: model.Metric{"model_name": "b"}}
+	for k := 4; k < 7; k++ {
+		b.Values = append(b.Values, model.SamplePair{Timestamp: at(k), Value: 1})
+	}
+	x.Models = model.Matrix{a, b}
+	evs := Detect(x)
+	require.Len(t, evs, 3, "%+v", evs)
+	assert.Equal(t, Down, evs[0].Kind)
+	assert.Equal(t, at(2).Time(), evs[0].Time)
+	assert.Equal(t, at(4).Time(), evs[0].TimeEnd)
+	assert.Contains(t, evs[0].Text, "scrape errors: HTTP 503 (2×)")
+	assert.Equal(t, ModelChange, evs[1].Kind)
+	assert.Equal(t, at(4).Time(), evs[1].Time)
+	assert.Contains(t, evs[1].Text, "served a and now serves b")
+	assert.Equal(t, Down, evs[2].Kind)
+	assert.Equal(t, at(6).Time(), evs[2].Time)
+	assert.Contains(t, evs[2].Text, "scrape error: connection refused")
+}
+
+func TestEngineAndConfigChange(t *testing.T) {
+	x := in()
+	name := func(n string, from, to int) *model.SampleStream {
+		s := &model.SampleStream{Metric: model.Metric{"__name__": model.LabelValue(n)}}
+		for k := from; k < to; k++ {
+			s.Values = append(s.Values, model.SamplePair{Timestamp: at(k), Value: 1})
+		}
+		return s
+	}
+	// vLLM 0.10 (time_per_output_token without inter_token_latency) until
+	// scrape 5, then 0.13+ (inter_token_latency only, prompt_tokens_cached).
+	// A family appearing late (e2e from scrape 2) only narrows: no event.
+	x.Names = model.Matrix{
+		name("vllm:time_per_output_token_seconds_bucket", 0, 5),
+		name("vllm:kv_cache_usage_perc", 0, 10),
+		name("vllm:gpu_cache_usage_perc", 0, 5), // deprecated name, still there in 0.10
+		name("vllm:e2e_request_latency_seconds_bucket", 2, 10),
+		name("vllm:inter_token_latency_seconds_bucket", 5, 10),
+		name("vllm:prompt_tokens_cached_total", 5, 10),
+	}
+	x.Config = model.Matrix{
+		series(model.Metric{"__name__": "vllm:cache_config_info", "block_size": "16", "engine": "0"}, 1, 1, 1),
+		{Metric: model.Metric{"__name__": "vllm:cache_config_info", "block_size": "32", "engine": "0"}, Values: []model.SamplePair{{Timestamp: at(3), Value: 1}}},
+	}
+	evs := Detect(x)
+	require.Len(t, evs, 2, "%+v", evs)
+	assert.Equal(t, ConfigChange, evs[0].Kind)
+	assert.Equal(t, at(3).Time(), evs[0].Time)
+	assert.Contains(t, evs[0].Text, `before block_size="16"; after block_size="32"`)
+	assert.Equal(t, EngineChange, evs[1].Kind)
+	assert.Equal(t, at(5).Time(), evs[1].Time)
+	assert.Contains(t, evs[1].Text, "vllm v1 0.9-0.10")
+	assert.Contains(t, evs[1].Text, "0.13+")
+}

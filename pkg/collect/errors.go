@@ -1,0 +1,112 @@
+package collect
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/scrape"
+)
+
+// ScrapeError is one failed scrape as the collector saw it: when the scrape
+// started and its error text (unsanitised; callers showing it to panel
+// viewers sanitise it).
+type ScrapeError struct {
+	At    time.Time
+	Error string
+}
+
+// maxErrorsPerTarget bounds the in-memory error history of one target; the
+// oldest entries go first.
+const maxErrorsPerTarget = 512
+
+// errorLog remembers, per target, the failed scrapes seen by polling the
+// scrape manager (Prometheus keeps only the last error). It lives in memory
+// and is lost when the instance is re-created; the `up` series in the TSDB
+// remains the record of which scrapes failed.
+type errorLog struct {
+	mu      sync.Mutex
+	per     map[string][]ScrapeError
+	last    map[string]time.Time
+	quit    chan struct{}
+	done    chan struct{}
+	close   sync.Once
+	started bool // guarded by mu
+}
+
+func newErrorLog() *errorLog {
+	return &errorLog{per: map[string][]ScrapeError{}, last: map[string]time.Time{}, quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// watch polls the collector's target status every `every` until stop.
+// start launches watch; stop waits for it.
+func (l *errorLog) start(c *Collector, every time.Duration) {
+	l.mu.Lock()
+	l.started = true
+	l.mu.Unlock()
+	go l.watch(c, every)
+}
+
+func (l *errorLog) watch(c *Collector, every time.Duration) {
+	defer close(l.done)
+	if every < 10*time.Millisecond {
+		every = 10 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.quit:
+			return
+		case <-t.C:
+			l.record(c.mgr.TargetsActive(), c.endpoints)
+		}
+	}
+}
+
+// record appends the last scrape of each endpoint when it failed and was not seen yet.
+func (l *errorLog) record(active map[string][]*scrape.Target, eps []endpoint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ep := range eps {
+		ts := active[ep.name]
+		if len(ts) == 0 {
+			continue
+		}
+		at, err := ts[0].LastScrape(), ts[0].LastError()
+		if err == nil || at.IsZero() || at.Equal(l.last[ep.name]) {
+			continue
+		}
+		l.last[ep.name] = at
+		list := append(l.per[ep.name], ScrapeError{At: at, Error: err.Error()})
+		if len(list) > maxErrorsPerTarget {
+			list = list[len(list)-maxErrorsPerTarget:]
+		}
+		l.per[ep.name] = list
+	}
+}
+
+// stop ends watch and waits for it; without a running watch it returns at once.
+func (l *errorLog) stop() {
+	l.close.Do(func() { close(l.quit) })
+	l.mu.Lock()
+	started := l.started
+	l.mu.Unlock()
+	if started {
+		<-l.done
+	}
+}
+
+// ScrapeErrors returns the failed scrapes of target or agent name that
+// started within [from, to], oldest first (at most the last 512 are kept).
+func (c *Collector) ScrapeErrors(name string, from, to time.Time) []ScrapeError {
+	l := c.errors
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []ScrapeError
+	for _, e := range l.per[name] {
+		if !e.At.Before(from) && !e.At.After(to) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
