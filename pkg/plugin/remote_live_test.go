@@ -459,6 +459,19 @@ scrape_configs:
 		require.NoError(t, re.Error, "embedded %s", c.name)
 		require.NoError(t, rr.Error, "remote %s", c.name)
 		n := compareFrames(t, c.name, re.Frames, rr.Frames, c.tol)
+		notices := func(fs data.Frames) []string {
+			var out []string
+			for _, f := range fs {
+				if f.Meta != nil {
+					for _, nt := range f.Meta.Notices {
+						out = append(out, nt.Text)
+					}
+				}
+			}
+			sort.Strings(out)
+			return out
+		}
+		assert.Equal(t, notices(re.Frames), notices(rr.Frames), "%s: notices", c.name)
 		t.Logf("%s: %d frames, %d values agree", c.name, len(re.Frames), n)
 		total += n
 	}
