@@ -1,7 +1,8 @@
 // Drives harness/dist/index.html in Debian's chromium with playwright-core:
 // adds a target, sets its URL and token, adds a GPU agent, switches the query
-// to gpu and back to latency with the refined estimator, and checks the JSON
-// the editors produce. Exits non-zero on any mismatch or page error.
+// to gpu and back to latency with the refined estimator, edits an SLO profile
+// (with inline validation), picks it in an slo query, and checks the JSON the
+// editors produce. Exits non-zero on any mismatch or page error.
 const fs = require('fs');
 const http = require('http');
 const path = require('path');
@@ -135,6 +136,39 @@ async function main() {
       JSON.stringify(q.stats) === JSON.stringify(['p50', 'p99', 'p99.9']),
       `custom quantile: ${JSON.stringify(q.stats)}`
     );
+
+    // SLO profiles: edit the first default profile, with inline validation.
+    await page.getByLabel('Profile 1 name').fill('chat-eu');
+    const threshold = page.locator('#slo-0-0-threshold');
+    await threshold.fill('0');
+    check(
+      await page.getByText('a positive number of seconds (0.5 for 500 ms)').isVisible(),
+      'threshold 0 is flagged inline'
+    );
+    await threshold.fill('2');
+    cfg = await json('config-state');
+    const chat = cfg.jsonData.sloProfiles[0];
+    check(
+      chat.name === 'chat-eu' && chat.objectives[0].signal === 'ttft' && chat.objectives[0].threshold === 2,
+      `profile edited: ${JSON.stringify(chat)}`
+    );
+    check(cfg.jsonData.sloProfiles.length === 3, 'the other default profiles are kept');
+
+    // QueryEditor: an slo query on that profile.
+    const runsBefore = Number(await page.locator('#query-runs').innerText());
+    await typeSelect.click();
+    await page.getByRole('option', { name: /^slo/ }).click();
+    await page.getByLabel('Profile', { exact: true }).click();
+    await page.getByRole('option', { name: 'chat-eu' }).click();
+    await page.getByLabel('Objectives').click();
+    await page.getByRole('option', { name: 'ttft-p99' }).click();
+    q = await json('query-state');
+    check(
+      q.queryType === 'slo' && q.profile === 'chat-eu' && JSON.stringify(q.objectives) === '["ttft-p99"]',
+      `slo query: ${JSON.stringify(q)}`
+    );
+    check(!('stats' in q) && !('estimator' in q), 'latency-only fields dropped');
+    check(Number(await page.locator('#query-runs').innerText()) > runsBefore, 'the slo query runs');
 
     await page.screenshot({ path: path.join(dist, 'screenshot.png'), fullPage: true });
   } finally {

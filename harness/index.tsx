@@ -1,6 +1,6 @@
 // Browser harness: mounts the real ConfigEditor and QueryEditor (real
 // @grafana/ui, no Grafana) and shows the JSON they produce, for drive.js.
-import React, { useState } from 'react';
+import React, { useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 
 import { ConfigEditor } from '../src/components/ConfigEditor';
@@ -22,9 +22,13 @@ const lists: Record<string, Array<{ text: string; value: string }>> = {
   ],
 };
 
-const datasource = {
-  listResource: (kind: string) => Promise.resolve(lists[kind] ?? []),
-} as unknown as DataSource;
+/** The query editor's data source sees the SLO profiles the config editor holds. */
+function harnessDatasource(options: Settings): DataSource {
+  return {
+    listResource: (kind: string) => Promise.resolve(lists[kind] ?? []),
+    sloProfiles: options.jsonData.sloProfiles,
+  } as unknown as DataSource;
+}
 
 const initialOptions = {
   id: 1,
@@ -51,6 +55,7 @@ function App() {
   const [options, setOptions] = useState<Settings>(initialOptions);
   const [query, setQuery] = useState<InferscopeQuery>({ refId: 'A', ...DEFAULT_QUERY });
   const [runs, setRuns] = useState(0);
+  const datasource = useMemo(() => harnessDatasource(options), [options]);
   return (
     <div style={{ display: 'flex', gap: 32, padding: 16 }}>
       <div style={{ flex: 1 }}>

@@ -16,6 +16,7 @@ import {
   InferscopeOptions,
   InferscopeQuery,
   InferscopeVariableQuery,
+  ProfileConfig,
   VARIABLE_KINDS,
   VariableKind,
 } from './types';
@@ -110,6 +111,9 @@ export function toMetricFindValues(body: unknown): MetricFindValue[] {
  * /targets, /models, /signals, /agents and /gpus.
  */
 export class DataSource extends DataSourceWithBackend<InferscopeQuery, InferscopeOptions> {
+  /** SLO profiles of the settings (undefined: the backend's default profiles apply). */
+  readonly sloProfiles?: ProfileConfig[];
+
   constructor(instanceSettings: DataSourceInstanceSettings<InferscopeOptions>) {
     super(instanceSettings);
     this.variables = new InferscopeVariableSupport(this);
@@ -120,6 +124,7 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
     this.annotations = {
       getDefaultQuery: () => ({ queryType: 'events' }),
     };
+    this.sloProfiles = instanceSettings.jsonData?.sloProfiles;
   }
 
   getDefaultQuery(_: CoreApp): Partial<InferscopeQuery> {
@@ -142,6 +147,8 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
       groupBy: expandScalar(query.groupBy, scopedVars) as InferscopeQuery['groupBy'],
       estimator: expandScalar(query.estimator, scopedVars) as InferscopeQuery['estimator'],
       format: expandScalar(query.format, scopedVars) as InferscopeQuery['format'],
+      profile: expandScalar(query.profile, scopedVars),
+      objectives: expandList(query.objectives, scopedVars),
     };
     if (query.matchers) {
       const m: Record<string, string> = {};

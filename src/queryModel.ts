@@ -11,7 +11,14 @@ const TYPE_FIELDS: Record<QueryType, Array<keyof InferscopeQuery>> = {
   gpu: ['agents', 'gpus', 'signals'],
   diagnosis: ['format'],
   events: [],
+  slo: ['objectives'],
+  burn_rate: ['objectives'],
+  goodput: [],
+  buckets: ['thresholds'],
 };
+
+/** Type-owned fields that carry over between the types owning them. */
+const CARRY: Array<keyof InferscopeQuery> = ['objectives'];
 
 /** Which shared controls a query type uses. */
 export const USES: Record<QueryType, { targets: boolean; models: boolean; groupBy: boolean; window: boolean }> = {
@@ -24,6 +31,10 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
   gpu: { targets: false, models: false, groupBy: false, window: false },
   diagnosis: { targets: true, models: true, groupBy: false, window: true },
   events: { targets: true, models: false, groupBy: false, window: false },
+  slo: { targets: true, models: true, groupBy: true, window: false },
+  burn_rate: { targets: true, models: true, groupBy: true, window: false },
+  goodput: { targets: true, models: true, groupBy: true, window: true },
+  buckets: { targets: true, models: true, groupBy: true, window: false },
 };
 
 /**
@@ -33,10 +44,16 @@ export const USES: Record<QueryType, { targets: boolean; models: boolean; groupB
  */
 export function switchQueryType(query: InferscopeQuery, t: QueryType): InferscopeQuery {
   const out: InferscopeQuery = { ...query, queryType: t };
+  // A field that means the same for every type owning it (the objectives of
+  // slo and burn_rate) stays when the new type owns it too; others (format
+  // of breakdown and diagnosis take different values) are reset.
+  const keep = new Set(TYPE_FIELDS[t].filter((f) => CARRY.includes(f)));
   for (const [type, fields] of Object.entries(TYPE_FIELDS) as Array<[QueryType, Array<keyof InferscopeQuery>]>) {
     if (type !== t) {
       for (const f of fields) {
-        delete out[f];
+        if (!keep.has(f)) {
+          delete out[f];
+        }
       }
     }
   }

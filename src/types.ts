@@ -12,6 +12,10 @@ export const QUERY_TYPES = [
   'gpu',
   'diagnosis',
   'events',
+  'slo',
+  'burn_rate',
+  'goodput',
+  'buckets',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -26,6 +30,10 @@ export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
   diagnosis:
     'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
   events: 'Annotations: restarts, down periods, changes of served model, engine or vLLM cache config',
+  slo: 'SLO table: attainment, observed quantile, error budget, burn rates and status per objective',
+  burn_rate: 'Burn rate per objective over 5m … 3d, and status (0 ok, 1 ticket, 2 page) for alert rules',
+  goodput: 'Requests/s meeting every objective of a profile: lower and upper bounds',
+  buckets: 'Where quantiles and thresholds fall in the buckets, and extra bounds for --custom-histogram-buckets',
 };
 
 export const LATENCY_STAGES = [
@@ -110,6 +118,14 @@ export interface InferscopeQuery extends DataQuery {
   agents?: string[];
   gpus?: string[];
   signals?: string[];
+
+  // slo, burn_rate, goodput, buckets; latency draws the profile's thresholds
+  /** SLO profile name from the data-source settings. */
+  profile?: string;
+  /** Objective names of the profile; empty = all. */
+  objectives?: string[];
+  /** buckets: thresholds in seconds to place in the bucket layout. */
+  thresholds?: number[];
 }
 
 export const DEFAULT_QUERY: Partial<InferscopeQuery> = {
@@ -132,6 +148,10 @@ export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
   gpu: { signals: ['gpu_util', 'fb_used', 'power'] },
   diagnosis: { format: 'table' },
   events: {},
+  slo: {},
+  burn_rate: {},
+  goodput: {},
+  buckets: { stats: ['p50', 'p90', 'p99'] },
 };
 
 /** Variable query: which list GET /<kind> resource to read. */
@@ -181,6 +201,8 @@ export interface InferscopeOptions extends DataSourceJsonData {
   retention?: string;
   bodySizeLimit?: number;
   sampleLimit?: number;
+  /** SLO profiles (pkg/settings.SLOSettings); absent = the default profiles. */
+  sloProfiles?: ProfileConfig[];
   /** embedded (default): scrape the targets; remote: read a Prometheus-compatible server at the data source's URL. */
   mode?: DataSourceMode;
   /** Remote mode: how long one request to the server may take (Prometheus notation, default 30s). */
@@ -192,6 +214,45 @@ export type DataSourceMode = (typeof DATA_SOURCE_MODES)[number];
 
 /** secureJsonData key of the bearer token sent to the remote server (settings.RemoteBearerTokenKey). */
 export const REMOTE_BEARER_TOKEN_KEY = 'remoteBearerToken';
+
+export const OBJECTIVE_KINDS = ['latency', 'error_ratio'] as const;
+export type ObjectiveKind = (typeof OBJECTIVE_KINDS)[number];
+
+/** One service-level objective (pkg/settings.Objective). */
+export interface ObjectiveConfig {
+  name: string;
+  /** latency (default) or error_ratio (requests finished with abort or error). */
+  kind?: ObjectiveKind;
+  /** Latency stage (latency objectives). */
+  signal?: string;
+  /** Seconds (latency objectives); used exactly, never rounded to a bucket bound. */
+  threshold?: number;
+  /** Ratio of good requests, strictly between 0 and 1 (0.99). */
+  target: number;
+  /** Prometheus duration, default 30d, at least 3d. */
+  period?: string;
+  targets?: string[];
+  models?: string[];
+}
+
+/** A named set of objectives (pkg/settings.Profile). */
+export interface ProfileConfig {
+  name: string;
+  objectives: ObjectiveConfig[];
+}
+
+/** The backend's default profiles (settings.DefaultProfiles), used when jsonData has none. */
+export const DEFAULT_SLO_PROFILES: ProfileConfig[] = [
+  ['interactive-chat', 3, 0.05],
+  ['code-completion', 0.5, 0.03],
+  ['batch-analysis', 30, 0.2],
+].map(([name, ttft, itl]) => ({
+  name: name as string,
+  objectives: [
+    { name: 'ttft-p99', kind: 'latency', signal: 'ttft', threshold: ttft as number, target: 0.99, period: '30d' },
+    { name: 'itl-p99', kind: 'latency', signal: 'itl', threshold: itl as number, target: 0.99, period: '30d' },
+  ],
+}));
 
 /**
  * secureJsonData keys are "<name>.bearerToken" and "<name>.basicAuthPassword"

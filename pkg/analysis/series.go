@@ -68,30 +68,48 @@ func (n *Notices) List() []Notice { return n.list }
 // ("job" → "target", "model_name" → "model", "engine" → "engine").
 var GroupLabels = map[string]string{"job": "target", "model_name": "model", "engine": "engine"}
 
+// OutputLabels are the label names Inferscope writes on result series
+// besides the renamed GroupLabels: a stored label with one of these names, or
+// with a name a GroupLabels entry renames to ("target", "model"), would
+// compete with the plugin's own label.
+var OutputLabels = map[string]bool{"target": true, "model": true, "stage": true, "stat": true, "bound": true, "signal": true, "source": true}
+
 // Key returns a stable identity of metric with the given labels removed and
 // the remaining labels renamed with GroupLabels. Used to join the bucket,
 // _sum and _count results of one group.
+//
+// Collisions are resolved in one fixed order, whatever the map order: the
+// GroupLabels renames win (job → target, model_name → model), and a stored
+// label named like one of OutputLabels (e.g. a target label "target" set in
+// the settings, or a page's own "model") is kept as exported_<name>, with
+// more "exported_" prefixes while that name is taken, as Prometheus renames
+// a scraped label that collides with a target label.
 func Key(metric model.Metric, drop ...string) (string, map[string]string) {
 	out := map[string]string{}
+	var clash []string
 	for k, v := range metric {
 		name := string(k)
-		if name == model.MetricNameLabel {
-			continue
-		}
-		skip := false
-		for _, d := range drop {
-			if d == name {
-				skip = true
-				break
-			}
-		}
-		if skip {
+		if name == model.MetricNameLabel || slices.Contains(drop, name) {
 			continue
 		}
 		if n, ok := GroupLabels[name]; ok {
 			name = n
+		} else if OutputLabels[name] {
+			clash = append(clash, name)
+			continue
 		}
 		out[name] = string(v)
+	}
+	slices.Sort(clash)
+	for _, name := range clash {
+		to := "exported_" + name
+		for {
+			if _, taken := out[to]; !taken {
+				break
+			}
+			to = "exported_" + to
+		}
+		out[to] = string(metric[model.LabelName(name)])
 	}
 	return LabelsKey(out), out
 }

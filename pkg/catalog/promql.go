@@ -43,7 +43,18 @@ func GroupLabel(canonical string) string {
 // HistogramQueries are the three instant/range queries that carry everything about a latency
 // signal over a window: per-second bucket rates by `le` (cumulative, Prometheus classic
 // histogram semantics), and the per-second rates of _sum and _count (mean = Sum/Count).
-type HistogramQueries struct{ Buckets, Sum, Count string }
+//
+// Increases and Resets serve quantiles whose rank fractions must not depend on rate()'s
+// per-series extrapolation: Increases is the same sum over delta(x_bucket[w]) (delta
+// extrapolates every series sampled at the same instants by one common factor, with no
+// zero-point clamp), Resets the sum of resets(x_count[w]) (delta is only an increase when this
+// is 0).
+// SumIncrease and CountIncrease are delta(x_sum[w]) and delta(x_count[w]), on the same footing
+// as Increases (for consistency checks between a histogram's buckets, _sum and _count).
+type HistogramQueries struct {
+	Buckets, Sum, Count, Increases, Resets string
+	SumIncrease, CountIncrease             string
+}
 
 var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
@@ -252,7 +263,8 @@ func checkSignal(s Signal) error {
 // only) and the stored group labels (job, model_name, engine). Approximate sources (SGLang's
 // averaged ITL, TGI's batch durations) are included; show the Notes of the engines present.
 // Summing targets whose bucket layouts differ yields a union of `le` values that is not a
-// consistent cumulative histogram; group by target, or let hist.Normalize fix it up. Errors: unknown signal, unknown
+// consistent cumulative histogram: group by target and merge layouts as distributions
+// (hist.QuantilesMerged), as the latency query does. Errors: unknown signal, unknown
 // group, empty target/model name, window under 1ms, or a signal with no histogram.
 func HistogramPromQL(s Signal, sc Scope, window time.Duration) (HistogramQueries, error) {
 	if err := checkSignal(s); err != nil {
@@ -307,9 +319,13 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 	if err != nil {
 		return HistogramQueries{}, err
 	}
-	build := func(suffix string) (string, error) {
+	build := func(suffix string, fn ...string) (string, error) {
+		f := "rate"
+		if len(fn) > 0 {
+			f = fn[0]
+		}
 		return join(order, per, sc, groups, false, func(m Metric, sel string) string {
-			return "rate(" + selector(m.Name+suffix, sel) + "[" + w + "])"
+			return f + "(" + selector(m.Name+suffix, sel) + "[" + w + "])"
 		})
 	}
 	b, err := build("_bucket")
@@ -324,10 +340,31 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 	if err != nil {
 		return HistogramQueries{}, err
 	}
+	inc, err := build("_bucket", "delta")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	resets, err := build("_count", "resets")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	sumInc, err := build("_sum", "delta")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
+	cntInc, err := build("_count", "delta")
+	if err != nil {
+		return HistogramQueries{}, err
+	}
 	return HistogramQueries{
-		Buckets: aggregate("sum", append([]string{"le"}, groups...), b),
-		Sum:     aggregate("sum", groups, sum),
-		Count:   aggregate("sum", groups, cnt),
+		Buckets:   aggregate("sum", append([]string{"le"}, groups...), b),
+		Sum:       aggregate("sum", groups, sum),
+		Count:     aggregate("sum", groups, cnt),
+		Increases: aggregate("sum", append([]string{"le"}, groups...), inc),
+		Resets:    aggregate("sum", groups, resets),
+
+		SumIncrease:   aggregate("sum", groups, sumInc),
+		CountIncrease: aggregate("sum", groups, cntInc),
 	}, nil
 }
 

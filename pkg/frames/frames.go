@@ -5,6 +5,7 @@ package frames
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -44,13 +45,19 @@ func notices(ns []analysis.Notice) []data.Notice {
 
 // TimeSeries converts series into a timeseries-multi response: one frame per
 // series with a time field and a float64 value field carrying the series
-// labels and unit. NaN steps become nulls. When there are no series, one
-// empty frame still carries the executed query and the notices.
+// labels and unit. NaN steps become nulls. A number field never carries ±Inf
+// or NaN (Grafana panels scale axes to them and alert reducers treat them
+// differently per mode): analysis decides what an unbounded value is, and any
+// ±Inf that still arrives becomes a null with a warning naming the series.
+// When there are no series, one empty frame still carries the executed query
+// and the notices.
 func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 	out := make(data.Frames, 0, len(series))
+	var inf []string
 	for _, s := range series {
 		times := make([]time.Time, 0, len(s.Times))
 		vals := make([]*float64, 0, len(s.Times))
+		infs := 0
 		for i, t := range s.Times {
 			times = append(times, t)
 			v := s.Values[i]
@@ -58,7 +65,15 @@ func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 				vals = append(vals, nil)
 				continue
 			}
+			if math.IsInf(v, 0) {
+				infs++
+				vals = append(vals, nil)
+				continue
+			}
 			vals = append(vals, &v)
+		}
+		if infs > 0 {
+			inf = append(inf, fmt.Sprintf("%s (%d steps)", displayName(s), infs))
 		}
 		valueField := data.NewField("value", data.Labels(s.Labels), vals)
 		valueField.Config = &data.FieldConfig{Unit: s.Unit, DisplayNameFromDS: displayName(s), Custom: bandStyle(s)}
@@ -71,7 +86,11 @@ func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 		f.Meta = m.frameMeta(data.FrameTypeTimeSeriesMulti)
 		out = append(out, f)
 	}
-	out[0].Meta.Notices = notices(m.Notices)
+	ns := notices(m.Notices)
+	if len(inf) > 0 {
+		ns = append(ns, data.Notice{Severity: data.NoticeSeverityWarning, Text: "infinite values shown as null: " + strings.Join(inf, "; ")})
+	}
+	out[0].Meta.Notices = ns
 	return out
 }
 
@@ -154,7 +173,7 @@ func BreakdownTable(rows []latency.BreakdownRow, m Meta) data.Frames {
 	num := func(name, unit string, get func(latency.BreakdownRow) float64) {
 		vals := make([]*float64, len(rows))
 		for i, r := range rows {
-			if v := get(r); v == v {
+			if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
 				vals[i] = &v
 			}
 		}

@@ -2,10 +2,12 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +31,7 @@ type handlerFunc func(ctx context.Context, p *plan) (data.Frames, error)
 
 func (i *Instance) newMux() *datasource.QueryTypeMux {
 	mux := datasource.NewQueryTypeMux()
-	for qt, h := range map[string]handlerFunc{
+	handlers := map[string]handlerFunc{
 		QueryTypeLatency:    i.queryLatency,
 		QueryTypeBreakdown:  i.queryBreakdown,
 		QueryTypeThroughput: i.queryThroughput,
@@ -39,13 +41,33 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 		QueryTypeGPU:        i.queryGPU,
 		QueryTypeEvents:     i.queryEvents,
 		QueryTypeDiagnosis:  i.queryDiagnosis,
-	} {
+		QueryTypeSLO:        i.querySLO,
+		QueryTypeBurnRate:   i.queryBurnRate,
+		QueryTypeGoodput:    i.queryGoodput,
+		QueryTypeBuckets:    i.queryBuckets,
+	}
+	for qt, h := range handlers {
 		mux.HandleFunc(qt, i.serve(h))
 	}
-	mux.HandleFunc("", func(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	// A query whose DataQuery.QueryType is empty (a request built from the
+	// stored model alone) is routed by the queryType of its JSON.
+	mux.HandleFunc("", func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, events, diagnosis", q.QueryType))
+			var m struct {
+				QueryType string `json:"queryType"`
+			}
+			if q.QueryType != "" {
+				m.QueryType = q.QueryType
+			} else {
+				_ = json.Unmarshal(q.JSON, &m)
+			}
+			if h, ok := handlers[m.QueryType]; ok && q.QueryType == "" {
+				q.QueryType = m.QueryType
+				resp.Responses[q.RefID] = i.runOne(ctx, q, h)
+				continue
+			}
+			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, events, diagnosis, slo, burn_rate, goodput, buckets", m.QueryType))
 		}
 		return resp, nil
 	})
@@ -127,7 +149,11 @@ type run struct {
 }
 
 func (i *Instance) newRun(p *plan) *run {
-	return &run{i: i, p: p, steps: analysis.Steps(p.start, p.end, p.step)}
+	r := &run{i: i, p: p, steps: analysis.Steps(p.start, p.end, p.step)}
+	for _, n := range p.notes {
+		r.notes.Add(n.Severity, n.Text)
+	}
+	return r
 }
 
 func (r *run) meta() frames.Meta { return frames.Meta{Queries: r.queries, Notices: r.notes.List()} }
@@ -340,7 +366,9 @@ func (r *run) idleNotices(ctx context.Context, signals []catalog.Signal) error {
 // engine is unknown use the catalogue's query over every engine. Every
 // target is in exactly one partition, so the partitions' series add up per
 // group.
-func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration) ([]catalog.HistogramQueries, error) {
+//
+// extraBy adds canonical groups (e.g. "target") to the query's own.
+func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration, extraBy ...string) ([]catalog.HistogramQueries, error) {
 	type part struct {
 		metrics []catalog.Metric
 		targets []string
@@ -382,6 +410,7 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 	var out []catalog.HistogramQueries
 	if len(rest) > 0 {
 		sc := r.p.scope
+		sc.By = append(slices.Clone(sc.By), extraBy...)
 		sc.Targets = rest
 		hq, err := catalog.HistogramPromQL(stage, sc, window)
 		if err != nil {
@@ -391,6 +420,7 @@ func (r *run) histogramQueries(ctx context.Context, stage catalog.Signal, window
 	}
 	for _, pt := range parts {
 		sc := r.p.scope
+		sc.By = append(slices.Clone(sc.By), extraBy...)
 		sc.Targets = pt.targets
 		hq, err := catalog.HistogramPromQLFor(pt.metrics, sc, window)
 		if err != nil {
@@ -465,24 +495,52 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	// Stages are independent: fetch them concurrently (the PromQL engine
 	// runs concurrent queries), then compute in stage order.
 	inputs := make([]latency.Input, len(stages))
-	counts := make([]model.Matrix, len(stages)) // _count rates, for the consistency checks
+	extra := make([][]analysis.Series, len(stages))
+	checks := make([]latency.Input, len(stages)) // windowed increases, for the consistency checks
 	err = r.parallel(len(stages), func(k int) error {
 		stage := stages[k]
-		hqs, err := r.histogramQueries(ctx, stage, p.window)
+		var err error
+		if extra[k], err = r.counterMeans(ctx, stage, needMeanStat(opt.Stats), len(opt.Stats) > 0 && !onlyMean(opt.Stats)); err != nil {
+			return err
+		}
+		// Targets whose bucket layouts differ keep their target (job) so
+		// latency.Compute adds only histograms of one layout and merges
+		// different layouts as distributions; one layout needs no split.
+		split, err := r.layoutSplit(ctx, stage)
 		if err != nil {
 			return err
 		}
-		in := latency.Input{Stage: stage, Scale: 1}
-		// Partitions cover disjoint targets: their bucket and _sum series of
-		// one group add up in latency.Compute; _count comes from the +Inf bucket.
+		var extraBy []string
+		if split != "" {
+			extraBy = []string{"target"}
+		}
+		hqs, err := r.histogramQueries(ctx, stage, p.window, extraBy...)
+		if err != nil {
+			return err
+		}
+		in := latency.Input{Stage: stage, Scale: 1, SplitBy: split, Window: p.window}
+		// Partitions cover disjoint targets: their series of one group add
+		// up in latency.Compute. Rank fractions come from bucket increases
+		// scaled by one factor per histogram (see latency.Input.Increases).
 		for _, hq := range hqs {
-			m, err := r.rangeQuery(ctx, hq.Buckets)
+			inc, err := r.rangeQuery(ctx, hq.Increases)
 			if err != nil {
 				return err
 			}
-			in.Buckets = append(in.Buckets, m...)
-			// _sum and _count are read even when no mean is asked: the
-			// histogram consistency checks need them (sanity.HistogramChecks).
+			in.Increases = append(in.Increases, inc...)
+			var m model.Matrix
+			if m, err = r.rangeQuery(ctx, hq.Resets); err != nil {
+				return err
+			}
+			in.Resets = append(in.Resets, m...)
+			resets := m
+			if anyAbove(resets, 0) {
+				// Compute falls back to rate()'s buckets in windows holding a counter reset.
+				if m, err = r.rangeQuery(ctx, hq.Buckets); err != nil {
+					return err
+				}
+				in.Buckets = append(in.Buckets, m...)
+			}
 			if m, err = r.rangeQuery(ctx, hq.Sum); err != nil {
 				return err
 			}
@@ -490,7 +548,22 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 			if m, err = r.rangeQuery(ctx, hq.Count); err != nil {
 				return err
 			}
-			counts[k] = append(counts[k], m...)
+			in.Count = append(in.Count, m...)
+			// The consistency checks (sanity.HistogramChecks) compare the
+			// buckets, _sum and _count on one footing: their delta()
+			// increases, which share one extrapolation per target.
+			// Windows holding a counter reset are left out (delta is no
+			// increase there; rate()'s own extrapolation is what Compute uses).
+			checks[k].Stage = stage
+			checks[k].Buckets = append(checks[k].Buckets, withoutResets(inc, resets)...)
+			if m, err = r.rangeQuery(ctx, hq.SumIncrease); err != nil {
+				return err
+			}
+			checks[k].Sum = append(checks[k].Sum, withoutResets(m, resets)...)
+			if m, err = r.rangeQuery(ctx, hq.CountIncrease); err != nil {
+				return err
+			}
+			checks[k].Count = append(checks[k].Count, withoutResets(m, resets)...)
 		}
 		inputs[k] = in
 		return nil
@@ -501,7 +574,8 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	var series []analysis.Series
 	for k, in := range inputs {
 		series = append(series, latency.Compute(in, r.steps, opt, &r.notes)...)
-		r.histogramNotices(in, counts[k])
+		series = append(series, extra[k]...)
+		r.histogramNotices(checks[k], checks[k].Count)
 	}
 	if err := r.idleNotices(ctx, stages); err != nil {
 		return nil, err
@@ -509,7 +583,27 @@ func (i *Instance) queryLatency(ctx context.Context, p *plan) (data.Frames, erro
 	if err := r.changeNotices(ctx); err != nil {
 		return nil, err
 	}
-	return frames.TimeSeries(series, r.meta()), nil
+	return i.withObjectiveThresholds(p, frames.TimeSeries(series, r.meta()))
+}
+
+// anyAbove reports whether any sample of m is above v.
+func anyAbove(m model.Matrix, v float64) bool {
+	for _, s := range m {
+		for _, p := range s.Values {
+			if float64(p.Value) > v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func needMeanStat(stats []latency.Stat) bool {
+	return slices.ContainsFunc(stats, func(s latency.Stat) bool { return s.IsMean() })
+}
+
+func onlyMean(stats []latency.Stat) bool {
+	return !slices.ContainsFunc(stats, func(s latency.Stat) bool { return !s.IsMean() })
 }
 
 // maxStats caps the statistics of one latency query.
@@ -519,6 +613,14 @@ const maxStats = 20
 var breakdownSignals = []catalog.Signal{catalog.QueueTime, catalog.PrefillTime, catalog.DecodeTime, catalog.InferenceTime, catalog.E2E}
 
 func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, error) {
+	// Every part of a row must average the same requests: unless grouped
+	// by target, series keep their target (job) so latency.BreakdownBy sums
+	// each group over the targets that have every part.
+	split := ""
+	if !slices.Contains(p.scope.By, "target") {
+		split = "job"
+		p.scope.By = append(slices.Clone(p.scope.By), "target")
+	}
 	r := i.newRun(p)
 	r.scopeNotices(ctx, breakdownSignals)
 	if err := r.idleNotices(ctx, breakdownSignals); err != nil {
@@ -545,7 +647,8 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 			}
 			in[s] = mi
 		}
-		return frames.TimeSeries(latency.Breakdown(in, r.steps), r.meta()), nil
+		series := latency.BreakdownBy(in, r.steps, split, &r.notes)
+		return frames.TimeSeries(series, r.meta()), nil
 	case "table":
 		// The table covers the whole selected range, evaluated at its real
 		// end (not the step-aligned one, which can leave out the last step).
@@ -568,7 +671,8 @@ func (i *Instance) queryBreakdown(ctx context.Context, p *plan) (data.Frames, er
 			}
 			in[s] = im
 		}
-		return frames.BreakdownTable(latency.BreakdownTable(in, window), r.meta()), nil
+		rows := latency.BreakdownTableBy(in, window, split, &r.notes)
+		return frames.BreakdownTable(rows, r.meta()), nil
 	}
 	return nil, badQueryf("format: %q is neither timeseries nor table", p.Format)
 }
@@ -645,6 +749,9 @@ func (i *Instance) querySaturation(ctx context.Context, p *plan) (data.Frames, e
 		if *s.dst, err = r.rangeQuery(ctx, q); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.prefixHitRateGauge(ctx, &in); err != nil {
+		return nil, err
 	}
 	// A counter that went backwards without a restart is left out of the windows that hold it.
 	for _, c := range []struct {

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
@@ -56,6 +58,10 @@ type Query struct {
 	Agents  []string `json:"agents,omitempty"`
 	GPUs    []string `json:"gpus,omitempty"`
 	Signals []string `json:"signals,omitempty"`
+
+	// slo, burn_rate, goodput, buckets (query_slo.go); latency draws the
+	// profile's thresholds.
+	SLOQuery
 }
 
 // badQuery marks an error in the query itself (HTTP 400, downstream source).
@@ -74,6 +80,9 @@ type plan struct {
 	window     time.Duration
 	scope      catalog.Scope
 	estimator  hist.Estimator
+	// notes are notices decided while decoding (e.g. a window raised to
+	// the usable minimum); every run of the plan starts with them.
+	notes []analysis.Notice
 }
 
 const maxPoints = 11000
@@ -127,11 +136,21 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 		p.window = min
 	}
 	if m.Window != "" {
-		d, err := model.ParseDuration(m.Window)
+		w := expandMacros(m.Window, q, p.step, s.ScrapeInterval)
+		d, err := model.ParseDuration(w)
 		if err != nil || d <= 0 {
-			return nil, badQueryf("window: %q is not a duration such as 1m or 5m", m.Window)
+			if w != m.Window {
+				return nil, badQueryf("window: %q (expanded to %q) is not a duration such as 1m or 5m", m.Window, w)
+			}
+			return nil, badQueryf("window: %q is not a duration such as 1m, 5m or $__rate_interval", m.Window)
 		}
 		p.window = time.Duration(d)
+		if min := minWindow(s.ScrapeInterval); p.window < min {
+			p.notes = append(p.notes, analysis.Notice{Severity: analysis.Warning, Text: fmt.Sprintf(
+				"window %s is shorter than two scrape intervals (%s at a %s scrape interval), too short to hold the two samples a rate needs; raised to %s",
+				model.Duration(p.window), model.Duration(min), model.Duration(s.ScrapeInterval), model.Duration(min))})
+			p.window = min
+		}
 	}
 	for _, t := range m.Targets {
 		if _, ok := s.Target(t); !ok {
@@ -159,6 +178,72 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 		return nil, badQueryf("estimator: %q is neither prometheus nor refined", m.Estimator)
 	}
 	return p, nil
+}
+
+// minWindow is the shortest usable rate window: two scrape intervals, so
+// that every window holds at least two samples of a series scraped on time
+// (a window is left-open, (t−w, t]). Shorter windows are raised to it with a
+// notice, as Grafana's $__rate_interval never goes below the scrape interval.
+func minWindow(scrape time.Duration) time.Duration { return 2 * scrape }
+
+// macros are Grafana's interval variables a window may be written with, in
+// the order they are replaced (longer names first, so $__interval_ms is not
+// read as $__interval followed by "_ms").
+var macros = []string{"__rate_interval_ms", "__rate_interval", "__interval_ms", "__interval", "__range_ms", "__range_s", "__range"}
+
+// expandMacros replaces Grafana's interval variables in a window, as
+// Grafana's front end does before a query reaches a data source, so alert
+// rules (which send the query JSON as saved) get the same window:
+//
+//   - $__interval: the request's interval (q.Interval, Grafana's
+//     max(range/max data points, min interval)); the plan's step when the
+//     request carries none;
+//   - $__rate_interval: max($__interval + scrape interval, 4 × scrape
+//     interval), Grafana's definition for Prometheus data sources;
+//   - $__range: the request's time range (To − From);
+//   - the _ms variants give whole milliseconds and $__range_s whole
+//     seconds, to be followed by a unit as in Grafana ("${__interval_ms}ms").
+//
+// Both $name and ${name} spellings are replaced. Durations are written in
+// Prometheus notation (1m30s).
+func expandMacros(w string, q backend.DataQuery, step, scrape time.Duration) string {
+	if !strings.Contains(w, "$") {
+		return w
+	}
+	interval := q.Interval
+	if interval <= 0 {
+		interval = step
+	}
+	rate := interval + scrape
+	if r := 4 * scrape; rate < r {
+		rate = r
+	}
+	rng := q.TimeRange.To.Sub(q.TimeRange.From)
+	value := func(name string) string {
+		dur := func(d time.Duration) string { return model.Duration(d.Truncate(time.Millisecond)).String() }
+		switch name {
+		case "__rate_interval_ms":
+			return strconv.FormatInt(rate.Milliseconds(), 10)
+		case "__rate_interval":
+			return dur(rate)
+		case "__interval_ms":
+			return strconv.FormatInt(interval.Milliseconds(), 10)
+		case "__interval":
+			return dur(interval)
+		case "__range_ms":
+			return strconv.FormatInt(rng.Milliseconds(), 10)
+		case "__range_s":
+			return strconv.FormatInt(int64(rng/time.Second), 10)
+		case "__range":
+			return dur(rng)
+		}
+		return ""
+	}
+	for _, m := range macros {
+		w = strings.ReplaceAll(w, "${"+m+"}", value(m))
+		w = strings.ReplaceAll(w, "$"+m, value(m))
+	}
+	return w
 }
 
 // alignToStep rounds t down to a multiple of step counted from the Unix epoch.

@@ -109,6 +109,9 @@ type Settings struct {
 	ScrapeInterval time.Duration `json:"-"`
 	ScrapeTimeout  time.Duration `json:"-"`
 	Retention      time.Duration `json:"-"`
+
+	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
+	SLOSettings
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -190,7 +193,7 @@ func (s *Settings) applyDefaults() error {
 		s.SampleLimit = DefaultSampleLimit
 	}
 	s.Diagnosis.applyDefaults()
-	return nil
+	return s.applySLODefaults()
 }
 
 func checkURL(field, raw string) error {
@@ -287,7 +290,10 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("targets[%d].agent: %q is not a configured GPU agent", i, t.Agent)
 		}
 	}
-	return s.validateRemote()
+	if err := s.validateRemote(); err != nil {
+		return err
+	}
+	return s.validateSLO()
 }
 
 // checkURLFor checks a target's or agent's URL; in remote mode the URL is

@@ -27,6 +27,7 @@ import {
 } from '../types';
 import { KeyValueEditor } from './KeyValueEditor';
 import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
+import { SLOProfilesEditor } from './SLOProfilesEditor';
 
 type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -460,6 +461,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           </InlineField>
         ))}
       </FieldSet>
+
+      <SLOProfilesEditor options={options} onOptionsChange={onOptionsChange} />
     </Stack>
   );
 }

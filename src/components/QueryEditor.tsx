@@ -22,6 +22,10 @@ import {
   BreakdownFormat,
 } from '../types';
 import { DiagnosisEditor } from './editors/DiagnosisEditor';
+import { BucketsEditor } from './editors/BucketsEditor';
+import { GoodputEditor } from './editors/GoodputEditor';
+import { ProfilePicker } from './editors/ProfilePicker';
+import { SLOEditor } from './editors/SLOEditor';
 import { KeyValueEditor } from './KeyValueEditor';
 import { useResourceOptions, variableOptions } from './useResourceOptions';
 
@@ -136,6 +140,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
   const [statError, setStatError] = useState<string | undefined>();
   const [windowText, setWindowText] = useState(query.window ?? '');
   const [metricText, setMetricText] = useState(query.metric ?? '');
+  const profiles = datasource?.sloProfiles;
 
   const change = (next: InferscopeQuery, run = true) => {
     onChange(next);
@@ -363,6 +368,47 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
 
       {type === 'diagnosis' && <DiagnosisEditor query={query} onChange={(q) => change(q)} />}
       {type === 'events' && <EventsEditor />}
+      {type === 'latency' && (
+        <ProfilePicker
+          profiles={profiles}
+          profile={query.profile}
+          allowAll
+          emptyLabel="none"
+          tooltip="Draw this SLO profile's thresholds on its stages"
+          onChange={(p) => set('profile', p)}
+        />
+      )}
+      {(type === 'slo' || type === 'burn_rate') && (
+        <SLOEditor query={query} profiles={profiles} onChange={(q) => change(q)} />
+      )}
+      {type === 'goodput' && <GoodputEditor query={query} profiles={profiles} onChange={(q) => change(q)} />}
+      {type === 'buckets' && (
+        <>
+          <Stack gap={0.5} wrap="wrap">
+            <Multi
+              label="Stages"
+              id="inferscope-stages"
+              tooltip="Histogram stages; empty: the profile's stages, else ttft, itl and e2e"
+              placeholder="default"
+              value={query.stages}
+              options={[...STAGE_OPTIONS, ...variableOptions()]}
+              onChange={(v) => set('stages', v)}
+            />
+            <Multi
+              label="Quantiles"
+              id="inferscope-stats"
+              tooltip="Quantiles pNN to place in the buckets; type p99.9 and press Enter"
+              placeholder="p50, p90, p99"
+              value={query.stats}
+              options={[...STAT_OPTIONS.filter((o) => o.value !== 'mean'), ...variableOptions()]}
+              error={statError}
+              onChange={setStats}
+              onCreate={(v) => setStats([...(query.stats ?? []), v.trim()])}
+            />
+          </Stack>
+          <BucketsEditor query={query} profiles={profiles} onChange={(q) => change(q)} />
+        </>
+      )}
 
       {type === 'targets' && (
         <Text color="secondary" variant="bodySmall">

@@ -1,0 +1,64 @@
+package buckets
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+)
+
+func bk(le, c float64) hist.Bucket { return hist.Bucket{UpperBound: le, Count: c} }
+
+// ttft is a slice of vLLM's TTFT layout: 50 requests ≤ 1 s, 80 ≤ 2.5 s, all ≤ 5 s.
+var ttft = []hist.Bucket{bk(1, 50), bk(2.5, 80), bk(5, 100), bk(math.Inf(1), 100)}
+
+func TestQuantileAdvice(t *testing.T) {
+	// p90: rank 90 falls in (2.5, 5] holding 20 → 2.5 + 2.5·10/20 = 3.75;
+	// the bucket is 2.5/3.75 = 66.7 % of the value wide.
+	a := ForQuantile(0.9, ttft)
+	assert.Equal(t, 3.75, a.Value)
+	assert.Equal(t, 2.5, a.Lower)
+	assert.Equal(t, 5.0, a.Upper)
+	assert.InDelta(t, 2.5/3.75, a.RelativeWidth, 1e-12)
+	// 3.75·1.08^k for k = −3…3, three significant digits, inside (2.885, 4.875).
+	assert.Equal(t, []float64{2.98, 3.22, 3.47, 3.75, 4.05, 4.37, 4.72}, a.Extra)
+	assert.Equal(t, []float64{1, 2.5, 2.98, 3.22, 3.47, 3.75, 4.05, 4.37, 4.72, 5}, a.Bounds)
+	// With the extra bounds the bucket holding 3.75 is (3.47, 3.75]: 7.5 %.
+	assert.Less(t, (3.75-3.47)/3.75, MaxError)
+	// A quantile already in a narrow bucket needs nothing.
+	narrow := []hist.Bucket{bk(1, 0), bk(1.05, 100), bk(math.Inf(1), 100)}
+	assert.Empty(t, ForQuantile(0.5, narrow).Extra)
+}
+
+func TestClampedQuantileAdvice(t *testing.T) {
+	// p90 in the +Inf bucket: clamped at 2.5, the layout is extended upward.
+	a := ForQuantile(0.9, []hist.Bucket{bk(1, 50), bk(2.5, 80), bk(math.Inf(1), 100)})
+	assert.Equal(t, hist.ClampedHigh, a.Clamp)
+	assert.Equal(t, 2.5, a.Value)
+	assert.True(t, math.IsInf(a.RelativeWidth, 1))
+	assert.Equal(t, []float64{2.7, 2.92, 3.15, 3.4, 3.67, 3.97, 4.28, 4.63}, a.Extra)
+}
+
+func TestThresholdAdvice(t *testing.T) {
+	// 2.5 s is a bound: exact, nothing to add.
+	a := ForThreshold(2.5, ttft)
+	assert.True(t, a.Exact)
+	assert.Zero(t, a.RelativeWidth)
+	assert.Empty(t, a.Extra)
+	// 3 s lies in (2.5, 5]: width 2.5/3; adding 3 itself makes it exact.
+	a = ForThreshold(3, ttft)
+	assert.False(t, a.Exact)
+	assert.Equal(t, 2.5, a.Lower)
+	assert.Equal(t, 5.0, a.Upper)
+	assert.InDelta(t, 2.5/3, a.RelativeWidth, 1e-12)
+	assert.Equal(t, []float64{3}, a.Extra)
+	assert.Equal(t, `{"time_to_first_token":[1,2.5,3,5]}`, CustomBucketsJSON(VLLMFamily("ttft"), a.Bounds))
+	// Above the highest finite bound: clamped, unbounded bucket.
+	a = ForThreshold(8, ttft)
+	assert.Equal(t, hist.ClampedHigh, a.Clamp)
+	assert.True(t, math.IsInf(a.RelativeWidth, 1))
+	assert.Equal(t, "inter_token_latency", VLLMFamily("tpot"))
+	assert.Equal(t, "request_latency", VLLMFamily("queue_time"))
+}

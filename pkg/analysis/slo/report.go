@@ -1,0 +1,82 @@
+package slo
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+)
+
+// Spec is the objective a Report is about (copied from settings so that
+// this package does not depend on the settings package).
+type Spec struct {
+	Profile, Objective string
+	// Kind is "latency" or "error_ratio"; Signal the latency stage.
+	Kind, Signal string
+	// Threshold in seconds (NaN for error-ratio objectives); Target a ratio 0..1.
+	Threshold, Target float64
+	Period            time.Duration
+}
+
+// Report is one row of the slo table: an objective over one group.
+type Report struct {
+	Spec
+	Group map[string]string
+	// Location of the threshold in the bucket layout (latency objectives).
+	Location Threshold
+	// Requests seen over the query's range; Attainment (0..1) over that range with its exact bracket.
+	Requests                                     float64
+	Attainment, AttainmentLower, AttainmentUpper float64
+	// Quantile is the observed latency at the objective's ratio over the
+	// range, with its bucket bounds (latency objectives; NaN otherwise).
+	Quantile hist.Estimate
+	// Budget remaining over the period (or the part of it the history covers).
+	Budget Budget
+	// Covered is how much of the period the stored history spans (≤ Period).
+	Covered time.Duration
+	// Burn rates by window (Windows); NaN where a window holds no request.
+	Burn   map[time.Duration]float64
+	Status Status
+	Reason string
+}
+
+// Windowed are one group's counts over each window a report needs: the
+// query's range, the objective's period, and every burn-rate window.
+type Windowed struct {
+	Range, Period Counts
+	Burn          map[time.Duration]Counts
+	// Buckets over the range (latency objectives), for the quantile and the
+	// threshold's location.
+	RangeBuckets []hist.Bucket
+}
+
+// NewReport assembles one row: attainment over the range, the quantile at
+// the target ratio, the budget over the period, burn rates and status.
+func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Duration) Report {
+	r := Report{Spec: spec, Group: group, Covered: covered, Burn: map[time.Duration]float64{}}
+	r.Requests = w.Range.Total
+	r.Attainment, r.AttainmentLower, r.AttainmentUpper = w.Range.Attainment()
+	nan := math.NaN()
+	r.Quantile = hist.Estimate{Value: nan, Lower: nan, Upper: nan}
+	if spec.Kind != "error_ratio" {
+		r.Location = Locate(spec.Threshold, w.RangeBuckets)
+		if len(w.RangeBuckets) > 0 {
+			r.Quantile = hist.Quantile(spec.Target, w.RangeBuckets)
+		}
+	}
+	r.Budget = BudgetRemaining(w.Period, spec.Target)
+	for _, win := range Windows {
+		c, ok := w.Burn[win]
+		if !ok {
+			r.Burn[win] = nan
+			continue
+		}
+		r.Burn[win] = BurnRate(c, spec.Target)
+	}
+	r.Status, r.Reason = Evaluate(r.Burn, spec.Period)
+	if r.Status == OK && r.Budget.Remaining < 0 {
+		r.Reason = fmt.Sprintf("budget overspent (%.1f%% left) but no burn-rate rule fires now; %s", 100*r.Budget.Remaining, r.Reason)
+	}
+	return r
+}

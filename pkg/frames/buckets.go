@@ -1,0 +1,66 @@
+package frames
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/buckets"
+)
+
+// BucketsTable is the buckets query's table: signal, group labels, kind
+// (quantile/threshold), requested (quantile ratio or threshold seconds),
+// value (s), the bucket's lower and upper edges (s), relative width (ratio),
+// clamp (""/high/low), exact (threshold is a bound), extra bounds (JSON
+// array) and the --custom-histogram-buckets value with them added.
+func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
+	labels := make([]map[string]string, len(rows))
+	for i, r := range rows {
+		labels[i] = r.Group
+	}
+	f := data.NewFrame("buckets")
+	str := func(name string, get func(buckets.Row) string) {
+		vals := make([]string, len(rows))
+		for i, r := range rows {
+			vals[i] = get(r)
+		}
+		f.Fields = append(f.Fields, data.NewField(name, nil, vals))
+	}
+	num := func(name, unit string, get func(buckets.Row) float64) {
+		vals := make([]*float64, len(rows))
+		for i, r := range rows {
+			if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vals[i] = &v
+			}
+		}
+		fld := data.NewField(name, nil, vals)
+		fld.Config = &data.FieldConfig{Unit: unit}
+		f.Fields = append(f.Fields, fld)
+	}
+	str("signal", func(r buckets.Row) string { return r.Signal })
+	for _, c := range groupColumns(labels) {
+		str(c, func(r buckets.Row) string { return r.Group[c] })
+	}
+	str("kind", func(r buckets.Row) string { return r.Advice.Kind })
+	num("requested", "short", func(r buckets.Row) float64 { return r.Advice.Requested })
+	num("value", "s", func(r buckets.Row) float64 { return r.Advice.Value })
+	num("bucket_lower", "s", func(r buckets.Row) float64 { return r.Advice.Lower })
+	num("bucket_upper", "s", func(r buckets.Row) float64 { return r.Advice.Upper })
+	num("relative_width", "percentunit", func(r buckets.Row) float64 { return r.Advice.RelativeWidth })
+	str("clamped", func(r buckets.Row) string { return string(r.Advice.Clamp) })
+	exact := make([]bool, len(rows))
+	for i, r := range rows {
+		exact[i] = r.Advice.Exact
+	}
+	f.Fields = append(f.Fields, data.NewField("exact", nil, exact))
+	str("extra_bounds", func(r buckets.Row) string {
+		b, _ := json.Marshal(r.Advice.Extra)
+		if r.Advice.Extra == nil {
+			return "[]"
+		}
+		return string(b)
+	})
+	str("custom_histogram_buckets", func(r buckets.Row) string { return r.CustomBuckets })
+	return withMeta(f, m)
+}

@@ -1,0 +1,109 @@
+package frames
+
+import (
+	"math"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
+)
+
+// SLOTable is the slo query's table: one row per objective × group with
+// profile, objective, signal, threshold (s), target (ratio), the group
+// labels, requests over the range, attainment with its exact lower/upper
+// bracket and whether the threshold is a bucket bound, the observed quantile
+// at the target ratio with its bucket bounds (s), error budget remaining
+// over the period with its bracket, the part of the period covered by
+// history (s), burn rates over 5m … 3d, status (ok/ticket/page), its number
+// (0/1/2) and a one-sentence reason. Non-finite numbers are nulls.
+func SLOTable(rows []slo.Report, m Meta) data.Frames {
+	labels := make([]map[string]string, len(rows))
+	for i, r := range rows {
+		labels[i] = r.Group
+	}
+	f := data.NewFrame("slo")
+	str := func(name string, get func(slo.Report) string) {
+		vals := make([]string, len(rows))
+		for i, r := range rows {
+			vals[i] = get(r)
+		}
+		f.Fields = append(f.Fields, data.NewField(name, nil, vals))
+	}
+	num := func(name, unit string, get func(slo.Report) float64) {
+		vals := make([]*float64, len(rows))
+		for i, r := range rows {
+			if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				vals[i] = &v
+			}
+		}
+		fld := data.NewField(name, nil, vals)
+		fld.Config = &data.FieldConfig{Unit: unit}
+		f.Fields = append(f.Fields, fld)
+	}
+	str("profile", func(r slo.Report) string { return r.Profile })
+	str("objective", func(r slo.Report) string { return r.Objective })
+	str("signal", func(r slo.Report) string {
+		if r.Kind == "error_ratio" {
+			return "error_ratio"
+		}
+		return r.Signal
+	})
+	num("threshold", "s", func(r slo.Report) float64 { return r.Threshold })
+	num("target", "percentunit", func(r slo.Report) float64 { return r.Target })
+	for _, c := range groupColumns(labels) {
+		str(c, func(r slo.Report) string { return r.Group[c] })
+	}
+	num("requests", "short", func(r slo.Report) float64 { return r.Requests })
+	num("attainment", "percentunit", func(r slo.Report) float64 { return r.Attainment })
+	num("attainment_lower", "percentunit", func(r slo.Report) float64 { return r.AttainmentLower })
+	num("attainment_upper", "percentunit", func(r slo.Report) float64 { return r.AttainmentUpper })
+	exact := make([]bool, len(rows))
+	for i, r := range rows {
+		exact[i] = r.Kind == "error_ratio" || r.Location.Exact
+	}
+	f.Fields = append(f.Fields, data.NewField("threshold_exact", nil, exact))
+	num("quantile", "s", func(r slo.Report) float64 { return r.Quantile.Value })
+	num("quantile_lower", "s", func(r slo.Report) float64 { return r.Quantile.Lower })
+	num("quantile_upper", "s", func(r slo.Report) float64 { return r.Quantile.Upper })
+	num("budget_remaining", "percentunit", func(r slo.Report) float64 { return r.Budget.Remaining })
+	num("budget_lower", "percentunit", func(r slo.Report) float64 { return r.Budget.Lower })
+	num("budget_upper", "percentunit", func(r slo.Report) float64 { return r.Budget.Upper })
+	num("history", "s", func(r slo.Report) float64 { return r.Covered.Seconds() })
+	for _, w := range slo.Windows {
+		num("burn_"+slo.WindowName(w), "short", func(r slo.Report) float64 { return r.Burn[w] })
+	}
+	str("status", func(r slo.Report) string { return string(r.Status) })
+	num("status_value", "short", func(r slo.Report) float64 { return r.Status.Value() })
+	str("reason", func(r slo.Report) string { return r.Reason })
+	return withMeta(f, m)
+}
+
+// WithThresholds adds an objective threshold to the value field of every
+// time-series frame whose series is labelled stage=<key of byStage>: a field
+// config threshold (absolute mode: green below, red from the threshold in
+// seconds), which Grafana's time-series panel can draw as a line. Frames of
+// other stages are left alone. frs is modified in place and returned.
+func WithThresholds(frs data.Frames, byStage map[string]float64) data.Frames {
+	for _, f := range frs {
+		if len(f.Fields) < 2 {
+			continue
+		}
+		v := f.Fields[1]
+		th, ok := byStage[v.Labels["stage"]]
+		if !ok {
+			continue
+		}
+		if v.Config == nil {
+			v.Config = &data.FieldConfig{}
+		}
+		v.Config.Thresholds = &data.ThresholdsConfig{Mode: data.ThresholdsModeAbsolute, Steps: []data.Threshold{
+			{Value: data.ConfFloat64(math.Inf(-1)), Color: "green"},
+			{Value: data.ConfFloat64(th), Color: "red"},
+		}}
+		if v.Config.Custom == nil {
+			v.Config.Custom = map[string]any{}
+		}
+		v.Config.Custom["thresholdsStyle"] = map[string]any{"mode": "line"}
+	}
+	return frs
+}

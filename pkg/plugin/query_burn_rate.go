@@ -1,0 +1,150 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+// maxRangePoints is the most steps one range query asks for: Prometheus's
+// HTTP API refuses more than 11,000 points per series.
+const maxRangePoints = 10000
+
+// queryBurnRate answers the burn_rate query: per objective and group, one
+// series per burn-rate window (labels profile, objective, window and the
+// group) and one status series (0 ok, 1 ticket, 2 page), each a frame of
+// its own with a unique label set, so a Grafana-managed alert rule can
+// reduce and threshold them directly.
+//
+// Method: one range query per objective asks the bucket (or finish-reason)
+// rates over windows of resolution R at steps of R, from the range start
+// minus the longest window (3 d) to its end; every burn window is then a
+// sum of consecutive R-steps (slo.History), so seven windows cost one
+// query. R is the query step, at least four scrape intervals.
+func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, error) {
+	r := i.newRun(p)
+	objs, err := i.selectObjectives(p, true, &r.notes)
+	if err != nil {
+		return nil, err
+	}
+	res := p.step
+	if min := 4 * i.settings.ScrapeInterval; res < min {
+		res = min
+	}
+	res = res.Truncate(time.Second)
+	longest := slo.Windows[len(slo.Windows)-1]
+	end := alignToStep(p.end, res)
+	first := alignToStep(p.start, res)
+	if first.Before(p.start) {
+		first = first.Add(res)
+	}
+	if end.Before(first) {
+		end = first
+	}
+	from := first.Add(-longest)
+	steps := analysis.Steps(from, end, res)
+	out := first.Sub(from) / res // index of the first step shown
+	var series []analysis.Series
+	for _, s := range objs {
+		r.scopeNotices(ctx, []catalog.Signal{s.signal()})
+		qs, err := i.windowQueries(ctx, s, res, i.objectiveLe(ctx, s, from, end))
+		if err != nil {
+			return nil, err
+		}
+		var m model.Matrix
+		for _, q := range qs {
+			part, err := r.rangeChunked(ctx, q, from, end, res)
+			if err != nil {
+				return nil, err
+			}
+			m = append(m, part...)
+		}
+		var groups []slo.Group
+		var hs map[string]slo.History
+		var layouts map[string][]hist.Bucket
+		if s.obj.Kind == settings.KindErrorRatio {
+			var noReason int
+			groups, hs, noReason = slo.ErrorHistory(m, steps, res)
+			noReasonNotice(s, noReason, &r.notes)
+		} else {
+			groups, hs, layouts = slo.LatencyHistory(m, steps, res, s.obj.Threshold)
+		}
+		if len(groups) == 0 {
+			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, s.signal()))
+			continue
+		}
+		for _, g := range groups {
+			thresholdNotice(s, layouts[g.Key], &r.notes)
+			h := hs[g.Key]
+			burn, status := h.BurnSeries(s.obj.Target, s.obj.Period)
+			shown := steps[out:]
+			labels := func(extra map[string]string) map[string]string {
+				l := map[string]string{"profile": s.profile, "objective": s.obj.Name}
+				for k, v := range g.Labels {
+					l[k] = v
+				}
+				for k, v := range extra {
+					l[k] = v
+				}
+				return l
+			}
+			for _, w := range slo.Windows {
+				name := slo.WindowName(w)
+				series = append(series, analysis.Series{Name: "burn rate " + name, Labels: labels(map[string]string{"window": name}),
+					Unit: "short", Times: shown, Values: burn[w][out:]})
+			}
+			vals := make([]float64, 0, len(shown))
+			for _, st := range status[out:] {
+				vals = append(vals, st.Value())
+			}
+			series = append(series, analysis.Series{Name: "status", Labels: labels(nil), Unit: "short", Times: shown, Values: vals})
+		}
+	}
+	r.notes.Add(analysis.Info, fmt.Sprintf("burn rate = error ratio / (1 − target) over 5m … 3d, from request counts summed over %s steps; status 0 ok, 1 ticket, 2 page by the multi-window rule (page: 1h and 5m above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1; factors for a 30d period, scaled for others)", model.Duration(res)))
+	return frames.TimeSeries(series, r.meta()), nil
+}
+
+// rangeChunked runs a range query over [from, end] at step, split into
+// pieces of at most maxRangePoints steps (a remote Prometheus refuses more),
+// and joins the pieces' series by label set.
+func (r *run) rangeChunked(ctx context.Context, q string, from, end time.Time, step time.Duration) (model.Matrix, error) {
+	r.mu.Lock()
+	r.queries = append(r.queries, q)
+	r.mu.Unlock()
+	byKey := map[model.Fingerprint]*model.SampleStream{}
+	var order []model.Fingerprint
+	for start := from; !start.After(end); start = start.Add(step * maxRangePoints) {
+		stop := start.Add(step * (maxRangePoints - 1))
+		if stop.After(end) {
+			stop = end
+		}
+		m, err := r.i.querier.QueryRange(ctx, q, start, stop, step)
+		if err != nil {
+			return nil, fmt.Errorf("PromQL %s: %w", q, err)
+		}
+		for _, s := range m {
+			fp := s.Metric.Fingerprint()
+			if cur, ok := byKey[fp]; ok {
+				cur.Values = append(cur.Values, s.Values...)
+				continue
+			}
+			byKey[fp] = s
+			order = append(order, fp)
+		}
+	}
+	out := make(model.Matrix, 0, len(order))
+	for _, fp := range order {
+		out = append(out, byKey[fp])
+	}
+	return out, nil
+}

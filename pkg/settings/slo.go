@@ -1,0 +1,202 @@
+package settings
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Objective kinds.
+const (
+	// KindLatency: the share of requests whose latency stage is at or under
+	// Threshold seconds must be at least Target.
+	KindLatency = "latency"
+	// KindErrorRatio: the share of finished requests not ending with reason
+	// abort or error must be at least Target (engines reporting a finish
+	// reason only).
+	KindErrorRatio = "error_ratio"
+)
+
+// DefaultSLOPeriod is an objective's compliance period when none is set: the
+// 30 days the SRE Workbook's multi-window burn-rate table is built for.
+const DefaultSLOPeriod = 30 * 24 * time.Hour
+
+// minSLOPeriod is the shortest period accepted: the longest burn-rate window
+// (3 d) must not exceed the period it spends the budget of.
+const minSLOPeriod = 72 * time.Hour
+
+// LatencyStageNames are the latency stages an objective may name; the same
+// names as the catalogue's canonical latency signals (catalog.LatencyStages).
+var LatencyStageNames = []string{"queue_time", "prefill_time", "decode_time", "inference_time", "ttft", "itl", "tpot", "e2e"}
+
+// Objective is one service-level objective: a latency objective ("Target of
+// requests have Signal ≤ Threshold seconds") or an error-ratio objective
+// ("Target of finished requests end without abort or error"), measured over
+// Period and restricted to Targets and Models (empty: all).
+type Objective struct {
+	Name string `json:"name"`
+	// Kind is KindLatency (default) or KindErrorRatio.
+	Kind string `json:"kind,omitempty"`
+	// Signal is a latency stage from LatencyStageNames (latency objectives only).
+	Signal string `json:"signal,omitempty"`
+	// Threshold in seconds (latency objectives only); used exactly as written,
+	// never rounded to a bucket bound.
+	Threshold float64 `json:"threshold,omitempty"`
+	// Target is the required ratio of good requests, strictly between 0 and 1 (0.99).
+	Target float64 `json:"target"`
+	// PeriodRaw is the compliance period in Prometheus notation ("30d"); default 30d.
+	PeriodRaw string `json:"period,omitempty"`
+	// Targets and Models restrict the objective to these target and model names.
+	Targets []string `json:"targets,omitempty"`
+	Models  []string `json:"models,omitempty"`
+
+	// Period is PeriodRaw parsed (DefaultSLOPeriod when empty).
+	Period time.Duration `json:"-"`
+}
+
+// Profile is a named set of objectives a workload is held to (interactive
+// chat, code completion, batch analysis, …).
+type Profile struct {
+	Name       string      `json:"name"`
+	Objectives []Objective `json:"objectives"`
+}
+
+// SLOSettings is the part of jsonData holding SLO profiles. Settings embeds
+// it, so its key sits at the top level of jsonData.
+type SLOSettings struct {
+	// Profiles are the SLO profiles; when the key is absent from jsonData the
+	// DefaultProfiles apply, an explicit empty list means none.
+	Profiles []Profile `json:"sloProfiles,omitempty"`
+}
+
+// DefaultProfiles returns the field's usual objectives for three workloads,
+// all at the 99th percentile over 30 days: interactive chat (TTFT ≤ 3 s,
+// ITL ≤ 50 ms), code completion (TTFT ≤ 500 ms, ITL ≤ 30 ms) and batch
+// analysis (TTFT ≤ 30 s, ITL ≤ 200 ms).
+func DefaultProfiles() []Profile {
+	p := func(name string, ttft, itl float64) Profile {
+		return Profile{Name: name, Objectives: []Objective{
+			{Name: "ttft-p99", Kind: KindLatency, Signal: "ttft", Threshold: ttft, Target: 0.99, PeriodRaw: "30d"},
+			{Name: "itl-p99", Kind: KindLatency, Signal: "itl", Threshold: itl, Target: 0.99, PeriodRaw: "30d"},
+		}}
+	}
+	return []Profile{
+		p("interactive-chat", 3, 0.05),
+		p("code-completion", 0.5, 0.03),
+		p("batch-analysis", 30, 0.2),
+	}
+}
+
+// Profile returns the SLO profile called name.
+func (s *SLOSettings) Profile(name string) (Profile, bool) {
+	for _, p := range s.Profiles {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Profile{}, false
+}
+
+// ProfileNames returns the profile names in settings order.
+func (s *SLOSettings) ProfileNames() []string {
+	out := make([]string, 0, len(s.Profiles))
+	for _, p := range s.Profiles {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// applySLODefaults fills the default profiles when the key was absent and
+// each objective's kind and period.
+func (s *Settings) applySLODefaults() error {
+	if s.Profiles == nil {
+		s.Profiles = DefaultProfiles()
+	}
+	for i := range s.Profiles {
+		for j := range s.Profiles[i].Objectives {
+			o := &s.Profiles[i].Objectives[j]
+			if o.Kind == "" {
+				o.Kind = KindLatency
+			}
+			field := fmt.Sprintf("sloProfiles[%d].objectives[%d].period", i, j)
+			d, err := parseDuration(field, o.PeriodRaw, DefaultSLOPeriod)
+			if err != nil {
+				return err
+			}
+			o.Period = d
+		}
+	}
+	return nil
+}
+
+// validateSLO checks the profiles and returns one sentence naming the first bad field.
+func (s *Settings) validateSLO() error {
+	seen := map[string]int{}
+	for i, p := range s.Profiles {
+		f := fmt.Sprintf("sloProfiles[%d]", i)
+		if !nameRE.MatchString(p.Name) {
+			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, p.Name)
+		}
+		if prev, dup := seen[p.Name]; dup {
+			return fmt.Errorf("%s.name: %q is already used by sloProfiles[%d]", f, p.Name, prev)
+		}
+		seen[p.Name] = i
+		if len(p.Objectives) == 0 {
+			return fmt.Errorf("%s.objectives: a profile needs at least one objective", f)
+		}
+		names := map[string]int{}
+		for j, o := range p.Objectives {
+			of := fmt.Sprintf("%s.objectives[%d]", f, j)
+			if !nameRE.MatchString(o.Name) {
+				return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", of, o.Name)
+			}
+			if prev, dup := names[o.Name]; dup {
+				return fmt.Errorf("%s.name: %q is already used by objectives[%d] of this profile", of, o.Name, prev)
+			}
+			names[o.Name] = j
+			if err := s.validateObjective(of, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Settings) validateObjective(f string, o Objective) error {
+	switch o.Kind {
+	case KindLatency:
+		if !contains(LatencyStageNames, o.Signal) {
+			return fmt.Errorf("%s.signal: %q is not one of %s", f, o.Signal, strings.Join(LatencyStageNames, ", "))
+		}
+		if !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) {
+			return fmt.Errorf("%s.threshold: %v must be a positive number of seconds (0.5 for 500 ms)", f, o.Threshold)
+		}
+	case KindErrorRatio:
+		if o.Signal != "" {
+			return fmt.Errorf("%s.signal: an error_ratio objective counts finished requests by reason and takes no signal", f)
+		}
+		if o.Threshold != 0 {
+			return fmt.Errorf("%s.threshold: an error_ratio objective takes no threshold", f)
+		}
+	default:
+		return fmt.Errorf("%s.kind: %q is neither %s nor %s", f, o.Kind, KindLatency, KindErrorRatio)
+	}
+	if !(o.Target > 0 && o.Target < 1) {
+		return fmt.Errorf("%s.target: %v must be a ratio strictly between 0 and 1, such as 0.99", f, o.Target)
+	}
+	if o.Period < minSLOPeriod {
+		return fmt.Errorf("%s.period: %s is shorter than the longest burn-rate window (3d)", f, o.PeriodRaw)
+	}
+	for _, t := range o.Targets {
+		if _, ok := s.Target(t); !ok {
+			return fmt.Errorf("%s.targets: %q is not a configured target", f, t)
+		}
+	}
+	for _, m := range o.Models {
+		if strings.TrimSpace(m) == "" {
+			return fmt.Errorf("%s.models: an empty model name; leave models empty to select every model", f)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+import React, { useState } from 'react';
+import { SelectableValue } from '@grafana/data';
+import { Box, Button, FieldSet, InlineField, Input, Select, Stack, Text } from '@grafana/ui';
+
+import { Settings } from '../configModel';
+import {
+  addObjective,
+  addProfile,
+  objectiveErrors,
+  profileError,
+  profilesOf,
+  removeObjective,
+  removeProfile,
+  renameProfile,
+  resetProfiles,
+  updateObjective,
+} from '../sloModel';
+import { LATENCY_STAGES, ObjectiveConfig, ObjectiveKind, STAGE_LABELS } from '../types';
+
+interface Props {
+  options: Settings;
+  onOptionsChange: (o: Settings) => void;
+}
+
+const LW = 16;
+
+const KIND_OPTIONS: Array<SelectableValue<ObjectiveKind>> = [
+  { label: 'latency', value: 'latency', description: 'Share of requests with the stage at or under the threshold' },
+  {
+    label: 'error ratio',
+    value: 'error_ratio',
+    description: 'Share of finished requests not ending with abort or error (engines reporting a finish reason)',
+  },
+];
+
+const SIGNAL_OPTIONS: Array<SelectableValue<string>> = LATENCY_STAGES.map((s) => ({
+  label: s,
+  value: s,
+  description: STAGE_LABELS[s],
+}));
+
+/** A number field kept as text while typing, so "0." or "" are not rewritten under the cursor. */
+function NumberField(props: {
+  id: string;
+  label: string;
+  tooltip: string;
+  value: number | undefined;
+  error?: string;
+  placeholder: string;
+  onChange: (v: number | undefined) => void;
+}) {
+  const [text, setText] = useState(props.value === undefined ? '' : String(props.value));
+  return (
+    <InlineField
+      label={props.label}
+      labelWidth={LW}
+      tooltip={props.tooltip}
+      invalid={Boolean(props.error)}
+      error={props.error}
+    >
+      <Input
+        id={props.id}
+        aria-label={props.label}
+        width={14}
+        placeholder={props.placeholder}
+        value={text}
+        onChange={(e) => {
+          const t = e.currentTarget.value;
+          setText(t);
+          const n = Number(t.trim());
+          props.onChange(t.trim() === '' || Number.isNaN(n) ? undefined : n);
+        }}
+      />
+    </InlineField>
+  );
+}
+
+function ObjectiveRow(props: {
+  pi: number;
+  oi: number;
+  obj: ObjectiveConfig;
+  siblings: ObjectiveConfig[];
+  targetNames: string[];
+  options: Settings;
+  onOptionsChange: (o: Settings) => void;
+}) {
+  const { pi, oi, obj, options, onOptionsChange } = props;
+  const errs = objectiveErrors(obj, props.siblings, props.targetNames);
+  const id = `slo-${pi}-${oi}`;
+  const set = (patch: Partial<ObjectiveConfig>) => onOptionsChange(updateObjective(options, pi, oi, patch));
+  const kind = obj.kind ?? 'latency';
+  return (
+    <Box borderColor="weak" borderStyle="dashed" padding={1} marginBottom={1}>
+      <Stack gap={0.5} wrap="wrap">
+        <InlineField label="Objective" labelWidth={LW} invalid={Boolean(errs.name)} error={errs.name}>
+          <Input
+            id={`${id}-name`}
+            aria-label={`Objective ${oi + 1} name`}
+            width={20}
+            value={obj.name}
+            onChange={(e) => set({ name: e.currentTarget.value })}
+          />
+        </InlineField>
+        <InlineField label="Kind" labelWidth={LW}>
+          <Select
+            inputId={`${id}-kind`}
+            aria-label={`Objective ${oi + 1} kind`}
+            width={18}
+            options={KIND_OPTIONS}
+            value={kind}
+            onChange={(v) => v.value && set({ kind: v.value })}
+          />
+        </InlineField>
+        {kind === 'latency' && (
+          <InlineField label="Signal" labelWidth={LW} invalid={Boolean(errs.signal)} error={errs.signal}>
+            <Select
+              inputId={`${id}-signal`}
+              aria-label={`Objective ${oi + 1} signal`}
+              width={18}
+              options={SIGNAL_OPTIONS}
+              value={obj.signal}
+              onChange={(v) => v.value && set({ signal: v.value })}
+            />
+          </InlineField>
+        )}
+      </Stack>
+      <Stack gap={0.5} wrap="wrap">
+        {kind === 'latency' && (
+          <NumberField
+            id={`${id}-threshold`}
+            label="Threshold (s)"
+            tooltip="Seconds, used exactly: a value that is not a bucket bound is interpolated and flagged, never rounded"
+            placeholder="0.5"
+            value={obj.threshold}
+            error={errs.threshold}
+            onChange={(v) => set({ threshold: v })}
+          />
+        )}
+        <NumberField
+          id={`${id}-target`}
+          label="Target ratio"
+          tooltip="Share of requests that must be good, strictly between 0 and 1 (0.99 = 99 %)"
+          placeholder="0.99"
+          value={obj.target}
+          error={errs.target}
+          onChange={(v) => set({ target: v as number })}
+        />
+        <InlineField
+          label="Period"
+          labelWidth={LW}
+          tooltip="Error-budget period, e.g. 30d (default) or 4w; at least 3d"
+          invalid={Boolean(errs.period)}
+          error={errs.period}
+        >
+          <Input
+            id={`${id}-period`}
+            aria-label={`Objective ${oi + 1} period`}
+            width={10}
+            placeholder="30d"
+            value={obj.period ?? ''}
+            onChange={(e) => set({ period: e.currentTarget.value.trim() })}
+          />
+        </InlineField>
+        <InlineField
+          label="Targets"
+          labelWidth={LW}
+          tooltip="Comma-separated target names this objective covers; empty = all"
+          invalid={Boolean(errs.targets)}
+          error={errs.targets}
+        >
+          <Input
+            id={`${id}-targets`}
+            aria-label={`Objective ${oi + 1} targets`}
+            width={24}
+            placeholder="all"
+            value={(obj.targets ?? []).join(', ')}
+            onChange={(e) =>
+              set({
+                targets: e.currentTarget.value
+                  .split(',')
+                  .map((x) => x.trim())
+                  .filter((x) => x !== ''),
+              })
+            }
+          />
+        </InlineField>
+        <Button
+          variant="secondary"
+          fill="outline"
+          size="sm"
+          icon="trash-alt"
+          aria-label={`Remove objective ${obj.name}`}
+          onClick={() => onOptionsChange(removeObjective(options, pi, oi))}
+        >
+          Remove
+        </Button>
+      </Stack>
+    </Box>
+  );
+}
+
+/**
+ * Editor of the SLO profiles (jsonData.sloProfiles): each profile is a named
+ * set of latency or error-ratio objectives. Fields are checked as typed with
+ * the backend's rules (sloModel.objectiveErrors).
+ */
+export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
+  const profiles = profilesOf(options);
+  const targetNames = (options.jsonData.targets ?? []).map((t) => t.name);
+  const usingDefaults = options.jsonData.sloProfiles === undefined;
+  return (
+    <FieldSet label="SLO profiles">
+      <Text color="secondary" variant="bodySmall">
+        {usingDefaults
+          ? 'The default profiles apply until you edit them: interactive chat, code completion and batch analysis (TTFT and ITL at p99 over 30 days).'
+          : 'Objectives are checked with the same rules as Save & test.'}
+      </Text>
+      <Stack direction="column" gap={1}>
+        {profiles.map((p, pi) => {
+          const perr = profileError(p, profiles);
+          return (
+            <Box key={pi} borderColor="medium" borderStyle="solid" padding={1}>
+              <Stack gap={0.5} wrap="wrap">
+                <InlineField label="Profile" labelWidth={LW} invalid={Boolean(perr)} error={perr}>
+                  <Input
+                    id={`slo-profile-${pi}`}
+                    aria-label={`Profile ${pi + 1} name`}
+                    width={24}
+                    value={p.name}
+                    onChange={(e) => onOptionsChange(renameProfile(options, pi, e.currentTarget.value))}
+                  />
+                </InlineField>
+                <Button
+                  variant="secondary"
+                  fill="outline"
+                  size="sm"
+                  icon="trash-alt"
+                  aria-label={`Remove profile ${p.name}`}
+                  onClick={() => onOptionsChange(removeProfile(options, pi))}
+                >
+                  Remove profile
+                </Button>
+              </Stack>
+              {p.objectives.map((o, oi) => (
+                <ObjectiveRow
+                  key={oi}
+                  pi={pi}
+                  oi={oi}
+                  obj={o}
+                  siblings={p.objectives}
+                  targetNames={targetNames}
+                  options={options}
+                  onOptionsChange={onOptionsChange}
+                />
+              ))}
+              <Button
+                icon="plus"
+                variant="secondary"
+                size="sm"
+                onClick={() => onOptionsChange(addObjective(options, pi))}
+              >
+                Add objective
+              </Button>
+            </Box>
+          );
+        })}
+        <Stack gap={0.5}>
+          <Button icon="plus" variant="secondary" onClick={() => onOptionsChange(addProfile(options))}>
+            Add SLO profile
+          </Button>
+          {!usingDefaults && (
+            <Button variant="secondary" fill="text" onClick={() => onOptionsChange(resetProfiles(options))}>
+              Restore default profiles
+            </Button>
+          )}
+        </Stack>
+      </Stack>
+    </FieldSet>
+  );
+}

@@ -1,0 +1,48 @@
+import React from 'react';
+import { Stack, Text } from '@grafana/ui';
+
+import { InferscopeQuery, ProfileConfig } from '../../types';
+import { ObjectivePicker, ProfilePicker } from './ProfilePicker';
+
+interface Props {
+  query: InferscopeQuery;
+  profiles: ProfileConfig[] | undefined;
+  onChange: (q: InferscopeQuery) => void;
+}
+
+/** Editor of the slo and burn_rate query types: profile and objectives. */
+export function SLOEditor({ query, profiles, onChange }: Props) {
+  const set = (patch: Partial<InferscopeQuery>) => {
+    const next: InferscopeQuery = { ...query, ...patch };
+    for (const k of ['profile', 'objectives'] as const) {
+      const v = next[k];
+      if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0)) {
+        delete next[k];
+      }
+    }
+    onChange(next);
+  };
+  return (
+    <Stack direction="column" gap={0.5}>
+      <Stack gap={0.5} wrap="wrap">
+        <ProfilePicker
+          profiles={profiles}
+          profile={query.profile}
+          allowAll
+          onChange={(p) => set({ profile: p, objectives: undefined })}
+        />
+        <ObjectivePicker
+          profiles={profiles}
+          profile={query.profile}
+          value={query.objectives}
+          onChange={(v) => set({ objectives: v })}
+        />
+      </Stack>
+      <Text color="secondary" variant="bodySmall">
+        {query.queryType === 'burn_rate'
+          ? 'One series per objective, window (5m … 3d) and group, plus status (0 ok, 1 ticket, 2 page): an alert rule can threshold status ≥ 2 directly.'
+          : 'One row per objective and group: attainment with its exact bracket, quantile at the target ratio, budget left, burn rates and status.'}
+      </Text>
+    </Stack>
+  );
+}

@@ -1,0 +1,103 @@
+import React, { useState } from 'react';
+import { act, fireEvent, render, screen } from '@testing-library/react';
+
+import type { DataSource } from '../../datasource';
+import { InferscopeQuery, ProfileConfig } from '../../types';
+import { QueryEditor } from '../QueryEditor';
+import { parseThresholds } from './BucketsEditor';
+
+const PROFILES: ProfileConfig[] = [
+  {
+    name: 'chat',
+    objectives: [
+      { name: 'ttft-300ms', signal: 'ttft', threshold: 0.3, target: 0.9 },
+      { name: 'e2e-2s', signal: 'e2e', threshold: 2, target: 0.5 },
+    ],
+  },
+  { name: 'batch', objectives: [{ name: 'errors', kind: 'error_ratio', target: 0.99 }] },
+];
+
+function fakeDatasource(sloProfiles?: ProfileConfig[]) {
+  return { listResource: jest.fn(() => Promise.resolve([])), sloProfiles } as unknown as DataSource;
+}
+
+async function setup(initial: InferscopeQuery, sloProfiles?: ProfileConfig[]) {
+  const changes: InferscopeQuery[] = [];
+  const onRunQuery = jest.fn();
+  const datasource = fakeDatasource(sloProfiles);
+  function Harness() {
+    const [query, setQuery] = useState(initial);
+    return (
+      <QueryEditor
+        query={query}
+        datasource={datasource}
+        onRunQuery={onRunQuery}
+        onChange={(q) => {
+          changes.push(q);
+          setQuery(q);
+        }}
+      />
+    );
+  }
+  await act(async () => {
+    render(<Harness />);
+  });
+  return { last: () => changes[changes.length - 1], onRunQuery };
+}
+
+async function pick(selectLabel: string, optionText: string) {
+  const input = screen.getByLabelText(selectLabel);
+  fireEvent.keyDown(input, { key: 'ArrowDown' });
+  const option = await screen.findByText(optionText, { selector: 'span' });
+  await act(async () => {
+    fireEvent.click(option);
+  });
+}
+
+describe('SLO query editors', () => {
+  it('slo: picks a profile of the settings and one of its objectives', async () => {
+    const { last, onRunQuery } = await setup({ refId: 'A', queryType: 'slo' }, PROFILES);
+    await pick('Profile', 'chat');
+    expect(last()).toEqual({ refId: 'A', queryType: 'slo', profile: 'chat' });
+    await pick('Objectives', 'e2e-2s');
+    expect(last()).toEqual({ refId: 'A', queryType: 'slo', profile: 'chat', objectives: ['e2e-2s'] });
+    expect(onRunQuery).toHaveBeenCalled();
+    // Objectives of other profiles are not offered once a profile is chosen.
+    fireEvent.keyDown(screen.getByLabelText('Objectives'), { key: 'ArrowDown' });
+    expect(screen.queryByText('errors', { selector: 'span' })).not.toBeInTheDocument();
+  });
+
+  it('switching to burn_rate keeps the profile and objectives', async () => {
+    const { last } = await setup({ refId: 'A', queryType: 'slo', profile: 'chat', objectives: ['e2e-2s'] }, PROFILES);
+    await pick('Query type', 'burn_rate');
+    expect(last()).toEqual({ refId: 'A', queryType: 'burn_rate', profile: 'chat', objectives: ['e2e-2s'] });
+    expect(screen.getByText(/status ≥ 2/)).toBeInTheDocument();
+  });
+
+  it('goodput asks for a profile and offers the default ones when none are configured', async () => {
+    const { last } = await setup({ refId: 'A', queryType: 'goodput' });
+    expect(screen.getByText('choose a profile')).toBeInTheDocument();
+    await pick('Profile', 'code-completion');
+    expect(last()).toEqual({ refId: 'A', queryType: 'goodput', profile: 'code-completion' });
+    expect(screen.queryByText('choose a profile')).not.toBeInTheDocument();
+  });
+
+  it('buckets: thresholds in seconds, checked as typed', async () => {
+    const { last } = await setup({ refId: 'A', queryType: 'buckets', stats: ['p99'] });
+    const input = screen.getByLabelText('Thresholds');
+    fireEvent.change(input, { target: { value: '0.3, 2' } });
+    fireEvent.blur(input);
+    expect(last()).toEqual({ refId: 'A', queryType: 'buckets', stats: ['p99'], thresholds: [0.3, 2] });
+    fireEvent.change(input, { target: { value: '0.3, soon' } });
+    fireEvent.blur(input);
+    expect(await screen.findByText('"soon" is not a positive number of seconds')).toBeInTheDocument();
+    expect(parseThresholds('1, 1, 0.5')).toEqual({ values: [1, 0.5] });
+    expect(parseThresholds('-1').error).toBeDefined();
+  });
+
+  it('latency: a profile draws its thresholds', async () => {
+    const { last } = await setup({ refId: 'A', queryType: 'latency', stages: ['ttft'], stats: ['p99'] }, PROFILES);
+    await pick('Profile', 'chat');
+    expect(last().profile).toBe('chat');
+  });
+});
