@@ -440,6 +440,14 @@ scrape_configs:
 		{"saturation", map[string]any{"queryType": "saturation", "targets": replay, "window": "10s", "groupBy": "target"}, rates, rng},
 		{"raw", map[string]any{"queryType": "raw", "targets": replay, "metric": "vllm:num_requests_running"}, exact, rng},
 		{"events", map[string]any{"queryType": "events", "window": "10s"}, exact, rng},
+		// The SLO table covers the objectives' 30-day period, i.e. everything
+		// each store holds, and the two stores began scraping a few seconds
+		// apart (the embedded one before Prometheus was up): its history and
+		// request counts differ by design, so only its shape is compared.
+		{"slo (shape)", map[string]any{"queryType": "slo", "targets": replay}, func(string) float64 { return -1 }, rng},
+		{"burn rate", map[string]any{"queryType": "burn_rate", "targets": replay}, func(string) float64 { return 5e-2 }, rng},
+		{"goodput", map[string]any{"queryType": "goodput", "profile": "interactive-chat", "targets": replay, "window": "10s"}, func(string) float64 { return 5e-2 }, rng},
+		{"buckets", map[string]any{"queryType": "buckets", "targets": []string{"replay-v1"}, "window": "10s", "stages": []string{"ttft"}}, exact, rng},
 		{"diagnosis table", map[string]any{"queryType": "diagnosis", "targets": replay, "window": "10s"}, func(string) float64 { return 5e-2 }, rng},
 		{"diagnosis numeric", map[string]any{"queryType": "diagnosis", "targets": replay, "window": "10s", "format": "numeric"},
 			func(string) float64 { return 5e-2 }, rng},
@@ -471,7 +479,9 @@ scrape_configs:
 			sort.Strings(out)
 			return out
 		}
-		assert.Equal(t, notices(re.Frames), notices(rr.Frames), "%s: notices", c.name)
+		if c.tol("") >= 0 {
+			assert.Equal(t, notices(re.Frames), notices(rr.Frames), "%s: notices", c.name)
+		}
 		t.Logf("%s: %d frames, %d values agree", c.name, len(re.Frames), n)
 		total += n
 	}
