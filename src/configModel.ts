@@ -197,11 +197,16 @@ export function updateAgent(o: Settings, index: number, patch: Partial<GPUAgentC
 }
 
 /** Sets a top-level scrape option; an empty value removes it so the backend default applies. */
-export function setOption<K extends 'scrapeInterval' | 'scrapeTimeout' | 'retention' | 'bodySizeLimit' | 'sampleLimit'>(
-  o: Settings,
-  key: K,
-  value: InferscopeOptions[K] | undefined
-): Settings {
+export function setOption<
+  K extends
+    | 'scrapeInterval'
+    | 'scrapeTimeout'
+    | 'retention'
+    | 'retentionSize'
+    | 'storagePath'
+    | 'bodySizeLimit'
+    | 'sampleLimit',
+>(o: Settings, key: K, value: InferscopeOptions[K] | undefined): Settings {
   const jsonData = { ...o.jsonData };
   if (value === undefined || value === '' || (typeof value === 'number' && Number.isNaN(value))) {
     delete jsonData[key];

@@ -199,6 +199,8 @@ export interface InferscopeOptions extends DataSourceJsonData {
   scrapeInterval?: string;
   scrapeTimeout?: string;
   retention?: string;
+  retentionSize?: string;
+  storagePath?: string;
   bodySizeLimit?: number;
   sampleLimit?: number;
   /** SLO profiles (pkg/settings.SLOSettings); absent = the default profiles. */
@@ -269,7 +271,9 @@ export function secretKey(name: string, kind: SecretKind): string {
 export const SETTINGS_DEFAULTS = {
   scrapeInterval: '15s',
   scrapeTimeout: '10s',
-  retention: '6h',
+  retention: '15d',
+  retentionSize: '10GB',
+  storagePath: '<Grafana data>/inferscope',
   bodySizeLimit: 8388608,
   sampleLimit: 50000,
 };

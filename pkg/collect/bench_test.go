@@ -49,7 +49,7 @@ func metricRelabel(tb testing.TB) []*relabel.Config {
 
 func openBenchDB(tb testing.TB) *tsdb.DB {
 	tb.Helper()
-	db, err := tsdb.Open(tb.TempDir(), nil, nil, tsdbOptions(benchRetention), nil)
+	db, err := tsdb.Open(tb.TempDir(), nil, nil, tsdbOptions(benchRetention, 0), nil)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = db.Close() })
 	return db
@@ -427,7 +427,7 @@ func BenchmarkScrapeManagerVLLM011(b *testing.B) {
 	defer srv.Close()
 	cfg, err := settings.Load([]byte(`{"scrapeInterval":"20ms","targets":[{"name":"vllm-a","url":"`+srv.URL+`/metrics"}]}`), nil)
 	require.NoError(b, err)
-	c, err := Start(cfg, nil)
+	c, err := Start(cfg, Options{Dir: b.TempDir()})
 	require.NoError(b, err)
 	defer func() { _ = c.Close() }()
 	for served.Load() < 3 { // warm the scrape cache

@@ -1,7 +1,8 @@
 // Package collect is Inferscope's embedded Prometheus: Prometheus's own scrape
 // manager (github.com/prometheus/prometheus/scrape) scrapes every configured
 // target and GPU agent into a TSDB (github.com/prometheus/prometheus/tsdb) kept
-// in a temporary directory, and source.NewEmbedded queries it with the PromQL
+// on disk with its write-ahead log, one directory per data source (keyed by
+// its UID, see DataSourceDir), and source.NewEmbedded queries it with the PromQL
 // engine. Stored series look exactly like a Prometheus server's: raw engine
 // metric names, job=<target name>, instance=<host:port>, plus the target's
 // extra labels, and the synthetic up / scrape_duration_seconds series.
@@ -19,7 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -32,7 +33,6 @@ import (
 	"github.com/prometheus/prometheus/discovery/targetgroup"
 	"github.com/prometheus/prometheus/model/relabel"
 	"github.com/prometheus/prometheus/scrape"
-	"github.com/prometheus/prometheus/tsdb"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
@@ -119,22 +119,59 @@ type endpoint struct {
 	name, kind, url string
 }
 
-// Collector owns one embedded Prometheus: TSDB, scrape manager and PromQL engine.
-// Create it with Start and release it with Close.
+// Collector owns one data source's scrape manager and its view of the data
+// source's store (TSDB on disk with its WAL, shared with other collectors of
+// the same data source in this process). Create it with Start and release it
+// with Close.
 type Collector struct {
 	logger    *slog.Logger
 	dir       string
-	db        *tsdb.DB
+	store     *store
 	mgr       *scrape.Manager
+	tracker   *connTracker
 	tsets     chan map[string][]*targetgroup.Group
 	runDone   chan struct{}
 	querier   source.Querier
 	endpoints []endpoint
+	drain     time.Duration
 	errors    *errorLog
 
+	// queries in flight through Querier; Close waits for them.
+	qmu      sync.RWMutex
+	closing  bool
+	inflight sync.WaitGroup
+
+	stopOnce  sync.Once
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// Options are the per-data-source parts of Start.
+type Options struct {
+	// Dir is the data source's store directory, usually
+	// DataSourceDir(storagePath, uid). Required; created if missing.
+	Dir string
+	// UID is the data source's UID, the `datasource` label of the plugin's own metrics.
+	UID string
+	// Logger receives scrape, TSDB and PromQL logs; nil discards them.
+	Logger *slog.Logger
+	// LockWait is how long Start waits for another process to release the
+	// directory's lock before it fails; 0 means DefaultLockWait.
+	LockWait time.Duration
+	// QueryDrain is how long Close waits for queries in flight; 0 means DefaultQueryDrain.
+	QueryDrain time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultLockWait   = 10 * time.Second
+	DefaultQueryDrain = 30 * time.Second
+)
+
+// ErrReconfigured is the error of a query that reaches a collector after its
+// Close began (the data source's settings were saved or the plugin is
+// stopping): the caller should retry, the new instance answers it.
+var ErrReconfigured = errors.New("data source reconfigured, retry")
 
 // Per-series label limits of every scrape: a series above any of them fails
 // the scrape with a clear error.
@@ -144,18 +181,32 @@ const (
 	labelValueLengthLimit = 1024
 )
 
-// Start opens a TSDB in a new temporary directory, starts Prometheus's scrape
-// manager on every target and GPU agent of cfg and returns once the scrape
-// pools exist (the first scrape of each target follows within one scrape
-// interval, at a per-target offset as in Prometheus). Errors name the step
-// that failed; on error nothing is left running and the directory is removed.
-// A nil logger discards logs.
-func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
+// Start opens (or joins) the TSDB in opts.Dir, replaying its WAL, starts
+// Prometheus's scrape manager on every target and GPU agent of cfg and
+// returns once the scrape pools exist (the first scrape of each target
+// follows within one scrape interval, at a per-target offset as in
+// Prometheus). If another collector of this process scrapes into the same
+// directory (the previous instance of the data source), it stops scraping
+// first; its queries keep working until it is closed. Retention by time
+// (cfg.Retention) and size (cfg.RetentionSize) apply to the whole directory,
+// so targets removed from the settings age out. Errors name the step that
+// failed; on error nothing is left running.
+func Start(cfg settings.Settings, opts Options) (*Collector, error) {
+	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ScrapeInterval <= 0 || cfg.ScrapeTimeout <= 0 || cfg.Retention <= 0 {
 		return nil, errors.New("collector: scrape interval, scrape timeout and retention must be positive (load settings with settings.Load)")
+	}
+	if opts.Dir == "" {
+		return nil, errors.New("collector: no storage directory given")
+	}
+	if opts.LockWait <= 0 {
+		opts.LockWait = DefaultLockWait
+	}
+	if opts.QueryDrain <= 0 {
+		opts.QueryDrain = DefaultQueryDrain
 	}
 	scfgs, groups, eps, err := scrapeConfigs(cfg)
 	if err != nil {
@@ -172,42 +223,41 @@ func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
 	}
 	promCfg.ScrapeConfigs = scfgs
 
-	dir, err := os.MkdirTemp("", "inferscope-tsdb-")
+	st, err := acquireStore(opts.Dir, storeOptions{
+		retention: cfg.Retention, maxBytes: cfg.RetentionSize, lockWait: opts.LockWait, logger: logger, uid: opts.UID,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("collector: create TSDB directory: %w", err)
-	}
-	db, err := tsdb.Open(dir, logger.With("component", "tsdb"), nil, tsdbOptions(cfg.Retention), nil)
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("collector: open TSDB in %s: %w", dir, err)
+		return nil, err
 	}
 	c := &Collector{
 		logger:    logger,
-		dir:       dir,
-		db:        db,
+		dir:       st.dir,
+		store:     st,
+		tracker:   newConnTracker(),
 		endpoints: eps,
 		tsets:     make(chan map[string][]*targetgroup.Group, 1),
 		runDone:   make(chan struct{}),
+		drain:     opts.QueryDrain,
 		errors:    newErrorLog(),
 	}
+	c.handOver()
 	// Each collector has its own registry: instances are re-created when
 	// settings change and a second registration on a shared one panics.
 	reg := prometheus.NewRegistry()
 	c.mgr, err = scrape.NewManager(&scrape.Options{
 		DiscoveryReloadOnStartup: true,
 		DiscoveryReloadInterval:  model.Duration(time.Second),
-	}, logger.With("component", "scrape"), nil, nil, db, reg)
+		HTTPClientOptions:        []config_util.HTTPClientOption{config_util.WithDialContextFunc(c.tracker.dial)},
+	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st}, nil, reg)
 	if err != nil {
-		_ = db.Close()
-		_ = os.RemoveAll(dir)
+		c.releaseStore()
 		return nil, fmt.Errorf("collector: create scrape manager: %w", err)
 	}
 	if err := c.mgr.ApplyConfig(promCfg); err != nil {
-		_ = db.Close()
-		_ = os.RemoveAll(dir)
+		c.releaseStore()
 		return nil, fmt.Errorf("collector: apply scrape config: %w", err)
 	}
-	c.querier = source.NewEmbedded(db, source.EmbeddedOptions{Logger: logger.With("component", "promql")})
+	c.querier = source.NewEmbedded(st.db, source.EmbeddedOptions{Logger: logger.With("component", "promql")})
 	go func() {
 		defer close(c.runDone)
 		if err := c.mgr.Run(c.tsets); err != nil {
@@ -222,6 +272,50 @@ func Start(cfg settings.Settings, logger *slog.Logger) (*Collector, error) {
 	}
 	return c, nil
 }
+
+// handOver makes c the store's scraper: the previous scraper (an older
+// instance of the same data source) stops scraping, and the plugin metrics
+// of targets no longer configured are deleted.
+func (c *Collector) handOver() {
+	names := make([]string, 0, len(c.endpoints))
+	for _, ep := range c.endpoints {
+		names = append(names, ep.name)
+	}
+	stores.Lock()
+	prev := c.store.scraper
+	c.store.scraper = c
+	var removed []string
+	for _, old := range c.store.targets {
+		if !slices.Contains(names, old) {
+			removed = append(removed, old)
+		}
+	}
+	c.store.targets = names
+	stores.Unlock()
+	forgetTargets(c.store.uid, removed)
+	if prev != nil {
+		prev.stopScraping()
+	}
+}
+
+// releaseStore drops this collector's reference to its store.
+func (c *Collector) releaseStore() {
+	stores.Lock()
+	if c.store.scraper == c {
+		c.store.scraper = nil
+	}
+	stores.Unlock()
+	if err := c.store.release(); err != nil {
+		c.logger.Warn("closing the store", "error", err)
+	}
+}
+
+// Notice is a sentence for the data source's health check when its stored
+// history had to be set aside at start (a corrupted directory), else "".
+func (c *Collector) Notice() string { return c.store.notice }
+
+// Dir is the store directory.
+func (c *Collector) Dir() string { return c.dir }
 
 // waitPools waits until the scrape manager has an active target (and so a
 // running scrape loop) in each of the n scrape pools. Waiting for the targets,
@@ -244,29 +338,6 @@ func (c *Collector) waitPools(n int, limit time.Duration) error {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-}
-
-// tsdbOptions bounds the TSDB by the retention: no WAL (the directory is
-// thrown away on Close, nothing is replayed), blocks of a third of the
-// retention (at most 2 h, Prometheus's default), retention applied to blocks.
-// Completed head chunks are memory-mapped from disk, so the Go heap holds only
-// series metadata and each series' open chunk.
-func tsdbOptions(retention time.Duration) *tsdb.Options {
-	o := tsdb.DefaultOptions()
-	o.WALSegmentSize = -1
-	o.RetentionDuration = retention.Milliseconds()
-	block := retention / 3
-	if block > 2*time.Hour {
-		block = 2 * time.Hour
-	}
-	if block < time.Minute {
-		block = time.Minute
-	}
-	block = block.Truncate(time.Minute)
-	o.MinBlockDuration = block.Milliseconds()
-	o.MaxBlockDuration = block.Milliseconds()
-	o.NoLockfile = true
-	return o
 }
 
 // scrapeConfigs builds one Prometheus scrape config and one static target
@@ -329,6 +400,8 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 	}
 	for i, t := range cfg.Targets {
 		hc := config_util.DefaultHTTPClientConfig
+		// A redirect could lead to a host not in the settings: not followed.
+		hc.FollowRedirects = false
 		hc.TLSConfig.InsecureSkipVerify = t.TLSSkipVerify
 		switch {
 		case t.BearerToken != "":
@@ -342,6 +415,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 	}
 	for i, a := range cfg.GPUAgents {
 		hc := config_util.DefaultHTTPClientConfig
+		hc.FollowRedirects = false
 		hc.TLSConfig.InsecureSkipVerify = a.TLSSkipVerify
 		if a.BearerToken != "" {
 			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(a.BearerToken)}
@@ -353,8 +427,10 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 	return scfgs, groups, eps, nil
 }
 
-// Querier returns the PromQL querier over this collector's TSDB.
-func (c *Collector) Querier() source.Querier { return c.querier }
+// Querier returns the PromQL querier over this collector's TSDB. Queries
+// started after Close began fail with ErrReconfigured; Close waits for those
+// already running.
+func (c *Collector) Querier() source.Querier { return trackedQuerier{c} }
 
 // Status returns the scrape state of every target and agent, sorted by Name.
 // Before a target's first scrape Up is false and LastScrape is zero.
@@ -372,6 +448,10 @@ func (c *Collector) Status() []TargetStatus {
 				st.LastError = err.Error()
 			}
 		}
+		if f, ok := c.store.appendFailure(ep.name); ok {
+			st.Up = false
+			st.LastError = "the page was scraped but its samples could not be stored: " + f.err
+		}
 		st.Series = c.seriesCount(ep.name)
 		out = append(out, st)
 	}
@@ -382,7 +462,7 @@ func (c *Collector) Status() []TargetStatus {
 // seriesCount counts head series with job=name through the head's postings
 // index (no chunk is read). It returns 0 if the index cannot be read.
 func (c *Collector) seriesCount(name string) int {
-	ir, err := c.db.Head().Index()
+	ir, err := c.store.db.Head().Index()
 	if err != nil {
 		return 0
 	}
@@ -398,22 +478,45 @@ func (c *Collector) seriesCount(name string) int {
 	return n
 }
 
-// Close stops every scrape loop, closes the TSDB and removes its directory.
-// It waits for all goroutines it started and is safe to call more than once;
-// later calls return the first call's result.
-func (c *Collector) Close() error {
-	c.closeOnce.Do(func() {
+// stopScraping ends every in-flight scrape at once (their connections are
+// closed), then stops the error log's poller and the scrape manager and
+// waits for their goroutines. Safe to call more than once.
+func (c *Collector) stopScraping() {
+	c.stopOnce.Do(func() {
+		c.tracker.closeAll()
 		c.errors.stop()
 		c.mgr.Stop()
 		<-c.runDone
-		var errs []error
-		if err := c.db.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("collector: close TSDB: %w", err))
+		c.tracker.closeAll() // connections dialled while stopping
+	})
+}
+
+// Close stops scraping at once, waits up to Options.QueryDrain for queries in
+// flight through Querier (queries started later fail with ErrReconfigured),
+// then releases the store: the TSDB is flushed and closed when no other
+// collector of the data source uses it. The directory stays: the history
+// outlives instances and processes. Close waits for every goroutine it
+// started and is safe to call more than once; later calls return the first
+// call's result.
+func (c *Collector) Close() error {
+	c.closeOnce.Do(func() {
+		c.stopScraping()
+		c.qmu.Lock()
+		c.closing = true
+		c.qmu.Unlock()
+		done := make(chan struct{})
+		go func() { c.inflight.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(c.drain):
+			c.logger.Warn("closing the store with queries still in flight", "waited", c.drain)
 		}
-		if err := os.RemoveAll(c.dir); err != nil {
-			errs = append(errs, fmt.Errorf("collector: remove TSDB directory %s: %w", c.dir, err))
+		stores.Lock()
+		if c.store.scraper == c {
+			c.store.scraper = nil
 		}
-		c.closeErr = errors.Join(errs...)
+		stores.Unlock()
+		c.closeErr = c.store.release()
 	})
 	return c.closeErr
 }

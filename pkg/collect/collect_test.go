@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -133,7 +134,7 @@ func TestCollectorScrapes(t *testing.T) {
 		},
 	}, map[string]string{"good.bearerToken": "s3cret"})
 
-	c, err := Start(cfg, nil)
+	c, err := Start(cfg, Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 
@@ -262,7 +263,7 @@ func TestCollectorAuthAndAgents(t *testing.T) {
 		"targets":        []map[string]any{{"name": "noauth", "url": good.URL + "/metrics"}},
 		"gpuAgents":      []map[string]any{{"name": "node-a", "url": good.URL + "/metrics"}},
 	}, map[string]string{"node-a.bearerToken": "tok"})
-	c, err := Start(cfg, nil)
+	c, err := Start(cfg, Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	require.Eventually(t, func() bool {
@@ -292,23 +293,27 @@ func TestCollectorCloseLeavesNothing(t *testing.T) {
 		"scrapeInterval": "200ms",
 		"targets":        []map[string]any{{"name": "a", "url": good.URL + "/metrics"}, {"name": "b", "url": good.URL + "/metrics"}},
 	}, map[string]string{"a.bearerToken": "x", "b.bearerToken": "x"})
+	dir := filepath.Join(t.TempDir(), "ds")
 	for i := 0; i < 3; i++ {
-		c, err := Start(cfg, nil)
+		c, err := Start(cfg, Options{Dir: dir})
 		require.NoError(t, err)
-		dir := c.dir
-		require.DirExists(t, dir)
 		if i == 0 {
 			require.Eventually(t, func() bool { return scrapes.Load() >= 2 }, 10*time.Second, 10*time.Millisecond)
 		}
 		require.NoError(t, c.Close())
 		require.NoError(t, c.Close()) // idempotent
-		require.NoDirExists(t, dir)
+		assert.Zero(t, c.tracker.open(), "scrape connections left open")
+		// The history stays on disk and the lock is free for the next start.
+		require.DirExists(t, filepath.Join(dir, "wal"))
+		stores.Lock()
+		assert.Empty(t, stores.m)
+		stores.Unlock()
 	}
 }
 
 func TestCollectorNoTargets(t *testing.T) {
 	verifyNoLeaks(t)
-	c, err := Start(loadSettings(t, map[string]any{}, nil), nil)
+	c, err := Start(loadSettings(t, map[string]any{}, nil), Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	assert.Empty(t, c.Status())
 	names, err := c.Querier().MetricNames(context.Background(), "", time.Now().Add(-time.Hour), time.Now())
@@ -318,7 +323,7 @@ func TestCollectorNoTargets(t *testing.T) {
 }
 
 func TestStartRejectsUnloadedSettings(t *testing.T) {
-	_, err := Start(settings.Settings{}, nil)
+	_, err := Start(settings.Settings{}, Options{Dir: t.TempDir()})
 	require.ErrorContains(t, err, "must be positive")
 }
 

@@ -11,13 +11,16 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -85,9 +88,15 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 	if timeout <= 0 {
 		timeout = settings.DefaultScrapeTimeout
 	}
-	limit := cfg.BodySizeLimit
-	if limit <= 0 {
-		limit = settings.DefaultBodySizeLimit
+	bodyLimit := cfg.BodySizeLimit
+	if bodyLimit <= 0 {
+		bodyLimit = settings.DefaultBodySizeLimit
+	}
+	// Which deadline ends the fetch: the scrape timeout, or the caller's
+	// (Grafana gives a health check its own) when that comes first.
+	limit := fmt.Sprintf("the scrape timeout of %s", timeout)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		limit = fmt.Sprintf("the health check's deadline of %s set by Grafana", time.Until(dl).Round(100*time.Millisecond))
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -109,11 +118,13 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the admin asked for it per target
 	}
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
+	// Redirects are not followed, as in the scrape (a target's URL is
+	// the page itself; following could reach a host not in the settings).
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 	resp, err := client.Do(req)
 	if err != nil {
-		return fail("%s", describeFetchError(err, where, timeout))
+		return fail("%s", describeFetchError(err, where, limit))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -123,33 +134,55 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 			hint = ": check the bearer token or basic-auth credentials"
 		case http.StatusNotFound:
 			hint = ": check the metrics path of the URL"
+		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+			hint = ": redirects are not followed; set the URL of the metrics page itself"
 		}
 		return fail("HTTP %s from %s%s", resp.Status, where, hint)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, bodyLimit+1))
 	if err != nil {
-		return fail("%s", describeFetchError(err, where, timeout))
+		return fail("%s", describeFetchError(err, where, limit))
 	}
-	if int64(len(body)) > limit {
-		return fail("the page at %s is larger than the body-size limit of %d bytes", where, limit)
+	if int64(len(body)) > bodyLimit {
+		return fail("the page at %s is larger than the body-size limit of %d bytes", where, bodyLimit)
 	}
 	if len(body) == 0 {
 		return fail("the page at %s is empty", where)
 	}
-	if err := parsePage(body, resp.Header.Get("Content-Type"), &res); err != nil {
+	if err := parsePage(body, resp.Header.Get("Content-Type"), cfg.SampleLimit, &res); err != nil {
 		return fail("the page at %s is not a Prometheus metrics page: %v", where, err)
 	}
 	res.Duration = time.Since(start)
 	return res
 }
 
-// parsePage fills Names, Labels and Samples of res from a metrics page.
-func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
+// maxProbeLabelValues caps the distinct values kept per label name, so that a
+// page with a million series does not cost a million strings.
+const maxProbeLabelValues = 1000
+
+// keptName reports whether the scrape stores samples of this name (the
+// catalogue's families minus the dropped ones), as scrapeConfigs' relabelling.
+var keptName = sync.OnceValue(func() func(string) bool {
+	keep := regexp.MustCompile("^(?:" + catalog.KeepMetricRegex() + ")$")
+	drop := regexp.MustCompile("^(?:" + dropRegex + ")$")
+	return func(n string) bool { return keep.MatchString(n) && !drop.MatchString(n) }
+})
+
+// parsePage fills Names, Labels and Samples of res from a metrics page. A
+// page with more than sampleLimit samples that the scrape would store fails
+// as its scrape would (sampleLimit ≤ 0: no limit).
+func parsePage(body []byte, contentType string, sampleLimit int, res *ProbeResult) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("parser failed: %v", r)
 		}
 	}()
+	return parsePageUnguarded(body, contentType, sampleLimit, res)
+}
+
+// parsePageUnguarded is parsePage without its guard against parser panics
+// (the fuzz target calls it, so that a panic is found, not hidden).
+func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *ProbeResult) error {
 	p, perr := textparse.New(body, contentType, labels.NewSymbolTable(), textparse.ParserOptions{
 		FallbackContentType: "text/plain",
 	})
@@ -158,6 +191,8 @@ func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
 	}
 	names := map[string]struct{}{}
 	vals := map[string]map[string]struct{}{}
+	kept := map[string]bool{}
+	stored := 0
 	var lset labels.Labels
 	for {
 		et, err := p.Next()
@@ -172,6 +207,18 @@ func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
 		}
 		res.Samples++
 		p.Labels(&lset)
+		name := lset.Get(labels.MetricName)
+		k, seen := kept[name]
+		if !seen {
+			k = keptName()(name)
+			kept[name] = k
+		}
+		if k {
+			stored++
+			if sampleLimit > 0 && stored > sampleLimit {
+				return fmt.Errorf("it holds more than %d samples of the families Inferscope stores (the sample limit); raise sampleLimit or drop series at the source", sampleLimit)
+			}
+		}
 		lset.Range(func(l labels.Label) {
 			if l.Name == labels.MetricName {
 				names[l.Value] = struct{}{}
@@ -182,7 +229,9 @@ func parsePage(body []byte, contentType string, res *ProbeResult) (err error) {
 				m = map[string]struct{}{}
 				vals[l.Name] = m
 			}
-			m[l.Value] = struct{}{}
+			if len(m) < maxProbeLabelValues {
+				m[l.Value] = struct{}{}
+			}
 		})
 	}
 	if res.Samples == 0 {
@@ -206,7 +255,8 @@ func sortedKeys(m map[string]struct{}) []string {
 }
 
 // describeFetchError turns a transport error into a short actionable phrase.
-func describeFetchError(err error, where string, timeout time.Duration) string {
+// limit names the deadline that applied, e.g. "the scrape timeout of 10s".
+func describeFetchError(err error, where string, limit string) string {
 	var (
 		dnsErr  *net.DNSError
 		unknown x509.UnknownAuthorityError
@@ -218,7 +268,7 @@ func describeFetchError(err error, where string, timeout time.Duration) string {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused at " + where
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
-		return fmt.Sprintf("no complete answer within the scrape timeout of %s from %s", timeout, where)
+		return fmt.Sprintf("no complete answer within %s from %s", limit, where)
 	case errors.Is(err, context.Canceled):
 		return "the check was cancelled while fetching " + where
 	case errors.As(err, &dnsErr):

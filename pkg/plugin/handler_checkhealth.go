@@ -109,13 +109,16 @@ func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthReques
 	switch {
 	case len(failed) == 0:
 		res.Status = backend.HealthStatusOk
-		res.Message = prefix + fmt.Sprintf("%d of %d targets answered. %s.", len(results), len(results), strings.Join(okParts, "; "))
+		res.Message = prefix + fmt.Sprintf("%d of %d targets answered. %s.", len(results), len(results), listSome(okParts))
 	default:
 		res.Status = backend.HealthStatusError
-		res.Message = prefix + fmt.Sprintf("%d of %d targets failed: %s.", len(failed), len(results), strings.Join(failed, "; "))
+		res.Message = prefix + fmt.Sprintf("%d of %d targets failed: %s.", len(failed), len(results), listSome(failed))
 		if len(okParts) > 0 {
-			res.Message += " Working: " + strings.Join(okParts, "; ") + "."
+			res.Message += " Working: " + listSome(okParts) + "."
 		}
+	}
+	if i.collector != nil && i.collector.Notice() != "" {
+		res.Message += " " + i.collector.Notice()
 	}
 	return res, nil
 }
@@ -160,6 +163,19 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 		}
 	}
 	return h
+}
+
+// healthListMax is how many per-target phrases a health message lists; the
+// rest are counted (every target is in the JSON details), so the message
+// stays short with many targets.
+const healthListMax = 5
+
+// listSome joins up to healthListMax parts with "; " and counts the rest.
+func listSome(parts []string) string {
+	if len(parts) <= healthListMax {
+		return strings.Join(parts, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more (see the details)", strings.Join(parts[:healthListMax], "; "), len(parts)-healthListMax)
 }
 
 // shortList joins at most n names, saying how many more there are.

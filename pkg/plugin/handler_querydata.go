@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/throughput"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
@@ -93,6 +94,8 @@ func (i *Instance) serve(h handlerFunc) backend.QueryDataHandlerFunc {
 }
 
 func (i *Instance) runOne(ctx context.Context, q backend.DataQuery, h handlerFunc) (dr backend.DataResponse) {
+	start := time.Now()
+	defer func() { observeQuery(q.QueryType, start, dr) }()
 	defer func() {
 		if r := recover(); r != nil {
 			i.logger.Error("query panicked", "queryType", q.QueryType, "panic", fmt.Sprint(r))
@@ -131,6 +134,8 @@ func errorResponse(err error) backend.DataResponse {
 		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
 	case errors.Is(err, context.DeadlineExceeded):
 		return backend.DataResponse{Error: err, Status: backend.StatusTimeout, ErrorSource: backend.ErrorSourcePlugin}
+	case errors.Is(err, collect.ErrReconfigured):
+		return backend.DataResponse{Error: err, Status: backend.Status(http.StatusServiceUnavailable), ErrorSource: backend.ErrorSourcePlugin}
 	}
 	return backend.DataResponse{Error: err, Status: backend.Status(http.StatusInternalServerError), ErrorSource: backend.ErrorSourcePlugin}
 }

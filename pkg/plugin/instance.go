@@ -9,12 +9,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
@@ -51,12 +51,12 @@ type Instance struct {
 
 // NewInstance is the instance factory handed to datasource.Manage. It loads
 // settings (jsonData + decrypted secureJsonData, and the top-level URL and
-// basic auth of remote mode), then either starts the embedded collector or,
-// in remote mode, builds the remote Querier (and scrapes nothing). Invalid
-// settings do not fail the factory, so Grafana can show the error in the
-// health check.
+// basic auth of remote mode), then either starts the embedded collector on
+// the data source's store directory (storagePath/<uid>) or, in remote mode,
+// builds the remote Querier (and scrapes nothing). Invalid settings do not
+// fail the factory, so Grafana can show the error in the health check.
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("datasource", s.UID)
+	logger := newLogger(log.DefaultLogger, s.UID)
 	inst := newInstance(logger)
 	cfg, err := settings.LoadWithURL(s.URL, s.BasicAuthEnabled, s.JSONData, s.DecryptedSecureJSONData)
 	if err != nil {
@@ -73,19 +73,28 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 		inst.querier, inst.remote = q, rs
 		return inst, nil
 	}
-	c, err := collect.Start(cfg, logger)
+	root := cfg.StoragePath
+	if root == "" {
+		root = collect.DefaultStoragePath()
+	}
+	c, err := collect.Start(cfg, collect.Options{Dir: collect.DataSourceDir(root, s.UID), UID: s.UID, Logger: logger})
 	if err != nil {
 		inst.settingsErr = fmt.Errorf("starting the embedded collector: %w", err)
 		return inst, nil
 	}
 	inst.collector = c
 	inst.querier = c.Querier()
+	live.add(inst)
 	return inst, nil
 }
 
-// Dispose stops the collector and frees the embedded TSDB. Grafana calls it
-// when the settings change or the data source is deleted.
+// Dispose stops scraping at once, lets queries in flight finish (later ones
+// get "data source reconfigured, retry") and releases the data source's store,
+// which stays on disk. Grafana calls it a few seconds after the settings
+// change, when the data source is deleted, and Shutdown calls it when the
+// plugin process stops.
 func (i *Instance) Dispose() {
+	live.remove(i)
 	if i.collector != nil {
 		if err := i.collector.Close(); err != nil {
 			i.logger.Warn("closing collector", "error", err)

@@ -22,7 +22,7 @@ import (
 const (
 	DefaultScrapeInterval = 15 * time.Second
 	DefaultScrapeTimeout  = 10 * time.Second
-	DefaultRetention      = 6 * time.Hour
+	DefaultRetention      = 15 * 24 * time.Hour
 	// DefaultBodySizeLimit caps one /metrics page in bytes (a real vLLM page is ~50 KB).
 	DefaultBodySizeLimit int64 = 8 << 20
 	// DefaultSampleLimit caps the samples kept from one scrape after dropping unused families.
@@ -110,6 +110,9 @@ type Settings struct {
 	ScrapeTimeout  time.Duration `json:"-"`
 	Retention      time.Duration `json:"-"`
 
+	// Storage: storagePath and retentionSize (storage.go).
+	Storage
+
 	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
 	SLOSettings
 }
@@ -193,6 +196,9 @@ func (s *Settings) applyDefaults() error {
 		s.SampleLimit = DefaultSampleLimit
 	}
 	s.Diagnosis.applyDefaults()
+	if err := s.storageDefaults(); err != nil {
+		return err
+	}
 	return s.applySLODefaults()
 }
 
@@ -224,6 +230,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.Retention < 4*s.ScrapeInterval {
 		return fmt.Errorf("retention: %s must hold at least four scrapes (4 × %s)", s.Retention, s.ScrapeInterval)
+	}
+	if err := s.validateStorage(); err != nil {
+		return err
 	}
 	if s.BodySizeLimit < 0 {
 		return fmt.Errorf("bodySizeLimit: %d must be positive", s.BodySizeLimit)

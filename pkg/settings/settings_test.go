@@ -16,7 +16,7 @@ func TestLoadDefaultsAndSecrets(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 15*time.Second, s.ScrapeInterval)
 	assert.Equal(t, 10*time.Second, s.ScrapeTimeout)
-	assert.Equal(t, 6*time.Hour, s.Retention)
+	assert.Equal(t, 15*24*time.Hour, s.Retention)
 	assert.Equal(t, "s3cret", s.Targets[0].BearerToken)
 	assert.Equal(t, "inferscope", s.GPUAgents[0].Kind)
 	// Secrets never travel back through JSON.

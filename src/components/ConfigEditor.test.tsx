@@ -166,7 +166,9 @@ describe('ConfigEditor GPU agents and collection', () => {
     const { last } = setup(baseOptions());
     expect(screen.getByLabelText('Scrape interval')).toHaveAttribute('placeholder', '15s');
     expect(screen.getByLabelText('Scrape timeout')).toHaveAttribute('placeholder', '10s');
-    expect(screen.getByLabelText('Retention')).toHaveAttribute('placeholder', '6h');
+    expect(screen.getByLabelText('Retention')).toHaveAttribute('placeholder', '15d');
+    expect(screen.getByLabelText('Retention size')).toHaveAttribute('placeholder', '10GB');
+    expect(screen.getByLabelText('Storage path')).toHaveAttribute('placeholder', '<Grafana data>/inferscope');
     expect(screen.getByLabelText('Body size limit')).toHaveAttribute('placeholder', '8388608');
     expect(screen.getByLabelText('Sample limit')).toHaveAttribute('placeholder', '50000');
     type('Scrape interval', '30s');
@@ -175,5 +177,13 @@ describe('ConfigEditor GPU agents and collection', () => {
     expect(last().jsonData).toEqual({ scrapeInterval: '30s', retention: '12h', sampleLimit: 20000 });
     type('Scrape interval', '');
     expect(last().jsonData).toEqual({ retention: '12h', sampleLimit: 20000 });
+    type('Retention size', '512MB');
+    type('Storage path', '/data/inferscope');
+    expect(last().jsonData).toEqual({
+      retention: '12h',
+      sampleLimit: 20000,
+      retentionSize: '512MB',
+      storagePath: '/data/inferscope',
+    });
   });
 });

@@ -116,9 +116,9 @@ function GPUListInput({
 }
 
 /** Settings page: targets, GPU agents and scrape limits (pkg/settings). */
-/** The duration settings of the Collection section (Prometheus notation). */
+/** The text settings of the Collection section: durations and sizes in Prometheus notation, the storage path. */
 const DURATION_FIELDS: Array<{
-  key: 'scrapeInterval' | 'scrapeTimeout' | 'retention';
+  key: 'scrapeInterval' | 'scrapeTimeout' | 'retention' | 'retentionSize' | 'storagePath';
   id: string;
   label: string;
   tooltip: string;
@@ -130,7 +130,25 @@ const DURATION_FIELDS: Array<{
     tooltip: 'How often every target and agent is scraped',
   },
   { key: 'scrapeTimeout', id: 'scrape-timeout', label: 'Scrape timeout', tooltip: 'At most the scrape interval' },
-  { key: 'retention', id: 'retention', label: 'Retention', tooltip: 'How long scraped series are kept in memory' },
+  {
+    key: 'retention',
+    id: 'retention',
+    label: 'Retention',
+    tooltip: 'How long scraped series are kept on disk (at most 90d)',
+  },
+  {
+    key: 'retentionSize',
+    id: 'retention-size',
+    label: 'Retention size',
+    tooltip: 'Disk budget of this data source (e.g. 512MB, 10GB; 0 = none): the oldest data goes first',
+  },
+  {
+    key: 'storagePath',
+    id: 'storage-path',
+    label: 'Storage path',
+    tooltip:
+      "Absolute directory on the Grafana server; history is kept in <path>/<data source uid>. Empty: Grafana's data directory + /inferscope",
+  },
 ];
 
 /** The numeric limits of the Collection section. */

@@ -111,6 +111,9 @@ func TestAsGrafana(t *testing.T) {
 	t.Run("resources", f.testResources)
 	t.Run("stream", f.testStream)
 	t.Run("settings-errors", f.testSettingsErrors)
+	t.Run("no-secret-in-logs", func(t *testing.T) {
+		assert.NotContains(t, f.host.logs.String(), token, "the bearer token reached the plugin's log")
+	})
 }
 
 // to is the end of every range query: 1.5 s in the past, so that the

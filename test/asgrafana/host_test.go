@@ -56,9 +56,17 @@ func (s *syncBuffer) String() string {
 // and its log is printed when the test failed.
 func startPlugin(t *testing.T) *pluginHost {
 	t.Helper()
+	return startPluginData(t, t.TempDir())
+}
+
+// startPluginData is startPlugin with Grafana's data directory (where the
+// plugin keeps its stores) at dataDir, so a later process can reopen them.
+func startPluginData(t *testing.T, dataDir string) *pluginHost {
+	t.Helper()
 	logs := &syncBuffer{}
 	cmd := exec.Command(binPath)
-	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0")
+	// GF_PATHS_DATA: the plugin keeps its stores in the test's own directory.
+	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0", "GF_PATHS_DATA="+dataDir)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		Cmd: cmd,
 		HandshakeConfig: goplugin.HandshakeConfig{

@@ -1,0 +1,158 @@
+package collect
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// The collector's own metrics, registered once on the process's default
+// registry, which the plugin SDK serves to Grafana through CollectMetrics.
+// Every series carries the data source's UID in `datasource`; per-target
+// series also carry `target` (the job name). A target's series are deleted
+// when it leaves the settings, a data source's when its store closes.
+var (
+	scrapesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "inferscope", Name: "scrapes_total",
+		Help: "Scrapes attempted, per data source and target (each writes one up sample).",
+	}, []string{"datasource", "target"})
+	scrapeFailuresTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "inferscope", Name: "scrape_failures_total",
+		Help: "Scrapes that failed (up = 0) or whose samples could not be stored, per data source and target.",
+	}, []string{"datasource", "target"})
+	scrapeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "inferscope", Name: "scrape_duration_seconds",
+		Help:    "Duration of scrapes in seconds (the scrape_duration_seconds sample of each), per data source.",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"datasource"})
+	samplesStoredTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "inferscope", Name: "samples_stored_total",
+		Help: "Samples committed to the embedded TSDB (page samples kept after relabelling plus the scrape's own up and scrape_* samples), per data source and target.",
+	}, []string{"datasource", "target"})
+	storageAppendFailuresTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "inferscope", Name: "storage_append_failures_total",
+		Help: "Scrape commits the TSDB refused (full disk, I/O error), per data source.",
+	}, []string{"datasource"})
+	storageBytesDesc = prometheus.NewDesc("inferscope_storage_bytes",
+		"Bytes on disk of a data source's embedded TSDB (blocks, WAL, head chunks).", []string{"datasource"}, nil)
+	storageSeriesDesc = prometheus.NewDesc("inferscope_storage_head_series",
+		"Series in the in-memory head of a data source's embedded TSDB.", []string{"datasource"}, nil)
+)
+
+func init() {
+	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{})
+}
+
+// storageCollector reports the size of every open store at collection time.
+type storageCollector struct{}
+
+func (storageCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- storageBytesDesc
+	ch <- storageSeriesDesc
+}
+
+func (storageCollector) Collect(ch chan<- prometheus.Metric) {
+	stores.Lock()
+	open := make([]*store, 0, len(stores.m))
+	for _, s := range stores.m {
+		open = append(open, s)
+	}
+	stores.Unlock()
+	for _, s := range open {
+		ch <- prometheus.MustNewConstMetric(storageBytesDesc, prometheus.GaugeValue, float64(storeDirSize(s.dir)), s.uid)
+		ch <- prometheus.MustNewConstMetric(storageSeriesDesc, prometheus.GaugeValue, float64(s.db.Head().NumSeries()), s.uid)
+	}
+}
+
+// forgetTargets deletes the per-target series of targets of data source uid.
+func forgetTargets(uid string, targets []string) {
+	for _, t := range targets {
+		scrapesTotal.DeleteLabelValues(uid, t)
+		scrapeFailuresTotal.DeleteLabelValues(uid, t)
+		samplesStoredTotal.DeleteLabelValues(uid, t)
+	}
+}
+
+// forgetDataSource deletes every series of data source uid.
+func forgetDataSource(uid string) {
+	m := prometheus.Labels{"datasource": uid}
+	scrapesTotal.DeletePartialMatch(m)
+	scrapeFailuresTotal.DeletePartialMatch(m)
+	samplesStoredTotal.DeletePartialMatch(m)
+	scrapeDuration.DeletePartialMatch(m)
+	storageAppendFailuresTotal.DeletePartialMatch(m)
+}
+
+// meteredAppendable hands the scrape manager appenders that count what each
+// scrape commits. A scrape loop appends the page's samples and then its
+// report (up, scrape_duration_seconds, …) to one appender and commits once,
+// or, when the scrape failed, rolls the page back and commits the report
+// alone; so each commit carrying an up sample is one scrape attempt.
+type meteredAppendable struct {
+	db storage.Appendable
+	st *store
+}
+
+func (m meteredAppendable) Appender(ctx context.Context) storage.Appender {
+	return &meteredAppender{Appender: m.db.Appender(ctx), st: m.st}
+}
+
+// meteredAppender is one scrape's appender.
+type meteredAppender struct {
+	storage.Appender
+	st       *store
+	job      string
+	n        int
+	up       float64
+	duration float64
+	sawUp    bool
+	sawDur   bool
+}
+
+func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
+	r, err := a.Appender.Append(ref, l, t, v)
+	if err == nil {
+		a.n++
+	}
+	if a.job == "" {
+		a.job = l.Get("job")
+	}
+	switch l.Get(labels.MetricName) {
+	case "up":
+		a.up, a.sawUp = v, true
+	case "scrape_duration_seconds":
+		a.duration, a.sawDur = v, true
+	}
+	return r, err
+}
+
+func (a *meteredAppender) Commit() error {
+	err := a.Appender.Commit()
+	if a.job == "" {
+		return err
+	}
+	uid := a.st.uid
+	if err != nil {
+		storageAppendFailuresTotal.WithLabelValues(uid).Inc()
+	} else {
+		samplesStoredTotal.WithLabelValues(uid, a.job).Add(float64(a.n))
+	}
+	if a.sawUp {
+		a.st.recordAppend(a.job, err)
+		scrapesTotal.WithLabelValues(uid, a.job).Inc()
+		if a.up == 0 || err != nil {
+			scrapeFailuresTotal.WithLabelValues(uid, a.job).Inc()
+		}
+		if a.sawDur {
+			scrapeDuration.WithLabelValues(uid).Observe(a.duration)
+		}
+	}
+	return err
+}
+
+func (a *meteredAppender) Rollback() error {
+	a.n, a.sawUp, a.sawDur = 0, false, false
+	return a.Appender.Rollback()
+}

@@ -1,0 +1,309 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/units"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/fileutil"
+	"github.com/prometheus/prometheus/util/compression"
+)
+
+// storageDirName is the subdirectory of Grafana's data directory that holds
+// every Inferscope data source's store when storagePath is not set.
+const storageDirName = "inferscope"
+
+// DefaultStoragePath returns the directory under which data sources keep
+// their stores when storagePath is not set: $GF_PATHS_DATA/inferscope when
+// Grafana's data path is in the environment (the official Docker image sets
+// it), else <grafana data>/inferscope derived from the plugin binary's place
+// (Grafana runs plugins from <data>/plugins/<plugin id>/ by default), else
+// <user cache dir>/inferscope, else <temp dir>/inferscope. The result is absolute.
+func DefaultStoragePath() string {
+	if d := os.Getenv("GF_PATHS_DATA"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, storageDirName)
+	}
+	if exe, err := os.Executable(); err == nil {
+		pluginDir := filepath.Dir(exe)
+		pluginsDir := filepath.Dir(pluginDir)
+		if filepath.Base(pluginsDir) == "plugins" && writable(filepath.Dir(pluginsDir)) {
+			return filepath.Join(filepath.Dir(pluginsDir), storageDirName)
+		}
+	}
+	if d, err := os.UserCacheDir(); err == nil && filepath.IsAbs(d) && writable(d) {
+		return filepath.Join(d, storageDirName)
+	}
+	return filepath.Join(os.TempDir(), storageDirName)
+}
+
+// writable reports whether a file can be created in dir.
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".inferscope-probe-")
+	if err != nil {
+		return false
+	}
+	name := f.Name()
+	_ = f.Close()
+	_ = os.Remove(name)
+	return true
+}
+
+// unsafeDirChars are the characters replaced in a UID used as a directory name.
+var unsafeDirChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// DataSourceDir returns the store directory of the data source with the given
+// UID under root: root/<uid>, with characters other than letters, digits,
+// '_' and '-' replaced by '_' (Grafana UIDs use only those). An empty UID
+// (a data source created through the legacy API) maps to "default".
+func DataSourceDir(root, uid string) string {
+	name := unsafeDirChars.ReplaceAllString(uid, "_")
+	if name == "" || strings.Trim(name, "_") == "" {
+		name = "default"
+	}
+	return filepath.Join(root, name)
+}
+
+// store is one data source's TSDB on disk, shared by every collector of that
+// data source inside this process. Grafana creates the new instance of a data
+// source before it disposes the old one (5 s later, in the SDK's instance
+// manager): both use one store, the newest scrapes, and the store closes
+// when the last of them is closed.
+type store struct {
+	uid    string
+	dir    string
+	db     *tsdb.DB
+	lock   fileutil.Releaser
+	refs   int
+	notice string // set when a corrupted directory was set aside
+
+	// scraper is the collector now scraping into the store.
+	scraper *Collector
+	// targets are the target names of the newest collector, for metric clean-up.
+	targets []string
+	// appendErrs is the last failed commit per job (full disk, I/O error).
+	appendErrs map[string]appendFailure
+}
+
+// appendFailure is a scrape whose samples could not be written.
+type appendFailure struct {
+	at  time.Time
+	err string
+}
+
+var stores = struct {
+	sync.Mutex
+	m map[string]*store
+}{m: map[string]*store{}}
+
+// storeOptions configure the TSDB of a store.
+type storeOptions struct {
+	retention time.Duration
+	maxBytes  int64
+	lockWait  time.Duration
+	logger    *slog.Logger
+	uid       string
+}
+
+// opening serialises the opening of one directory (dir → *sync.Mutex), so
+// that the slow part (waiting for another process's lock, replaying the WAL)
+// runs without the stores lock held.
+var opening sync.Map
+
+// acquireStore returns the store of dir, opening it on first use, with one
+// more reference. A store already open takes the new retention settings.
+func acquireStore(dir string, o storeOptions) (*store, error) {
+	dir = filepath.Clean(dir)
+	m, _ := opening.LoadOrStore(dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	defer mu.Unlock()
+	stores.Lock()
+	if s := stores.m[dir]; s != nil {
+		defer stores.Unlock()
+		if err := applyRetention(s.db, o.retention, o.maxBytes); err != nil {
+			return nil, err
+		}
+		s.refs++
+		return s, nil
+	}
+	stores.Unlock()
+	s, err := openStore(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	stores.Lock()
+	defer stores.Unlock()
+	s.refs = 1
+	stores.m[dir] = s
+	return s, nil
+}
+
+// release drops one reference; the last one closes the TSDB and its lock.
+func (s *store) release() error {
+	stores.Lock()
+	defer stores.Unlock()
+	s.refs--
+	if s.refs > 0 {
+		return nil
+	}
+	delete(stores.m, s.dir)
+	forgetDataSource(s.uid)
+	var errs []error
+	if err := s.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("collector: close TSDB in %s: %w", s.dir, err))
+	}
+	if err := s.lock.Release(); err != nil {
+		errs = append(errs, fmt.Errorf("collector: release lock of %s: %w", s.dir, err))
+	}
+	return errors.Join(errs...)
+}
+
+// lockPath is the lock file of a store directory. It sits beside the
+// directory, so setting a corrupted directory aside keeps the lock held.
+func lockPath(dir string) string { return dir + ".lock" }
+
+// openStore takes the directory's lock (waiting up to o.lockWait while
+// another process holds it), then opens the TSDB, replaying its WAL. A
+// directory that cannot be opened for any other reason than the lock or the
+// disk (full, read-only, permission) is renamed to <dir>.corrupted-<UTC time>
+// and a fresh store is started in dir; the store's notice says so.
+func openStore(dir string, o storeOptions) (*store, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return nil, fmt.Errorf("collector: create storage directory %s: %w", filepath.Dir(dir), err)
+	}
+	lock, err := lockDir(dir, o.lockWait)
+	if err != nil {
+		return nil, err
+	}
+	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}}
+	opts := tsdbOptions(o.retention, o.maxBytes)
+	s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
+	if err != nil {
+		if diskError(err) {
+			_ = lock.Release()
+			return nil, fmt.Errorf("collector: open TSDB in %s: %w", dir, err)
+		}
+		aside := dir + ".corrupted-" + time.Now().UTC().Format("20060102T150405Z")
+		if rerr := os.Rename(dir, aside); rerr != nil {
+			_ = lock.Release()
+			return nil, fmt.Errorf("collector: open TSDB in %s: %w (and setting it aside failed: %v)", dir, err, rerr)
+		}
+		s.notice = fmt.Sprintf("The stored history could not be opened (%v); it was set aside as %s and a fresh store was started.", err, aside)
+		o.logger.Warn("TSDB directory set aside", "dir", dir, "aside", aside, "error", err)
+		s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
+		if err != nil {
+			_ = lock.Release()
+			return nil, fmt.Errorf("collector: open a fresh TSDB in %s: %w", dir, err)
+		}
+	}
+	return s, nil
+}
+
+// lockDir takes an exclusive flock on lockPath(dir), retrying every 100 ms
+// for up to wait while another process holds it, and writes this process's
+// id into the file. The error names the directory and the holder's pid.
+func lockDir(dir string, wait time.Duration) (fileutil.Releaser, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		r, _, err := fileutil.Flock(lockPath(dir))
+		if err == nil {
+			_ = os.WriteFile(lockPath(dir), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o640)
+			return r, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EAGAIN) {
+			return nil, fmt.Errorf("collector: lock %s: %w", lockPath(dir), err)
+		}
+		if time.Now().After(deadline) {
+			holder := "another process"
+			if b, rerr := os.ReadFile(lockPath(dir)); rerr == nil && strings.TrimSpace(string(b)) != "" {
+				holder = "process " + strings.TrimSpace(string(b))
+			}
+			return nil, fmt.Errorf("storage directory %s is in use by %s (waited %s): two Grafana servers or plugin processes must not share one storagePath", dir, holder, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// diskError reports errors of the disk rather than of the data: no space,
+// read-only file system, permission, quota. A directory failing with one is
+// kept as it is.
+func diskError(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.EDQUOT, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// tsdbOptions are Prometheus's defaults with: a write-ahead log (Snappy
+// compressed, as Prometheus's own default), retention by time and by size
+// (maxBytes; 0 means none), the lock file off (lockDir holds a lock beside
+// the directory), and block ranges as Prometheus chooses them: head blocks of
+// 2 h (a third of the retention when it is shorter, for short test
+// retentions), compacted up to a tenth of the retention (at most 31 d).
+func tsdbOptions(retention time.Duration, maxBytes int64) *tsdb.Options {
+	o := tsdb.DefaultOptions()
+	o.WALCompression = compression.Snappy
+	o.RetentionDuration = retention.Milliseconds()
+	o.MaxBytes = maxBytes
+	o.NoLockfile = true
+	minBlock := min(retention/3, 2*time.Hour)
+	minBlock = max(minBlock, time.Minute).Truncate(time.Minute)
+	maxBlock := min(retention/10, 31*24*time.Hour)
+	maxBlock = max(maxBlock, minBlock).Truncate(minBlock)
+	o.MinBlockDuration = minBlock.Milliseconds()
+	o.MaxBlockDuration = maxBlock.Milliseconds()
+	return o
+}
+
+// applyRetention updates an open TSDB's retention by time and size.
+func applyRetention(db *tsdb.DB, retention time.Duration, maxBytes int64) error {
+	return db.ApplyConfig(retentionConfig(retention, maxBytes))
+}
+
+// recordAppend remembers the outcome of one commit for job: a failure is
+// kept until a later commit of the same job succeeds.
+func (s *store) recordAppend(job string, err error) {
+	stores.Lock()
+	defer stores.Unlock()
+	if err == nil {
+		delete(s.appendErrs, job)
+		return
+	}
+	s.appendErrs[job] = appendFailure{at: time.Now(), err: err.Error()}
+}
+
+// appendFailure returns the last unrecovered commit failure of job.
+func (s *store) appendFailure(job string) (appendFailure, bool) {
+	stores.Lock()
+	defer stores.Unlock()
+	f, ok := s.appendErrs[job]
+	return f, ok
+}
+
+// storeDirSize is the bytes of every file under dir (blocks, WAL, head chunks).
+func storeDirSize(dir string) int64 {
+	n, _ := fileutil.DirSize(dir)
+	return n
+}
+
+// retentionConfig is the part of a Prometheus configuration that
+// tsdb.DB.ApplyConfig reads for retention.
+func retentionConfig(retention time.Duration, maxBytes int64) *config.Config {
+	return &config.Config{StorageConfig: config.StorageConfig{TSDBConfig: &config.TSDBConfig{
+		Retention: &config.TSDBRetentionConfig{Time: model.Duration(retention), Size: units.Base2Bytes(maxBytes)},
+	}}}
+}
