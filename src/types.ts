@@ -179,6 +179,8 @@ export interface TargetConfig {
   agent?: string;
   /** GPU indices on that agent; empty = all. */
   gpus?: number[];
+  /** Remote mode: label selector of the target's series on the server; empty = {job="<name>"}. */
+  selector?: string;
 }
 
 /** A node-level GPU metrics endpoint (pkg/settings.GPUAgent, without secrets). */
@@ -187,6 +189,8 @@ export interface GPUAgentConfig {
   url: string;
   kind?: string;
   tlsSkipVerify?: boolean;
+  /** Remote mode: label selector of the agent's series on the server; empty = {job="<name>"}. */
+  selector?: string;
 }
 
 /** jsonData of an Inferscope data source (pkg/settings.Settings). */
@@ -202,7 +206,17 @@ export interface InferscopeOptions extends DataSourceJsonData {
   sampleLimit?: number;
   /** SLO profiles (pkg/settings.SLOSettings); absent = the default profiles. */
   sloProfiles?: ProfileConfig[];
+  /** embedded (default): scrape the targets; remote: read a Prometheus-compatible server at the data source's URL. */
+  mode?: DataSourceMode;
+  /** Remote mode: how long one request to the server may take (Prometheus notation, default 30s). */
+  remoteTimeout?: string;
 }
+
+export const DATA_SOURCE_MODES = ['embedded', 'remote'] as const;
+export type DataSourceMode = (typeof DATA_SOURCE_MODES)[number];
+
+/** secureJsonData key of the bearer token sent to the remote server (settings.RemoteBearerTokenKey). */
+export const REMOTE_BEARER_TOKEN_KEY = 'remoteBearerToken';
 
 export const OBJECTIVE_KINDS = ['latency', 'error_ratio'] as const;
 export type ObjectiveKind = (typeof OBJECTIVE_KINDS)[number];
