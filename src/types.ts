@@ -69,6 +69,14 @@ export type GroupBy = (typeof GROUP_BY)[number];
 export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
 export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
 
+/** burn_rate: every window's burn rate and the status (timeseries), or the status series only (for alert rules). */
+export const BURN_RATE_FORMATS = ['timeseries', 'status'] as const;
+export type BurnRateFormat = (typeof BURN_RATE_FORMATS)[number];
+
+/** targets: the inventory table, or per target and signal 1 when a family it had left its latest scrape. */
+export const TARGETS_FORMATS = ['table', 'telemetry'] as const;
+export type TargetsFormat = (typeof TARGETS_FORMATS)[number];
+
 export const GPU_SIGNALS = [
   'gpu_util',
   'sm_active',
@@ -108,8 +116,10 @@ export interface InferscopeQuery extends DataQuery {
   /** Return the edges of the bucket each quantile fell in as extra series (bound="lower"/"upper"). */
   bounds?: boolean;
 
-  // breakdown; diagnosis uses DiagnosisFormat
-  format?: BreakdownFormat | DiagnosisFormat;
+  // breakdown; diagnosis, burn_rate and targets use their own formats
+  format?: BreakdownFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat;
+  /** diagnosis: keep only these classes' findings and numeric series (e.g. ["stalled"] for an alert rule). */
+  classes?: string[];
 
   // raw
   metric?: string;
