@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -287,6 +288,7 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 				ti.Approximate[s] = note
 			}
 			ti.SlowdownReasons = g.reasons
+			ti.GPUs = g.gpus
 		}
 		in.Targets = append(in.Targets, ti)
 	}
@@ -374,6 +376,7 @@ type targetGPU struct {
 	absent  map[diagnose.Signal]string
 	approx  map[diagnose.Signal]string
 	reasons []string
+	gpus    []diagnose.GPUInput // per GPU, by index
 }
 
 // gpuByTarget reduces the per-GPU results to each target's GPUs (the
@@ -417,6 +420,36 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 			return err == nil && slices.Contains(t.GPUs, idx)
 		}
 		tg := targetGPU{values: map[diagnose.Signal][]float64{}, absent: map[diagnose.Signal]string{}, approx: map[diagnose.Signal]string{}}
+		// Per-GPU inputs, keyed by GPU index.
+		byGPU := map[string]*diagnose.GPUInput{}
+		gpuOf := func(l map[string]string) *diagnose.GPUInput {
+			g := byGPU[l["gpu"]]
+			if g == nil {
+				g = &diagnose.GPUInput{GPURef: diagnose.GPURef{GPU: l["gpu"]}, Values: map[diagnose.Signal][]float64{}}
+				byGPU[l["gpu"]] = g
+			}
+			if g.UUID == "" {
+				g.UUID = l["uuid"]
+			}
+			return g
+		}
+		perGPU := func(d diagnose.Signal, s catalog.Signal) {
+			a := al[s]
+			for k, l := range a.labels {
+				if keep(l) {
+					if g := gpuOf(l); g.Values[d] == nil {
+						g.Values[d] = a.vals[k]
+					}
+				}
+			}
+		}
+		for _, p := range []struct {
+			d diagnose.Signal
+			c catalog.Signal
+		}{{diagnose.SMActive, catalog.SMActive}, {diagnose.SMActive, catalog.GREngineActive}, {diagnose.DRAMActive, catalog.DRAMActive},
+			{diagnose.TensorActive, catalog.TensorActive}, {diagnose.GPUUtil, catalog.GPUUtil}} {
+			perGPU(p.d, p.c)
+		}
 		mean := func(s catalog.Signal) []float64 {
 			a := al[s]
 			var sum []float64
@@ -480,14 +513,18 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 					ratio[i] = math.NaN()
 				}
 			}
+			own := make([]float64, len(steps))
 			for i, c := range clk.vals[k] {
+				own[i] = math.NaN()
 				if math.IsNaN(c) || math.IsNaN(m[i]) || m[i] <= 0 {
 					continue
 				}
+				own[i] = c / m[i]
 				if x := c / m[i]; math.IsNaN(ratio[i]) || x < ratio[i] {
 					ratio[i] = x
 				}
 			}
+			gpuOf(l).Values[diagnose.ClockRatio] = own
 		}
 		if ratio != nil {
 			tg.values[diagnose.ClockRatio] = ratio
@@ -507,16 +544,27 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 					slow[i] = math.NaN()
 				}
 			}
+			g := gpuOf(st.Labels)
+			own := make([]float64, len(steps))
+			if g.SlowdownReasons == nil {
+				g.SlowdownReasons = make([]string, len(steps))
+			}
 			for i, v := range st.Values {
+				own[i] = math.NaN()
 				if v == "" {
 					continue
 				}
 				if math.IsNaN(slow[i]) {
 					slow[i] = 0
 				}
+				own[i] = 0
 				for _, rsn := range strings.Split(v, ", ") {
 					if slices.Contains(slowdownReasons, rsn) {
 						slow[i] = 1
+						own[i] = 1
+						if tag := rsn + " on gpu " + st.Labels["gpu"]; !strings.Contains(g.SlowdownReasons[i], tag) {
+							g.SlowdownReasons[i] = strings.TrimPrefix(g.SlowdownReasons[i]+", "+tag, ", ")
+						}
 						tag := fmt.Sprintf("%s on gpu %s", rsn, st.Labels["gpu"])
 						if reasons[i] == "" {
 							reasons[i] = tag
@@ -526,6 +574,7 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 					}
 				}
 			}
+			g.Values[diagnose.Slowdown] = own
 		}
 		if slow != nil {
 			tg.values[diagnose.Slowdown] = slow
@@ -533,9 +582,22 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		} else {
 			tg.absent[diagnose.Slowdown] = agentNote + " (throttle reasons)"
 		}
+		for _, idx := range slices.SortedFunc(maps.Keys(byGPU), compareGPUIndex) {
+			tg.gpus = append(tg.gpus, *byGPU[idx])
+		}
 		out[t.Name] = tg
 	}
 	return out
+}
+
+// compareGPUIndex orders GPU indexes numerically ("2" before "10"), others as strings.
+func compareGPUIndex(a, b string) int {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil {
+		return x - y
+	}
+	return strings.Compare(a, b)
 }
 
 // classList renders diagnose.Classes for error messages.

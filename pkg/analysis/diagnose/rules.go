@@ -19,6 +19,7 @@ type verdict struct {
 	notChecked []string
 	summary    string
 	recommend  string
+	gpus       []GPURef // the GPUs the finding is about (see Finding.GPUs)
 }
 
 func (v *verdict) lowerTo(c Confidence, why string) {
@@ -258,6 +259,71 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 	return v
 }
 
+// forGPU is c reading one GPU's signals in place of the target's GPU signals.
+func (c *tctx) forGPU(g *GPUInput) *tctx {
+	in := *c.in
+	in.Values = g.Values
+	in.SlowdownReasons = g.SlowdownReasons
+	gc := *c
+	gc.in = &in
+	return &gc
+}
+
+// throttledPerGPU evaluates the throttling rule on each of the target's GPUs
+// at step i, each with its own hysteresis (active holds the GPUs' earlier
+// steps). Each throttled GPU's verdict goes into got under its index; the
+// returned target-level verdict holds when any GPU is throttled and says,
+// per GPU, what could not be checked.
+func (c *tctx) throttledPerGPU(i int, active map[string][]bool, got map[string]verdict) verdict {
+	var out verdict
+	for k := range c.in.GPUs {
+		g := &c.in.GPUs[k]
+		v := ruleThrottled(c.forGPU(g), i, i > 0 && active[g.GPU][i-1])
+		for _, nc := range v.notChecked {
+			out.notChecked = append(out.notChecked, "gpu "+g.GPU+" "+nc)
+		}
+		if !v.active {
+			continue
+		}
+		v.gpus = []GPURef{g.GPURef}
+		v.summary = "GPU " + g.GPU + " throttled: a hardware-slowdown, thermal or power-brake reason is active and its SM clock is below its maximum."
+		got[g.GPU] = v
+		if !out.active {
+			out = v
+		}
+	}
+	return out
+}
+
+// gpusWhere names the target's GPUs whose own value of s satisfies op thr
+// at step i (per-GPU data only), and adds their values to the evidence of s.
+func (c *tctx) gpusWhere(v *verdict, s Signal, i int, op string, thr float64) {
+	if len(c.in.GPUs) == 0 {
+		return
+	}
+	var parts []string
+	for k := range c.in.GPUs {
+		g := &c.in.GPUs[k]
+		x, ok := c.forGPU(g).value(s, i)
+		if !ok {
+			continue
+		}
+		parts = append(parts, "gpu "+g.GPU+" "+num(x))
+		if (op == ">=" && x >= thr) || (op == "<" && x < thr) {
+			v.gpus = append(v.gpus, g.GPURef)
+		}
+	}
+	for k := range v.evidence {
+		if v.evidence[k].Signal == string(s) && len(parts) > 0 {
+			note := "per GPU: " + strings.Join(parts, ", ")
+			if v.evidence[k].Note != "" {
+				note = v.evidence[k].Note + "; " + note
+			}
+			v.evidence[k].Note = note
+		}
+	}
+}
+
 func ruleKV(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	kv, ok := c.value(KVUsage, i)
@@ -399,8 +465,10 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 	switch {
 	case okSM && c.atLeast(sm, c.th.SMActiveHigh, prev):
 		v.evidence = append(v.evidence, ev(SMActive, sm, ">=", c.th.SMActiveHigh, "ratio"))
+		c.gpusWhere(&v, SMActive, i, ">=", c.th.SMActiveHigh)
 	case okT && c.atLeast(ten, c.th.SMActiveHigh, prev):
 		v.evidence = append(v.evidence, ev(TensorActive, ten, ">=", c.th.SMActiveHigh, "ratio"))
+		c.gpusWhere(&v, TensorActive, i, ">=", c.th.SMActiveHigh)
 	case okSM || okT:
 		return v // the GPU is not compute-busy: not compute-bound
 	default:
@@ -442,6 +510,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 	if _, ok := c.value(SMActive, i); ok && !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveHigh, prev) {
 		return v
 	}
+	c.gpusWhere(&v, DRAMActive, i, ">=", c.th.DRAMActiveHigh)
 	c.approx(&v, ITLMean, Running)
 	v.active = true
 	v.summary = "Decode memory-bandwidth-bound: inter-token latency is high with a large decode batch; DRAM bandwidth, not compute, limits each step."
@@ -477,6 +546,7 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.GPUBusy, prev) {
 		return v
 	}
+	c.gpusWhere(&v, SMActive, i, "<", c.th.GPUBusy)
 	c.approx(&v, E2EMean, QueueMean, InferenceMean)
 	v.active = true
 	v.summary = "Frontend or system side: a large share of E2E latency is spent outside the engine (tokenisation, API-server CPU, detokenisation, network) while the GPU is not busy."
@@ -559,6 +629,7 @@ func ruleUnder(c *tctx, i int, prev bool) verdict {
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveLow, prev) {
 		return v
 	}
+	c.gpusWhere(&v, SMActive, i, "<", c.th.SMActiveLow)
 	v.active = true
 	v.summary = "Under-utilised: little load and idle SMs."
 	v.recommend = "Consolidate: serve this model from fewer replicas or share the GPU (e.g. lower --gpu-memory-utilization and co-locate)."
