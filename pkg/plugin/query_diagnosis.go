@@ -172,6 +172,12 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 			return hq.Count, err
 		}},
 	}
+	ceilGauges, ceilInfo, err := catalog.RunningCeilingPromQL(names)
+	if err != nil {
+		return in, r, err
+	}
+	fs = append(fs, &fetch{name: "ceiling_gauge", expr: func() (string, error) { return ceilGauges, nil }},
+		&fetch{name: "ceiling_info", expr: func() (string, error) { return ceilInfo, nil }})
 	for _, m := range diagMeans {
 		fs = append(fs, &fetch{name: string(m.sig), expr: func() (string, error) { return catalog.MeanPromQL(m.cat, sc, p.window) }})
 	}
@@ -237,6 +243,7 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 	direct[diagnose.Progress] = progress
 
 	perGPU := gpuByTarget(got, r.steps, targets, agents)
+	ceilings := runningCeilings(got["ceiling_gauge"], got["ceiling_info"])
 	for _, t := range targets {
 		ti := diagnose.TargetInput{Name: t.Name, Values: map[diagnose.Signal][]float64{},
 			Approximate: map[diagnose.Signal]string{}, Absent: map[diagnose.Signal]string{}}
@@ -274,6 +281,11 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 				ti.Absent[diagnose.Aborted] = "the finished-requests counter has no finished_reason label on this engine"
 			}
 		}
+		if c, ok := ceilings[t.Name]; ok {
+			ti.RunningCeiling, ti.CeilingSource = c.value, c.source
+		} else if th.MaxNumSeqs > 0 {
+			ti.RunningCeiling, ti.CeilingSource = th.MaxNumSeqs, "--max-num-seqs from the diagnosis.maxNumSeqs setting"
+		}
 		if t.Agent == "" {
 			ti.NoGPU = "no GPU agent is configured for this target (targets[].agent in the data source settings)"
 		} else {
@@ -293,6 +305,41 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 		in.Targets = append(in.Targets, ti)
 	}
 	return in, r, nil
+}
+
+// ceiling is a target's exported running ceiling and where it was read.
+type ceiling struct {
+	value  float64
+	source string
+}
+
+// runningCeilings reads each job's exported running ceiling over the range:
+// the highest value of an engine's max-running gauge, else the highest
+// max_num_seqs label of a config-info series (catalog.RunningCeilingPromQL).
+// Values that are not positive whole numbers are ignored.
+func runningCeilings(gauges, info model.Matrix) map[string]ceiling {
+	out := map[string]ceiling{}
+	for _, s := range info {
+		job := string(s.Metric["job"])
+		v, err := strconv.ParseFloat(string(s.Metric[catalog.MaxNumSeqsLabel]), 64)
+		if err != nil || v <= 0 || v != math.Trunc(v) || math.IsInf(v, 0) || v <= out[job].value {
+			continue
+		}
+		out[job] = ceiling{v, "max_num_seqs exported by the engine (" + catalog.MaxNumSeqsLabel + " label of a config-info gauge)"}
+	}
+	for _, s := range gauges {
+		job := string(s.Metric["job"])
+		best := 0.0
+		for _, p := range s.Values {
+			if v := float64(p.Value); v > best && v == math.Trunc(v) && !math.IsInf(v, 0) {
+				best = v
+			}
+		}
+		if best > 0 {
+			out[job] = ceiling{best, "maximum running requests exported by the engine (" + strings.Join(catalog.MaxRunningGauges, " or ") + ")"}
+		}
+	}
+	return out
 }
 
 // finishedByReason splits the finished-requests rate by finished_reason

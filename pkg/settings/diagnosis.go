@@ -66,6 +66,13 @@ type Diagnosis struct {
 	// Hysteresis relaxes a threshold by this share while its finding is
 	// active, so a value hovering at the threshold does not flap.
 	Hysteresis float64 `json:"hysteresis,omitempty"`
+	// MaxNumSeqs is the running-request ceiling (vLLM --max-num-seqs) the
+	// queue-saturation rule uses for targets whose engine does not export
+	// its own (SGLang max_running_requests, TensorRT-LLM
+	// max_num_active_requests, a max_num_seqs label on a *_config_info
+	// gauge). 0, the default, means the observed plateau: the highest
+	// running count in the queried range.
+	MaxNumSeqs float64 `json:"maxNumSeqs,omitempty"`
 }
 
 // DefaultDiagnosis returns the documented default thresholds.
@@ -152,6 +159,9 @@ func (d *Diagnosis) validate() error {
 		if math.IsNaN(p.v) || math.IsInf(p.v, 0) || p.v <= 0 {
 			return fmt.Errorf("diagnosis.%s: %v must be a positive number", p.name, p.v)
 		}
+	}
+	if math.IsNaN(d.MaxNumSeqs) || math.IsInf(d.MaxNumSeqs, 0) || d.MaxNumSeqs < 0 || d.MaxNumSeqs != math.Trunc(d.MaxNumSeqs) {
+		return fmt.Errorf("diagnosis.maxNumSeqs: %v must be a whole number of requests (0: the observed plateau)", d.MaxNumSeqs)
 	}
 	return nil
 }

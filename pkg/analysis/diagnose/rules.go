@@ -368,6 +368,9 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	note := "configured --max-num-seqs"
+	if c.in.CeilingSource != "" {
+		note = "ceiling: " + c.in.CeilingSource
+	}
 	if c.plateau {
 		note = "ceiling = highest running count in the range (max_num_seqs is not exported)"
 	}
