@@ -197,6 +197,7 @@ var scenarioClass = []struct{ scenario, class string }{
 	{"thermal-throttled", "gpu_throttled"}, {"stalled", "stalled"}, {"stalled-running", "stalled"},
 	{"frontend-bound", "frontend_overhead"}, {"under-utilised", "under_utilised"},
 	{"restart", ""}, {"flaky", ""},
+	{"long-prompt-hol", "head_of_line_blocking"}, {"client-cancels", "aborted_traffic"},
 }
 
 // TestDiagnosisScenarioAccuracy fast-forwards every labelled simulator

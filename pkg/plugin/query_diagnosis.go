@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/gpu"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -42,6 +44,7 @@ var catalogSignal = map[diagnose.Signal]catalog.Signal{
 	diagnose.GenTok: catalog.GenerationTokens, diagnose.QueueMean: catalog.QueueTime,
 	diagnose.PrefillMean: catalog.PrefillTime, diagnose.InferenceMean: catalog.InferenceTime,
 	diagnose.E2EMean: catalog.E2E, diagnose.TTFTMean: catalog.TTFT, diagnose.ITLMean: catalog.ITL,
+	diagnose.PromptP50: catalog.PromptLength, diagnose.PromptP99: catalog.PromptLength,
 }
 
 // diagMeans are the latency means the rules read.
@@ -172,6 +175,10 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 			return hq.Count, err
 		}},
 	}
+	fs = append(fs, &fetch{name: "prompt_buckets", expr: func() (string, error) {
+		hq, err := catalog.HistogramPromQL(catalog.PromptLength, sc, p.window)
+		return hq.Buckets, err
+	}})
 	ceilGauges, ceilInfo, err := catalog.RunningCeilingPromQL(names)
 	if err != nil {
 		return in, r, err
@@ -237,6 +244,7 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 	for _, m := range diagMeans {
 		direct[m.sig] = byJob(got[string(m.sig)])
 	}
+	direct[diagnose.PromptP50], direct[diagnose.PromptP99] = promptQuantiles(got["prompt_buckets"], r.steps)
 	finished, aborted := finishedByReason(got["finished"], r.steps)
 	direct[diagnose.Finished], direct[diagnose.Aborted] = finished, aborted
 	progress := sumByJob(r.steps, byJob(got["progress_tokens"]), byJob(got["progress_finished"]), byJob(got["progress_steps"]))
@@ -305,6 +313,42 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 		in.Targets = append(in.Targets, ti)
 	}
 	return in, r, nil
+}
+
+// promptQuantiles computes, per job and step, the median and the 99th
+// percentile of prompt tokens per request from the windowed bucket rates
+// of the prompt-length histogram (Prometheus histogram_quantile
+// semantics, hist.Quantile). A step whose window finished no request is NaN.
+func promptQuantiles(m model.Matrix, steps []time.Time) (p50, p99 map[string][]float64) {
+	p50, p99 = map[string][]float64{}, map[string][]float64{}
+	vals, labels := analysis.Align(m, steps)
+	type bucketSeries struct {
+		le   float64
+		vals []float64
+	}
+	byJob := map[string][]bucketSeries{}
+	for k, l := range labels {
+		le, err := hist.ParseLe(l["le"])
+		if err != nil {
+			continue
+		}
+		byJob[l["target"]] = append(byJob[l["target"]], bucketSeries{le, vals[k]})
+	}
+	for job, bs := range byJob {
+		a, b := make([]float64, len(steps)), make([]float64, len(steps))
+		for i := range steps {
+			var buckets []hist.Bucket
+			for _, s := range bs {
+				if !math.IsNaN(s.vals[i]) {
+					buckets = append(buckets, hist.Bucket{UpperBound: s.le, Count: s.vals[i]})
+				}
+			}
+			slices.SortFunc(buckets, func(x, y hist.Bucket) int { return cmp.Compare(x.UpperBound, y.UpperBound) })
+			a[i], b[i] = hist.Quantile(0.5, buckets).Value, hist.Quantile(0.99, buckets).Value
+		}
+		p50[job], p99[job] = a, b
+	}
+	return p50, p99
 }
 
 // ceiling is a target's exported running ceiling and where it was read.

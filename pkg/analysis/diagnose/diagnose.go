@@ -229,6 +229,8 @@ func unitOf(s Signal) string {
 		return "s"
 	case Preemptions, Finished, Aborted, PromptTok, GenTok, Progress:
 		return "/s"
+	case PromptP50, PromptP99:
+		return "tokens"
 	}
 	return "ratio"
 }

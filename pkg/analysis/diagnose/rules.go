@@ -557,18 +557,33 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 	return v
 }
 
+// ruleHOL: head-of-line blocking by long prompts. The prompt-length
+// histogram shows a tail (99th percentile long, and far above the median),
+// the window's mean TTFT is well above the mean prefill time (requests wait
+// for the step's token budget), prefill runs at a normal speed per prompt
+// token, and the batch has free seats and KV blocks (so neither the queue
+// nor the KV rule explains the wait).
 func ruleHOL(c *tctx, i int, prev bool) verdict {
-	v := verdict{confidence: Medium, why: []string{"the prompt-length mix is inferred from means: the prompt-token histogram is not read"}}
-	wait, ok1 := c.avg(Waiting, i)
-	run, ok2 := c.avg(Running, i)
-	ttft, ok3 := c.value(TTFTMean, i)
-	pre, ok4 := c.value(PrefillMean, i)
-	ppr, ok5 := c.promptPerRequest(i)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+	v := verdict{confidence: High}
+	p50, ok1 := c.value(PromptP50, i)
+	p99, ok2 := c.value(PromptP99, i)
+	run, ok3 := c.avg(Running, i)
+	ttft, ok4 := c.value(TTFTMean, i)
+	pre, ok5 := c.value(PrefillMean, i)
+	ppr, ok6 := c.promptPerRequest(i)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		for _, s := range []Signal{PromptP99, Running, TTFTMean, PrefillMean, PromptTok, Finished} {
+			if _, ok := c.value(s, i); !ok {
+				v.notChecked = append(v.notChecked, c.missing(s))
+			}
+		}
 		return v
 	}
-	if !c.atLeast(wait, c.th.QueueWaitingMin, prev) || c.ceiling <= 0 || run >= c.th.RunningCeilingRatio*c.ceiling {
+	if p50 <= 0 || !c.atLeast(p99, c.th.HOLTailTokens, prev) || !c.atLeast(p99/p50, c.th.HOLTailRatio, prev) {
 		return v
+	}
+	if c.ceiling > 0 && run >= c.th.RunningCeilingRatio*c.ceiling {
+		return v // the batch is full: queue saturation
 	}
 	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
 		return v
@@ -577,13 +592,18 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	v.evidence = []Evidence{
-		ev(WaitingAvg, wait, ">=", c.th.QueueWaitingMin, "requests"),
-		{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"},
+		ev(PromptP99, p99, ">=", c.th.HOLTailTokens, "tokens"),
+		{Signal: "prompt_tail_ratio", Value: p99 / p50, Op: ">=", Threshold: c.th.HOLTailRatio, Unit: "ratio",
+			Note: fmt.Sprintf("99th percentile %s tokens, median %s tokens per prompt", num(p99), num(p50))},
 		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.th.HOLTTFTRatio, Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
 		{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"},
 	}
+	if c.ceiling > 0 {
+		v.evidence = append(v.evidence, Evidence{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"})
+	}
+	c.approx(&v, PromptP99, TTFTMean, PrefillMean)
 	v.active = true
-	v.summary = "Head-of-line blocking: requests wait although the batch has free seats and prefill runs at normal speed per token: long prompts hold the step's token budget."
+	v.summary = "Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats and prefill runs at normal speed per token."
 	v.recommend = "Enable chunked prefill (--enable-chunked-prefill) with a smaller --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
 	return v
 }

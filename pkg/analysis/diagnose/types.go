@@ -125,6 +125,8 @@ const (
 	E2EMean       Signal = "e2e_mean"            // s
 	TTFTMean      Signal = "ttft_mean"           // s
 	ITLMean       Signal = "itl_mean"            // s
+	PromptP50     Signal = "prompt_tokens_p50"   // tokens per request, median over the rate window (prompt-length histogram)
+	PromptP99     Signal = "prompt_tokens_p99"   // tokens per request, 99th percentile over the rate window (prompt-length histogram)
 	SMActive      Signal = "sm_active"           // ratio 0..1, mean over the target's GPUs and the rate window
 	DRAMActive    Signal = "dram_active"         // ratio 0..1, mean over the target's GPUs and the rate window
 	TensorActive  Signal = "tensor_active"       // ratio 0..1, mean over the target's GPUs and the rate window
