@@ -66,7 +66,7 @@ type Request struct {
 	computed  int // tokens whose KV is computed
 	blocks    int // KV blocks held
 	state     reqState
-	aborted   string // abort requested (client), applied at the next step boundary
+	aborted   string  // abort requested (client), applied at the next step boundary
 	cancelAt  float64 // generated load: the client closes the stream at this time (0 = never)
 	listener  func(*Request, Event)
 	recording bool
