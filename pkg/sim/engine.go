@@ -544,15 +544,17 @@ func (e *engine) finishStep() {
 		if r.listener != nil {
 			r.listener(r, Event{Kind: EventToken, Time: t, Index: r.Generated})
 		}
-		if r.aborted != "" {
-			e.release(r)
-			e.abort(r, r.aborted)
-			finished = true
-			continue
-		}
+		// a request that produced its last token this step has finished, even if
+		// its client closed meanwhile (vLLM handles the abort after the step)
 		if r.Generated >= r.OutputTokens {
 			e.release(r)
 			e.complete(r)
+			finished = true
+			continue
+		}
+		if r.aborted != "" {
+			e.release(r)
+			e.abort(r, r.aborted)
 			finished = true
 		}
 	}

@@ -104,3 +104,51 @@ func TestGPUFindingsNameTheirGPUs(t *testing.T) {
 	assert.Equal(t, []GPURef{{"0", "GPU-aaa"}}, dec.GPUs)
 	assert.Contains(t, EvidenceText(dec.Evidence), "dram_active 0.7 ≥ 0.6 (per GPU: gpu 0 0.9, gpu 1 0.5)")
 }
+
+// holInput is a target with a long-prompt tail: median prompt 300 tokens,
+// 99th percentile p99 tokens; 15,000 prompt tokens/s over 8 finished
+// requests/s (1,875 tokens per request); mean TTFT 0.2 s against mean
+// prefill 0.1 s; 30 running of a configured 256; KV usage 0.3.
+func holInput(n int, p99 float64) TargetInput {
+	return TargetInput{Name: "h", Engine: "vllm", Generation: "v1", RunningCeiling: 256, Values: map[Signal][]float64{
+		Up: constant(n, 1), UpMin: constant(n, 1), Running: constant(n, 30), Waiting: constant(n, 0.5),
+		WaitingSpan: constant(n, 1), Progress: constant(n, 1000), KVUsage: constant(n, 0.3),
+		PromptTok: constant(n, 15000), GenTok: constant(n, 1500), Finished: constant(n, 8),
+		TTFTMean: constant(n, 0.2), PrefillMean: constant(n, 0.1), QueueMean: constant(n, 0.1),
+		PromptP50: constant(n, 300), PromptP99: constant(n, p99),
+	}, NoGPU: "no GPU agent is configured"}
+}
+
+// TestHeadOfLineFromPromptTail: the rule holds with a long tail (p99 27,000
+// ≥ 8,000 tokens and 90× the median ≥ 10), TTFT / prefill = 2 ≥ 1.5 and
+// prefill per prompt token 0.1 / 1,875 = 5.3e-5 s ≤ 2e-4 s; it does not with a
+// short tail (p99 5,000 < 8,000) or a flat one (p99 2,700 = 9× the median),
+// nor without the prompt-length histogram, which it then says it could not read.
+func TestHeadOfLineFromPromptTail(t *testing.T) {
+	th := settings.DefaultDiagnosis()
+	run := func(in TargetInput) TargetResult {
+		return Diagnose(Input{Steps: steps(3, time.Minute), Window: 5 * time.Minute, Targets: []TargetInput{in}}, th).Targets[0]
+	}
+	r := run(holInput(3, 27000))
+	assert.Equal(t, []Class{HeadOfLine, HeadOfLine, HeadOfLine}, r.Primary)
+	f := r.Current()[0]
+	assert.Equal(t, HeadOfLine, f.Class)
+	assert.Equal(t, High, f.Confidence)
+	txt := EvidenceText(f.Evidence)
+	assert.Contains(t, txt, "prompt_tokens_p99 27000 tokens ≥ 8000")
+	assert.Contains(t, txt, "prompt_tail_ratio 90 ≥ 10 (99th percentile 27000 tokens, median 300 tokens per prompt)")
+	assert.Contains(t, txt, "ttft_over_prefill 2 ≥ 1.5")
+	assert.Contains(t, txt, "prefill_per_prompt_token 5.33e-05 s ≤ 0.0002")
+	assert.Contains(t, f.Recommendation, "--enable-chunked-prefill")
+
+	for _, p99 := range []float64{5000, 2700} {
+		assert.NotContains(t, run(holInput(3, p99)).Primary, HeadOfLine, "p99 %v", p99)
+	}
+	in := holInput(3, 27000)
+	delete(in.Values, PromptP50)
+	delete(in.Values, PromptP99)
+	in.Absent = map[Signal]string{PromptP99: "not exported by sglang"}
+	r = run(in)
+	assert.NotContains(t, r.Primary, HeadOfLine)
+	assert.Contains(t, r.Current()[0].NotChecked, "prompt_tokens_p99: not exported by sglang")
+}
