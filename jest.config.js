@@ -3,6 +3,7 @@
 process.env.TZ = 'UTC';
 
 const base = require('./.config/jest.config');
+const { grafanaESModules, nodeModulesToTransform } = require('./.config/jest/utils');
 
 module.exports = {
   // Jest configuration provided by Grafana scaffolding, plus a transform for the
@@ -14,4 +15,6 @@ module.exports = {
     ...base.transform,
     '^.+\\.mjs$': base.transform['^.+\\.(t|j)sx?$'],
   },
+  // @grafana/plugin-ui (remote-mode settings) requires the ESM-only cel-js.
+  transformIgnorePatterns: [nodeModulesToTransform([...grafanaESModules, '@marcbachmann/cel-js'])],
 };

@@ -103,6 +103,21 @@ async function main() {
     );
     check(!('vllm-a.bearerToken' in cfg.secureJsonData), 'unsaved token of the removed target is dropped');
 
+    // Remote mode: @grafana/plugin-ui connection settings and a target selector.
+    await page.getByLabel('Remote Prometheus').click();
+    const remoteURL = page.getByPlaceholder('http://prometheus:9090');
+    await remoteURL.fill('http://prometheus:9090');
+    await remoteURL.blur();
+    await page.getByLabel('Target 1 selector').fill('{job="vllm", instance="10.0.0.5:8000"}');
+    cfg = await json('config-state');
+    check(
+      cfg.jsonData.mode === 'remote' &&
+        cfg.url === 'http://prometheus:9090' &&
+        cfg.jsonData.targets[0].selector === '{job="vllm", instance="10.0.0.5:8000"}',
+      `remote mode: ${JSON.stringify({ mode: cfg.jsonData.mode, url: cfg.url, targets: cfg.jsonData.targets })}`
+    );
+    check((await page.getByLabel('Sample limit').count()) === 0, 'remote mode hides the scrape limits');
+
     // QueryEditor
     const typeSelect = page.getByLabel('Query type');
     await typeSelect.click();

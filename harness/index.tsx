@@ -62,7 +62,7 @@ function App() {
         <h2>ConfigEditor</h2>
         <ConfigEditor options={options} onOptionsChange={setOptions} />
         <pre id="config-state">
-          {JSON.stringify({ jsonData: options.jsonData, secureJsonData: options.secureJsonData })}
+          {JSON.stringify({ url: options.url, jsonData: options.jsonData, secureJsonData: options.secureJsonData })}
         </pre>
       </div>
       <div style={{ flex: 1 }}>

@@ -69,6 +69,14 @@ export type GroupBy = (typeof GROUP_BY)[number];
 export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
 export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
 
+/** burn_rate: every window's burn rate and the status (timeseries), or the status series only (for alert rules). */
+export const BURN_RATE_FORMATS = ['timeseries', 'status'] as const;
+export type BurnRateFormat = (typeof BURN_RATE_FORMATS)[number];
+
+/** targets: the inventory table, or per target and signal 1 when a family it had left its latest scrape. */
+export const TARGETS_FORMATS = ['table', 'telemetry'] as const;
+export type TargetsFormat = (typeof TARGETS_FORMATS)[number];
+
 export const GPU_SIGNALS = [
   'gpu_util',
   'sm_active',
@@ -108,8 +116,10 @@ export interface InferscopeQuery extends DataQuery {
   /** Return the edges of the bucket each quantile fell in as extra series (bound="lower"/"upper"). */
   bounds?: boolean;
 
-  // breakdown; diagnosis uses DiagnosisFormat
-  format?: BreakdownFormat | DiagnosisFormat;
+  // breakdown; diagnosis, burn_rate and targets use their own formats
+  format?: BreakdownFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat;
+  /** diagnosis: keep only these classes' findings and numeric series (e.g. ["stalled"] for an alert rule). */
+  classes?: string[];
 
   // raw
   metric?: string;
@@ -179,6 +189,8 @@ export interface TargetConfig {
   agent?: string;
   /** GPU indices on that agent; empty = all. */
   gpus?: number[];
+  /** Remote mode: label selector of the target's series on the server; empty = {job="<name>"}. */
+  selector?: string;
 }
 
 /** A node-level GPU metrics endpoint (pkg/settings.GPUAgent, without secrets). */
@@ -187,6 +199,8 @@ export interface GPUAgentConfig {
   url: string;
   kind?: string;
   tlsSkipVerify?: boolean;
+  /** Remote mode: label selector of the agent's series on the server; empty = {job="<name>"}. */
+  selector?: string;
 }
 
 /** jsonData of an Inferscope data source (pkg/settings.Settings). */
@@ -202,7 +216,17 @@ export interface InferscopeOptions extends DataSourceJsonData {
   sampleLimit?: number;
   /** SLO profiles (pkg/settings.SLOSettings); absent = the default profiles. */
   sloProfiles?: ProfileConfig[];
+  /** embedded (default): scrape the targets; remote: read a Prometheus-compatible server at the data source's URL. */
+  mode?: DataSourceMode;
+  /** Remote mode: how long one request to the server may take (Prometheus notation, default 30s). */
+  remoteTimeout?: string;
 }
+
+export const DATA_SOURCE_MODES = ['embedded', 'remote'] as const;
+export type DataSourceMode = (typeof DATA_SOURCE_MODES)[number];
+
+/** secureJsonData key of the bearer token sent to the remote server (settings.RemoteBearerTokenKey). */
+export const REMOTE_BEARER_TOKEN_KEY = 'remoteBearerToken';
 
 export const OBJECTIVE_KINDS = ['latency', 'error_ratio'] as const;
 export type ObjectiveKind = (typeof OBJECTIVE_KINDS)[number];

@@ -2,7 +2,6 @@ package frames
 
 import (
 	"encoding/json"
-	"math"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -20,24 +19,8 @@ func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
 		labels[i] = r.Group
 	}
 	f := data.NewFrame("buckets")
-	str := func(name string, get func(buckets.Row) string) {
-		vals := make([]string, len(rows))
-		for i, r := range rows {
-			vals[i] = get(r)
-		}
-		f.Fields = append(f.Fields, data.NewField(name, nil, vals))
-	}
-	num := func(name, unit string, get func(buckets.Row) float64) {
-		vals := make([]*float64, len(rows))
-		for i, r := range rows {
-			if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				vals[i] = &v
-			}
-		}
-		fld := data.NewField(name, nil, vals)
-		fld.Config = &data.FieldConfig{Unit: unit}
-		f.Fields = append(f.Fields, fld)
-	}
+	str := func(name string, get func(buckets.Row) string) { stringColumn(f, rows, name, get) }
+	num := func(name, unit string, get func(buckets.Row) float64) { numberColumn(f, rows, name, unit, get) }
 	str("signal", func(r buckets.Row) string { return r.Signal })
 	for _, c := range groupColumns(labels) {
 		str(c, func(r buckets.Row) string { return r.Group[c] })

@@ -171,15 +171,7 @@ func BreakdownTable(rows []latency.BreakdownRow, m Meta) data.Frames {
 		f.Fields = append(f.Fields, data.NewField(c, nil, vals))
 	}
 	num := func(name, unit string, get func(latency.BreakdownRow) float64) {
-		vals := make([]*float64, len(rows))
-		for i, r := range rows {
-			if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				vals[i] = &v
-			}
-		}
-		fld := data.NewField(name, nil, vals)
-		fld.Config = &data.FieldConfig{Unit: unit}
-		f.Fields = append(f.Fields, fld)
+		numberColumn(f, rows, name, unit, get)
 	}
 	num("queue", "s", func(r latency.BreakdownRow) float64 { return r.Queue })
 	num("prefill", "s", func(r latency.BreakdownRow) float64 { return r.Prefill })

@@ -22,24 +22,8 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 		labels[i] = r.Group
 	}
 	f := data.NewFrame("slo")
-	str := func(name string, get func(slo.Report) string) {
-		vals := make([]string, len(rows))
-		for i, r := range rows {
-			vals[i] = get(r)
-		}
-		f.Fields = append(f.Fields, data.NewField(name, nil, vals))
-	}
-	num := func(name, unit string, get func(slo.Report) float64) {
-		vals := make([]*float64, len(rows))
-		for i, r := range rows {
-			if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				vals[i] = &v
-			}
-		}
-		fld := data.NewField(name, nil, vals)
-		fld.Config = &data.FieldConfig{Unit: unit}
-		f.Fields = append(f.Fields, fld)
-	}
+	str := func(name string, get func(slo.Report) string) { stringColumn(f, rows, name, get) }
+	num := func(name, unit string, get func(slo.Report) float64) { numberColumn(f, rows, name, unit, get) }
 	str("profile", func(r slo.Report) string { return r.Profile })
 	str("objective", func(r slo.Report) string { return r.Objective })
 	str("signal", func(r slo.Report) string {

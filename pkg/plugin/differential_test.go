@@ -209,7 +209,7 @@ func (t *teeAppendable) writeOpenMetrics(path string) error {
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -240,7 +240,7 @@ func (l *lockedBuffer) String() string {
 // with promtool and starts the Debian prometheus binary on it (no scrape
 // configs, 100-year retention so the backfilled blocks are kept), waits for
 // /-/ready and returns its base URL. The process is killed in t.Cleanup.
-func startPrometheus(t *testing.T, omFile string) string {
+func startPrometheus(t testing.TB, omFile string) string {
 	t.Helper()
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")

@@ -82,6 +82,16 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		}
 		writeJSON(w, out)
 	})
+	mux.HandleFunc("GET /discover", func(w http.ResponseWriter, r *http.Request) {
+		d, err := i.discover(r.Context())
+		if err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": sanitizeError(err.Error())})
+			return
+		}
+		writeJSON(w, d)
+	})
 	return httpadapter.New(mux)
 }
 

@@ -56,6 +56,14 @@ func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthReques
 	if len(names) == 0 {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "No targets configured: add at least one inference server's /metrics URL."}, nil
 	}
+	var prefix string
+	if i.remote != nil {
+		msg, err := i.pingRemote(ctx)
+		if err != nil {
+			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: err.Error()}, nil
+		}
+		prefix = msg + " "
+	}
 	results := make([]healthTarget, len(names))
 	var wg sync.WaitGroup
 	for n, name := range names {
@@ -101,10 +109,10 @@ func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthReques
 	switch {
 	case len(failed) == 0:
 		res.Status = backend.HealthStatusOk
-		res.Message = fmt.Sprintf("%d of %d targets answered. %s.", len(results), len(results), listSome(okParts))
+		res.Message = prefix + fmt.Sprintf("%d of %d targets answered. %s.", len(results), len(results), listSome(okParts))
 	default:
 		res.Status = backend.HealthStatusError
-		res.Message = fmt.Sprintf("%d of %d targets failed: %s.", len(failed), len(results), listSome(failed))
+		res.Message = prefix + fmt.Sprintf("%d of %d targets failed: %s.", len(failed), len(results), listSome(failed))
 		if len(okParts) > 0 {
 			res.Message += " Working: " + listSome(okParts) + "."
 		}
@@ -116,6 +124,9 @@ func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthReques
 }
 
 func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
+	if i.remote != nil {
+		return i.probeRemote(ctx, name, kind)
+	}
 	pr := collect.Probe(ctx, i.settings, name)
 	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
 	if pr.Err != nil {

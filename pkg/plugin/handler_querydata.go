@@ -24,6 +24,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
 // handlerFunc computes the frames of one query of a given type.
@@ -108,10 +109,12 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery, h handlerFun
 	if err != nil {
 		return errorResponse(err)
 	}
+	ctx, notes := source.WithNotes(ctx)
 	fr, err := h(ctx, p)
 	if err != nil {
 		return errorResponse(err)
 	}
+	fr = addServerNotices(fr, notes.List())
 	for _, f := range fr {
 		f.RefID = q.RefID
 	}
@@ -125,6 +128,8 @@ func errorResponse(err error) backend.DataResponse {
 	switch {
 	case errors.As(err, &bq):
 		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
+	case isRemoteError(err):
+		return remoteErrorResponse(err)
 	case backend.IsDownstreamError(err):
 		return backend.DataResponse{Error: err, Status: backend.StatusBadRequest, ErrorSource: backend.ErrorSourceDownstream}
 	case errors.Is(err, context.DeadlineExceeded):

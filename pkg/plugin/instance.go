@@ -40,6 +40,7 @@ type Instance struct {
 	settings    settings.Settings
 	settingsErr error
 	collector   *collect.Collector
+	remote      *remoteState // remote mode only (see remote.go)
 	querier     source.Querier
 	mux         *datasource.QueryTypeMux
 	resources   backend.CallResourceHandler
@@ -49,19 +50,29 @@ type Instance struct {
 }
 
 // NewInstance is the instance factory handed to datasource.Manage. It loads
-// settings (jsonData + decrypted secureJsonData) and starts the embedded
-// collector on the data source's store directory (storagePath/<uid>).
-// Invalid settings do not fail the factory, so Grafana can show the error
-// in the health check.
-func NewInstance(_ context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+// settings (jsonData + decrypted secureJsonData, and the top-level URL and
+// basic auth of remote mode), then either starts the embedded collector on
+// the data source's store directory (storagePath/<uid>) or, in remote mode,
+// builds the remote Querier (and scrapes nothing). Invalid settings do not
+// fail the factory, so Grafana can show the error in the health check.
+func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	logger := newLogger(log.DefaultLogger, s.UID)
 	inst := newInstance(logger)
-	cfg, err := settings.Load(s.JSONData, s.DecryptedSecureJSONData)
+	cfg, err := settings.LoadWithURL(s.URL, s.BasicAuthEnabled, s.JSONData, s.DecryptedSecureJSONData)
 	if err != nil {
 		inst.settingsErr = err
 		return inst, nil
 	}
 	inst.settings = cfg
+	if cfg.IsRemote() {
+		q, rs, err := newRemoteQuerier(ctx, s, cfg)
+		if err != nil {
+			inst.settingsErr = err
+			return inst, nil
+		}
+		inst.querier, inst.remote = q, rs
+		return inst, nil
+	}
 	root := cfg.StoragePath
 	if root == "" {
 		root = collect.DefaultStoragePath()

@@ -36,6 +36,11 @@ func (i *Instance) targetsInScope(names []string) []settings.Target {
 // statuses returns the collector's view of every target and agent by name.
 // Collector.Status rebuilds every entry, so callers ask once per query.
 func (i *Instance) statuses() map[string]collect.TargetStatus {
+	if i.remote != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), i.settings.Remote.Timeout)
+		defer cancel()
+		return i.remoteStatuses(ctx)
+	}
 	out := map[string]collect.TargetStatus{}
 	if i.collector == nil {
 		return out
@@ -195,10 +200,10 @@ func (i *Instance) inventory(ctx context.Context) []inventory.Row {
 		obs = append(obs, o)
 	}
 	for _, t := range i.settings.Targets {
-		add(t.Name, "target", t.URL, t.Engine)
+		add(t.Name, "target", i.shownURL(t.URL, t.SelectorOrDefault()), t.Engine)
 	}
 	for _, a := range i.settings.GPUAgents {
-		add(a.Name, "agent", a.URL, "")
+		add(a.Name, "agent", i.shownURL(a.URL, a.SelectorOrDefault()), "")
 	}
 	return inventory.Build(obs)
 }

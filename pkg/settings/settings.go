@@ -55,6 +55,9 @@ type Target struct {
 	Agent string `json:"agent,omitempty"`
 	// GPUs are the GPU indices on that agent used by this target; empty means all.
 	GPUs []int `json:"gpus,omitempty"`
+	// Selector identifies the target's series on the remote server in remote
+	// mode, e.g. {job="vllm", instance="10.0.0.5:8000"}; empty means {job="<name>"}.
+	Selector string `json:"selector,omitempty"`
 
 	// BearerToken comes from secureJsonData key "<name>.bearerToken".
 	BearerToken string `json:"-"`
@@ -69,6 +72,9 @@ type GPUAgent struct {
 	// Kind is "inferscope" (default) or "dcgm"; both are read through the same catalogue.
 	Kind          string `json:"kind,omitempty"`
 	TLSSkipVerify bool   `json:"tlsSkipVerify,omitempty"`
+	// Selector identifies the agent's series on the remote server in remote
+	// mode (see Target.Selector).
+	Selector string `json:"selector,omitempty"`
 
 	// BearerToken comes from secureJsonData key "<name>.bearerToken".
 	BearerToken string `json:"-"`
@@ -76,6 +82,15 @@ type GPUAgent struct {
 
 // Settings is the whole jsonData of an Inferscope data source after defaults.
 type Settings struct {
+	// Mode is ModeEmbedded (default: scrape into the embedded TSDB) or
+	// ModeRemote (read a Prometheus-compatible server; see remote.go).
+	Mode string `json:"mode,omitempty"`
+	// RemoteTimeoutRaw bounds one request to the remote server ("30s").
+	RemoteTimeoutRaw string `json:"remoteTimeout,omitempty"`
+	// Remote holds the parsed remote-mode configuration.
+	Remote          Remote `json:"-"`
+	remoteBasicAuth bool
+
 	Targets   []Target   `json:"targets"`
 	GPUAgents []GPUAgent `json:"gpuAgents,omitempty"`
 
@@ -114,6 +129,10 @@ func SecretKey(name, kind string) string { return name + "." + kind }
 // and validates. The error, if any, is one sentence naming the field, e.g.
 // `targets[1].url: "ftp://x" is not an http(s) URL`.
 func Load(jsonData []byte, secure map[string]string) (Settings, error) {
+	return load("", false, jsonData, secure)
+}
+
+func load(dsURL string, basicAuth bool, jsonData []byte, secure map[string]string) (Settings, error) {
 	var s Settings
 	if len(strings.TrimSpace(string(jsonData))) > 0 {
 		if err := json.Unmarshal(jsonData, &s); err != nil {
@@ -133,6 +152,9 @@ func Load(jsonData []byte, secure map[string]string) (Settings, error) {
 		}
 	}
 	if err := s.applyDefaults(); err != nil {
+		return Settings{}, err
+	}
+	if err := s.applyRemote(dsURL, secure, basicAuth); err != nil {
 		return Settings{}, err
 	}
 	if err := s.Validate(); err != nil {
@@ -231,7 +253,7 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("%s.name: %q is already used by %s", f, t.Name, prev)
 		}
 		seen[t.Name] = f
-		if err := checkURL(f+".url", t.URL); err != nil {
+		if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
 			return err
 		}
 		if t.Engine != "" && !contains(Engines, t.Engine) {
@@ -265,7 +287,7 @@ func (s *Settings) Validate() error {
 		}
 		seen[a.Name] = f
 		agents[a.Name] = true
-		if err := checkURL(f+".url", a.URL); err != nil {
+		if err := checkURLFor(s.IsRemote(), f+".url", a.URL); err != nil {
 			return err
 		}
 		if !contains(AgentKinds, a.Kind) {
@@ -277,7 +299,19 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("targets[%d].agent: %q is not a configured GPU agent", i, t.Agent)
 		}
 	}
+	if err := s.validateRemote(); err != nil {
+		return err
+	}
 	return s.validateSLO()
+}
+
+// checkURLFor checks a target's or agent's URL; in remote mode the URL is
+// only shown (the plugin scrapes nothing) and may be empty.
+func checkURLFor(remote bool, field, raw string) error {
+	if remote && raw == "" {
+		return nil
+	}
+	return checkURL(field, raw)
 }
 
 // TargetNames returns the configured target names, sorted.

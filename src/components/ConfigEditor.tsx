@@ -26,6 +26,7 @@ import {
   SETTINGS_DEFAULTS,
 } from '../types';
 import { KeyValueEditor } from './KeyValueEditor';
+import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
 import { SLOProfilesEditor } from './SLOProfilesEditor';
 
 type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
@@ -175,6 +176,7 @@ const LIMIT_FIELDS: Array<{
 ];
 
 export function ConfigEditor({ options, onOptionsChange }: Props) {
+  const remote = isRemote(options);
   const targets = options.jsonData.targets ?? [];
   const agents = options.jsonData.gpuAgents ?? [];
   const agentOptions: Array<SelectableValue<string>> = [
@@ -193,6 +195,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
   return (
     <Stack direction="column" gap={2}>
+      <RemoteSettings options={options} onOptionsChange={onOptionsChange} />
       <FieldSet label="Targets">
         <Text color="secondary" element="p">
           Inference servers whose Prometheus /metrics page is scraped. The name becomes the job label of every series
@@ -213,7 +216,23 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(e) => onOptionsChange(updateTarget(options, i, { name: e.currentTarget.value }))}
                   />
                 </InlineField>
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required tooltip="URL of the metrics page">
+                {remote ? (
+                  <SelectorField
+                    id={`target-${i}-selector`}
+                    label={`Target ${n} selector`}
+                    name={t.name}
+                    value={t.selector}
+                    onChange={(selector) => onOptionsChange(updateTarget(options, i, { selector }))}
+                  />
+                ) : null}
+                <InlineField
+                  label="Metrics URL"
+                  labelWidth={LABEL_WIDTH}
+                  required={!remote}
+                  tooltip={
+                    remote ? 'Optional in remote mode: shown in the targets table only' : 'URL of the metrics page'
+                  }
+                >
                   <Input
                     id={`target-${i}-url`}
                     aria-label={`Target ${n} URL`}
@@ -247,49 +266,53 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
                   />
                 </InlineField>
-                <InlineField
-                  label="Basic auth user"
-                  labelWidth={LABEL_WIDTH}
-                  tooltip="Use either basic auth or a bearer token"
-                >
-                  <Input
-                    id={`target-${i}-user`}
-                    aria-label={`Target ${n} basic auth user`}
-                    width={40}
-                    value={t.basicAuthUser ?? ''}
-                    onChange={(e) =>
-                      onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))
-                    }
-                  />
-                </InlineField>
-                <SecretField
-                  id={`target-${i}-password`}
-                  label={`Target ${n} basic auth password`}
-                  options={options}
-                  name={t.name}
-                  kind="basicAuthPassword"
-                  onOptionsChange={onOptionsChange}
-                  tooltip="Stored encrypted; only the backend reads it"
-                />
-                <SecretField
-                  id={`target-${i}-token`}
-                  label={`Target ${n} bearer token`}
-                  options={options}
-                  name={t.name}
-                  kind="bearerToken"
-                  onOptionsChange={onOptionsChange}
-                  tooltip="Stored encrypted; only the backend reads it"
-                />
-                <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                  <Switch
-                    id={`target-${i}-tls`}
-                    aria-label={`Target ${n} skip TLS verify`}
-                    value={Boolean(t.tlsSkipVerify)}
-                    onChange={(e) =>
-                      onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                    }
-                  />
-                </InlineField>
+                {remote ? null : (
+                  <>
+                    <InlineField
+                      label="Basic auth user"
+                      labelWidth={LABEL_WIDTH}
+                      tooltip="Use either basic auth or a bearer token"
+                    >
+                      <Input
+                        id={`target-${i}-user`}
+                        aria-label={`Target ${n} basic auth user`}
+                        width={40}
+                        value={t.basicAuthUser ?? ''}
+                        onChange={(e) =>
+                          onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))
+                        }
+                      />
+                    </InlineField>
+                    <SecretField
+                      id={`target-${i}-password`}
+                      label={`Target ${n} basic auth password`}
+                      options={options}
+                      name={t.name}
+                      kind="basicAuthPassword"
+                      onOptionsChange={onOptionsChange}
+                      tooltip="Stored encrypted; only the backend reads it"
+                    />
+                    <SecretField
+                      id={`target-${i}-token`}
+                      label={`Target ${n} bearer token`}
+                      options={options}
+                      name={t.name}
+                      kind="bearerToken"
+                      onOptionsChange={onOptionsChange}
+                      tooltip="Stored encrypted; only the backend reads it"
+                    />
+                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                      <Switch
+                        id={`target-${i}-tls`}
+                        aria-label={`Target ${n} skip TLS verify`}
+                        value={Boolean(t.tlsSkipVerify)}
+                        onChange={(e) =>
+                          onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                        }
+                      />
+                    </InlineField>
+                  </>
+                )}
                 <InlineField
                   label="GPU agent"
                   labelWidth={LABEL_WIDTH}
@@ -355,7 +378,16 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(e) => onOptionsChange(updateAgent(options, i, { name: e.currentTarget.value }))}
                   />
                 </InlineField>
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required>
+                {remote ? (
+                  <SelectorField
+                    id={`agent-${i}-selector`}
+                    label={`Agent ${n} selector`}
+                    name={a.name}
+                    value={a.selector}
+                    onChange={(selector) => onOptionsChange(updateAgent(options, i, { selector }))}
+                  />
+                ) : null}
+                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required={!remote}>
                   <Input
                     id={`agent-${i}-url`}
                     aria-label={`Agent ${n} URL`}
@@ -375,25 +407,29 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(v) => onOptionsChange(updateAgent(options, i, { kind: v.value ?? 'inferscope' }))}
                   />
                 </InlineField>
-                <SecretField
-                  id={`agent-${i}-token`}
-                  label={`Agent ${n} bearer token`}
-                  options={options}
-                  name={a.name}
-                  kind="bearerToken"
-                  onOptionsChange={onOptionsChange}
-                  tooltip="Stored encrypted; only the backend reads it"
-                />
-                <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                  <Switch
-                    id={`agent-${i}-tls`}
-                    aria-label={`Agent ${n} skip TLS verify`}
-                    value={Boolean(a.tlsSkipVerify)}
-                    onChange={(e) =>
-                      onOptionsChange(updateAgent(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                    }
-                  />
-                </InlineField>
+                {remote ? null : (
+                  <>
+                    <SecretField
+                      id={`agent-${i}-token`}
+                      label={`Agent ${n} bearer token`}
+                      options={options}
+                      name={a.name}
+                      kind="bearerToken"
+                      onOptionsChange={onOptionsChange}
+                      tooltip="Stored encrypted; only the backend reads it"
+                    />
+                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                      <Switch
+                        id={`agent-${i}-tls`}
+                        aria-label={`Agent ${n} skip TLS verify`}
+                        value={Boolean(a.tlsSkipVerify)}
+                        onChange={(e) =>
+                          onOptionsChange(updateAgent(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                        }
+                      />
+                    </InlineField>
+                  </>
+                )}
                 <Button
                   variant="destructive"
                   fill="outline"
@@ -416,7 +452,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       </FieldSet>
 
       <FieldSet label="Collection">
-        {DURATION_FIELDS.map((f) => (
+        {DURATION_FIELDS.filter((f) => !remote || f.key === 'scrapeInterval').map((f) => (
           <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
             <Input
               id={f.id}
@@ -428,7 +464,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
           </InlineField>
         ))}
-        {LIMIT_FIELDS.map((f) => (
+        {(remote ? [] : LIMIT_FIELDS).map((f) => (
           <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
             <Input
               id={f.id}

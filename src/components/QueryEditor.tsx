@@ -411,9 +411,28 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
       )}
 
       {type === 'targets' && (
-        <Text color="secondary" variant="bodySmall">
-          One row per target: engine, detected version, models, up, last scrape, scrape duration, series and last error.
-        </Text>
+        <Stack direction="column" gap={0.5}>
+          <InlineField
+            label="Format"
+            labelWidth={LW}
+            tooltip="The inventory table, or numbers for a telemetry-missing alert rule"
+          >
+            <RadioButtonGroup
+              aria-label="Targets format"
+              options={[
+                { label: 'Inventory', value: 'table' },
+                { label: 'Telemetry', value: 'telemetry' },
+              ]}
+              value={query.format === 'telemetry' ? 'telemetry' : 'table'}
+              onChange={(v) => set('format', v === 'telemetry' ? 'telemetry' : undefined)}
+            />
+          </InlineField>
+          <Text color="secondary" variant="bodySmall">
+            {query.format === 'telemetry'
+              ? 'One number per target and signal it exported in the range: 1 when its family is missing from the latest scrape, else 0.'
+              : 'One row per target: engine, detected version, models, up, last scrape, scrape duration, series and last error.'}
+          </Text>
+        </Stack>
       )}
     </Stack>
   );

@@ -122,6 +122,9 @@ type dataSource struct {
 	jsonData  []byte
 	secure    map[string]string
 	updatedMS int64
+	// url and basicAuth are the data source's top-level fields (remote mode).
+	url       string
+	basicAuth bool
 }
 
 // pluginContext is what Grafana puts on every request for this data source.
@@ -138,6 +141,8 @@ func (ds dataSource) pluginContext() *pluginv2.PluginContext {
 			JsonData:                ds.jsonData,
 			DecryptedSecureJsonData: ds.secure,
 			LastUpdatedMS:           ds.updatedMS,
+			Url:                     ds.url,
+			BasicAuthEnabled:        ds.basicAuth,
 		},
 		GrafanaConfig: map[string]string{"GF_APP_URL": "http://localhost:3000/", "GF_CONCURRENT_QUERY_COUNT": "4"},
 		UserAgent:     "Grafana/12.3.0 (linux; amd64)",

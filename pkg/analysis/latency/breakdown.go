@@ -62,22 +62,7 @@ func Breakdown(in map[catalog.Signal]MeanInput, steps []time.Time) []analysis.Se
 // Without split, a group missing a part yields NaN for the parts needing it.
 // Series are labelled stage ∈ BreakdownStages, in seconds.
 func BreakdownBy(in map[catalog.Signal]MeanInput, steps []time.Time, split string, notes *analysis.Notices) []analysis.Series {
-	sums := map[catalog.Signal]map[string]map[string][]float64{}
-	counts := map[catalog.Signal]map[string]map[string][]float64{}
-	groups := map[string]map[string]string{}
-	var drop []string
-	if split != "" {
-		drop = []string{split}
-	}
-	for sig, mi := range in {
-		sums[sig] = alignParts(mi.Sum, steps, split)
-		counts[sig] = alignParts(mi.Count, steps, split)
-		_, labels := analysis.Align(mi.Count, steps, drop...)
-		for k, l := range labels {
-			groups[k] = l
-		}
-	}
-	keys := slices.Sorted(maps.Keys(groups))
+	sums, counts, groups, keys := alignBreakdown(in, steps, split)
 	var out []analysis.Series
 	for _, k := range keys {
 		mean := map[catalog.Signal][]float64{}
@@ -239,22 +224,7 @@ func BreakdownTableBy(in map[catalog.Signal]InstantMean, window time.Duration, s
 	for sig, im := range in {
 		mi[sig] = MeanInput{Sum: asMatrix(im.Sum), Count: asMatrix(im.Count), Scale: im.Scale}
 	}
-	sums := map[catalog.Signal]map[string]map[string][]float64{}
-	counts := map[catalog.Signal]map[string]map[string][]float64{}
-	groups := map[string]map[string]string{}
-	var drop []string
-	if split != "" {
-		drop = []string{split}
-	}
-	for sig, m := range mi {
-		sums[sig] = alignParts(m.Sum, steps, split)
-		counts[sig] = alignParts(m.Count, steps, split)
-		_, labels := analysis.Align(m.Count, steps, drop...)
-		for k, l := range labels {
-			groups[k] = l
-		}
-	}
-	keys := slices.Sorted(maps.Keys(groups))
+	sums, counts, groups, keys := alignBreakdown(mi, steps, split)
 	out := make([]BreakdownRow, 0, len(keys))
 	for _, k := range keys {
 		left := map[string]*leftOut{}
@@ -281,4 +251,27 @@ func BreakdownTableBy(in map[catalog.Signal]InstantMean, window time.Duration, s
 type InstantMean struct {
 	Sum, Count model.Vector
 	Scale      float64
+}
+
+// alignBreakdown places every part's _sum and _count on the step grid,
+// split by the split label when it is set (see alignParts): per signal,
+// group key → split value → values; the groups' labels; and the group keys
+// sorted.
+func alignBreakdown(in map[catalog.Signal]MeanInput, steps []time.Time, split string) (sums, counts map[catalog.Signal]map[string]map[string][]float64, groups map[string]map[string]string, keys []string) {
+	sums = map[catalog.Signal]map[string]map[string][]float64{}
+	counts = map[catalog.Signal]map[string]map[string][]float64{}
+	groups = map[string]map[string]string{}
+	var drop []string
+	if split != "" {
+		drop = []string{split}
+	}
+	for sig, mi := range in {
+		sums[sig] = alignParts(mi.Sum, steps, split)
+		counts[sig] = alignParts(mi.Count, steps, split)
+		_, labels := analysis.Align(mi.Count, steps, drop...)
+		for k, l := range labels {
+			groups[k] = l
+		}
+	}
+	return sums, counts, groups, slices.Sorted(maps.Keys(groups))
 }

@@ -1,5 +1,5 @@
 import React from 'react';
-import { Stack, Text } from '@grafana/ui';
+import { InlineField, RadioButtonGroup, Stack, Text } from '@grafana/ui';
 
 import { InferscopeQuery, ProfileConfig } from '../../types';
 import { ObjectivePicker, ProfilePicker } from './ProfilePicker';
@@ -38,6 +38,23 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
           onChange={(v) => set({ objectives: v })}
         />
       </Stack>
+      {query.queryType === 'burn_rate' && (
+        <InlineField
+          label="Output"
+          labelWidth={14}
+          tooltip="An alert rule on the status alone needs only the status series"
+        >
+          <RadioButtonGroup
+            aria-label="Burn rate output"
+            options={[
+              { label: 'Burn rates and status', value: 'timeseries' },
+              { label: 'Status only', value: 'status' },
+            ]}
+            value={query.format === 'status' ? 'status' : 'timeseries'}
+            onChange={(v) => onChange(v === 'status' ? { ...query, format: 'status' } : withoutFormat(query))}
+          />
+        </InlineField>
+      )}
       <Text color="secondary" variant="bodySmall">
         {query.queryType === 'burn_rate'
           ? 'One series per objective, window (5m … 3d) and group, plus status (0 ok, 1 ticket, 2 page): an alert rule can threshold status ≥ 2 directly.'
@@ -45,4 +62,10 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
       </Text>
     </Stack>
   );
+}
+
+function withoutFormat(q: InferscopeQuery): InferscopeQuery {
+  const next = { ...q };
+  delete next.format;
+  return next;
 }

@@ -55,6 +55,26 @@ async function pick(selectLabel: string, optionText: string) {
 }
 
 describe('SLO query editors', () => {
+  it('burn_rate: "Status only" sends format status (what an alert rule asks for), and back', async () => {
+    const { last } = await setup({ refId: 'A', queryType: 'burn_rate', profile: 'chat' }, PROFILES);
+    await act(async () => {
+      fireEvent.click(screen.getByLabelText('Status only'));
+    });
+    expect(last()).toMatchObject({ queryType: 'burn_rate', profile: 'chat', format: 'status' });
+    await act(async () => {
+      fireEvent.click(screen.getByLabelText('Burn rates and status'));
+    });
+    expect(last().format).toBeUndefined();
+  });
+
+  it('targets: the telemetry format is one click away', async () => {
+    const { last } = await setup({ refId: 'A', queryType: 'targets' }, PROFILES);
+    await act(async () => {
+      fireEvent.click(screen.getByLabelText('Telemetry'));
+    });
+    expect(last()).toMatchObject({ queryType: 'targets', format: 'telemetry' });
+  });
+
   it('slo: picks a profile of the settings and one of its objectives', async () => {
     const { last, onRunQuery } = await setup({ refId: 'A', queryType: 'slo' }, PROFILES);
     await pick('Profile', 'chat');

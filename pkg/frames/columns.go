@@ -1,0 +1,32 @@
+package frames
+
+import (
+	"math"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// stringColumn appends to f a string field called name with get(row) for
+// every row.
+func stringColumn[R any](f *data.Frame, rows []R, name string, get func(R) string) {
+	vals := make([]string, len(rows))
+	for i, r := range rows {
+		vals[i] = get(r)
+	}
+	f.Fields = append(f.Fields, data.NewField(name, nil, vals))
+}
+
+// numberColumn appends to f a nullable float64 field called name with the
+// given unit and get(row) for every row; NaN and ±Inf become nulls (a
+// number field never carries them).
+func numberColumn[R any](f *data.Frame, rows []R, name, unit string, get func(R) float64) {
+	vals := make([]*float64, len(rows))
+	for i, r := range rows {
+		if v := get(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			vals[i] = &v
+		}
+	}
+	fld := data.NewField(name, nil, vals)
+	fld.Config = &data.FieldConfig{Unit: unit}
+	f.Fields = append(f.Fields, fld)
+}

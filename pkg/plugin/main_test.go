@@ -1,0 +1,26 @@
+package plugin
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain points the default storage path (collect.DefaultStoragePath reads
+// GF_PATHS_DATA) at a directory of this test run, so an instance created
+// without storagePath never stores into, or reads history from, the user's
+// cache directory or another run.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "inferscope-plugin-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "plugin tests: temp dir:", err)
+		os.Exit(1)
+	}
+	if err := os.Setenv("GF_PATHS_DATA", dir); err != nil {
+		fmt.Fprintln(os.Stderr, "plugin tests: GF_PATHS_DATA:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}

@@ -1,0 +1,412 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
+)
+
+// remoteState is what a remote-mode instance holds besides its Querier: the
+// server's own Querier (discovery looks beyond the configured targets) and
+// the scrape status read from the server's up and scrape_* series, cached
+// for one scrape interval.
+type remoteState struct {
+	server source.Querier
+	url    string
+
+	mu       sync.Mutex
+	at       time.Time
+	statuses map[string]collect.TargetStatus
+}
+
+// newRemoteQuerier builds the remote-mode query path: an HTTP client from
+// the data source's standard HTTP settings (basic auth, custom headers,
+// TLS: read by the plugin SDK from jsonData and secureJsonData) plus the
+// bearer token, the client_golang Querier with the timeout, and the target
+// mapping of each target's and agent's selector onto its name.
+func newRemoteQuerier(ctx context.Context, ds backend.DataSourceInstanceSettings, cfg settings.Settings) (source.Querier, *remoteState, error) {
+	opts, err := ds.HTTPClientOptions(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("remote HTTP settings: %w", err)
+	}
+	opts.Timeouts.Timeout = cfg.Remote.Timeout + 5*time.Second // the request context ends first
+	if cfg.Remote.BearerToken != "" {
+		if opts.Header == nil {
+			opts.Header = http.Header{}
+		}
+		opts.Header.Set("Authorization", "Bearer "+cfg.Remote.BearerToken)
+	}
+	client, err := httpclient.New(opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("remote HTTP client: %w", err)
+	}
+	return newRemoteQuerierWith(cfg, client.Transport)
+}
+
+// newRemoteQuerierWith is newRemoteQuerier over a given transport (tests).
+func newRemoteQuerierWith(cfg settings.Settings, rt http.RoundTripper) (source.Querier, *remoteState, error) {
+	server, err := source.NewRemoteWithOptions(cfg.Remote.URL, rt, source.RemoteOptions{Timeout: cfg.Remote.Timeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	var sels []source.TargetSelector
+	add := func(name, sel string) error {
+		ms, err := settings.ParseSelector(sel)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		sels = append(sels, source.TargetSelector{Job: name, Matchers: ms})
+		return nil
+	}
+	for _, t := range cfg.Targets {
+		if err := add(t.Name, t.SelectorOrDefault()); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, a := range cfg.GPUAgents {
+		if err := add(a.Name, a.SelectorOrDefault()); err != nil {
+			return nil, nil, err
+		}
+	}
+	return source.MapTargets(server, sels), &remoteState{server: server, url: cfg.Remote.URL}, nil
+}
+
+// shownURL is what the targets table shows as a target's address: its URL,
+// or in remote mode its selector on the server.
+func (i *Instance) shownURL(url, selector string) string {
+	if i.settings.IsRemote() {
+		return selector
+	}
+	return url
+}
+
+// remoteStatusQuery reads per target, from the server's synthetic scrape
+// series: the lowest up (down if any instance is down), the latest scrape
+// time, the longest scrape and the samples kept after relabelling.
+const remoteStatusQuery = `label_replace(min by (job) (up), "stat", "up", "", "")` +
+	` or label_replace(max by (job) (timestamp(up)), "stat", "last", "", "")` +
+	` or label_replace(max by (job) (scrape_duration_seconds), "stat", "duration", "", "")` +
+	` or label_replace(sum by (job) (scrape_samples_post_metric_relabeling), "stat", "series", "", "")`
+
+// remoteStatuses returns the scrape status of every target and agent as the
+// remote server recorded it (the server scrapes; the plugin does not).
+func (i *Instance) remoteStatuses(ctx context.Context) map[string]collect.TargetStatus {
+	rs := i.remote
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.statuses != nil && i.now().Sub(rs.at) < i.settings.ScrapeInterval {
+		return rs.statuses
+	}
+	out := map[string]collect.TargetStatus{}
+	for _, t := range i.settings.Targets {
+		out[t.Name] = collect.TargetStatus{Name: t.Name, Kind: collect.KindTarget, URL: t.SelectorOrDefault(),
+			LastError: "the server holds no up series for this selector (is it scraping the target?)"}
+	}
+	for _, a := range i.settings.GPUAgents {
+		out[a.Name] = collect.TargetStatus{Name: a.Name, Kind: collect.KindAgent, URL: a.SelectorOrDefault(),
+			LastError: "the server holds no up series for this selector (is it scraping the agent?)"}
+	}
+	v, err := i.querier.Query(ctx, remoteStatusQuery, i.now())
+	if err != nil {
+		for n, st := range out {
+			st.LastError = sanitizeError(err.Error())
+			out[n] = st
+		}
+		return out // not cached: the next query retries
+	}
+	vec, _ := v.(model.Vector)
+	for _, s := range vec {
+		name := string(s.Metric["job"])
+		st, ok := out[name]
+		if !ok {
+			continue
+		}
+		val := float64(s.Value)
+		switch s.Metric["stat"] {
+		case "up":
+			st.Up = val == 1
+			st.LastError = ""
+			if !st.Up {
+				st.LastError = "the server's last scrape failed (up = 0)"
+			}
+		case "last":
+			st.LastScrape = time.UnixMilli(int64(val * 1000))
+		case "duration":
+			st.LastDuration = time.Duration(val * float64(time.Second))
+		case "series":
+			st.Series = int(val)
+		}
+		out[name] = st
+	}
+	rs.statuses, rs.at = out, i.now()
+	return out
+}
+
+// probeRemote is the remote-mode health check of one target or agent: what
+// the server holds for its selector in the last hour (engine, generation,
+// version range, models, signals) and whether its last scrape succeeded.
+func (i *Instance) probeRemote(ctx context.Context, name, kind string) healthTarget {
+	t0 := time.Now()
+	h := healthTarget{Name: name, Kind: kind}
+	sel := ""
+	if t, ok := i.settings.Target(name); ok {
+		sel = t.SelectorOrDefault()
+	} else if a, ok := i.settings.Agent(name); ok {
+		sel = a.SelectorOrDefault()
+	}
+	now := i.now()
+	job := `{job="` + escapeLabel(name) + `"}`
+	names, err := i.querier.MetricNames(ctx, job, now.Add(-lookback), now)
+	h.DurationMS = time.Since(t0).Milliseconds()
+	if err != nil {
+		h.Error = fmt.Sprintf("%s `%s`: %s", kind, name, sanitizeError(err.Error()))
+		return h
+	}
+	if len(names) == 0 {
+		h.Error = fmt.Sprintf("%s `%s`: the server holds no series matching %s in the last %s", kind, name, sel, lookback)
+		return h
+	}
+	h.Samples = len(names)
+	// The same detection and availability as queries: the names the server
+	// holds for the target's selector.
+	v := i.viewFromNames(name, names)
+	d := v.Det
+	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
+	models, _ := i.querier.LabelValues(ctx, "model_name", job, now.Add(-lookback), now)
+	for _, m := range models {
+		h.Models = append(h.Models, sanitizeError(m))
+	}
+	if kind == "target" && !v.OK {
+		h.Error = fmt.Sprintf("%s `%s`: the server holds %d metric names for %s but none from a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM)", kind, name, len(names), sel)
+		return h
+	}
+	if st, ok := i.remoteStatuses(ctx)[name]; ok && !st.Up && !st.LastScrape.IsZero() {
+		h.Error = fmt.Sprintf("%s `%s`: the server holds its series (%s) but its last scrape failed (up = 0)", kind, name, d.Engine)
+		return h
+	}
+	h.OK = true
+	if kind == "target" {
+		for _, a := range catalog.AssessAll(d, v.Names) {
+			switch a.State {
+			case catalog.StateExported:
+				h.Exported = append(h.Exported, string(a.Signal))
+			case catalog.StateApproximate:
+				h.Exported = append(h.Exported, string(a.Signal))
+				h.Approx = append(h.Approx, string(a.Signal))
+			case catalog.StateNotSeen:
+				h.NotSeen = append(h.NotSeen, string(a.Signal))
+			default:
+				h.Absent = append(h.Absent, string(a.Signal))
+			}
+		}
+	}
+	return h
+}
+
+// pingRemote checks that the server answers at all; the message names the
+// server and, on failure, why (unreachable, timeout, 4xx, 5xx).
+func (i *Instance) pingRemote(ctx context.Context) (string, error) {
+	p, ok := i.remote.server.(source.Pinger)
+	if !ok {
+		return "", errors.New("the remote Querier cannot be pinged")
+	}
+	d, err := p.Ping(ctx)
+	if err != nil {
+		return "", errors.New(sanitizeError(err.Error()))
+	}
+	return fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds()), nil
+}
+
+// Candidate is one discovered job or instance on the remote server that
+// carries an inference engine's or GPU exporter's metrics.
+type Candidate struct {
+	Job      string            `json:"job"`
+	Instance string            `json:"instance,omitempty"`
+	Engine   string            `json:"engine"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Models   []string          `json:"models,omitempty"`
+	// Instances counts the instances of a job-level candidate.
+	Instances int `json:"instances,omitempty"`
+	// Selector is the label selector to paste into a target's settings.
+	Selector string `json:"selector"`
+}
+
+// Discovery is the answer of GET /discover: candidates per job and per
+// instance, sorted by job then instance.
+type Discovery struct {
+	Jobs      []Candidate `json:"jobs"`
+	Instances []Candidate `json:"instances"`
+	Truncated bool        `json:"truncated,omitempty"`
+}
+
+// discoverLimit caps the series one discovery reads.
+const discoverLimit = 5000
+
+// discoveryLabels are the labels worth showing next to a candidate: the
+// usual Kubernetes and cloud service-discovery labels.
+var discoveryLabels = []string{"namespace", "pod", "service", "container", "cluster", "node", "hostname", "Hostname"}
+
+// discover lists, from the remote server's series of the last hour, the jobs
+// and instances exporting an engine's running-requests gauge or a GPU
+// exporter's utilisation, one series look-up (/api/v1/series).
+func (i *Instance) discover(ctx context.Context) (Discovery, error) {
+	out := Discovery{Jobs: []Candidate{}, Instances: []Candidate{}}
+	if i.remote == nil {
+		return out, badQueryf("discovery needs remote mode: in embedded mode targets are the URLs you configure")
+	}
+	sf, ok := i.remote.server.(source.SeriesFinder)
+	if !ok {
+		return out, errors.New("the remote Querier cannot list series")
+	}
+	marker := map[string]catalog.Engine{}
+	for _, e := range catalog.Engines {
+		for _, m := range catalog.LookupFor(catalog.Detection{Engine: e}, catalog.RequestsRunning).Metrics {
+			marker[m.Name] = e
+		}
+	}
+	marker["DCGM_FI_DEV_GPU_UTIL"] = catalog.EngineDCGM
+	marker[catalog.AgentUtilizationRatio] = catalog.EngineInferscopeGPU
+	var sels []string
+	for n := range marker {
+		sels = append(sels, fmt.Sprintf("{__name__=%q}", n))
+	}
+	sort.Strings(sels)
+	now := i.now()
+	series, err := sf.Series(ctx, sels, now.Add(-lookback), now, discoverLimit)
+	if err != nil {
+		return out, err
+	}
+	out.Truncated = len(series) >= discoverLimit
+	type key struct{ job, instance string }
+	inst := map[key]*Candidate{}
+	jobs := map[string]*Candidate{}
+	jobInst := map[string]map[string]bool{}
+	for _, ls := range series {
+		job, in := string(ls["job"]), string(ls["instance"])
+		eng := string(marker[string(ls[model.MetricNameLabel])])
+		c, ok := inst[key{job, in}]
+		if !ok {
+			c = &Candidate{Job: job, Instance: in, Engine: eng, Labels: map[string]string{},
+				Selector: fmt.Sprintf("{job=%q, instance=%q}", job, in)}
+			inst[key{job, in}] = c
+		}
+		for _, l := range discoveryLabels {
+			if v := string(ls[model.LabelName(l)]); v != "" {
+				c.Labels[l] = v
+			}
+		}
+		if m := string(ls["model_name"]); m != "" && !containsString(c.Models, m) {
+			c.Models = append(c.Models, m)
+			sort.Strings(c.Models)
+		}
+		j, ok := jobs[job]
+		if !ok {
+			j = &Candidate{Job: job, Engine: eng, Selector: fmt.Sprintf("{job=%q}", job)}
+			jobs[job] = j
+			jobInst[job] = map[string]bool{}
+		}
+		if j.Engine != eng && !strings.Contains(j.Engine, eng) {
+			j.Engine += "," + eng
+		}
+		jobInst[job][in] = true
+		for _, m := range c.Models {
+			if !containsString(j.Models, m) {
+				j.Models = append(j.Models, m)
+				sort.Strings(j.Models)
+			}
+		}
+	}
+	for job, j := range jobs {
+		j.Instances = len(jobInst[job])
+		out.Jobs = append(out.Jobs, *j)
+	}
+	for _, c := range inst {
+		if len(c.Labels) == 0 {
+			c.Labels = nil
+		}
+		out.Instances = append(out.Instances, *c)
+	}
+	sort.Slice(out.Jobs, func(a, b int) bool { return out.Jobs[a].Job < out.Jobs[b].Job })
+	sort.Slice(out.Instances, func(a, b int) bool {
+		if out.Instances[a].Job != out.Instances[b].Job {
+			return out.Instances[a].Job < out.Instances[b].Job
+		}
+		return out.Instances[a].Instance < out.Instances[b].Instance
+	})
+	return out, nil
+}
+
+func containsString(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// addServerNotices adds the remote server's warnings (partial data, PromQL
+// infos) to the frames of a query as warning notices; a response with no
+// frame gets an empty one to carry them.
+func addServerNotices(fr data.Frames, msgs []string) data.Frames {
+	if len(msgs) == 0 {
+		return fr
+	}
+	if len(fr) == 0 {
+		fr = data.Frames{data.NewFrame("")}
+	}
+	for _, f := range fr {
+		if f.Meta == nil {
+			f.Meta = &data.FrameMeta{}
+		}
+		for _, m := range msgs {
+			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: sanitizeError(m)})
+		}
+	}
+	return fr
+}
+
+func isRemoteError(err error) bool {
+	var re *source.RemoteError
+	return errors.As(err, &re)
+}
+
+// remoteErrorResponse maps a failed request to the remote server: the
+// server's fault or absence is downstream (502/504), never the plugin's.
+func remoteErrorResponse(err error) backend.DataResponse {
+	var re *source.RemoteError
+	errors.As(err, &re)
+	status := backend.StatusBadGateway
+	switch re.Kind {
+	case source.KindTimeout:
+		status = backend.StatusTimeout
+	case source.KindBadData:
+		status = backend.StatusBadRequest
+	case source.KindLimit:
+		status = backend.StatusTooManyRequests
+	}
+	return backend.DataResponse{Error: errors.New(sanitizeRemote(err.Error())), Status: status, ErrorSource: backend.ErrorSourceDownstream}
+}
+
+// sanitizeRemote caps an error message that may quote a long query.
+func sanitizeRemote(s string) string {
+	if len(s) > 2000 {
+		return strings.ToValidUTF8(s[:2000], "") + "…"
+	}
+	return s
+}

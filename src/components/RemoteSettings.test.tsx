@@ -1,0 +1,103 @@
+import React, { useState } from 'react';
+import { fireEvent, render, screen } from '@testing-library/react';
+
+import { Settings } from '../configModel';
+import { ConfigEditor } from './ConfigEditor';
+import { addDiscoveredTarget, selectorError, suggestName } from './RemoteSettings';
+
+function baseOptions(patch: Partial<Settings> = {}): Settings {
+  return {
+    id: 1,
+    uid: 'ds',
+    orgId: 1,
+    name: 'Inferscope',
+    type: 'inferscope-llm-datasource',
+    typeName: 'Inferscope LLM',
+    typeLogoUrl: '',
+    access: 'proxy',
+    url: '',
+    user: '',
+    basicAuth: false,
+    basicAuthUser: '',
+    isDefault: false,
+    readOnly: false,
+    withCredentials: false,
+    jsonData: {},
+    secureJsonFields: {},
+    secureJsonData: {},
+    ...patch,
+  } as Settings;
+}
+
+function setup(initial: Settings) {
+  const changes: Settings[] = [];
+  function Harness() {
+    const [options, setOptions] = useState(initial);
+    return (
+      <ConfigEditor
+        options={options}
+        onOptionsChange={(o) => {
+          changes.push(o);
+          setOptions(o);
+        }}
+      />
+    );
+  }
+  render(<Harness />);
+  return { last: () => changes[changes.length - 1] };
+}
+
+describe('remote mode settings', () => {
+  it('switches to remote mode and edits the server URL, timeout and a target selector', () => {
+    const { last } = setup(baseOptions({ jsonData: { targets: [{ name: 'vllm-a', url: '' }] } }));
+    expect(screen.queryByLabelText('Target 1 selector')).toBeNull();
+    fireEvent.click(screen.getByLabelText('Remote Prometheus'));
+    expect(last().jsonData.mode).toBe('remote');
+
+    fireEvent.change(screen.getByPlaceholderText('http://prometheus:9090'), {
+      target: { value: 'http://prometheus:9090' },
+    });
+    fireEvent.blur(screen.getByPlaceholderText('http://prometheus:9090'));
+    expect(last().url).toBe('http://prometheus:9090');
+
+    fireEvent.change(screen.getByLabelText('Remote timeout'), { target: { value: '45s' } });
+    expect(last().jsonData.remoteTimeout).toBe('45s');
+
+    fireEvent.change(screen.getByLabelText('Target 1 selector'), {
+      target: { value: '{job="vllm", instance="10.0.0.5:8000"}' },
+    });
+    expect(last().jsonData.targets?.[0].selector).toBe('{job="vllm", instance="10.0.0.5:8000"}');
+    // Scrape limits do not apply: the server scrapes.
+    expect(screen.queryByLabelText('Sample limit')).toBeNull();
+    expect(screen.getByLabelText('Scrape interval')).toBeInTheDocument();
+  });
+
+  it('shows a saved bearer token as configured, resets it and stores a new one only in secureJsonData', () => {
+    const { last } = setup(
+      baseOptions({ jsonData: { mode: 'remote' }, secureJsonFields: { remoteBearerToken: true } })
+    );
+    expect(screen.getByLabelText('Remote bearer token')).toBeDisabled();
+    fireEvent.click(screen.getByRole('button', { name: 'Reset' }));
+    expect(last().secureJsonFields.remoteBearerToken).toBe(false);
+    fireEvent.change(screen.getByLabelText('Remote bearer token'), { target: { value: 's3cret' } });
+    expect(last().secureJsonData?.remoteBearerToken).toBe('s3cret');
+    expect(JSON.stringify(last().jsonData)).not.toContain('s3cret');
+  });
+});
+
+describe('remote helpers', () => {
+  it('flags selectors the backend refuses', () => {
+    expect(selectorError('')).toBeUndefined();
+    expect(selectorError('{job="vllm"}')).toBeUndefined();
+    expect(selectorError('job="vllm"')).toMatch('label selector');
+    expect(selectorError('{__name__="up"}')).toMatch('not by metric name');
+  });
+
+  it('names discovered targets within the backend name rule and uniquely', () => {
+    expect(suggestName('vllm', '10.0.0.5:8000')).toBe('vllm-10.0.0.5:8000');
+    expect(suggestName('kubernetes-pods/llm', 'a b')).toBe('kubernetes-pods-llm-a-b');
+    let o = baseOptions({ jsonData: { targets: [{ name: 'vllm', url: '' }] } });
+    o = addDiscoveredTarget(o, 'vllm', '{job="vllm"}');
+    expect(o.jsonData.targets?.[1]).toEqual({ name: 'vllm-2', url: '', selector: '{job="vllm"}' });
+  });
+});
