@@ -37,9 +37,9 @@ func TestAssessGaugesOnlyPage(t *testing.T) {
 
 // Order of names never matters: a multi-process page lists _sum lines first.
 func TestDetectStoredOrderFree(t *testing.T) {
-	page := []string{"vllm:request_prompt_tokens_sum", "vllm:request_prompt_tokens_count", "vllm:request_prompt_tokens_bucket"}
+	page := []string{"vllm:request_generation_tokens_sum", "vllm:request_generation_tokens_count", "vllm:request_generation_tokens_bucket"}
 	stored := StoredNames(page)
-	assert.Equal(t, []string{"vllm:request_prompt_tokens_sum", "vllm:request_prompt_tokens_count"}, stored, "unused buckets are not stored")
+	assert.Equal(t, []string{"vllm:request_generation_tokens_sum", "vllm:request_generation_tokens_count"}, stored, "unused buckets are not stored")
 	for _, names := range [][]string{stored, {stored[1], stored[0]}} {
 		d, ok := DetectStored(names, "")
 		assert.True(t, ok)

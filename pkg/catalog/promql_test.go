@@ -306,3 +306,18 @@ func TestKeepRulePreservesDetection(t *testing.T) {
 		assert.Less(t, len(kept), len(samples), f)
 	}
 }
+
+func TestRunningCeilingPromQL(t *testing.T) {
+	g, info, err := RunningCeilingPromQL([]string{"a", "b.c"})
+	require.NoError(t, err)
+	assert.Equal(t, `max by (job) ({__name__=~"sglang:max_running_requests|trtllm_max_num_active_requests", job=~"a|b\\.c"})`, g)
+	assert.Equal(t, `max by (job, max_num_seqs) ({__name__=~".+_config_info", max_num_seqs!="", job=~"a|b\\.c"})`, info)
+	for _, n := range MaxRunningGauges {
+		assert.True(t, Stores(n), "%s is stored by the collector", n)
+	}
+	assert.True(t, Stores("vllm:cache_config_info"))
+	_, _, err = RunningCeilingPromQL(nil)
+	require.Error(t, err)
+	_, _, err = RunningCeilingPromQL([]string{""})
+	require.Error(t, err)
+}

@@ -131,6 +131,7 @@ var table = map[Engine]map[Signal]entry{
 		PrefixCacheHitRate: {Approximate, "vLLM V0 only: a block hit rate recomputed at each log interval; −1 (prefix caching off) is treated as absent. V1 exports hit and query counters instead.",
 			gauge(vllmNames("gpu_prefix_cache_hit_rate")...)},
 		IterationTokens: {Exact, "", hist(vllmNames("iteration_tokens_total")...)},
+		PromptLength:    {Exact, "", hist(vllmNames("request_prompt_tokens")...)},
 	},
 	EngineSGLang: {
 		QueueTime: {Exact, "Scheduler wait-queue time; pre-release 0.3 builds exported waiting_request_latency_seconds instead (meaning inferred from its name).",

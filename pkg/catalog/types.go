@@ -76,19 +76,24 @@ const (
 	// whole-percent reading); like GPU utilisation it measures time, so one busy SM counts as
 	// active.
 	GREngineActive Signal = "gr_engine_active"
+	// PromptLength is an extra signal (not in the contract list): histogram, prompt tokens per
+	// request (vLLM's request_prompt_tokens, observed when a request finishes, V0 and V1 alike;
+	// buckets 1, 2, 5, 10, 20, … up to max_model_len). The diagnosis reads its tail for
+	// head-of-line blocking by long prompts.
+	PromptLength Signal = "prompt_length"
 )
 
 // LatencyStages are the per-request latency histograms, in the order a request lives them.
 var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E}
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
-// then the extras PrefixCacheHitRate, Energy and GREngineActive. Signals(e) returns one
+// then the extras PrefixCacheHitRate, Energy, GREngineActive and PromptLength. Signals(e) returns one
 // Availability per entry.
 var AllSignals = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
-	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive}
+	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength}
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string

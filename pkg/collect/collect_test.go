@@ -379,7 +379,8 @@ func TestScrapeConfigs(t *testing.T) {
 		"vllm:request_prompt_tokens_sum":          true,
 		"vllm:request_prompt_tokens_count":        true,
 		"vllm:cache_config_info":                  true,
-		"vllm:request_prompt_tokens_bucket":       false,
+		"vllm:request_prompt_tokens_bucket":       true, // the diagnosis reads the prompt-length tail
+		"vllm:request_generation_tokens_bucket":   false,
 		"sglang:some_new_histogram_bucket":        false,
 	}
 	for n, want := range cases {

@@ -10,7 +10,9 @@ import (
 )
 
 // DiagnosisFindings is the findings table, one row per finding: time and
-// timeEnd (the finding's first and last step), target, class, severity,
+// timeEnd (the finding's first and last step), target, gpu and uuid (the
+// GPUs the finding is about, comma-separated: gpu_throttled has one row per
+// throttled GPU; empty for findings that read no per-GPU signal), class, severity,
 // confidence (with why it is below high), summary, evidence (each signal's
 // value and threshold), not_checked, recommendation, current, and the
 // annotation columns title, text (summary, evidence, what was not checked
@@ -33,6 +35,7 @@ func DiagnosisFindings(res diagnose.Result, current bool, m Meta) data.Frames {
 	str := func() []string { return make([]string, n) }
 	target, class, sev, conf, confWhy, summary, evidence, notChecked, rec, title, text, tags :=
 		str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
+	gpus, uuids := str(), str()
 	level := make([]float64, n)
 	cur := make([]bool, n)
 	for i, f := range rows {
@@ -43,7 +46,11 @@ func DiagnosisFindings(res diagnose.Result, current bool, m Meta) data.Frames {
 		evidence[i] = diagnose.EvidenceText(f.Evidence)
 		notChecked[i] = strings.Join(f.NotChecked, "; ")
 		rec[i] = f.Recommendation
+		gpus[i], uuids[i] = f.GPUList()
 		title[i] = f.Target + ": " + strings.ReplaceAll(string(f.Class), "_", " ") + " (" + string(f.Severity) + ")"
+		if gpus[i] != "" {
+			title[i] += " on gpu " + gpus[i]
+		}
 		text[i] = f.Text()
 		tags[i] = "inferscope,diagnosis," + string(f.Class) + "," + f.Target
 		level[i] = f.Severity.Level()
@@ -53,6 +60,8 @@ func DiagnosisFindings(res diagnose.Result, current bool, m Meta) data.Frames {
 		data.NewField("time", nil, start),
 		data.NewField("timeEnd", nil, end),
 		data.NewField("target", nil, target),
+		data.NewField("gpu", nil, gpus),
+		data.NewField("uuid", nil, uuids),
 		data.NewField("class", nil, class),
 		data.NewField("severity", nil, sev),
 		data.NewField("level", nil, level),
@@ -96,11 +105,33 @@ func DiagnosisTimeline(res diagnose.Result, m Meta) data.Frames {
 // per target and class, each with one number field labelled target and
 // class holding the class's severity level (critical 3, warning 2, info 1)
 // when it holds at the target's last step with data, else 0 (healthy is
-// always 0). Label sets are unique by construction.
+// always 0). For a target with per-GPU data, gpu_throttled is one frame per
+// GPU instead, labelled target, gpu, uuid (when known) and class, holding
+// the level when that GPU is throttled at the target's last step. Label sets
+// are unique by construction.
 func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
 	var out data.Frames
+	add := func(l data.Labels, v float64) {
+		f := data.NewFrame("diagnosis", data.NewField("level", l, []float64{v}))
+		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
+		out = append(out, f)
+	}
 	for _, t := range res.Targets {
 		for _, c := range diagnose.Classes {
+			if c == diagnose.GPUThrottled && len(t.GPUs) > 0 {
+				for _, g := range t.GPUs {
+					v := 0.0
+					if t.Last >= 0 && t.GPUActive[g.GPU][t.Last] {
+						v = diagnose.GPUThrottled.Severity().Level()
+					}
+					l := data.Labels{"target": t.Target, "gpu": g.GPU, "class": string(c)}
+					if g.UUID != "" {
+						l["uuid"] = g.UUID
+					}
+					add(l, v)
+				}
+				continue
+			}
 			v := 0.0
 			if t.Last >= 0 && t.Active[c][t.Last] {
 				for _, f := range t.Findings {
@@ -109,10 +140,7 @@ func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
 					}
 				}
 			}
-			fld := data.NewField("level", data.Labels{"target": t.Target, "class": string(c)}, []float64{v})
-			f := data.NewFrame("diagnosis", fld)
-			f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
-			out = append(out, f)
+			add(data.Labels{"target": t.Target, "class": string(c)}, v)
 		}
 	}
 	if len(out) == 0 {

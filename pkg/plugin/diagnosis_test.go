@@ -197,6 +197,7 @@ var scenarioClass = []struct{ scenario, class string }{
 	{"thermal-throttled", "gpu_throttled"}, {"stalled", "stalled"}, {"stalled-running", "stalled"},
 	{"frontend-bound", "frontend_overhead"}, {"under-utilised", "under_utilised"},
 	{"restart", ""}, {"flaky", ""},
+	{"long-prompt-hol", "head_of_line_blocking"}, {"client-cancels", "aborted_traffic"},
 }
 
 // TestDiagnosisScenarioAccuracy fast-forwards every labelled simulator
@@ -422,15 +423,29 @@ func TestDiagnosisFindingEvidence(t *testing.T) {
 	h := got["hot/gpu_throttled"]
 	require.NotNil(t, h, "%v", rows)
 	assert.Contains(t, h["evidence"], "sw_thermal on gpu 0")
-	assert.Contains(t, h["title"], "hot: gpu throttled (warning)")
+	assert.Contains(t, h["title"], "hot: gpu throttled (warning) on gpu 0")
+	// the finding names its GPU: the simulator's only GPU, index 0, and its UUID
+	assert.Equal(t, "0", h["gpu"])
+	assert.Equal(t, sim.DefaultConfig().GPU.UUID, h["uuid"])
+	assert.Empty(t, q["gpu"], "queue saturation reads no GPU signal")
 	assert.Equal(t, "inferscope,diagnosis,gpu_throttled,hot", h["tags"])
 
 	dr := diagnosisQuery(t, inst, from, to, time.Minute, map[string]any{"window": "5m", "format": "numeric"})
 	require.NoError(t, dr.Error)
 	levels := map[string]float64{}
+	seen := map[string]bool{}
 	for _, f := range dr.Frames {
 		l := f.Fields[0].Labels
+		require.False(t, seen[l.String()], "label sets are unique: %s", l)
+		seen[l.String()] = true
 		levels[l["target"]+"/"+l["class"]] = f.Fields[0].At(0).(float64)
+		if l["class"] == "gpu_throttled" {
+			// per GPU: the target names its agent
+			assert.Equal(t, "0", l["gpu"], "%s", l)
+			assert.Equal(t, sim.DefaultConfig().GPU.UUID, l["uuid"], "%s", l)
+		} else {
+			assert.Empty(t, l["gpu"], "%s", l)
+		}
 	}
 	assert.Len(t, levels, 2*13, "one value per target and class")
 	assert.Equal(t, 2.0, levels["queue/queue_saturation"])

@@ -1,8 +1,10 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/gpu"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -41,6 +44,7 @@ var catalogSignal = map[diagnose.Signal]catalog.Signal{
 	diagnose.GenTok: catalog.GenerationTokens, diagnose.QueueMean: catalog.QueueTime,
 	diagnose.PrefillMean: catalog.PrefillTime, diagnose.InferenceMean: catalog.InferenceTime,
 	diagnose.E2EMean: catalog.E2E, diagnose.TTFTMean: catalog.TTFT, diagnose.ITLMean: catalog.ITL,
+	diagnose.PromptP50: catalog.PromptLength, diagnose.PromptP99: catalog.PromptLength,
 }
 
 // diagMeans are the latency means the rules read.
@@ -171,6 +175,16 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 			return hq.Count, err
 		}},
 	}
+	fs = append(fs, &fetch{name: "prompt_buckets", expr: func() (string, error) {
+		hq, err := catalog.HistogramPromQL(catalog.PromptLength, sc, p.window)
+		return hq.Buckets, err
+	}})
+	ceilGauges, ceilInfo, err := catalog.RunningCeilingPromQL(names)
+	if err != nil {
+		return in, r, err
+	}
+	fs = append(fs, &fetch{name: "ceiling_gauge", expr: func() (string, error) { return ceilGauges, nil }},
+		&fetch{name: "ceiling_info", expr: func() (string, error) { return ceilInfo, nil }})
 	for _, m := range diagMeans {
 		fs = append(fs, &fetch{name: string(m.sig), expr: func() (string, error) { return catalog.MeanPromQL(m.cat, sc, p.window) }})
 	}
@@ -230,12 +244,14 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 	for _, m := range diagMeans {
 		direct[m.sig] = byJob(got[string(m.sig)])
 	}
+	direct[diagnose.PromptP50], direct[diagnose.PromptP99] = promptQuantiles(got["prompt_buckets"], r.steps)
 	finished, aborted := finishedByReason(got["finished"], r.steps)
 	direct[diagnose.Finished], direct[diagnose.Aborted] = finished, aborted
 	progress := sumByJob(r.steps, byJob(got["progress_tokens"]), byJob(got["progress_finished"]), byJob(got["progress_steps"]))
 	direct[diagnose.Progress] = progress
 
 	perGPU := gpuByTarget(got, r.steps, targets, agents)
+	ceilings := runningCeilings(got["ceiling_gauge"], got["ceiling_info"])
 	for _, t := range targets {
 		ti := diagnose.TargetInput{Name: t.Name, Values: map[diagnose.Signal][]float64{},
 			Approximate: map[diagnose.Signal]string{}, Absent: map[diagnose.Signal]string{}}
@@ -273,6 +289,11 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 				ti.Absent[diagnose.Aborted] = "the finished-requests counter has no finished_reason label on this engine"
 			}
 		}
+		if c, ok := ceilings[t.Name]; ok {
+			ti.RunningCeiling, ti.CeilingSource = c.value, c.source
+		} else if th.MaxNumSeqs > 0 {
+			ti.RunningCeiling, ti.CeilingSource = th.MaxNumSeqs, "--max-num-seqs from the diagnosis.maxNumSeqs setting"
+		}
 		if t.Agent == "" {
 			ti.NoGPU = "no GPU agent is configured for this target (targets[].agent in the data source settings)"
 		} else {
@@ -287,10 +308,82 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 				ti.Approximate[s] = note
 			}
 			ti.SlowdownReasons = g.reasons
+			ti.GPUs = g.gpus
 		}
 		in.Targets = append(in.Targets, ti)
 	}
 	return in, r, nil
+}
+
+// promptQuantiles computes, per job and step, the median and the 99th
+// percentile of prompt tokens per request from the windowed bucket rates
+// of the prompt-length histogram (Prometheus histogram_quantile
+// semantics, hist.Quantile). A step whose window finished no request is NaN.
+func promptQuantiles(m model.Matrix, steps []time.Time) (p50, p99 map[string][]float64) {
+	p50, p99 = map[string][]float64{}, map[string][]float64{}
+	vals, labels := analysis.Align(m, steps)
+	type bucketSeries struct {
+		le   float64
+		vals []float64
+	}
+	byJob := map[string][]bucketSeries{}
+	for k, l := range labels {
+		le, err := hist.ParseLe(l["le"])
+		if err != nil {
+			continue
+		}
+		byJob[l["target"]] = append(byJob[l["target"]], bucketSeries{le, vals[k]})
+	}
+	for job, bs := range byJob {
+		a, b := make([]float64, len(steps)), make([]float64, len(steps))
+		for i := range steps {
+			var buckets []hist.Bucket
+			for _, s := range bs {
+				if !math.IsNaN(s.vals[i]) {
+					buckets = append(buckets, hist.Bucket{UpperBound: s.le, Count: s.vals[i]})
+				}
+			}
+			slices.SortFunc(buckets, func(x, y hist.Bucket) int { return cmp.Compare(x.UpperBound, y.UpperBound) })
+			a[i], b[i] = hist.Quantile(0.5, buckets).Value, hist.Quantile(0.99, buckets).Value
+		}
+		p50[job], p99[job] = a, b
+	}
+	return p50, p99
+}
+
+// ceiling is a target's exported running ceiling and where it was read.
+type ceiling struct {
+	value  float64
+	source string
+}
+
+// runningCeilings reads each job's exported running ceiling over the range:
+// the highest value of an engine's max-running gauge, else the highest
+// max_num_seqs label of a config-info series (catalog.RunningCeilingPromQL).
+// Values that are not positive whole numbers are ignored.
+func runningCeilings(gauges, info model.Matrix) map[string]ceiling {
+	out := map[string]ceiling{}
+	for _, s := range info {
+		job := string(s.Metric["job"])
+		v, err := strconv.ParseFloat(string(s.Metric[catalog.MaxNumSeqsLabel]), 64)
+		if err != nil || v <= 0 || v != math.Trunc(v) || math.IsInf(v, 0) || v <= out[job].value {
+			continue
+		}
+		out[job] = ceiling{v, "max_num_seqs exported by the engine (" + catalog.MaxNumSeqsLabel + " label of a config-info gauge)"}
+	}
+	for _, s := range gauges {
+		job := string(s.Metric["job"])
+		best := 0.0
+		for _, p := range s.Values {
+			if v := float64(p.Value); v > best && v == math.Trunc(v) && !math.IsInf(v, 0) {
+				best = v
+			}
+		}
+		if best > 0 {
+			out[job] = ceiling{best, "maximum running requests exported by the engine (" + strings.Join(catalog.MaxRunningGauges, " or ") + ")"}
+		}
+	}
+	return out
 }
 
 // finishedByReason splits the finished-requests rate by finished_reason
@@ -374,6 +467,7 @@ type targetGPU struct {
 	absent  map[diagnose.Signal]string
 	approx  map[diagnose.Signal]string
 	reasons []string
+	gpus    []diagnose.GPUInput // per GPU, by index
 }
 
 // gpuByTarget reduces the per-GPU results to each target's GPUs (the
@@ -417,6 +511,36 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 			return err == nil && slices.Contains(t.GPUs, idx)
 		}
 		tg := targetGPU{values: map[diagnose.Signal][]float64{}, absent: map[diagnose.Signal]string{}, approx: map[diagnose.Signal]string{}}
+		// Per-GPU inputs, keyed by GPU index.
+		byGPU := map[string]*diagnose.GPUInput{}
+		gpuOf := func(l map[string]string) *diagnose.GPUInput {
+			g := byGPU[l["gpu"]]
+			if g == nil {
+				g = &diagnose.GPUInput{GPURef: diagnose.GPURef{GPU: l["gpu"]}, Values: map[diagnose.Signal][]float64{}}
+				byGPU[l["gpu"]] = g
+			}
+			if g.UUID == "" {
+				g.UUID = l["uuid"]
+			}
+			return g
+		}
+		perGPU := func(d diagnose.Signal, s catalog.Signal) {
+			a := al[s]
+			for k, l := range a.labels {
+				if keep(l) {
+					if g := gpuOf(l); g.Values[d] == nil {
+						g.Values[d] = a.vals[k]
+					}
+				}
+			}
+		}
+		for _, p := range []struct {
+			d diagnose.Signal
+			c catalog.Signal
+		}{{diagnose.SMActive, catalog.SMActive}, {diagnose.SMActive, catalog.GREngineActive}, {diagnose.DRAMActive, catalog.DRAMActive},
+			{diagnose.TensorActive, catalog.TensorActive}, {diagnose.GPUUtil, catalog.GPUUtil}} {
+			perGPU(p.d, p.c)
+		}
 		mean := func(s catalog.Signal) []float64 {
 			a := al[s]
 			var sum []float64
@@ -480,14 +604,18 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 					ratio[i] = math.NaN()
 				}
 			}
+			own := make([]float64, len(steps))
 			for i, c := range clk.vals[k] {
+				own[i] = math.NaN()
 				if math.IsNaN(c) || math.IsNaN(m[i]) || m[i] <= 0 {
 					continue
 				}
+				own[i] = c / m[i]
 				if x := c / m[i]; math.IsNaN(ratio[i]) || x < ratio[i] {
 					ratio[i] = x
 				}
 			}
+			gpuOf(l).Values[diagnose.ClockRatio] = own
 		}
 		if ratio != nil {
 			tg.values[diagnose.ClockRatio] = ratio
@@ -507,16 +635,27 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 					slow[i] = math.NaN()
 				}
 			}
+			g := gpuOf(st.Labels)
+			own := make([]float64, len(steps))
+			if g.SlowdownReasons == nil {
+				g.SlowdownReasons = make([]string, len(steps))
+			}
 			for i, v := range st.Values {
+				own[i] = math.NaN()
 				if v == "" {
 					continue
 				}
 				if math.IsNaN(slow[i]) {
 					slow[i] = 0
 				}
+				own[i] = 0
 				for _, rsn := range strings.Split(v, ", ") {
 					if slices.Contains(slowdownReasons, rsn) {
 						slow[i] = 1
+						own[i] = 1
+						if tag := rsn + " on gpu " + st.Labels["gpu"]; !strings.Contains(g.SlowdownReasons[i], tag) {
+							g.SlowdownReasons[i] = strings.TrimPrefix(g.SlowdownReasons[i]+", "+tag, ", ")
+						}
 						tag := fmt.Sprintf("%s on gpu %s", rsn, st.Labels["gpu"])
 						if reasons[i] == "" {
 							reasons[i] = tag
@@ -526,6 +665,7 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 					}
 				}
 			}
+			g.Values[diagnose.Slowdown] = own
 		}
 		if slow != nil {
 			tg.values[diagnose.Slowdown] = slow
@@ -533,9 +673,22 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		} else {
 			tg.absent[diagnose.Slowdown] = agentNote + " (throttle reasons)"
 		}
+		for _, idx := range slices.SortedFunc(maps.Keys(byGPU), compareGPUIndex) {
+			tg.gpus = append(tg.gpus, *byGPU[idx])
+		}
 		out[t.Name] = tg
 	}
 	return out
+}
+
+// compareGPUIndex orders GPU indexes numerically ("2" before "10"), others as strings.
+func compareGPUIndex(a, b string) int {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil {
+		return x - y
+	}
+	return strings.Compare(a, b)
 }
 
 // classList renders diagnose.Classes for error messages.

@@ -53,6 +53,12 @@ type Diagnosis struct {
 	// HOLTTFTRatio: head-of-line blocking needs the window's mean TTFT at least
 	// this many times the mean prefill time of a request.
 	HOLTTFTRatio float64 `json:"holTtftRatio,omitempty"`
+	// HOLTailTokens: head-of-line blocking needs the 99th percentile of
+	// prompt tokens per request (prompt-length histogram) at or above this.
+	HOLTailTokens float64 `json:"holTailTokens,omitempty"`
+	// HOLTailRatio: … and that 99th percentile at least this many times the
+	// median prompt: a mix of short prompts with a tail of long ones.
+	HOLTailRatio float64 `json:"holTailRatio,omitempty"`
 	// HOLPrefillPerToken is the prefill time per prompt token (seconds) still
 	// counted as normal for head-of-line blocking.
 	HOLPrefillPerToken float64 `json:"holPrefillPerToken,omitempty"`
@@ -66,6 +72,13 @@ type Diagnosis struct {
 	// Hysteresis relaxes a threshold by this share while its finding is
 	// active, so a value hovering at the threshold does not flap.
 	Hysteresis float64 `json:"hysteresis,omitempty"`
+	// MaxNumSeqs is the running-request ceiling (vLLM --max-num-seqs) the
+	// queue-saturation rule uses for targets whose engine does not export
+	// its own (SGLang max_running_requests, TensorRT-LLM
+	// max_num_active_requests, a max_num_seqs label on a *_config_info
+	// gauge). 0, the default, means the observed plateau: the highest
+	// running count in the queried range.
+	MaxNumSeqs float64 `json:"maxNumSeqs,omitempty"`
 }
 
 // DefaultDiagnosis returns the documented default thresholds.
@@ -87,7 +100,9 @@ func DefaultDiagnosis() Diagnosis {
 		ClockRatioMin:        0.9,
 		FrontendShare:        0.3,
 		GPUBusy:              0.5,
-		HOLTTFTRatio:         3,
+		HOLTTFTRatio:         1.5,
+		HOLTailTokens:        8000,
+		HOLTailRatio:         10,
 		HOLPrefillPerToken:   0.0002,
 		UnderRunning:         1,
 		SMActiveLow:          0.1,
@@ -111,7 +126,7 @@ func (d *Diagnosis) applyDefaults() {
 		{&d.ITLHigh, &def.ITLHigh}, {&d.DecodeBatchMin, &def.DecodeBatchMin},
 		{&d.ClockRatioMin, &def.ClockRatioMin}, {&d.FrontendShare, &def.FrontendShare},
 		{&d.GPUBusy, &def.GPUBusy}, {&d.HOLTTFTRatio, &def.HOLTTFTRatio},
-		{&d.HOLPrefillPerToken, &def.HOLPrefillPerToken}, {&d.UnderRunning, &def.UnderRunning},
+		{&d.HOLPrefillPerToken, &def.HOLPrefillPerToken}, {&d.HOLTailTokens, &def.HOLTailTokens}, {&d.HOLTailRatio, &def.HOLTailRatio}, {&d.UnderRunning, &def.UnderRunning},
 		{&d.SMActiveLow, &def.SMActiveLow}, {&d.AbortShare, &def.AbortShare}, {&d.Hysteresis, &def.Hysteresis},
 	} {
 		if *p.v == 0 {
@@ -146,12 +161,16 @@ func (d *Diagnosis) validate() error {
 	}{
 		{"queueWaitingMin", d.QueueWaitingMin}, {"preemptionsPerSecond", d.PreemptionsPerSecond},
 		{"longPromptTokens", d.LongPromptTokens}, {"itlHigh", d.ITLHigh}, {"decodeBatchMin", d.DecodeBatchMin},
-		{"holTtftRatio", d.HOLTTFTRatio}, {"holPrefillPerToken", d.HOLPrefillPerToken}, {"underRunning", d.UnderRunning},
+		{"holTtftRatio", d.HOLTTFTRatio}, {"holPrefillPerToken", d.HOLPrefillPerToken},
+		{"holTailTokens", d.HOLTailTokens}, {"holTailRatio", d.HOLTailRatio}, {"underRunning", d.UnderRunning},
 	}
 	for _, p := range positives {
 		if math.IsNaN(p.v) || math.IsInf(p.v, 0) || p.v <= 0 {
 			return fmt.Errorf("diagnosis.%s: %v must be a positive number", p.name, p.v)
 		}
+	}
+	if math.IsNaN(d.MaxNumSeqs) || math.IsInf(d.MaxNumSeqs, 0) || d.MaxNumSeqs < 0 || d.MaxNumSeqs != math.Trunc(d.MaxNumSeqs) {
+		return fmt.Errorf("diagnosis.maxNumSeqs: %v must be a whole number of requests (0: the observed plateau)", d.MaxNumSeqs)
 	}
 	return nil
 }

@@ -20,6 +20,11 @@ func TestDiagnosisDefaultsAndOverrides(t *testing.T) {
 	assert.Equal(t, 0.95, s.Diagnosis.KVUsageHigh)
 	assert.Equal(t, 0.05, s.Diagnosis.ITLHigh)
 	assert.Equal(t, 0.3, s.Diagnosis.QueueTimeShare, "unset fields keep their default")
+	assert.Zero(t, s.Diagnosis.MaxNumSeqs, "default: the observed plateau")
+
+	s, err = Load([]byte(`{"diagnosis":{"maxNumSeqs":256}}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 256.0, s.Diagnosis.MaxNumSeqs)
 }
 
 func TestDiagnosisValidation(t *testing.T) {
@@ -29,6 +34,8 @@ func TestDiagnosisValidation(t *testing.T) {
 		`{"diagnosis":{"hysteresis":-0.1}}`:  "diagnosis.hysteresis: -0.1 must be a ratio in (0, 1]",
 		`{"diagnosis":{"itlHigh":-2}}`:       "diagnosis.itlHigh: -2 must be a positive number",
 		`{"diagnosis":{"stallScrapes":"x"}}`: "jsonData is not valid JSON",
+		`{"diagnosis":{"maxNumSeqs":-4}}`:    "diagnosis.maxNumSeqs: -4 must be a whole number of requests",
+		`{"diagnosis":{"maxNumSeqs":2.5}}`:   "diagnosis.maxNumSeqs: 2.5 must be a whole number of requests",
 	} {
 		_, err := Load([]byte(js), nil)
 		require.Error(t, err, js)

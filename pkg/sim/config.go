@@ -131,6 +131,18 @@ type Config struct {
 
 	Prompt LengthDist // prompt tokens
 	Output LengthDist // output tokens the model would generate before EOS
+	// LongPromptShare is the share (0..1) of generated requests whose prompt
+	// is drawn from LongPrompt instead of Prompt: a mix of short prompts with
+	// occasional very long ones. 0 = never (LongPrompt is then ignored).
+	LongPromptShare float64
+	LongPrompt      LengthDist
+	// CancelShare is the share (0..1) of generated requests whose client
+	// closes the stream before the request finishes, CancelAfter seconds
+	// after arrival on average (exponentially distributed). vLLM then ends
+	// the request with finished_reason "abort": its prompt tokens are
+	// counted once prefilled, its latency histograms never see it.
+	CancelShare float64
+	CancelAfter float64
 	// MaxTokens is the max_tokens request parameter of generated load; an output
 	// reaching it finishes with reason "length", otherwise "stop".
 	MaxTokens int
@@ -270,6 +282,17 @@ func (c *Config) Validate() error {
 	}
 	if c.PrefixHitRatio < 0 || c.PrefixHitRatio > 1 || c.GPUMemoryUtil <= 0 || c.GPUMemoryUtil > 1 {
 		return errors.New("sim: prefix hit ratio and GPU memory utilisation must be in [0, 1]")
+	}
+	if c.LongPromptShare < 0 || c.LongPromptShare > 1 || c.CancelShare < 0 || c.CancelShare > 1 {
+		return errors.New("sim: long-prompt and cancel shares must be between 0 and 1")
+	}
+	if c.LongPromptShare > 0 {
+		if err := c.LongPrompt.validate("long prompt"); err != nil {
+			return err
+		}
+	}
+	if c.CancelShare > 0 && !(c.CancelAfter > 0) {
+		return errors.New("sim: cancel_after must be > 0 seconds when cancel_share is set")
 	}
 	if c.InputOverhead < 0 || c.InputOverheadPerToken < 0 || c.OutputOverhead < 0 || c.StepOverhead < 0 || c.ClientTimeout < 0 {
 		return errors.New("sim: overheads and client timeout must be ≥ 0")

@@ -66,7 +66,8 @@ type Request struct {
 	computed  int // tokens whose KV is computed
 	blocks    int // KV blocks held
 	state     reqState
-	aborted   string // abort requested (client), applied at the next step boundary
+	aborted   string  // abort requested (client), applied at the next step boundary
+	cancelAt  float64 // generated load: the client closes the stream at this time (0 = never)
 	listener  func(*Request, Event)
 	recording bool
 }
@@ -230,8 +231,15 @@ func (e *engine) newGenerated() *Request {
 	} else {
 		prompt = e.cfg.Prompt.sample(e.rng)
 		out = e.cfg.Output.sample(e.rng)
+		// extra draws only when the scenario asks, so other scenarios keep their streams
+		if e.cfg.LongPromptShare > 0 && e.rng.Float64() < e.cfg.LongPromptShare {
+			prompt = e.cfg.LongPrompt.sample(e.rng)
+		}
 	}
 	r := e.newRequest(prompt, out, e.cfg.MaxTokens, e.nextGen)
+	if e.cfg.CancelShare > 0 && e.rng.Float64() < e.cfg.CancelShare {
+		r.cancelAt = r.Arrival + expSample(e.rng, 1/e.cfg.CancelAfter)
+	}
 	e.scheduleNextArrival()
 	return r
 }
@@ -346,6 +354,7 @@ func (e *engine) idleTo(t float64) {
 // out; chunked prefill within the token budget) and computes its duration.
 func (e *engine) startStep() {
 	e.expireWaiting()
+	e.cancelClosed()
 	if !e.hasWork() {
 		return
 	}
@@ -452,6 +461,29 @@ func (e *engine) expireWaiting() {
 	}
 }
 
+// cancelClosed requests the abort of every waiting or running generated
+// request whose client has closed its stream (cancelAt reached); running
+// ones end at the step boundary, as vLLM handles disconnects.
+func (e *engine) cancelClosed() {
+	if e.cfg.CancelShare <= 0 {
+		return
+	}
+	var closed []*Request
+	for i := 0; i < e.waiting.len(); i++ {
+		if r := e.waiting.at(i); r.cancelAt > 0 && e.now >= r.cancelAt {
+			closed = append(closed, r)
+		}
+	}
+	for _, r := range e.running {
+		if r.cancelAt > 0 && e.now >= r.cancelAt {
+			closed = append(closed, r)
+		}
+	}
+	for _, r := range closed {
+		e.requestAbort(r, "client")
+	}
+}
+
 // preempt frees r's KV blocks and puts it at the front of the waiting queue
 // (V1 recompute preemption).
 func (e *engine) preempt(r *Request) {
@@ -512,15 +544,17 @@ func (e *engine) finishStep() {
 		if r.listener != nil {
 			r.listener(r, Event{Kind: EventToken, Time: t, Index: r.Generated})
 		}
-		if r.aborted != "" {
-			e.release(r)
-			e.abort(r, r.aborted)
-			finished = true
-			continue
-		}
+		// a request that produced its last token this step has finished, even if
+		// its client closed meanwhile (vLLM handles the abort after the step)
 		if r.Generated >= r.OutputTokens {
 			e.release(r)
 			e.complete(r)
+			finished = true
+			continue
+		}
+		if r.aborted != "" {
+			e.release(r)
+			e.abort(r, r.aborted)
 			finished = true
 		}
 	}
@@ -700,6 +734,9 @@ func (d *deque) pushFront(r *Request) {
 }
 
 func (d *deque) front() *Request { return d.buf[d.head] }
+
+// at returns the i-th request from the front (0 ≤ i < len).
+func (d *deque) at(i int) *Request { return d.buf[(d.head+i)%len(d.buf)] }
 
 func (d *deque) popFront() *Request {
 	r := d.buf[d.head]

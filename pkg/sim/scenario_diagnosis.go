@@ -6,6 +6,8 @@ import "time"
 const (
 	BottleneckFrontend = "frontend-overhead" // time goes to tokenisation and output processing, the GPU is not busy
 	BottleneckIdle     = "under-utilised"    // little load on a whole GPU
+	BottleneckHOL      = "head-of-line"      // long prompts hold whole steps; short requests queue behind them
+	BottleneckAborted  = "aborted-traffic"   // clients close streams before their requests finish
 )
 
 // diagnosisScenarios complete the scenario table with a case for each
@@ -37,6 +39,32 @@ var diagnosisScenarios = []Scenario{
 		apply: func(c *Config) {
 			c.StallAt = 5 * time.Minute
 			c.StallDropRunning = false
+		},
+	},
+	{
+		Name: "long-prompt-hol",
+		Description: "Short prompts (~300 tokens) with 3 % very long ones (~24k) at 8 req/s, chunked prefill off " +
+			"(max_num_batched_tokens 32768): each long prefill holds a whole step for most of a second, short requests " +
+			"queue behind it although the batch has free seats and prefill speed per token is normal.",
+		Bottleneck: BottleneckHOL,
+		apply: func(c *Config) {
+			c.Prompt = LengthDist{Kind: "lognormal", Mean: 300, Sigma: 0.5, Min: 8, Max: 2000}
+			c.LongPromptShare = 0.05
+			c.LongPrompt = LengthDist{Kind: "lognormal", Mean: 28000, Sigma: 0.05, Min: 24000, Max: 30000}
+			c.ChunkedPrefill = false
+			c.MaxNumBatchedTokens = 32768
+			c.Rate = 8
+		},
+	},
+	{
+		Name: "client-cancels",
+		Description: "Healthy load, but a quarter of the clients close their stream about 3 s after sending (exponentially " +
+			"distributed): about one request in eight ends with finished_reason=abort, its prompt tokens counted but never " +
+			"observed by the latency histograms.",
+		Bottleneck: BottleneckAborted,
+		apply: func(c *Config) {
+			c.CancelShare = 0.25
+			c.CancelAfter = 3
 		},
 	},
 }

@@ -142,7 +142,7 @@ func TestAlertRules(t *testing.T) {
 		"inferscope-stalled":                     {"target": "stalled", "class": "stalled"},
 		"inferscope-kv-cache-pressure":           {"target": "kv", "class": "kv_cache_pressure"},
 		"inferscope-queue-saturation":            {"target": "queue", "class": "queue_saturation"},
-		"inferscope-gpu-throttled":               {"target": "thermal", "class": "gpu_throttled"},
+		"inferscope-gpu-throttled":               {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
 		"inferscope-target-down":                 {"target": "down"},
 		"inferscope-telemetry-missing":           {"target": "dropper", "signal": "ttft"},
 	}

@@ -166,7 +166,7 @@ func TestAsGrafanaDiagnosis(t *testing.T) {
 		require.Equal(t, data.FrameTypeNumericMulti, f.Meta.Type)
 		require.Len(t, f.Fields, 1)
 		require.Equal(t, 1, f.Fields[0].Len())
-		key := f.Fields[0].Labels["target"] + "/" + f.Fields[0].Labels["class"]
+		key := f.Fields[0].Labels["target"] + "/" + f.Fields[0].Labels["class"] + f.Fields[0].Labels["gpu"]
 		_, dup := seen[key]
 		require.False(t, dup, "duplicate labels %s", key)
 		seen[key] = toFloat(t, f.Fields[0].At(0))

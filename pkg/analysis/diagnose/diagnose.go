@@ -55,25 +55,50 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 	for _, cl := range Classes {
 		r.Active[cl] = make([]bool, n)
 	}
-	// open runs: class → start index and the verdict at the latest step
+	perGPU := len(t.GPUs) > 0
+	if perGPU {
+		r.GPUActive = map[string][]bool{}
+		for _, g := range t.GPUs {
+			r.GPUs = append(r.GPUs, g.GPURef)
+			r.GPUActive[g.GPU] = make([]bool, n)
+		}
+	}
+	// open runs: (class, GPU) → start index and the verdict at the latest
+	// step. GPU is "" except for gpu_throttled with per-GPU data.
+	type key struct {
+		cl  Class
+		gpu string
+	}
 	type run struct {
 		start int
 		last  verdict
 	}
-	open := map[Class]*run{}
-	closeRun := func(cl Class, end int) {
-		o := open[cl]
-		delete(open, cl)
-		r.Findings = append(r.Findings, finding(t.Name, cl, o.last, in.Steps[o.start], in.Steps[end]))
+	open := map[key]*run{}
+	closeRun := func(k key, end int) {
+		o := open[k]
+		delete(open, k)
+		r.Findings = append(r.Findings, finding(t.Name, k.cl, o.last, in.Steps[o.start], in.Steps[end]))
+	}
+	holds := func(k key, i int) bool {
+		if k.gpu != "" {
+			return r.GPUActive[k.gpu][i]
+		}
+		return r.Active[k.cl][i]
 	}
 	for i := 0; i < n; i++ {
 		state, why := dataState(c, i)
 		got := map[Class]verdict{}
+		gotGPU := map[string]verdict{}
 		var notChecked []string
 		if state == stateAnswering {
 			r.Last = i
 			for _, cl := range ruleOrder {
-				v := rules[cl](c, i, i > 0 && r.Active[cl][i-1])
+				var v verdict
+				if cl == GPUThrottled && perGPU {
+					v = c.throttledPerGPU(i, r.GPUActive, gotGPU)
+				} else {
+					v = rules[cl](c, i, i > 0 && r.Active[cl][i-1])
+				}
 				notChecked = append(notChecked, v.notChecked...)
 				if v.active {
 					got[cl] = v
@@ -89,10 +114,22 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 				v.notChecked = notChecked
 				got[cl] = v
 			}
+			for g, v := range gotGPU {
+				v.notChecked = notChecked
+				gotGPU[g] = v
+				r.GPUActive[g][i] = true
+			}
 		} else if state == stateDown {
 			r.Last = i
 			got[Unknown] = verdict{active: true, confidence: High, summary: "Cannot tell: " + why + ".",
 				recommend: "Check that the target is up and its metrics page answers (see the targets query)."}
+		}
+		track := func(k key, v verdict) {
+			if o, ok := open[k]; ok {
+				o.last = v
+			} else {
+				open[k] = &run{start: i, last: v}
+			}
 		}
 		for _, cl := range Classes {
 			v, ok := got[cl]
@@ -103,23 +140,35 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 			if r.Primary[i] == "" {
 				r.Primary[i] = cl
 			}
-			if o, ok := open[cl]; ok {
-				o.last = v
-			} else {
-				open[cl] = &run{start: i, last: v}
+			if cl == GPUThrottled && perGPU {
+				continue // the per-GPU runs below carry the findings
+			}
+			track(key{cl: cl}, v)
+		}
+		for _, g := range t.GPUs {
+			if v, ok := gotGPU[g.GPU]; ok {
+				track(key{cl: GPUThrottled, gpu: g.GPU}, v)
 			}
 		}
-		for _, cl := range Classes {
-			if _, ok := open[cl]; ok && !r.Active[cl][i] {
-				closeRun(cl, i-1)
+		for k := range open {
+			if !holds(k, i) {
+				closeRun(k, i-1)
 			}
 		}
 	}
-	for _, cl := range Classes {
-		if _, ok := open[cl]; ok {
-			closeRun(cl, n-1)
-			r.Findings[len(r.Findings)-1].Current = r.Last >= 0 && r.Active[cl][r.Last]
+	keys := make([]key, 0, len(open))
+	for k := range open {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].cl != keys[b].cl {
+			return keys[a].cl < keys[b].cl
 		}
+		return keys[a].gpu < keys[b].gpu
+	})
+	for _, k := range keys {
+		closeRun(k, n-1)
+		r.Findings[len(r.Findings)-1].Current = r.Last >= 0 && holds(k, r.Last)
 	}
 	sortFindings(r.Findings)
 	return r
@@ -180,6 +229,8 @@ func unitOf(s Signal) string {
 		return "s"
 	case Preemptions, Finished, Aborted, PromptTok, GenTok, Progress:
 		return "/s"
+	case PromptP50, PromptP99:
+		return "tokens"
 	}
 	return "ratio"
 }
@@ -189,7 +240,7 @@ func finding(target string, cl Class, v verdict, start, end time.Time) Finding {
 	if conf == "" {
 		conf = High
 	}
-	return Finding{Target: target, Class: cl, Severity: severities[cl], Confidence: conf, ConfidenceWhy: v.why,
+	return Finding{Target: target, GPUs: v.gpus, Class: cl, Severity: severities[cl], Confidence: conf, ConfidenceWhy: v.why,
 		Evidence: v.evidence, NotChecked: v.notChecked, Summary: v.summary, Recommendation: v.recommend,
 		Start: start, End: end}
 }
@@ -204,7 +255,12 @@ func sortFindings(f []Finding) {
 		if !f[i].Start.Equal(f[j].Start) {
 			return f[i].Start.Before(f[j].Start)
 		}
-		return rank[f[i].Class] < rank[f[j].Class]
+		if f[i].Class != f[j].Class {
+			return rank[f[i].Class] < rank[f[j].Class]
+		}
+		gi, _ := f[i].GPUList()
+		gj, _ := f[j].GPUList()
+		return gi < gj
 	})
 }
 

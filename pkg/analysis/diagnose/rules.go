@@ -19,6 +19,7 @@ type verdict struct {
 	notChecked []string
 	summary    string
 	recommend  string
+	gpus       []GPURef // the GPUs the finding is about (see Finding.GPUs)
 }
 
 func (v *verdict) lowerTo(c Confidence, why string) {
@@ -258,6 +259,71 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 	return v
 }
 
+// forGPU is c reading one GPU's signals in place of the target's GPU signals.
+func (c *tctx) forGPU(g *GPUInput) *tctx {
+	in := *c.in
+	in.Values = g.Values
+	in.SlowdownReasons = g.SlowdownReasons
+	gc := *c
+	gc.in = &in
+	return &gc
+}
+
+// throttledPerGPU evaluates the throttling rule on each of the target's GPUs
+// at step i, each with its own hysteresis (active holds the GPUs' earlier
+// steps). Each throttled GPU's verdict goes into got under its index; the
+// returned target-level verdict holds when any GPU is throttled and says,
+// per GPU, what could not be checked.
+func (c *tctx) throttledPerGPU(i int, active map[string][]bool, got map[string]verdict) verdict {
+	var out verdict
+	for k := range c.in.GPUs {
+		g := &c.in.GPUs[k]
+		v := ruleThrottled(c.forGPU(g), i, i > 0 && active[g.GPU][i-1])
+		for _, nc := range v.notChecked {
+			out.notChecked = append(out.notChecked, "gpu "+g.GPU+" "+nc)
+		}
+		if !v.active {
+			continue
+		}
+		v.gpus = []GPURef{g.GPURef}
+		v.summary = "GPU " + g.GPU + " throttled: a hardware-slowdown, thermal or power-brake reason is active and its SM clock is below its maximum."
+		got[g.GPU] = v
+		if !out.active {
+			out = v
+		}
+	}
+	return out
+}
+
+// gpusWhere names the target's GPUs whose own value of s satisfies op thr
+// at step i (per-GPU data only), and adds their values to the evidence of s.
+func (c *tctx) gpusWhere(v *verdict, s Signal, i int, op string, thr float64) {
+	if len(c.in.GPUs) == 0 {
+		return
+	}
+	var parts []string
+	for k := range c.in.GPUs {
+		g := &c.in.GPUs[k]
+		x, ok := c.forGPU(g).value(s, i)
+		if !ok {
+			continue
+		}
+		parts = append(parts, "gpu "+g.GPU+" "+num(x))
+		if (op == ">=" && x >= thr) || (op == "<" && x < thr) {
+			v.gpus = append(v.gpus, g.GPURef)
+		}
+	}
+	for k := range v.evidence {
+		if v.evidence[k].Signal == string(s) && len(parts) > 0 {
+			note := "per GPU: " + strings.Join(parts, ", ")
+			if v.evidence[k].Note != "" {
+				note = v.evidence[k].Note + "; " + note
+			}
+			v.evidence[k].Note = note
+		}
+	}
+}
+
 func ruleKV(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	kv, ok := c.value(KVUsage, i)
@@ -302,6 +368,9 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	note := "configured --max-num-seqs"
+	if c.in.CeilingSource != "" {
+		note = "ceiling: " + c.in.CeilingSource
+	}
 	if c.plateau {
 		note = "ceiling = highest running count in the range (max_num_seqs is not exported)"
 	}
@@ -399,8 +468,10 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 	switch {
 	case okSM && c.atLeast(sm, c.th.SMActiveHigh, prev):
 		v.evidence = append(v.evidence, ev(SMActive, sm, ">=", c.th.SMActiveHigh, "ratio"))
+		c.gpusWhere(&v, SMActive, i, ">=", c.th.SMActiveHigh)
 	case okT && c.atLeast(ten, c.th.SMActiveHigh, prev):
 		v.evidence = append(v.evidence, ev(TensorActive, ten, ">=", c.th.SMActiveHigh, "ratio"))
+		c.gpusWhere(&v, TensorActive, i, ">=", c.th.SMActiveHigh)
 	case okSM || okT:
 		return v // the GPU is not compute-busy: not compute-bound
 	default:
@@ -442,6 +513,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 	if _, ok := c.value(SMActive, i); ok && !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveHigh, prev) {
 		return v
 	}
+	c.gpusWhere(&v, DRAMActive, i, ">=", c.th.DRAMActiveHigh)
 	c.approx(&v, ITLMean, Running)
 	v.active = true
 	v.summary = "Decode memory-bandwidth-bound: inter-token latency is high with a large decode batch; DRAM bandwidth, not compute, limits each step."
@@ -477,6 +549,7 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.GPUBusy, prev) {
 		return v
 	}
+	c.gpusWhere(&v, SMActive, i, "<", c.th.GPUBusy)
 	c.approx(&v, E2EMean, QueueMean, InferenceMean)
 	v.active = true
 	v.summary = "Frontend or system side: a large share of E2E latency is spent outside the engine (tokenisation, API-server CPU, detokenisation, network) while the GPU is not busy."
@@ -484,18 +557,33 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 	return v
 }
 
+// ruleHOL: head-of-line blocking by long prompts. The prompt-length
+// histogram shows a tail (99th percentile long, and far above the median),
+// the window's mean TTFT is well above the mean prefill time (requests wait
+// for the step's token budget), prefill runs at a normal speed per prompt
+// token, and the batch has free seats and KV blocks (so neither the queue
+// nor the KV rule explains the wait).
 func ruleHOL(c *tctx, i int, prev bool) verdict {
-	v := verdict{confidence: Medium, why: []string{"the prompt-length mix is inferred from means: the prompt-token histogram is not read"}}
-	wait, ok1 := c.avg(Waiting, i)
-	run, ok2 := c.avg(Running, i)
-	ttft, ok3 := c.value(TTFTMean, i)
-	pre, ok4 := c.value(PrefillMean, i)
-	ppr, ok5 := c.promptPerRequest(i)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+	v := verdict{confidence: High}
+	p50, ok1 := c.value(PromptP50, i)
+	p99, ok2 := c.value(PromptP99, i)
+	run, ok3 := c.avg(Running, i)
+	ttft, ok4 := c.value(TTFTMean, i)
+	pre, ok5 := c.value(PrefillMean, i)
+	ppr, ok6 := c.promptPerRequest(i)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		for _, s := range []Signal{PromptP99, Running, TTFTMean, PrefillMean, PromptTok, Finished} {
+			if _, ok := c.value(s, i); !ok {
+				v.notChecked = append(v.notChecked, c.missing(s))
+			}
+		}
 		return v
 	}
-	if !c.atLeast(wait, c.th.QueueWaitingMin, prev) || c.ceiling <= 0 || run >= c.th.RunningCeilingRatio*c.ceiling {
+	if p50 <= 0 || !c.atLeast(p99, c.th.HOLTailTokens, prev) || !c.atLeast(p99/p50, c.th.HOLTailRatio, prev) {
 		return v
+	}
+	if c.ceiling > 0 && run >= c.th.RunningCeilingRatio*c.ceiling {
+		return v // the batch is full: queue saturation
 	}
 	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
 		return v
@@ -504,13 +592,18 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	v.evidence = []Evidence{
-		ev(WaitingAvg, wait, ">=", c.th.QueueWaitingMin, "requests"),
-		{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"},
+		ev(PromptP99, p99, ">=", c.th.HOLTailTokens, "tokens"),
+		{Signal: "prompt_tail_ratio", Value: p99 / p50, Op: ">=", Threshold: c.th.HOLTailRatio, Unit: "ratio",
+			Note: fmt.Sprintf("99th percentile %s tokens, median %s tokens per prompt", num(p99), num(p50))},
 		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.th.HOLTTFTRatio, Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
 		{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"},
 	}
+	if c.ceiling > 0 {
+		v.evidence = append(v.evidence, Evidence{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"})
+	}
+	c.approx(&v, PromptP99, TTFTMean, PrefillMean)
 	v.active = true
-	v.summary = "Head-of-line blocking: requests wait although the batch has free seats and prefill runs at normal speed per token: long prompts hold the step's token budget."
+	v.summary = "Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats and prefill runs at normal speed per token."
 	v.recommend = "Enable chunked prefill (--enable-chunked-prefill) with a smaller --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
 	return v
 }
@@ -559,6 +652,7 @@ func ruleUnder(c *tctx, i int, prev bool) verdict {
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveLow, prev) {
 		return v
 	}
+	c.gpusWhere(&v, SMActive, i, "<", c.th.SMActiveLow)
 	v.active = true
 	v.summary = "Under-utilised: little load and idle SMs."
 	v.recommend = "Consolidate: serve this model from fewer replicas or share the GPU (e.g. lower --gpu-memory-utilization and co-locate)."

@@ -60,6 +60,9 @@ const (
 	OK       Severity = "ok"
 )
 
+// Severity returns the class's severity.
+func (c Class) Severity() Severity { return severities[c] }
+
 // Level is a severity as a number for alert rules: critical 3, warning 2,
 // info 1, ok 0.
 func (s Severity) Level() float64 {
@@ -122,6 +125,8 @@ const (
 	E2EMean       Signal = "e2e_mean"            // s
 	TTFTMean      Signal = "ttft_mean"           // s
 	ITLMean       Signal = "itl_mean"            // s
+	PromptP50     Signal = "prompt_tokens_p50"   // tokens per request, median over the rate window (prompt-length histogram)
+	PromptP99     Signal = "prompt_tokens_p99"   // tokens per request, 99th percentile over the rate window (prompt-length histogram)
 	SMActive      Signal = "sm_active"           // ratio 0..1, mean over the target's GPUs and the rate window
 	DRAMActive    Signal = "dram_active"         // ratio 0..1, mean over the target's GPUs and the rate window
 	TensorActive  Signal = "tensor_active"       // ratio 0..1, mean over the target's GPUs and the rate window
@@ -152,6 +157,34 @@ type TargetInput struct {
 	// RunningCeiling is the configured maximum of running requests
 	// (--max-num-seqs) when known, else 0: the observed plateau is used.
 	RunningCeiling float64
+	// CeilingSource says where RunningCeiling comes from (shown as the
+	// evidence note), e.g. "max_num_seqs exported by the engine"; "" reads
+	// "configured --max-num-seqs".
+	CeilingSource string
+	// GPUs are the target's GPUs, one entry each with its own GPU signals,
+	// when the target names a GPU agent and the agent reports per-GPU
+	// series. Throttling is then diagnosed per GPU, and the findings that
+	// read GPU activity name the GPUs whose values crossed the threshold.
+	// The target-level GPU signals in Values stay the across-GPU reduction.
+	GPUs []GPUInput
+}
+
+// GPURef names one GPU of a target's agent: its index ("0", "1", …) and
+// UUID ("GPU-…", "" when the agent does not report it).
+type GPURef struct {
+	GPU  string
+	UUID string
+}
+
+// GPUInput is one GPU's signals on the step grid: SMActive, DRAMActive,
+// TensorActive, GPUUtil (ratios 0..1, mean over the rate window),
+// ClockRatio (SM clock / max SM clock) and Slowdown (1 while a slowdown
+// reason is active, else 0), each optional.
+type GPUInput struct {
+	GPURef
+	Values map[Signal][]float64
+	// SlowdownReasons holds, per step, the active slowdown reasons; may be nil.
+	SlowdownReasons []string
 }
 
 // Input is everything a diagnosis needs.
@@ -217,7 +250,13 @@ func num(v float64) string {
 
 // Finding is one class holding for one target over a contiguous run of steps.
 type Finding struct {
-	Target     string
+	Target string
+	// GPUs are the GPUs the finding is about: for gpu_throttled, the one
+	// throttled GPU (one finding per GPU); for the rules that read GPU
+	// activity (prefill compute, decode bandwidth, under-utilised, frontend),
+	// the GPUs whose own value crossed the threshold at the finding's last
+	// step. Empty for findings that read no GPU signal or without per-GPU data.
+	GPUs       []GPURef
 	Class      Class
 	Severity   Severity
 	Confidence Confidence
@@ -278,6 +317,11 @@ type TargetResult struct {
 	Findings []Finding
 	// Last is the index of the target's last step with data, −1 if none.
 	Last int
+	// GPUs are the target's GPUs when per-GPU data exists (TargetInput.GPUs).
+	GPUs []GPURef
+	// GPUActive says, per GPU index, at which steps gpu_throttled held on
+	// that GPU (only with per-GPU data).
+	GPUActive map[string][]bool
 }
 
 // Current returns the findings that hold at the target's last step with data.
@@ -295,6 +339,15 @@ func (r TargetResult) Current() []Finding {
 type Result struct {
 	Steps   []time.Time
 	Targets []TargetResult
+}
+
+// GPUList renders the finding's GPUs' indexes and UUIDs as comma-separated lists.
+func (f Finding) GPUList() (gpus, uuids string) {
+	g, u := make([]string, len(f.GPUs)), make([]string, len(f.GPUs))
+	for k, r := range f.GPUs {
+		g[k], u[k] = r.GPU, r.UUID
+	}
+	return strings.Join(g, ","), strings.Join(u, ",")
 }
 
 func (c Class) describe() string { return strings.ReplaceAll(string(c), "_", " ") }
