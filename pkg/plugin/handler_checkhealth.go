@@ -148,19 +148,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	}
 	h.OK = true
 	if kind == "target" {
-		for _, a := range catalog.AssessAll(d, v.Names) {
-			switch a.State {
-			case catalog.StateExported:
-				h.Exported = append(h.Exported, string(a.Signal))
-			case catalog.StateApproximate:
-				h.Exported = append(h.Exported, string(a.Signal))
-				h.Approx = append(h.Approx, string(a.Signal))
-			case catalog.StateNotSeen:
-				h.NotSeen = append(h.NotSeen, string(a.Signal))
-			default:
-				h.Absent = append(h.Absent, string(a.Signal))
-			}
-		}
+		h.addSignals(catalog.AssessAll(d, v.Names))
 	}
 	return h
 }
@@ -187,4 +175,22 @@ func shortList(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// addSignals sorts a target's availability (catalog.AssessAll) into the
+// health details' exported, approximate, not-seen and absent lists.
+func (h *healthTarget) addSignals(all []catalog.TargetSignal) {
+	for _, a := range all {
+		switch a.State {
+		case catalog.StateExported:
+			h.Exported = append(h.Exported, string(a.Signal))
+		case catalog.StateApproximate:
+			h.Exported = append(h.Exported, string(a.Signal))
+			h.Approx = append(h.Approx, string(a.Signal))
+		case catalog.StateNotSeen:
+			h.NotSeen = append(h.NotSeen, string(a.Signal))
+		default:
+			h.Absent = append(h.Absent, string(a.Signal))
+		}
+	}
 }

@@ -201,19 +201,7 @@ func (i *Instance) probeRemote(ctx context.Context, name, kind string) healthTar
 	}
 	h.OK = true
 	if kind == "target" {
-		for _, a := range catalog.AssessAll(d, v.Names) {
-			switch a.State {
-			case catalog.StateExported:
-				h.Exported = append(h.Exported, string(a.Signal))
-			case catalog.StateApproximate:
-				h.Exported = append(h.Exported, string(a.Signal))
-				h.Approx = append(h.Approx, string(a.Signal))
-			case catalog.StateNotSeen:
-				h.NotSeen = append(h.NotSeen, string(a.Signal))
-			default:
-				h.Absent = append(h.Absent, string(a.Signal))
-			}
-		}
+		h.addSignals(catalog.AssessAll(d, v.Names))
 	}
 	return h
 }
