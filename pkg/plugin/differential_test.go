@@ -248,11 +248,18 @@ func startPrometheus(t testing.TB, omFile string) string {
 	require.NoError(t, err, "promtool backfill: %s", out)
 	cfg := filepath.Join(dir, "prometheus.yml")
 	require.NoError(t, os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o600))
+	return runPrometheus(t, "--config.file="+cfg, "--storage.tsdb.path="+dataDir, "--storage.tsdb.retention.time=100y")
+}
+
+// runPrometheus starts the Debian prometheus binary with args on a free
+// loopback port, waits for /-/ready (at most 60 s, failing with its log)
+// and returns its base URL; the process is killed in t.Cleanup.
+func runPrometheus(t testing.TB, args ...string) string {
+	t.Helper()
 	port := freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	var logs lockedBuffer
-	cmd := exec.Command("prometheus", "--config.file="+cfg, "--storage.tsdb.path="+dataDir,
-		"--storage.tsdb.retention.time=100y", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
+	cmd := exec.Command("prometheus", append(args, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)

@@ -179,39 +179,7 @@ func startScrapingPrometheus(t *testing.T, config string) string {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
 	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o600))
-	port := freePort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	var logs lockedBuffer
-	cmd := exec.Command("prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("prometheus exited before it was ready (%v):\n%s", err, logs.String())
-		default:
-		}
-		resp, err := http.Get(base + "/-/ready")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready after 60 s:\n%s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return runPrometheus(t, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"))
 }
 
 // relClose reports whether a and b agree within rel (relative to the larger)
