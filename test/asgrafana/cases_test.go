@@ -22,8 +22,9 @@ type caseTarget struct {
 
 var caseTargets = []caseTarget{
 	{"gauges-only", "testdata/cases/vllm-v1-scheduler-gauges-only.prom", []string{"kv_cache_usage", "requests_running", "requests_waiting"}},
-	// request_prompt_tokens is no canonical signal: the page is vLLM's, and exports none.
-	{"dp2-multiproc", "testdata/cases/vllm-v1-dp2-multiproc-token-histograms-only.prom", nil},
+	// request_prompt_tokens carries prompt_length (the prompt-token histogram the
+	// head-of-line rule reads) and nothing else.
+	{"dp2-multiproc", "testdata/cases/vllm-v1-dp2-multiproc-token-histograms-only.prom", []string{"prompt_length"}},
 	{"dp2-no-ttft", "testdata/cases/vllm-v1-dp2-no-ttft-e2e-buckets-end-60s.prom", []string{"e2e", "kv_cache_usage", "requests_finished", "requests_running", "requests_waiting"}},
 }
 

@@ -110,7 +110,11 @@ func TestAsGrafanaCorrectness(t *testing.T) {
 		assert.Contains(t, r.frames[0].Meta.ExecutedQueryString, "[4s]")
 		ss := seriesOf(t, r.frames)
 		// Equal rates: merged counts 1.2r at 0.1 and 2r at 0.5; rank 1.5r → 0.1 + 0.4·0.3/0.8.
-		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": ""}), 0.25, 1e-3, "merged p75") // the two targets are scraped a few ms apart
+		// The two targets are scraped independently: on a loaded machine their
+		// scrape times drift by tens of ms inside the 4 s window, so their
+		// extrapolated rates differ by up to a few percent and the merged rank
+		// moves with them (3 % seen in CI). The bounds below stay exact.
+		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": ""}), 0.25, 0.05, "merged p75")
 		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": "lower"}), 0, 0, "merged p75 lower")
 		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": "upper"}), 0.5, 1e-12, "merged p75 upper")
 		assert.True(t, containsText(allNotices(r.frames), "bucket layouts differ across target (fast: 0.1, 1; slow: 0.5)"), "%v", allNotices(r.frames))
