@@ -93,14 +93,15 @@ func estimatorVar() cog.Builder[dashboard.VariableModel] {
 }
 
 // eventsAnnotation marks restarts, model and version changes and up/down
-// transitions of the selected targets on every time-series panel.
+// transitions of the selected targets on every time-series panel (events
+// are per target: the query takes no model selection).
 func eventsAnnotation() cog.Builder[dashboard.AnnotationQuery] {
 	return dashboard.NewAnnotationQueryBuilder().
 		Name("Engine events").
 		Datasource(dsRef).
 		Enable(true).
 		IconColor("orange").
-		Target(query(sel("queryType", "events")...))
+		Target(query("queryType", "events", "targets", []string{"$target"}))
 }
 
 // ts is a time-series panel; unit "" leaves each field's own unit (the
@@ -210,7 +211,8 @@ func SLO() *dashboard.DashboardBuilder {
 func GPU() *dashboard.DashboardBuilder {
 	b := base(UIDGPU, "Inferscope — GPUs",
 		"Per GPU: saturation, memory, power against its limit, temperature, clocks and throttle reasons, from the Inferscope GPU agent or dcgm-exporter.",
-		targetVar(), gpuVar())
+		targetVar(), gpuVar()).
+		Annotation(eventsAnnotation())
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
@@ -234,7 +236,7 @@ func Targets() *dashboard.DashboardBuilder {
 	b.WithPanel(tbl("Inventory", "One row per target and GPU agent: engine, V0/V1, version range, models, up, last scrape, scrape duration, stored series, the last scrape error and the signals it exports.",
 		24, 10, query("queryType", "targets", "targets", []string{"$target"})))
 	b.WithPanel(tbl("Events", "Engine restarts, up/down transitions, model, engine, version and configuration changes per target, from the stored counters and labels.",
-		24, 8, query(sel("queryType", "events")...)))
+		24, 8, query("queryType", "events", "targets", []string{"$target"})))
 	return b
 }
 

@@ -206,9 +206,12 @@ type Rule struct {
 
 // Factor is the burn-rate threshold of the rule for an objective period:
 // BudgetShare × period / Long (Sloth getBurnRateFactor; 14.4, 6, 3 and 1 for
-// the rows of Rules at 30 days).
+// the rows of Rules at 30 days), never below 1. For periods shorter than
+// 30 days the formula drops under 1 on the long rows (0.1 on 3d/6h for a
+// 3-day period), and a burn rate under 1 spends less than the budget allows
+// over the period: alerting on it would page healthy objectives.
 func (r Rule) Factor(period time.Duration) float64 {
-	return r.BudgetShare * period.Hours() / r.Long.Hours()
+	return math.Max(1, r.BudgetShare*period.Hours()/r.Long.Hours())
 }
 
 // Rules is the alerting table: SRE Workbook table 5-8 plus Sloth's 1d/2h ticket row.

@@ -167,6 +167,28 @@ func TestRuleFactors(t *testing.T) {
 	}
 	// A 7-day period halves nothing by rule of thumb: 0.02·168/1 = 3.36.
 	assert.InDelta(t, 3.36, Rules[0].Factor(7*24*time.Hour), 1e-12)
+	// 6h/30m over 7 days: 0.05·168/6 = 1.4; the 1d and 3d rows fall under 1
+	// (0.7 and 0.233) and are held at 1: a burn under 1 leaves budget at the
+	// period's end and must not alert.
+	assert.InDelta(t, 1.4, Rules[1].Factor(7*24*time.Hour), 1e-12)
+	assert.Equal(t, 1.0, Rules[2].Factor(7*24*time.Hour))
+	assert.Equal(t, 1.0, Rules[3].Factor(3*24*time.Hour))
+	// The same burn in every window. 3-day period: 0.7 and 0.95 are ok (they
+	// were page and ticket before the floor); 1.2 pages (6h and 30m above the
+	// floor 1: 10 % of the budget in 6 h, twice the row's 5 %). 7-day period:
+	// 1.2 is a ticket (1d and 2h above 1, 6h and 30m under 1.4), 1.5 pages.
+	for _, c := range []struct {
+		days int
+		burn float64
+		want Status
+	}{{3, 0.7, OK}, {3, 0.95, OK}, {3, 1.2, Page}, {7, 0.95, OK}, {7, 1.2, Ticket}, {7, 1.5, Page}} {
+		burns := map[time.Duration]float64{}
+		for _, w := range Windows {
+			burns[w] = c.burn
+		}
+		st, _ := Evaluate(burns, time.Duration(c.days)*24*time.Hour)
+		assert.Equal(t, c.want, st, "burn %v over %d days", c.burn, c.days)
+	}
 	assert.Equal(t, []string{"5m", "30m", "1h", "2h", "6h", "1d", "3d"}, func() []string {
 		var s []string
 		for _, w := range Windows {
