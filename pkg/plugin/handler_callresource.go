@@ -17,7 +17,7 @@ import (
 // GET /signals (per target: engine and the state of every signal in the last
 // hour of stored samples: exported, approximate, not_seen or absent).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
-	return i.resources.CallResource(ctx, req, sender)
+	return i.resources.CallResource(ctx, req, scrubSender{s: i.scrub, next: sender})
 }
 
 // newResources builds the resource routes once per instance.

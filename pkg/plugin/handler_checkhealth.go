@@ -39,7 +39,18 @@ type healthTarget struct {
 // CheckHealth scrapes every target and GPU agent once, in parallel, and says
 // per target what it found (engine, models, signals available) or why it
 // failed, in one sentence plus JSON details.
-func (i *Instance) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+func (i *Instance) CheckHealth(ctx context.Context, req *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	res, err := i.checkHealth(ctx, req)
+	if res != nil {
+		// A page or server may echo a request header (a bearer token) in
+		// its error; secrets never reach the health message or details.
+		res.Message = i.scrub.text(res.Message)
+		res.JSONDetails = i.scrub.bytes(res.JSONDetails)
+	}
+	return res, err
+}
+
+func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
 	if i.settingsErr != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Settings: " + i.settingsErr.Error()}, nil
 	}

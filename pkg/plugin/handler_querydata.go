@@ -69,7 +69,7 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 			}
 			if h, ok := handlers[m.QueryType]; ok && q.QueryType == "" {
 				q.QueryType = m.QueryType
-				resp.Responses[q.RefID] = i.runOne(ctx, q, h)
+				resp.Responses[q.RefID] = i.scrub.response(i.runOne(ctx, q, h))
 				continue
 			}
 			resp.Responses[q.RefID] = errorResponse(badQueryf("queryType %q is not one of latency, breakdown, throughput, saturation, targets, raw, gpu, events, diagnosis, slo, burn_rate, goodput, buckets", m.QueryType))
@@ -91,7 +91,7 @@ func (i *Instance) serve(h handlerFunc) backend.QueryDataHandlerFunc {
 	return func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		resp := backend.NewQueryDataResponse()
 		for _, q := range req.Queries {
-			resp.Responses[q.RefID] = i.runOne(ctx, q, h)
+			resp.Responses[q.RefID] = i.scrub.response(i.runOne(ctx, q, h))
 		}
 		return resp, nil
 	}

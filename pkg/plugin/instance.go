@@ -47,6 +47,8 @@ type Instance struct {
 	logger      *slog.Logger
 	now         func() time.Time
 	detections  *detectionCache
+	// scrub masks secureJsonData values in everything returned to viewers.
+	scrub scrubber
 }
 
 // NewInstance is the instance factory handed to datasource.Manage. It loads
@@ -58,6 +60,7 @@ type Instance struct {
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	logger := newLogger(log.DefaultLogger, s.UID)
 	inst := newInstance(logger)
+	inst.scrub = newScrubber(s.DecryptedSecureJSONData)
 	cfg, err := settings.LoadWithURL(s.URL, s.BasicAuthEnabled, s.JSONData, s.DecryptedSecureJSONData)
 	if err != nil {
 		inst.settingsErr = err
