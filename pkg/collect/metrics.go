@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/storage"
 )
 
@@ -113,7 +114,9 @@ type meteredAppender struct {
 
 func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
 	r, err := a.Appender.Append(ref, l, t, v)
-	if err == nil {
+	if err == nil && !value.IsStaleNaN(v) {
+		// Staleness markers (written for every series of a failed or
+		// changed scrape) are bookkeeping, not samples a query returns.
 		a.n++
 	}
 	if a.job == "" {

@@ -107,8 +107,9 @@ func DiagnosisTimeline(res diagnose.Result, m Meta) data.Frames {
 // when it holds at the target's last step with data, else 0 (healthy is
 // always 0). For a target with per-GPU data, gpu_throttled is one frame per
 // GPU instead, labelled target, gpu, uuid (when known) and class, holding
-// the level when that GPU is throttled at the target's last step. Label sets
-// are unique by construction.
+// the level when that GPU is throttled at the target's last step. A target
+// without data at any step gets no series (an alert rule then sees no data,
+// not "all clear"). Label sets are unique by construction.
 func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
 	var out data.Frames
 	add := func(l data.Labels, v float64) {
@@ -117,6 +118,12 @@ func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
 		out = append(out, f)
 	}
 	for _, t := range res.Targets {
+		if t.Last < 0 {
+			// No data for the target at any step (nothing stored for the
+			// selection, e.g. a model it does not serve): no series, so an
+			// alert rule sees no data rather than "all clear".
+			continue
+		}
 		for _, c := range diagnose.Classes {
 			if c == diagnose.GPUThrottled && len(t.GPUs) > 0 {
 				for _, g := range t.GPUs {

@@ -183,6 +183,20 @@ func TestDiagnosisStallFromSimulator(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, 3.0, v, "target %s", f.Fields[0].Labels["target"])
 	}
+	// A model no target serves (a typo in an alert rule): no series, and a
+	// notice, so the rule reports no data instead of "all clear".
+	dr = diagnosisQuery(t, inst, start.Add(8*time.Minute), start.Add(9*time.Minute), scrape,
+		map[string]any{"queryType": "diagnosis", "format": "numeric", "models": []string{"no-such-model"}})
+	require.NoError(t, dr.Error)
+	for _, f := range dr.Frames {
+		assert.Empty(t, f.Fields, "no series for a selection without data")
+	}
+	require.NotEmpty(t, dr.Frames)
+	var said bool
+	for _, n := range dr.Frames[0].Meta.Notices {
+		said = said || strings.Contains(n.Text, "no engine data in the range for models no-such-model")
+	}
+	assert.True(t, said, "%v", dr.Frames[0].Meta.Notices)
 	dr = diagnosisQuery(t, inst, start.Add(8*time.Minute), start.Add(9*time.Minute), scrape,
 		map[string]any{"queryType": "diagnosis", "format": "numeric", "classes": []string{"stall"}})
 	require.ErrorContains(t, dr.Error, `classes: "stall" is not a diagnosis class`)

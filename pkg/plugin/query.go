@@ -151,6 +151,9 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 			return nil, badQueryf("window: %q is not a duration such as 1m, 5m or $__rate_interval", m.Window)
 		}
 		p.window = time.Duration(d)
+		if p.window > maxWindow {
+			return nil, badQueryf("window: %q is longer than %s, the longest rate window a query may use (retention is at most 90d; SLO periods are set on objectives, not here)", m.Window, model.Duration(maxWindow))
+		}
 		if min := minWindow(s.ScrapeInterval); p.window < min {
 			p.notes = append(p.notes, analysis.Notice{Severity: analysis.Warning, Text: fmt.Sprintf(
 				"window %s is shorter than two scrape intervals (%s at a %s scrape interval), too short to hold the two samples a rate needs; raised to %s",
@@ -158,10 +161,27 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 			p.window = min
 		}
 	}
+	// Lists are sets: a multi-value variable may repeat a name, and every
+	// repetition would cost a copy of the work (and duplicate alert series).
+	for _, l := range []struct {
+		name string
+		list *[]string
+	}{{"targets", &m.Targets}, {"models", &m.Models}, {"agents", &m.Agents}, {"gpus", &m.GPUs},
+		{"stages", &m.Stages}, {"stats", &m.Stats}, {"signals", &m.Signals}, {"classes", &m.Classes}, {"objectives", &m.Objectives}} {
+		*l.list = dedupe(*l.list)
+		if len(*l.list) > maxListLen {
+			return nil, badQueryf("%s: %d distinct values, more than the %d a query may list", l.name, len(*l.list), maxListLen)
+		}
+	}
+	p.Query = m
+	agentsAsTargets := m.QueryType == QueryTypeGPU || m.QueryType == QueryTypeRaw || m.QueryType == QueryTypeTargets
 	for _, t := range m.Targets {
 		if _, ok := s.Target(t); !ok {
 			if _, ok := s.Agent(t); !ok {
 				return nil, badQueryf("targets: %q is not a target configured in this data source", t)
+			}
+			if !agentsAsTargets {
+				return nil, badQueryf("targets: %q is a GPU agent; a %s query reads inference targets (GPU agents are read by gpu, raw and targets queries)", t, m.QueryType)
 			}
 		}
 	}
@@ -184,6 +204,32 @@ func decodeQuery(q backend.DataQuery, s *settings.Settings) (*plan, error) {
 		return nil, badQueryf("estimator: %q is neither prometheus nor refined", m.Estimator)
 	}
 	return p, nil
+}
+
+// maxWindow is the longest rate window a query may ask for: a month, above
+// the longest burn-rate window (3d) and any dashboard's $__rate_interval.
+// Longer windows only cost (a 292-year window made the diagnosis subqueries
+// allocate tens of GB).
+const maxWindow = 31 * 24 * time.Hour
+
+// maxListLen caps each list of a query (targets, models, stages, …) after
+// duplicates are removed.
+const maxListLen = 1000
+
+// dedupe returns list without repeated values, first occurrence kept.
+func dedupe(list []string) []string {
+	if len(list) < 2 {
+		return list
+	}
+	seen := make(map[string]bool, len(list))
+	out := list[:0:0]
+	for _, v := range list {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // minWindow is the shortest usable rate window: two scrape intervals, so

@@ -57,6 +57,10 @@ var diagMeans = []struct {
 	{diagnose.TTFTMean, catalog.TTFT}, {diagnose.ITLMean, catalog.ITL},
 }
 
+// maxSubquerySteps bounds the points a diagnosis gauge subquery evaluates
+// per window.
+const maxSubquerySteps = 240
+
 // slowdownReasons are the throttle reasons that mean the GPU is slowed down
 // by hardware, heat or a power brake (power_cap alone is normal under load).
 var slowdownReasons = []string{"hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake"}
@@ -85,6 +89,20 @@ func (i *Instance) queryDiagnosis(ctx context.Context, p *plan) (data.Frames, er
 		return nil, err
 	}
 	res := diagnose.Diagnose(in, i.settings.Diagnosis)
+	// A target with no engine data for the selection (a model it does not
+	// serve, a typo in an alert rule) would read healthy from its `up`
+	// series alone: it gets no alert series and a notice instead.
+	noData := map[string]bool{}
+	for _, t := range in.Targets {
+		if !hasEngineData(t) {
+			noData[t.Name] = true
+			sel := ""
+			if len(p.Models) > 0 {
+				sel = " for models " + strings.Join(p.Models, ", ")
+			}
+			r.notes.Add(analysis.Warning, fmt.Sprintf("target %s: no engine data in the range%s, so nothing is diagnosed (no series, not healthy)", t.Name, sel))
+		}
+	}
 	if len(p.Classes) > 0 {
 		res = keepClasses(res, p.Classes)
 	}
@@ -92,7 +110,7 @@ func (i *Instance) queryDiagnosis(ctx context.Context, p *plan) (data.Frames, er
 	case diagnosisTimeline:
 		return frames.DiagnosisTimeline(res, r.meta()), nil
 	case diagnosisNumeric:
-		return numericOfClasses(frames.DiagnosisNumeric(res, r.meta()), p.Classes), nil
+		return numericOfClasses(withoutTargets(frames.DiagnosisNumeric(res, r.meta()), noData), p.Classes), nil
 	case diagnosisAnnotations:
 		return frames.DiagnosisFindings(res, false, r.meta()), nil
 	}
@@ -134,14 +152,20 @@ func (i *Instance) diagnosisInput(ctx context.Context, p *plan) (diagnose.Input,
 	sw := model.Duration(stallWindow).String()
 	res := model.Duration(i.settings.ScrapeInterval).String()
 	// over wraps a gauge query in <agg>_over_time over the rate window, at
-	// scrape resolution: instantaneous gauges are smoothed like the rates.
+	// scrape resolution (coarser for long windows, at most maxSubquerySteps
+	// points per window, so a month-long window costs what a short one
+	// does): instantaneous gauges are smoothed like the rates.
+	subRes := res
+	if per := p.window / maxSubquerySteps; per > i.settings.ScrapeInterval {
+		subRes = model.Duration(per.Truncate(time.Second)).String()
+	}
 	over := func(agg string, inner func() (string, error)) func() (string, error) {
 		return func() (string, error) {
 			q, err := inner()
 			if err != nil {
 				return "", err
 			}
-			return agg + "_over_time((" + q + ")[" + model.Duration(p.window).String() + ":" + res + "])", nil
+			return agg + "_over_time((" + q + ")[" + model.Duration(p.window).String() + ":" + subRes + "])", nil
 		}
 	}
 	fs := []*fetch{
@@ -728,6 +752,46 @@ func numericOfClasses(fr data.Frames, classes []string) data.Frames {
 		if len(f.Fields) == 1 && slices.Contains(classes, f.Fields[0].Labels["class"]) {
 			out = append(out, f)
 		}
+	}
+	if len(out) == 0 {
+		empty := data.NewFrame("diagnosis")
+		empty.Meta = fr[0].Meta
+		return data.Frames{empty}
+	}
+	if out[0] != fr[0] {
+		out[0].Meta.Notices = fr[0].Meta.Notices
+	}
+	return out
+}
+
+// hasEngineData reports whether any engine signal (anything but the scrape
+// health series and GPU readings) has a value at some step.
+func hasEngineData(t diagnose.TargetInput) bool {
+	for sig, vals := range t.Values {
+		if sig == diagnose.Up || sig == diagnose.UpMin {
+			continue
+		}
+		for _, v := range vals {
+			if !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutTargets drops the numeric frames of the given targets; the first
+// frame keeps the notices (an empty frame carries them when none is left).
+func withoutTargets(fr data.Frames, drop map[string]bool) data.Frames {
+	if len(drop) == 0 || len(fr) == 0 {
+		return fr
+	}
+	var out data.Frames
+	for _, f := range fr {
+		if len(f.Fields) == 1 && drop[f.Fields[0].Labels["target"]] {
+			continue
+		}
+		out = append(out, f)
 	}
 	if len(out) == 0 {
 		empty := data.NewFrame("diagnosis")

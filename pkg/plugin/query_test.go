@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,45 @@ func TestParallelTurnsPanicsIntoErrors(t *testing.T) {
 	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "internal error")
+}
+
+// TestDecodeQueryBoundsWhatAQueryCosts: a window beyond a month is refused
+// with a sentence (a 292-year window once made diagnosis allocate tens of
+// GB); repeated names are one name (a multi-value variable may repeat one,
+// and each copy cost a copy of the work and a duplicate alert series); lists
+// are capped; GPU agents are targets only for the gpu, raw and targets types.
+func TestDecodeQueryBoundsWhatAQueryCosts(t *testing.T) {
+	s := testSettings(t)
+	to := time.Unix(1_800_000_000, 0)
+	dq := func(js string) backend.DataQuery {
+		return backend.DataQuery{RefID: "A", JSON: json.RawMessage(js), Interval: time.Second, MaxDataPoints: 1000,
+			TimeRange: backend.TimeRange{From: to.Add(-time.Hour), To: to}}
+	}
+	_, err := decodeQuery(dq(`{"queryType":"diagnosis","window":"292y"}`), &s)
+	require.ErrorContains(t, err, `window: "292y" is longer than 31d`)
+	p, err := decodeQuery(dq(`{"queryType":"diagnosis","window":"31d"}`), &s)
+	require.NoError(t, err)
+	assert.Equal(t, 31*24*time.Hour, p.window)
+
+	p, err = decodeQuery(dq(`{"queryType":"diagnosis","format":"numeric","targets":["vllm-a","vllm-a","si.m","vllm-a"],"models":["m","m"],"classes":["stalled","stalled"]}`), &s)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"vllm-a", "si.m"}, p.Targets)
+	assert.Equal(t, []string{"vllm-a", "si.m"}, p.scope.Targets)
+	assert.Equal(t, []string{"m"}, p.Models)
+	assert.Equal(t, []string{"stalled"}, p.Classes)
+
+	many := make([]string, 1001)
+	for k := range many {
+		many[k] = fmt.Sprintf("model-%d", k)
+	}
+	js, _ := json.Marshal(map[string]any{"queryType": "latency", "models": many})
+	_, err = decodeQuery(dq(string(js)), &s)
+	require.ErrorContains(t, err, "models: 1001 distinct values, more than the 1000 a query may list")
+
+	_, err = decodeQuery(dq(`{"queryType":"diagnosis","targets":["node-a"]}`), &s)
+	require.ErrorContains(t, err, `targets: "node-a" is a GPU agent; a diagnosis query reads inference targets`)
+	for _, qt := range []string{"gpu", "raw", "targets"} {
+		_, err = decodeQuery(dq(`{"queryType":"`+qt+`","targets":["node-a"]}`), &s)
+		require.NoError(t, err, qt)
+	}
 }
