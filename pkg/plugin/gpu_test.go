@@ -338,3 +338,24 @@ func TestGPUQueryThrottleReasonsFromDCGMBitmask(t *testing.T) {
 		"node-a GPU-node0": "hw_thermal, power_cap",
 	}, got)
 }
+
+// TestGPUQueryNamesGPUsThatMatchNothing: a gpus entry that is neither an
+// index nor a UUID of the selected agents' GPUs gets a warning (an empty
+// panel must say why); entries that match raise none.
+func TestGPUQueryNamesGPUsThatMatchNothing(t *testing.T) {
+	inst, from, to := gpuFixture(t)
+	dr := runGPUQuery(t, inst, from, to, map[string]any{"agents": []string{"dcgm-lab"}, "gpus": []string{"1", "7"}, "signals": []string{"gpu_util"}})
+	require.NoError(t, dr.Error)
+	var texts []string
+	for _, f := range dr.Frames {
+		if f.Meta != nil {
+			for _, n := range f.Meta.Notices {
+				texts = append(texts, n.Text)
+			}
+		}
+	}
+	assert.Contains(t, texts, `gpus: "7" matched no GPU index or UUID of the selected agents in the range`)
+	for _, s := range texts {
+		assert.NotContains(t, s, `"1" matched`)
+	}
+}

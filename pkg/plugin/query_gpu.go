@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -118,6 +119,20 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		keepGPU[g] = true
 	}
 	// keepSeries keeps the series of the GPUs the query shows (gpus field, targets' GPUs).
+	matched := map[string]bool{} // gpus entries that matched a stored GPU
+	// noteUnmatched says which gpus entries matched no GPU; called once the
+	// series are fetched, before the frames are built.
+	noteUnmatched := func() {
+		var none []string
+		for _, g := range p.GPUs {
+			if !matched[g] {
+				none = append(none, strconv.Quote(g))
+			}
+		}
+		if len(none) > 0 {
+			r.notes.Add(analysis.Warning, fmt.Sprintf("gpus: %s matched no GPU index or UUID of the selected agents in the range", strings.Join(none, ", ")))
+		}
+	}
 	keepSeries := func(m model.Matrix) model.Matrix {
 		if len(keepGPU) == 0 && len(perAgent) == 0 {
 			return m
@@ -127,6 +142,12 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 			gpuIdx, uuid := string(s.Metric["gpu"]), string(s.Metric["uuid"])
 			if len(keepGPU) > 0 && !keepGPU[gpuIdx] && !keepGPU[uuid] {
 				continue
+			}
+			if keepGPU[gpuIdx] {
+				matched[gpuIdx] = true
+			}
+			if keepGPU[uuid] {
+				matched[uuid] = true
 			}
 			if only, ok := perAgent[string(s.Metric["job"])]; ok && !only[gpuIdx] {
 				continue
@@ -175,6 +196,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 			}
 		}
 		impossible([]catalog.Signal{catalog.ThrottleReasons})
+		noteUnmatched()
 		return frames.States(gpu.ThrottleStates(perReason, bitmask, r.steps), r.meta()), nil
 	}
 
@@ -193,6 +215,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	}
 	if !withSaturation {
 		impossible(slices.Collect(maps.Keys(got)))
+		noteUnmatched()
 		return frames.TimeSeries(series, r.meta()), nil
 	}
 	// The saturation signal: SM active, else graphics-engine active, else GPU utilisation.
@@ -207,5 +230,6 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	}
 	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.steps, &r.notes)...)
 	impossible(slices.Collect(maps.Keys(got)))
+	noteUnmatched()
 	return frames.TimeSeries(series, r.meta()), nil
 }
