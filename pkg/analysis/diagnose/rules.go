@@ -60,6 +60,18 @@ func (c *tctx) avg(s Signal, i int) (float64, bool) {
 	return c.value(s, i)
 }
 
+// missingAt explains, for each of signals without a value at step i, why
+// (see missing); signals with a value are skipped.
+func (c *tctx) missingAt(i int, signals ...Signal) []string {
+	var out []string
+	for _, s := range signals {
+		if _, ok := c.value(s, i); !ok {
+			out = append(out, c.missing(s))
+		}
+	}
+	return out
+}
+
 // missing explains why signal s has no value at step i.
 func (c *tctx) missing(s Signal) string {
 	if why, ok := c.in.Absent[s]; ok && why != "" {
@@ -153,11 +165,7 @@ func frozen(c *tctx, i int) (ev0 []Evidence, pending bool, stopped bool, notChec
 	run, okRun := c.value(Running, i)
 	wait, okWait := c.value(Waiting, i)
 	if !okUp || !okProg || (!okRun && !okWait) {
-		for _, s := range []Signal{UpMin, Progress} {
-			if _, ok := c.value(s, i); !ok {
-				notChecked = append(notChecked, c.missing(s))
-			}
-		}
+		notChecked = append(notChecked, c.missingAt(i, UpMin, Progress)...)
 		if !okRun && !okWait {
 			notChecked = append(notChecked, c.missing(Running), c.missing(Waiting))
 		}
@@ -357,11 +365,7 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	wait, okW := c.avg(Waiting, i)
 	run, okR := c.avg(Running, i)
 	if !okW || !okR {
-		for _, s := range []Signal{Waiting, Running} {
-			if _, ok := c.value(s, i); !ok {
-				v.notChecked = append(v.notChecked, c.missing(s))
-			}
-		}
+		v.notChecked = append(v.notChecked, c.missingAt(i, Waiting, Running)...)
 		return v
 	}
 	if !c.atLeast(wait, c.th.QueueWaitingMin, prev) || c.ceiling <= 0 || !c.atLeast(run, c.th.RunningCeilingRatio*c.ceiling, prev) {
@@ -389,11 +393,7 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 			Note: fmt.Sprintf("mean queue %s s of mean E2E %s s", num(q), num(e2e))})
 		c.approx(&v, QueueMean, E2EMean)
 	} else {
-		for _, s := range []Signal{QueueMean, E2EMean} {
-			if _, ok := c.value(s, i); !ok {
-				v.notChecked = append(v.notChecked, c.missing(s))
-			}
-		}
+		v.notChecked = append(v.notChecked, c.missingAt(i, QueueMean, E2EMean)...)
 		v.lowerTo(Medium, "queue time share of E2E not available: waiting and running gauges alone")
 	}
 	v.active = true
@@ -448,11 +448,7 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 	gen, ok2 := c.value(GenTok, i)
 	ppr, ok3 := c.promptPerRequest(i)
 	if !ok1 || !ok2 || !ok3 {
-		for _, s := range []Signal{PromptTok, GenTok, Finished} {
-			if _, ok := c.value(s, i); !ok {
-				v.notChecked = append(v.notChecked, c.missing(s))
-			}
-		}
+		v.notChecked = append(v.notChecked, c.missingAt(i, PromptTok, GenTok, Finished)...)
 		return v
 	}
 	if prompt+gen <= 0 || !c.atLeast(prompt/(prompt+gen), c.th.PrefillTokenShare, prev) || !c.atLeast(ppr, c.th.LongPromptTokens, prev) {
@@ -496,11 +492,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 	itl, ok1 := c.value(ITLMean, i)
 	run, ok2 := c.avg(Running, i)
 	if !ok1 || !ok2 {
-		for _, s := range []Signal{ITLMean, Running} {
-			if _, ok := c.value(s, i); !ok {
-				v.notChecked = append(v.notChecked, c.missing(s))
-			}
-		}
+		v.notChecked = append(v.notChecked, c.missingAt(i, ITLMean, Running)...)
 		return v
 	}
 	if !c.atLeast(itl, c.th.ITLHigh, prev) || !c.atLeast(run, c.th.DecodeBatchMin, prev) {
@@ -530,11 +522,7 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 	q, ok2 := c.value(QueueMean, i)
 	inf, ok3 := c.value(InferenceMean, i)
 	if !ok1 || !ok2 || !ok3 {
-		for _, s := range []Signal{E2EMean, QueueMean, InferenceMean} {
-			if _, ok := c.value(s, i); !ok {
-				v.notChecked = append(v.notChecked, c.missing(s))
-			}
-		}
+		v.notChecked = append(v.notChecked, c.missingAt(i, E2EMean, QueueMean, InferenceMean)...)
 		return v
 	}
 	if e2e <= 0 {
@@ -572,11 +560,7 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 	pre, ok5 := c.value(PrefillMean, i)
 	ppr, ok6 := c.promptPerRequest(i)
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
-		for _, s := range []Signal{PromptP99, Running, TTFTMean, PrefillMean, PromptTok, Finished} {
-			if _, ok := c.value(s, i); !ok {
-				v.notChecked = append(v.notChecked, c.missing(s))
-			}
-		}
+		v.notChecked = append(v.notChecked, c.missingAt(i, PromptP99, Running, TTFTMean, PrefillMean, PromptTok, Finished)...)
 		return v
 	}
 	if p50 <= 0 || !c.atLeast(p99, c.th.HOLTailTokens, prev) || !c.atLeast(p99/p50, c.th.HOLTailRatio, prev) {
