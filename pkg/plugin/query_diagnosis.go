@@ -110,7 +110,10 @@ func (i *Instance) queryDiagnosis(ctx context.Context, p *plan) (data.Frames, er
 	case diagnosisTimeline:
 		return frames.DiagnosisTimeline(res, r.meta()), nil
 	case diagnosisNumeric:
-		return numericOfClasses(withoutTargets(frames.DiagnosisNumeric(res, r.meta()), noData), p.Classes), nil
+		// Only the asked classes, and no series for targets without engine data.
+		return keepNumeric(frames.DiagnosisNumeric(res, r.meta()), func(l data.Labels) bool {
+			return !noData[l["target"]] && (len(p.Classes) == 0 || slices.Contains(p.Classes, l["class"]))
+		}), nil
 	case diagnosisAnnotations:
 		return frames.DiagnosisFindings(res, false, r.meta()), nil
 	}
@@ -741,29 +744,6 @@ func keepClasses(res diagnose.Result, classes []string) diagnose.Result {
 	return out
 }
 
-// numericOfClasses keeps the numeric frames whose class label is one of
-// classes (all when classes is empty); the first frame keeps the notices.
-func numericOfClasses(fr data.Frames, classes []string) data.Frames {
-	if len(classes) == 0 || len(fr) == 0 {
-		return fr
-	}
-	var out data.Frames
-	for _, f := range fr {
-		if len(f.Fields) == 1 && slices.Contains(classes, f.Fields[0].Labels["class"]) {
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		empty := data.NewFrame("diagnosis")
-		empty.Meta = fr[0].Meta
-		return data.Frames{empty}
-	}
-	if out[0] != fr[0] {
-		out[0].Meta.Notices = fr[0].Meta.Notices
-	}
-	return out
-}
-
 // hasEngineData reports whether any engine signal (anything but the scrape
 // health series and GPU readings) has a value at some step.
 func hasEngineData(t diagnose.TargetInput) bool {
@@ -780,18 +760,18 @@ func hasEngineData(t diagnose.TargetInput) bool {
 	return false
 }
 
-// withoutTargets drops the numeric frames of the given targets; the first
-// frame keeps the notices (an empty frame carries them when none is left).
-func withoutTargets(fr data.Frames, drop map[string]bool) data.Frames {
-	if len(drop) == 0 || len(fr) == 0 {
+// keepNumeric keeps the numeric frames whose value field's labels pass
+// keep; the notices of the first frame stay on the first frame returned (an
+// empty frame carries them when nothing is kept).
+func keepNumeric(fr data.Frames, keep func(data.Labels) bool) data.Frames {
+	if len(fr) == 0 {
 		return fr
 	}
 	var out data.Frames
 	for _, f := range fr {
-		if len(f.Fields) == 1 && drop[f.Fields[0].Labels["target"]] {
-			continue
+		if len(f.Fields) == 1 && keep(f.Fields[0].Labels) {
+			out = append(out, f)
 		}
-		out = append(out, f)
 	}
 	if len(out) == 0 {
 		empty := data.NewFrame("diagnosis")
