@@ -30,3 +30,23 @@ func numberColumn[R any](f *data.Frame, rows []R, name, unit string, get func(R)
 	fld.Config = &data.FieldConfig{Unit: unit}
 	f.Fields = append(f.Fields, fld)
 }
+
+// numericMulti is a numeric-multi response for alert rules: one frame called
+// name per value, each with one float64 field called field carrying its
+// labels. Without values one empty frame carries the executed query and the
+// notices; otherwise the first frame does.
+func numericMulti(name, field string, labels []data.Labels, values []float64, m Meta) data.Frames {
+	out := make(data.Frames, 0, len(values))
+	for k, v := range values {
+		f := data.NewFrame(name, data.NewField(field, labels[k], []float64{v}))
+		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		f := data.NewFrame(name)
+		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
+		out = append(out, f)
+	}
+	out[0].Meta.Notices = notices(m.Notices)
+	return out
+}

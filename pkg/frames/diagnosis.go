@@ -111,11 +111,11 @@ func DiagnosisTimeline(res diagnose.Result, m Meta) data.Frames {
 // without data at any step gets no series (an alert rule then sees no data,
 // not "all clear"). Label sets are unique by construction.
 func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
-	var out data.Frames
+	var labels []data.Labels
+	var values []float64
 	add := func(l data.Labels, v float64) {
-		f := data.NewFrame("diagnosis", data.NewField("level", l, []float64{v}))
-		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
-		out = append(out, f)
+		labels = append(labels, l)
+		values = append(values, v)
 	}
 	for _, t := range res.Targets {
 		if t.Last < 0 {
@@ -150,11 +150,5 @@ func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
 			add(data.Labels{"target": t.Target, "class": string(c)}, v)
 		}
 	}
-	if len(out) == 0 {
-		f := data.NewFrame("diagnosis")
-		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
-		out = append(out, f)
-	}
-	out[0].Meta.Notices = notices(m.Notices)
-	return out
+	return numericMulti("diagnosis", "level", labels, values, m)
 }

@@ -19,18 +19,11 @@ type TelemetryRow struct {
 // (1 missing, 0 present). Label sets are unique when the rows are. Without
 // rows one empty frame carries the notices.
 func Telemetry(rows []TelemetryRow, m Meta) data.Frames {
-	var out data.Frames
-	for _, r := range rows {
-		fld := data.NewField("missing", data.Labels{"target": r.Target, "signal": r.Signal}, []float64{r.Missing})
-		f := data.NewFrame("telemetry", fld)
-		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
-		out = append(out, f)
+	labels := make([]data.Labels, len(rows))
+	values := make([]float64, len(rows))
+	for k, r := range rows {
+		labels[k] = data.Labels{"target": r.Target, "signal": r.Signal}
+		values[k] = r.Missing
 	}
-	if len(out) == 0 {
-		f := data.NewFrame("telemetry")
-		f.Meta = m.frameMeta(data.FrameTypeNumericMulti)
-		out = append(out, f)
-	}
-	out[0].Meta.Notices = notices(m.Notices)
-	return out
+	return numericMulti("telemetry", "missing", labels, values, m)
 }
