@@ -10,7 +10,11 @@ command -v mage >/dev/null || go install github.com/magefile/mage@v1.17.2
 npm ci --no-audit --no-fund
 npm run build
 mage -v build:linux build:linuxARM64
-arch=$(docker version --format '{{.Server.Arch}}' 2>/dev/null || go env GOARCH)
+# The simulator runs inside the demo's containers: build it for the Docker
+# daemon's architecture (this machine's when the daemon does not answer; a
+# failed `docker version` prints a blank line, which must not reach GOARCH).
+arch=$(docker version --format '{{.Server.Arch}}' 2>/dev/null | tr -d '[:space:]' || true)
+[ -n "$arch" ] || arch=$(go env GOARCH)
 mkdir -p .demo/bin
 CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -o .demo/bin/vllm-sim ./pkg/cmd/vllm-sim
 if docker compose version >/dev/null 2>&1; then
