@@ -413,7 +413,14 @@ scrape_configs:
 		// apart (the embedded one before Prometheus was up): its history and
 		// request counts differ by design, so only its shape is compared.
 		{"slo (shape)", map[string]any{"queryType": "slo", "targets": replay}, func(string) float64 { return -1 }, rng},
-		{"burn rate", map[string]any{"queryType": "burn_rate", "targets": replay}, func(string) float64 { return 5e-2 }, rng},
+		// Likewise every burn-rate window (5m … 3d) is longer than the ~40 s
+		// each store holds, so each window covers a store's whole history,
+		// including the window where its series begin, which Prometheus 2.42
+		// and the embedded 3.x engine extrapolate differently (see above):
+		// 6 % apart when the two stores started a few seconds apart on a
+		// loaded machine. Only the shape is compared; TestBurnRateStepHistoryThroughPromQL
+		// checks the values against hand-computed ones.
+		{"burn rate (shape)", map[string]any{"queryType": "burn_rate", "targets": replay}, func(string) float64 { return -1 }, rng},
 		{"goodput", map[string]any{"queryType": "goodput", "profile": "interactive-chat", "targets": replay, "window": "10s"}, func(string) float64 { return 5e-2 }, rng},
 		{"buckets", map[string]any{"queryType": "buckets", "targets": []string{"replay-v1"}, "window": "10s", "stages": []string{"ttft"}}, exact, rng},
 		{"diagnosis table", map[string]any{"queryType": "diagnosis", "targets": replay, "window": "10s"}, func(string) float64 { return 5e-2 }, rng},
