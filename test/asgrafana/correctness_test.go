@@ -110,11 +110,22 @@ func TestAsGrafanaCorrectness(t *testing.T) {
 		assert.Contains(t, r.frames[0].Meta.ExecutedQueryString, "[4s]")
 		ss := seriesOf(t, r.frames)
 		// Equal rates: merged counts 1.2r at 0.1 and 2r at 0.5; rank 1.5r → 0.1 + 0.4·0.3/0.8.
-		// The two targets are scraped independently: on a loaded machine their
-		// scrape times drift by tens of ms inside the 4 s window, so their
-		// extrapolated rates differ by up to a few percent and the merged rank
-		// moves with them (3 % seen in CI). The bounds below stay exact.
-		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": ""}), 0.25, 0.05, "merged p75")
+		// The merged value is checked over a 20 s window: the two targets are
+		// scraped independently, and on a loaded machine their scrape times
+		// drift by tens of ms, which inside a 4 s window moved their rates,
+		// and the merged rank, by up to 6 % in CI; over 20 s it is a fifth
+		// of that. The bounds below are exact at any window.
+		for time.Since(start) < 24*time.Second {
+			time.Sleep(250 * time.Millisecond)
+		}
+		wide := map[string]any{}
+		for k, v := range both {
+			wide[k] = v
+		}
+		wide["window"] = "20s"
+		rw := ask(wide)
+		require.Empty(t, rw.err)
+		requireLast(t, one(t, seriesOf(t, rw.frames), map[string]string{"stat": "p75", "bound": ""}), 0.25, 2e-2, "merged p75")
 		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": "lower"}), 0, 0, "merged p75 lower")
 		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": "upper"}), 0.5, 1e-12, "merged p75 upper")
 		assert.True(t, containsText(allNotices(r.frames), "bucket layouts differ across target (fast: 0.1, 1; slow: 0.5)"), "%v", allNotices(r.frames))
