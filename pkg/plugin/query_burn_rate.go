@@ -12,7 +12,6 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -65,7 +64,10 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 	out := first.Sub(from) / res // index of the first step shown
 	var series []analysis.Series
 	for _, s := range objs {
-		r.scopeNotices(ctx, []catalog.Signal{s.signal()})
+		if s.obj.Kind != settings.KindAvailability {
+			r.scopeNotices(ctx, []catalog.Signal{s.signal()})
+		}
+		r.errorNotices(ctx, s)
 		qs, err := i.windowQueries(ctx, s, res, i.objectiveLe(ctx, s, from, end))
 		if err != nil {
 			return nil, err
@@ -78,22 +80,13 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 			}
 			m = append(m, part...)
 		}
-		var groups []slo.Group
-		var hs map[string]slo.History
-		var layouts map[string][]hist.Bucket
-		if s.obj.Kind == settings.KindErrorRatio {
-			var noReason int
-			groups, hs, noReason = slo.ErrorHistory(m, steps, res)
-			noReasonNotice(s, noReason, &r.notes)
-		} else {
-			groups, hs, layouts = slo.LatencyHistory(m, steps, res, s.obj.Threshold)
-		}
+		groups, hs, layouts := i.kindHistory(s, m, steps, res, &r.notes)
 		if len(groups) == 0 {
-			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, s.signal()))
+			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s)))
 			continue
 		}
 		for _, g := range groups {
-			thresholdNotice(s, layouts[g.Key], &r.notes)
+			layeredThresholdNotice(s, layouts[g.Key], &r.notes)
 			h := hs[g.Key]
 			burn, status := h.BurnSeries(s.obj.Target, s.obj.Period)
 			shown := steps[out:]

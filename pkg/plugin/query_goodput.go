@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -37,6 +37,14 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 	if err != nil {
 		return nil, err
 	}
+	// Goodput counts requests; an availability objective measures time.
+	objs = slices.DeleteFunc(objs, func(s selected) bool {
+		if s.obj.Kind == settings.KindAvailability {
+			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s is time based (availability), not a share of requests: goodput leaves it out", s.profile, s.obj.Name))
+			return true
+		}
+		return false
+	})
 	if len(objs) == 0 {
 		return frames.TimeSeries(nil, r.meta()), nil
 	}
@@ -62,16 +70,10 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 			}
 			m = append(m, part...)
 		}
-		if s.obj.Kind == settings.KindErrorRatio {
-			var noReason int
-			groupsOf[k], hists[k], noReason = slo.ErrorHistory(m, r.steps, time.Second)
-			noReasonNotice(s, noReason, &r.notes)
-		} else {
-			var layouts map[string][]hist.Bucket
-			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.steps, time.Second, s.obj.Threshold)
-			for _, g := range groupsOf[k] {
-				thresholdNotice(s, layouts[g.Key], &r.notes)
-			}
+		var layouts map[string]slo.Layered
+		groupsOf[k], hists[k], layouts = i.kindHistory(s, m, r.steps, time.Second, &r.notes)
+		for _, g := range groupsOf[k] {
+			layeredThresholdNotice(s, layouts[g.Key], &r.notes)
 		}
 		return nil
 	})

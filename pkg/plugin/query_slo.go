@@ -151,15 +151,13 @@ func intersect(a, b []string) []string {
 // les, when not nil, restricts the buckets to those stored le values
 // (thresholdLe).
 func (i *Instance) windowQueries(ctx context.Context, s selected, w time.Duration, les []string) ([]string, error) {
-	if s.obj.Kind == settings.KindErrorRatio {
-		q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, s.sub.scope, w, "finished_reason")
-		if err != nil {
-			return nil, err
-		}
-		return []string{q}, nil
+	if qs, ok, err := i.kindQueries(s, w); ok {
+		return qs, err
 	}
 	sr := &run{i: i, p: s.sub}
-	hqs, err := sr.histogramQueries(ctx, catalog.Signal(s.obj.Signal), w)
+	// By target too: each target's histogram is counted on its own layout
+	// and the good and total counts are added (slo.LayeredVector).
+	hqs, err := sr.histogramQueries(ctx, catalog.Signal(s.obj.Signal), w, "target")
 	if err != nil {
 		return nil, err
 	}
@@ -277,9 +275,10 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 	}
 	var signals []catalog.Signal
 	for _, s := range objs {
-		if !slices.Contains(signals, s.signal()) {
+		if s.obj.Kind != settings.KindAvailability && !slices.Contains(signals, s.signal()) {
 			signals = append(signals, s.signal())
 		}
+		r.errorNotices(ctx, s)
 	}
 	r.scopeNotices(ctx, signals)
 	rangeW := p.to.Sub(p.from)
@@ -337,7 +336,7 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 			oq.byWindow[w] = qs
 			all = append(all, qs...)
 		}
-		if oq.covered, err = catalog.SampleCountPromQL(s.signal(), s.sub.scope, s.obj.Period); err != nil {
+		if oq.covered, err = coveredQuery(s); err != nil {
 			return nil, err
 		}
 		all = append(all, oq.covered)
@@ -360,11 +359,11 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 			covered = s.obj.Period
 		}
 		spec := s.spec()
-		rangeCounts, rangeBuckets, groups := countsByGroup(s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.notes)
-		periodCounts, periodBuckets, pGroups := countsByGroup(s, concat(vs, oq.byWindow[s.obj.Period]), s.obj.Period.Seconds(), &r.notes)
+		rangeCounts, rangeLayered, groups := i.kindCounts(s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.notes)
+		periodCounts, periodLayered, pGroups := i.kindCounts(s, concat(vs, oq.byWindow[s.obj.Period]), s.obj.Period.Seconds(), &r.notes)
 		burn := map[time.Duration]map[string]slo.Counts{}
 		for _, w := range slo.Windows {
-			burn[w], _, _ = countsByGroup(s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.notes)
+			burn[w], _, _ = i.kindCounts(s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.notes)
 		}
 		// Groups seen over the range or the period (a group idle over the
 		// range still has a budget).
@@ -378,16 +377,16 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 		slices.SortFunc(all, func(a, b slo.Group) int { return strings.Compare(a.Key, b.Key) })
 		if len(all) == 0 {
-			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, s.signal(), model.Duration(s.obj.Period)))
+			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s), model.Duration(s.obj.Period)))
 			continue
 		}
 		for _, g := range all {
-			layout := rangeBuckets[g.Key]
-			if layout == nil {
-				layout = periodBuckets[g.Key]
+			layout, ok := rangeLayered[g.Key]
+			if !ok {
+				layout = periodLayered[g.Key]
 			}
-			thresholdNotice(s, layout, &r.notes)
-			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeBuckets: rangeBuckets[g.Key]}
+			layeredThresholdNotice(s, layout, &r.notes)
+			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeParts: rangeLayered[g.Key].Parts}
 			for _, win := range slo.Windows {
 				if c, ok := burn[win][g.Key]; ok {
 					w.Burn[win] = c

@@ -75,6 +75,10 @@ type Windowed struct {
 	// Buckets over the range (latency objectives), for the quantile and the
 	// threshold's location.
 	RangeBuckets []hist.Bucket
+	// RangeParts, when set, are the range's buckets per target (one layout
+	// each): the quantile and the threshold's location are then taken over
+	// all of them (Layered), never from buckets summed across layouts.
+	RangeParts [][]hist.Bucket
 }
 
 // NewReport assembles one row: attainment over the range, the quantile at
@@ -87,9 +91,16 @@ func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Dura
 	nan := math.NaN()
 	r.Quantile = hist.Estimate{Value: nan, Lower: nan, Upper: nan}
 	if spec.Kind != "error_ratio" && spec.Kind != "availability" {
-		r.Location = Locate(spec.Threshold, w.RangeBuckets)
-		if len(w.RangeBuckets) > 0 {
-			r.Quantile = hist.Quantile(spec.Target, w.RangeBuckets)
+		switch {
+		case len(w.RangeParts) > 0:
+			l := Layered{Parts: w.RangeParts}
+			r.Location = l.Locate(spec.Threshold)
+			r.Quantile = l.Quantile(spec.Target)
+		default:
+			r.Location = Locate(spec.Threshold, w.RangeBuckets)
+			if len(w.RangeBuckets) > 0 {
+				r.Quantile = hist.Quantile(spec.Target, w.RangeBuckets)
+			}
 		}
 	}
 	r.Budget = BudgetRemaining(w.Period, spec.Target)

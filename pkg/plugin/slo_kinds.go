@@ -1,0 +1,265 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+// This file holds the SLO query path's handling of the objective kinds
+// (issue 19): latency objectives counted per target and then added (exact
+// across bucket layouts), error_ratio from the inference handlers' HTTP
+// answers, engine error finishes and admission rejections
+// (catalog.ErrorSLIPromQL, slo.ErrorRatioCounts), and availability from the
+// serving state (catalog.ServingPromQL, slo.AvailabilityVector).
+
+// groupBy returns the user's group labels of the objective's plan
+// ("target", "model", "engine"; empty for none).
+func (s selected) groupBy() []string {
+	var out []string
+	for _, b := range s.sub.scope.By {
+		if b != "" && b != "none" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// availabilityRes is the resolution of the serving-state subquery over
+// window w: the scrape interval, coarsened so that a window holds at most
+// 10,000 samples (30 d at a 15 s scrape: 4m19s; each sample stands for that
+// much time).
+func (i *Instance) availabilityRes(w time.Duration) time.Duration {
+	res := i.settings.ScrapeInterval
+	if res <= 0 {
+		res = settings.DefaultScrapeInterval
+	}
+	if min := w / 10000; res < min {
+		res = min.Truncate(time.Second) + time.Second
+	}
+	return res
+}
+
+// availabilityQuery is one query giving, per target, the serving samples
+// (stat="good") and the samples with a state (stat="known") over w.
+func (i *Instance) availabilityQuery(s selected, w time.Duration) (string, error) {
+	good, known, err := catalog.AvailabilityPromQL(catalog.Scope{Targets: s.sub.Targets}, w, i.availabilityRes(w))
+	if err != nil {
+		return "", err
+	}
+	return `label_replace(` + good + `, "stat", "good", "", "") or label_replace(` + known + `, "stat", "known", "", "")`, nil
+}
+
+// kindQueries returns the PromQL of an error_ratio or availability
+// objective over window w; ok is false for latency objectives.
+func (i *Instance) kindQueries(s selected, w time.Duration) (qs []string, ok bool, err error) {
+	switch s.obj.Kind {
+	case settings.KindErrorRatio:
+		sc := s.sub.scope
+		q, err := catalog.ErrorSLIPromQL(sc, w)
+		if err != nil {
+			return nil, true, err
+		}
+		return []string{q.HTTP, q.Finishes, q.Rejections}, true, nil
+	case settings.KindAvailability:
+		q, err := i.availabilityQuery(s, w)
+		return []string{q}, true, err
+	}
+	return nil, false, nil
+}
+
+// splitErrorInputs separates the concatenated results of ErrorSLIPromQL's
+// three queries by their labels: status (HTTP), finished_reason (finishes),
+// neither (rejections).
+func splitErrorInputs(v model.Vector) slo.ErrorInputs {
+	var in slo.ErrorInputs
+	for _, s := range v {
+		switch {
+		case s.Metric["status"] != "":
+			in.HTTP = append(in.HTTP, s)
+		case s.Metric["finished_reason"] != "":
+			in.Finishes = append(in.Finishes, s)
+		default:
+			in.Rejections = append(in.Rejections, s)
+		}
+	}
+	return in
+}
+
+func splitStat(v model.Vector) (good, known model.Vector) {
+	for _, s := range v {
+		m := s.Metric.Clone()
+		delete(m, "stat")
+		c := &model.Sample{Metric: m, Value: s.Value, Timestamp: s.Timestamp}
+		if s.Metric["stat"] == "good" {
+			good = append(good, c)
+		} else {
+			known = append(known, c)
+		}
+	}
+	return good, known
+}
+
+// kindCounts is countsByGroup for the three kinds: per-group Counts of one
+// window (v: the window's queries' results concatenated; seconds: its
+// length), the layouts of a latency objective's groups, and the groups.
+func (i *Instance) kindCounts(s selected, v model.Vector, seconds float64, notes *analysis.Notices) (map[string]slo.Counts, map[string]slo.Layered, []slo.Group) {
+	out := map[string]slo.Counts{}
+	var groups []slo.Group
+	switch s.obj.Kind {
+	case settings.KindErrorRatio:
+		bs, ns := slo.ErrorRatioCounts(splitErrorInputs(v), slo.ErrorOptions{Include4xx: s.obj.Include4xx, IncludeAborts: s.obj.IncludeAborts}, s.groupBy())
+		for _, n := range ns {
+			notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, n))
+		}
+		for _, b := range bs {
+			out[b.Group.Key] = scaleCounts(b.Counts, seconds)
+			groups = append(groups, b.Group)
+			if b.NoHTTP {
+				notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s%s: no inference HTTP counter (http_requests_total) for some target, so its 5xx answers are not counted there; the ratio is engine error finishes and admission rejections over finished and rejected requests", s.profile, s.obj.Name, describeGroup(b.Group.Labels)))
+			}
+		}
+		return out, nil, groups
+	case settings.KindAvailability:
+		good, known := splitStat(v)
+		w := time.Duration(seconds * float64(time.Second))
+		gs, cs := slo.AvailabilityVector(good, known, i.availabilityRes(w), s.groupBy())
+		return cs, nil, gs
+	}
+	ls, bad := slo.LayeredVector(v, s.groupBy())
+	if bad > 0 {
+		notes.Add(analysis.Warning, fmt.Sprintf("%s: %d bucket series had an le label that is not a number and were ignored", s.obj.Signal, bad))
+	}
+	layered := map[string]slo.Layered{}
+	for _, l := range ls {
+		out[l.Group.Key] = scaleCounts(l.Counts(s.obj.Threshold), seconds)
+		layered[l.Group.Key] = l
+		groups = append(groups, l.Group)
+	}
+	return out, layered, groups
+}
+
+// kindHistory builds each group's History from a range result of the
+// objective's window queries at steps of res (windows of res).
+func (i *Instance) kindHistory(s selected, m model.Matrix, steps []time.Time, res time.Duration, notes *analysis.Notices) ([]slo.Group, map[string]slo.History, map[string]slo.Layered) {
+	if s.obj.Kind == settings.KindLatency {
+		return slo.LayeredHistory(m, steps, res, s.obj.Threshold, s.groupBy())
+	}
+	idx := make(map[int64]int, len(steps))
+	for k, t := range steps {
+		idx[t.UnixMilli()] = k
+	}
+	perStep := make([]model.Vector, len(steps))
+	for _, ss := range m {
+		for _, p := range ss.Values {
+			if k, ok := idx[int64(p.Timestamp)]; ok && !math.IsNaN(float64(p.Value)) {
+				perStep[k] = append(perStep[k], &model.Sample{Metric: ss.Metric, Value: p.Value})
+			}
+		}
+	}
+	hs := map[string]slo.History{}
+	var groups []slo.Group
+	for k, v := range perStep {
+		if len(v) == 0 {
+			continue
+		}
+		cs, _, gs := i.kindCounts(s, v, res.Seconds(), notes)
+		for _, g := range gs {
+			h, ok := hs[g.Key]
+			if !ok {
+				h = slo.History{Times: steps, Resolution: res, Counts: make([]slo.Counts, len(steps))}
+				groups = append(groups, g)
+			}
+			h.Counts[k] = cs[g.Key]
+			hs[g.Key] = h
+		}
+	}
+	slices.SortFunc(groups, func(a, b slo.Group) int {
+		switch {
+		case a.Key < b.Key:
+			return -1
+		case a.Key > b.Key:
+			return 1
+		}
+		return 0
+	})
+	return groups, hs, nil
+}
+
+// coveredQuery is the sample count whose product with the scrape interval
+// says how much of the period the store holds for the objective.
+func coveredQuery(s selected) (string, error) {
+	if s.obj.Kind == settings.KindAvailability {
+		var sel string
+		if len(s.sub.Targets) > 0 {
+			sel = `{job=~"` + regexpQuoteAll(s.sub.Targets) + `"}`
+		}
+		return "max(count_over_time(up" + sel + "[" + model.Duration(s.obj.Period).String() + "]))", nil
+	}
+	return catalog.SampleCountPromQL(s.signal(), s.sub.scope, s.obj.Period)
+}
+
+// errorNotices adds, per target in scope, what an error_ratio objective
+// can and cannot see on its engine and version (catalog.ErrorSLINotes).
+func (r *run) errorNotices(ctx context.Context, s selected) {
+	if s.obj.Kind != settings.KindErrorRatio {
+		return
+	}
+	for _, v := range r.views(ctx) {
+		if !v.OK {
+			continue
+		}
+		for _, n := range catalog.ErrorSLINotes(v.Name, v.Det, s.obj.IncludeAborts) {
+			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, n))
+		}
+	}
+	if n := catalog.ModelsNote(s.sub.Models); n != "" {
+		r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, n))
+	}
+}
+
+func regexpQuoteAll(vals []string) string {
+	q := make([]string, len(vals))
+	for k, v := range vals {
+		q[k] = escapeLabel(regexp.QuoteMeta(v))
+	}
+	return strings.Join(q, "|")
+}
+
+// layeredThresholdNotice is thresholdNotice over a group's layouts: said
+// when the threshold is not a bound of one of them.
+func layeredThresholdNotice(s selected, l slo.Layered, notes *analysis.Notices) {
+	if s.obj.Kind != settings.KindLatency || len(l.Parts) == 0 {
+		return
+	}
+	loc := l.Locate(s.obj.Threshold)
+	if loc.Exact {
+		return
+	}
+	notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s; a rule written as le=\"%g\" would select no series", s.profile, s.obj.Name, loc, s.obj.Threshold))
+	if n := l.Layouts(); n > 1 {
+		notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: %d bucket layouts in one group; good and total requests are counted per target and added, which is exact whatever the layouts", s.profile, s.obj.Name, n))
+	}
+}
+
+// kindWhat names what an objective reads, for notices.
+func kindWhat(s selected) string {
+	switch s.obj.Kind {
+	case settings.KindAvailability:
+		return "scrape (up)"
+	case settings.KindErrorRatio:
+		return "HTTP, finished-request or admission"
+	}
+	return string(s.signal())
+}
