@@ -32,24 +32,29 @@ const maxRangePoints = 10000
 // sum of consecutive R-steps (slo.History), so seven windows cost one
 // query. R is the query step, at least four scrape intervals.
 func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, error) {
-	statusOnly := false
+	statusOnly, sustained := false, false
 	switch p.Format {
 	case "", "timeseries":
 	case "status":
 		statusOnly = true
+	case "sustained":
+		sustained = true
 	default:
-		return nil, badQueryf("format: %q is neither timeseries (burn rates and status) nor status (the status series only, for alert rules)", p.Format)
+		return nil, badQueryf("format: %q is not timeseries (burn rates and status), status (the status series only, for alert rules) or sustained (the burn rate over the last 2 minutes on the bound in the service's favour, for a 'for 5m' rule)", p.Format)
 	}
 	r := i.newRun(p)
 	objs, err := i.selectObjectives(p, true, &r.notes)
 	if err != nil {
 		return nil, err
 	}
-	res := p.step
-	if min := 4 * i.settings.ScrapeInterval; res < min {
-		res = min
+	// The history's resolution divides every burn window (5m … 3d), so the
+	// windows are the true ones whatever the panel step; the series are
+	// shown at the panel step (every show-th step) when it is coarser.
+	res := slo.BurnResolution(p.step, i.settings.ScrapeInterval)
+	show := 1
+	if p.step > res {
+		show = int(p.step / res)
 	}
-	res = res.Truncate(time.Second)
 	longest := slo.Windows[len(slo.Windows)-1]
 	end := alignToStep(p.end, res)
 	first := alignToStep(p.start, res)
@@ -60,6 +65,15 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 		end = first
 	}
 	from := first.Add(-longest)
+	// sustained: the burn rate over the last 2 minutes (rounded up to whole
+	// steps) on the favourable bound of the attainment bracket; above 1 means
+	// the objective's quantile is above its threshold. A rule holding it for
+	// 5 minutes tells sustained degradation from a spike; it needs no 3-day
+	// history.
+	spikeW := (2*time.Minute + res - 1) / res * res
+	if sustained {
+		from = first.Add(-spikeW)
+	}
 	steps := analysis.Steps(from, end, res)
 	out := first.Sub(from) / res // index of the first step shown
 	var series []analysis.Series
@@ -88,8 +102,12 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 		for _, g := range groups {
 			layeredThresholdNotice(s, layouts[g.Key], &r.notes)
 			h := hs[g.Key]
-			burn, status := h.BurnSeries(s.obj.Target, s.obj.Period)
-			shown := steps[out:]
+			// Burn rates are the point values; the status is from the
+			// attainment bracket, each row only once the history covers its
+			// long window (slo.History.StatusSeries).
+			burn, _ := h.BurnSeries(s.obj.Target, factorPeriod(s, end))
+			status := h.StatusSeries(s.obj.Target, factorPeriod(s, end), 2*i.settings.ScrapeInterval)
+			shown := every(steps[out:], show)
 			labels := func(extra map[string]string) map[string]string {
 				l := map[string]string{"profile": s.profile, "objective": s.obj.Name}
 				for k, v := range g.Labels {
@@ -100,22 +118,33 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 				}
 				return l
 			}
+			if sustained {
+				vals := make([]float64, 0, len(h.Counts))
+				for _, c := range h.Window(spikeW) {
+					f, _ := slo.BurnBracket(c, s.obj.Target)
+					vals = append(vals, f)
+				}
+				name := slo.WindowName(spikeW)
+				series = append(series, analysis.Series{Name: "burn rate " + name + " favourable", Labels: labels(map[string]string{"window": name, "bound": "favourable"}),
+					Unit: "short", Times: shown, Values: every(vals[out:], show)})
+				continue
+			}
 			for _, w := range slo.Windows {
 				if statusOnly {
 					break
 				}
 				name := slo.WindowName(w)
 				series = append(series, analysis.Series{Name: "burn rate " + name, Labels: labels(map[string]string{"window": name}),
-					Unit: "short", Times: shown, Values: burn[w][out:]})
+					Unit: "short", Times: shown, Values: every(burn[w][out:], show)})
 			}
 			vals := make([]float64, 0, len(shown))
-			for _, st := range status[out:] {
+			for _, st := range every(status[out:], show) {
 				vals = append(vals, st.Value())
 			}
 			series = append(series, analysis.Series{Name: "status", Labels: labels(nil), Unit: "short", Times: shown, Values: vals})
 		}
 	}
-	r.notes.Add(analysis.Info, fmt.Sprintf("burn rate = error ratio / (1 − target) over 5m … 3d, from request counts summed over %s steps; status 0 ok, 1 ticket, 2 page by the multi-window rule (page: 1h and 5m above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1; factors for a 30d period, scaled for others)", model.Duration(res)))
+	r.notes.Add(analysis.Info, fmt.Sprintf("burn rate = error ratio / (1 − target) over 5m … 3d, from request counts summed over %s steps; status 0 ok, 0.5 possible, 1 ticket, 2 page by the multi-window rule (page: 1h and 5m above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1; factors for a 30d period, scaled for others) on the attainment bracket (page only when even the bound in the service's favour fires; possible otherwise), each row only once the stored history covers its long window", model.Duration(res)))
 	return frames.TimeSeries(series, r.meta()), nil
 }
 
@@ -152,4 +181,16 @@ func (r *run) rangeChunked(ctx context.Context, q string, from, end time.Time, s
 		out = append(out, byKey[fp])
 	}
 	return out, nil
+}
+
+// every returns every k-th element of xs, the last one included.
+func every[T any](xs []T, k int) []T {
+	if k <= 1 || len(xs) == 0 {
+		return xs
+	}
+	var out []T
+	for j := (len(xs) - 1) % k; j < len(xs); j += k {
+		out = append(out, xs[j])
+	}
+	return out
 }

@@ -297,7 +297,7 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 	shared := map[string][]string{}
 	leOf := make([][]string, len(objs))
 	for k, s := range objs {
-		les := i.objectiveLe(ctx, s, p.to.Add(-s.obj.Period), p.to)
+		les := i.objectiveLe(ctx, s, p.to.Add(-budgetWindow(s, p.to)), p.to)
 		if les == nil {
 			continue
 		}
@@ -320,7 +320,7 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 		if leOf[k] != nil {
 			les = shared[leOf[k][0]]
 		}
-		windows := append([]time.Duration{rangeW, s.obj.Period}, slo.Windows...)
+		windows := append([]time.Duration{rangeW, budgetWindow(s, p.to)}, slo.Windows...)
 		for k, w := range windows {
 			if _, done := oq.byWindow[w]; done {
 				continue
@@ -349,18 +349,20 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 	var rows []slo.Report
 	for k, s := range objs {
 		oq := plans[k]
-		covered := s.obj.Period
+		pw := budgetWindow(s, p.to)
+		covered := pw
 		if cv := vs[oq.covered]; len(cv) > 0 {
 			covered = time.Duration(float64(cv[0].Value) * float64(i.settings.ScrapeInterval))
 		} else {
 			covered = 0
 		}
-		if covered > s.obj.Period {
-			covered = s.obj.Period
+		if covered > pw {
+			covered = pw
 		}
 		spec := s.spec()
+		spec.Period = factorPeriod(s, p.to)
 		rangeCounts, rangeLayered, groups := i.kindCounts(s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.notes)
-		periodCounts, periodLayered, pGroups := i.kindCounts(s, concat(vs, oq.byWindow[s.obj.Period]), s.obj.Period.Seconds(), &r.notes)
+		periodCounts, periodLayered, pGroups := i.kindCounts(s, concat(vs, oq.byWindow[pw]), pw.Seconds(), &r.notes)
 		burn := map[time.Duration]map[string]slo.Counts{}
 		for _, w := range slo.Windows {
 			burn[w], _, _ = i.kindCounts(s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.notes)
@@ -377,7 +379,7 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 		slices.SortFunc(all, func(a, b slo.Group) int { return strings.Compare(a.Key, b.Key) })
 		if len(all) == 0 {
-			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s), model.Duration(s.obj.Period)))
+			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s), model.Duration(pw)))
 			continue
 		}
 		for _, g := range all {
@@ -394,8 +396,8 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 			}
 			rows = append(rows, slo.NewReport(spec, g.Labels, w, covered))
 		}
-		if covered < s.obj.Period-2*i.settings.ScrapeInterval {
-			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(s.obj.Period)))
+		if covered < pw-2*i.settings.ScrapeInterval {
+			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(pw)))
 		}
 	}
 	return frames.SLOTable(rows, r.meta()), nil

@@ -263,3 +263,26 @@ func kindWhat(s selected) string {
 	}
 	return string(s.signal())
 }
+
+// factorPeriod is the period the burn-rate factors scale with at instant
+// at: the objective's period, or the length of at's calendar month.
+func factorPeriod(s selected, at time.Time) time.Duration {
+	if s.obj.CalendarMonth {
+		return slo.MonthLength(at)
+	}
+	return s.obj.Period
+}
+
+// budgetWindow is the window the error budget is counted over, ending at
+// at: the objective's period, or the time since the 1st of at's month (UTC;
+// at least a minute).
+func budgetWindow(s selected, at time.Time) time.Duration {
+	if !s.obj.CalendarMonth {
+		return s.obj.Period
+	}
+	w := at.Sub(slo.PeriodStart(at, 0, true)).Truncate(time.Minute)
+	if w < time.Minute {
+		w = time.Minute
+	}
+	return w
+}

@@ -150,3 +150,55 @@ func TestSLOMixedLayoutsErrorsAndDownTimeThroughPromQL(t *testing.T) {
 	// The store holds one hour: the rows of 6h, 1d and 3d are not evaluated.
 	assert.Equal(t, "page 6h/30m, ticket 1d/2h, ticket 3d/6h", rows[0]["not_evaluated"])
 }
+
+func TestBurnRateSustainedFormat(t *testing.T) {
+	// Target d: 4 TTFT observations per 15 s scrape for an hour, all under
+	// 1 s, except the increments of scrapes 161 … 180 (minutes (40, 45]),
+	// all between 2 and 4 s. Objective TTFT ≤ 2 s (a bound) at 0.99.
+	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	t0 := time.Now().Add(-2 * time.Hour).Truncate(time.Hour)
+	app := db.Appender(context.Background())
+	var good, total float64
+	for k := 0; k <= 240; k++ {
+		if k > 0 {
+			total += 4
+			if k <= 160 || k > 180 {
+				good += 4
+			}
+		}
+		for le, v := range map[string]float64{"1.0": good, "2.0": good, "4.0": total, "+Inf": total} {
+			l := labels.FromStrings("__name__", "vllm:time_to_first_token_seconds_bucket", "job", "d", "instance", "d:8000", "model_name", "m", "engine", "0", "le", le)
+			_, err := app.Append(0, l, t0.Add(time.Duration(k)*15*time.Second).UnixMilli(), v)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, app.Commit())
+	st, err := settings.Load([]byte(`{"targets":[{"name":"d","url":"http://d:8000/metrics","engine":"vllm"}],
+	  "sloProfiles":[{"name":"p","objectives":[{"name":"ttft-2s","signal":"ttft","threshold":2,"target":0.99}]}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	dr := sloRun(t, inst, map[string]any{"queryType": "burn_rate", "profile": "p", "format": "sustained"}, t0.Add(36*time.Minute), t0.Add(50*time.Minute), time.Minute)
+	require.NoError(t, dr.Error)
+	require.Len(t, dr.Frames, 1)
+	f := dr.Frames[0]
+	assert.Equal(t, "2m", f.Fields[1].Labels["window"])
+	assert.Equal(t, "favourable", f.Fields[1].Labels["bound"])
+	// Each 1-minute step (m−1, m] sees its scrapes' increments, all bad for
+	// m = 41 … 45. The 2m window at m holds steps m−1 and m: m = 41 half bad
+	// (burn 0.5/0.01 = 50), 42 … 45 all bad (100), 46 half (50), 47 none.
+	// Above 1 from 41 through 46: 6 minutes, so a `for: 5m` rule pages.
+	want := map[int]float64{40: 0, 41: 50, 42: 100, 45: 100, 46: 50, 47: 0}
+	got := map[int]float64{}
+	for k := 0; k < f.Rows(); k++ {
+		ts := f.Fields[0].At(k).(time.Time)
+		m := int(ts.Sub(t0) / time.Minute)
+		if v, ok := f.Fields[1].ConcreteAt(k); ok {
+			got[m] = v.(float64)
+		}
+	}
+	for m, w := range want {
+		assert.InDelta(t, w, got[m], 1e-6, "minute %d", m)
+	}
+}

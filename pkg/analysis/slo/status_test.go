@@ -205,3 +205,72 @@ func TestFactorScalingForOtherPeriods(t *testing.T) {
 		assert.Equal(t, Ticket, EvaluateBracket(m, m, 3*day, 0.99, 3*day).Status, "burn %v", b)
 	}
 }
+
+func TestBurnWindowsIndependentOfPanelStep(t *testing.T) {
+	// 100 points over 4 days: a panel step of 57.6 minutes. The history is
+	// kept at 5m (15 s scrapes), so the 5m window is 5 minutes.
+	assert.Equal(t, 5*time.Minute, BurnResolution(4*day/100, 15*time.Second))
+	assert.Equal(t, time.Minute, BurnResolution(time.Minute, 15*time.Second))
+	assert.Equal(t, 100*time.Second, BurnResolution(2*time.Minute, 15*time.Second))
+	assert.Equal(t, 4*time.Second, BurnResolution(time.Second, time.Second))
+	assert.Equal(t, 5*time.Minute, BurnResolution(time.Hour, 2*time.Minute))
+	for _, w := range Windows {
+		for _, r := range []time.Duration{4 * time.Second, 15 * time.Second, 100 * time.Second, time.Minute, 5 * time.Minute} {
+			assert.Zero(t, w%r, "%s divides %s", r, w)
+		}
+	}
+	// Two days of 1000 requests a minute, every request bad in a
+	// 10-minute outage that ends 30 minutes before the last step; target 0.99.
+	// At 5m resolution, at the last step: 5m burn 0, 1h burn 10000/60000/0.01
+	// = 16.7: the 1h/5m page row does not fire (30 minutes after the outage
+	// nothing alerts). A history at the panel step (57.6 min, rounded to whole
+	// steps: every window of an hour or less is one step) reads the "5m"
+	// window as the last step, which holds the outage: 16.7 over "5m" and
+	// "1h", a page for an outage that has ended.
+	build := func(res time.Duration) History {
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		n := int(2 * day / res)
+		h := History{Resolution: res}
+		outageEnd := t0.Add(2*day - 30*time.Minute)
+		for i := range n {
+			end := t0.Add(time.Duration(i+1) * res)
+			start := end.Add(-res)
+			// Bad minutes of (start, end]: overlap with the outage (outageEnd − 10m, outageEnd].
+			lo, hi := maxTime(start, outageEnd.Add(-10*time.Minute)), minTime(end, outageEnd)
+			bad := 0.0
+			if hi.After(lo) {
+				bad = 1000 * hi.Sub(lo).Minutes()
+			}
+			total := 1000 * res.Minutes()
+			h.Times = append(h.Times, end)
+			h.Counts = append(h.Counts, ErrorCounts(bad, total))
+		}
+		return h
+	}
+	fine := build(5 * time.Minute)
+	last := len(fine.Counts) - 1
+	fav, pess := burnAt(fine, last, 0.99)
+	assert.InDelta(t, 0, fav[5*time.Minute], 1e-9)
+	assert.InDelta(t, 10000.0/60000/0.01, fav[time.Hour], 1e-9)
+	assert.Equal(t, OK, EvaluateBracket(fav, pess, 30*day, 0.99, fine.Covered()).Status)
+	coarse := build(48 * time.Minute) // a panel step the old code used as the history's resolution
+	last = len(coarse.Counts) - 1
+	fav, _ = burnAt(coarse, last, 0.99)
+	assert.InDelta(t, 10000.0/48000/0.01, fav[5*time.Minute], 1e-9, "the '5m' window is the last 48 minutes")
+	st, _ := Evaluate(fav, 30*day)
+	assert.Equal(t, Page, st)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
