@@ -378,6 +378,10 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 			}
 		}
 		slices.SortFunc(all, func(a, b slo.Group) int { return strings.Compare(a.Key, b.Key) })
+		disproved, err := r.disprovedGroups(ctx, s, rangeW, p.to)
+		if err != nil {
+			return nil, err
+		}
 		if len(all) == 0 {
 			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s), model.Duration(pw)))
 			continue
@@ -394,7 +398,12 @@ func (i *Instance) querySLO(ctx context.Context, p *plan) (data.Frames, error) {
 					w.Burn[win] = c
 				}
 			}
-			rows = append(rows, slo.NewReport(spec, g.Labels, w, covered))
+			row := slo.NewReport(spec, g.Labels, w, covered)
+			if why, bad := disproved[g.Key]; bad && row.Status == slo.OK {
+				// A histogram that contradicts itself gives no grounds for "ok".
+				row.Status, row.Reason = slo.Possible, "the histogram contradicts itself over the range, so no status can be trusted: "+why
+			}
+			rows = append(rows, row)
 		}
 		if covered < pw-2*i.settings.ScrapeInterval {
 			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(pw)))

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
@@ -285,4 +286,59 @@ func budgetWindow(s selected, at time.Time) time.Duration {
 		w = time.Minute
 	}
 	return w
+}
+
+// disprovedGroups checks, for a latency objective, whether each target's
+// histogram contradicts itself over window w ending at ts (the mean outside
+// what the buckets allow, _count against +Inf: sanity.HistogramChecks, the
+// latency query's check), adds the same warnings the latency query shows,
+// and returns per output group (the objective's groupBy) the first
+// finding's sentence. Groups absent from the map are consistent.
+func (r *run) disprovedGroups(ctx context.Context, s selected, w time.Duration, ts time.Time) (map[string]string, error) {
+	if s.obj.Kind != settings.KindLatency {
+		return nil, nil
+	}
+	sr := &run{i: r.i, p: s.sub}
+	hqs, err := sr.histogramQueries(ctx, catalog.Signal(s.obj.Signal), w, "target")
+	if err != nil {
+		return nil, err
+	}
+	point := func(v model.Vector) model.Matrix {
+		m := make(model.Matrix, 0, len(v))
+		for _, x := range v {
+			m = append(m, &model.SampleStream{Metric: x.Metric, Values: []model.SamplePair{{Timestamp: model.TimeFromUnixNano(ts.UnixNano()), Value: x.Value}}})
+		}
+		return m
+	}
+	out := map[string]string{}
+	for _, hq := range hqs {
+		var got [3]model.Vector
+		for k, q := range []string{hq.Buckets, hq.Sum, hq.Count} {
+			if got[k], err = r.instantQuery(ctx, q, ts); err != nil {
+				return nil, err
+			}
+		}
+		fs := sanity.HistogramChecks(s.obj.Signal, point(got[0]), point(got[1]), point(got[2]), []time.Time{ts})
+		for k, f := range fs {
+			if k < maxFindings {
+				r.notes.Add(analysis.Warning, f.Text())
+			}
+			g := analysis.LabelsKey(project(f.Labels, s.groupBy()))
+			if _, seen := out[g]; !seen {
+				out[g] = f.Text()
+			}
+		}
+	}
+	return out, nil
+}
+
+// project keeps the labels of groupBy (user names).
+func project(l map[string]string, groupBy []string) map[string]string {
+	out := map[string]string{}
+	for _, g := range groupBy {
+		if v, ok := l[g]; ok {
+			out[g] = v
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,4 +202,55 @@ func TestBurnRateSustainedFormat(t *testing.T) {
 	for m, w := range want {
 		assert.InDelta(t, w, got[m], 1e-6, "minute %d", m)
 	}
+}
+
+func TestSLOOnSelfContradictingHistogram(t *testing.T) {
+	// Target e: every TTFT observation in the lowest bucket (≤ 1 ms) while
+	// the mean is 0.46 s: 4 per 15 s scrape, _sum growing by 4 × 0.46.
+	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	t0 := time.Now().Add(-2 * time.Hour).Truncate(time.Hour)
+	app := db.Appender(context.Background())
+	base := func(name string, kv ...string) labels.Labels {
+		return labels.FromStrings(append([]string{"__name__", name, "job", "e", "instance", "e:8000", "model_name", "m", "engine", "0"}, kv...)...)
+	}
+	for k := 0; k <= 240; k++ {
+		n := float64(4 * k)
+		ts := t0.Add(time.Duration(k) * 15 * time.Second).UnixMilli()
+		for _, x := range []struct {
+			l labels.Labels
+			v float64
+		}{
+			{base("vllm:time_to_first_token_seconds_bucket", "le", "0.001"), n},
+			{base("vllm:time_to_first_token_seconds_bucket", "le", "2.0"), n},
+			{base("vllm:time_to_first_token_seconds_bucket", "le", "+Inf"), n},
+			{base("vllm:time_to_first_token_seconds_sum"), 0.46 * n},
+			{base("vllm:time_to_first_token_seconds_count"), n},
+		} {
+			_, err := app.Append(0, x.l, ts, x.v)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, app.Commit())
+	st, err := settings.Load([]byte(`{"targets":[{"name":"e","url":"http://e:8000/metrics","engine":"vllm"}],
+	  "sloProfiles":[{"name":"p","objectives":[{"name":"ttft-2s","signal":"ttft","threshold":2,"target":0.99}]}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	dr := sloRun(t, inst, map[string]any{"queryType": "slo", "profile": "p"}, t0.Add(10*time.Minute), t0.Add(time.Hour), time.Minute)
+	require.NoError(t, dr.Error)
+	rows := sloRows(t, dr.Frames[0])
+	require.Len(t, rows, 1)
+	// The buckets say every request took at most 1 ms (attainment 1), the
+	// mean says 0.46 s: the status is not "ok", and the latency query's
+	// warning is shown.
+	assert.Equal(t, "possible", rows[0]["status"])
+	assert.Contains(t, rows[0]["reason"], "contradicts itself")
+	found := false
+	for _, n := range dr.Frames[0].Meta.Notices {
+		if strings.Contains(n.Text, "histogram inconsistent") {
+			found = true
+		}
+	}
+	assert.True(t, found, "notices: %v", dr.Frames[0].Meta.Notices)
 }
