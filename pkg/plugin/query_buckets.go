@@ -106,7 +106,21 @@ func (i *Instance) queryBuckets(ctx context.Context, p *plan) (data.Frames, erro
 		ths := append(slices.Clone(p.Thresholds), thresholds[string(s)]...)
 		slices.Sort(ths)
 		ths = slices.Compact(ths)
+		var groupBy []string
+		for _, b := range p.scope.By {
+			if b != "" && b != "none" {
+				groupBy = append(groupBy, b)
+			}
+		}
+		disproved, err := r.disprovedFor(ctx, p, s, groupBy, window, p.to)
+		if err != nil {
+			return nil, err
+		}
 		for _, g := range groups {
+			if _, bad := disproved[g.Key]; bad {
+				r.notes.Add(analysis.Warning, fmt.Sprintf("%s%s: no bucket advice from a histogram that contradicts itself (see the warning above)", s, describeGroup(g.Labels)))
+				continue
+			}
 			b := bs[g.Key]
 			add := func(a buckets.Advice) {
 				rows = append(rows, buckets.Row{Signal: string(s), Group: g.Labels, Advice: a,

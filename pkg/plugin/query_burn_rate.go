@@ -95,6 +95,10 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 			m = append(m, part...)
 		}
 		groups, hs, layouts := i.kindHistory(s, m, steps, res, &r.notes)
+		// The latency query's warning when the histogram contradicts itself over the range.
+		if _, err := r.disprovedGroups(ctx, s, p.end.Sub(p.start)+res, p.end); err != nil {
+			return nil, err
+		}
 		if len(groups) == 0 {
 			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s)))
 			continue

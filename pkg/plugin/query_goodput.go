@@ -80,6 +80,12 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 	if err != nil {
 		return nil, err
 	}
+	// The latency query's warning when a histogram contradicts itself over the range.
+	for _, s := range objs {
+		if _, err := r.disprovedGroups(ctx, s, p.end.Sub(p.start)+p.window, p.end); err != nil {
+			return nil, err
+		}
+	}
 	// The request rate comes from the first objective counted per request.
 	rateFrom := -1
 	var names []string

@@ -298,8 +298,14 @@ func (r *run) disprovedGroups(ctx context.Context, s selected, w time.Duration, 
 	if s.obj.Kind != settings.KindLatency {
 		return nil, nil
 	}
-	sr := &run{i: r.i, p: s.sub}
-	hqs, err := sr.histogramQueries(ctx, catalog.Signal(s.obj.Signal), w, "target")
+	return r.disprovedFor(ctx, s.sub, catalog.Signal(s.obj.Signal), s.groupBy(), w, ts)
+}
+
+// disprovedFor is disprovedGroups for a latency stage over the targets of
+// sub, grouped by groupBy.
+func (r *run) disprovedFor(ctx context.Context, sub *plan, stage catalog.Signal, groupBy []string, w time.Duration, ts time.Time) (map[string]string, error) {
+	sr := &run{i: r.i, p: sub}
+	hqs, err := sr.histogramQueries(ctx, stage, w, "target")
 	if err != nil {
 		return nil, err
 	}
@@ -318,12 +324,12 @@ func (r *run) disprovedGroups(ctx context.Context, s selected, w time.Duration, 
 				return nil, err
 			}
 		}
-		fs := sanity.HistogramChecks(s.obj.Signal, point(got[0]), point(got[1]), point(got[2]), []time.Time{ts})
+		fs := sanity.HistogramChecks(string(stage), point(got[0]), point(got[1]), point(got[2]), []time.Time{ts})
 		for k, f := range fs {
 			if k < maxFindings {
 				r.notes.Add(analysis.Warning, f.Text())
 			}
-			g := analysis.LabelsKey(project(f.Labels, s.groupBy()))
+			g := analysis.LabelsKey(project(f.Labels, groupBy))
 			if _, seen := out[g]; !seen {
 				out[g] = f.Text()
 			}

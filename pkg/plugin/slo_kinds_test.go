@@ -253,4 +253,20 @@ func TestSLOOnSelfContradictingHistogram(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "notices: %v", dr.Frames[0].Meta.Notices)
+	// The same warning in burn_rate, goodput and buckets; buckets gives no advice from it.
+	for _, qt := range []string{"burn_rate", "goodput", "buckets"} {
+		q := map[string]any{"queryType": qt, "profile": "p", "stages": []string{"ttft"}}
+		dr := sloRun(t, inst, q, t0.Add(10*time.Minute), t0.Add(time.Hour), time.Minute)
+		require.NoError(t, dr.Error, qt)
+		require.NotEmpty(t, dr.Frames, qt)
+		var texts []string
+		for _, n := range dr.Frames[0].Meta.Notices {
+			texts = append(texts, n.Text)
+		}
+		assert.Contains(t, strings.Join(texts, "\n"), "histogram inconsistent", qt)
+		if qt == "buckets" {
+			assert.Contains(t, strings.Join(texts, "\n"), "no bucket advice from a histogram that contradicts itself")
+			assert.Zero(t, dr.Frames[0].Rows(), "no advice rows")
+		}
+	}
 }
