@@ -62,8 +62,15 @@ func (r *Run) Queries() []string {
 	return r.queries
 }
 
-// ServerNotes returns the server's warnings gathered so far for the request (remote mode).
-func (r *Run) ServerNotes() []string { return r.server.List() }
+// ServerNotes returns the server's warnings gathered so far for the request (remote mode),
+// sanitised for viewers (SanitizeError).
+func (r *Run) ServerNotes() []string {
+	list := r.server.List()
+	for k, m := range list {
+		list[k] = SanitizeError(m)
+	}
+	return list
+}
 
 // Query is one PromQL evaluation for Run.Exec.
 type Query struct {
@@ -145,13 +152,13 @@ func (r *Run) chunked(ctx context.Context, q Query) (model.Matrix, error) {
 
 // Range runs q as a range query over the plan's step-aligned range.
 func (r *Run) Range(ctx context.Context, q string) (model.Matrix, error) {
-	return asMatrix(r.Exec(ctx, Query{PromQL: q, From: r.Plan.Start, To: r.Plan.End, Step: r.Plan.Step}))
+	return AsMatrix(r.Exec(ctx, Query{PromQL: q, From: r.Plan.Start, To: r.Plan.End, Step: r.Plan.Step}))
 }
 
 // RangeAt runs q as a range query over [from, to] at the plan's step, aligned to the step
 // like the plan's own range.
 func (r *Run) RangeAt(ctx context.Context, q string, from, to time.Time) (model.Matrix, error) {
-	return asMatrix(r.Exec(ctx, Query{PromQL: q, From: AlignToStep(from, r.Plan.Step), To: to, Step: r.Plan.Step}))
+	return AsMatrix(r.Exec(ctx, Query{PromQL: q, From: AlignToStep(from, r.Plan.Step), To: to, Step: r.Plan.Step}))
 }
 
 // Instant runs q as an instant query at ts and expects a vector.
@@ -167,8 +174,8 @@ func (r *Run) Instant(ctx context.Context, q string, ts time.Time) (model.Vector
 	return vec, nil
 }
 
-// asMatrix passes a range query's matrix on.
-func asMatrix(v model.Value, err error) (model.Matrix, error) {
+// AsMatrix passes a range query's matrix on.
+func AsMatrix(v model.Value, err error) (model.Matrix, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,8 @@
-package plugin
+package queries
 
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +21,23 @@ func testSettings(t *testing.T) settings.Settings {
 	return s
 }
 
+// decodeQuery decodes q by its QueryType, else the queryType of its JSON, else as a latency
+// query (the common fields' checks are the same for every type).
+func decodeQuery(q backend.DataQuery, s *settings.Settings) (*Decoded, error) {
+	name := q.QueryType
+	if name == "" {
+		var m struct {
+			QueryType any `json:"queryType"`
+		}
+		_ = json.Unmarshal(q.JSON, &m)
+		name, _ = m.QueryType.(string)
+	}
+	if name == "" {
+		name = "latency"
+	}
+	return Decode(name, q, s)
+}
+
 func TestDecodeQueryStepWindowAndErrors(t *testing.T) {
 	s := testSettings(t)
 	to := time.Unix(1_800_000_000, 0)
@@ -32,10 +48,10 @@ func TestDecodeQueryStepWindowAndErrors(t *testing.T) {
 	// 6 h over at most 1000 points: step 21.6 s truncated to 21 s; window max(step, 4 × 15 s scrape) = 60 s.
 	p, err := decodeQuery(dq(`{"queryType":"latency"}`, to.Add(-6*time.Hour)), &s)
 	require.NoError(t, err)
-	assert.Equal(t, 21*time.Second, p.step)
-	assert.Equal(t, time.Minute, p.window)
-	assert.Equal(t, 0, int(p.start.Unix()%21))
-	assert.Equal(t, to, p.to, "the unaligned end is kept for instant queries")
+	assert.Equal(t, 21*time.Second, p.Plan.Step)
+	assert.Equal(t, time.Minute, p.Plan.Window)
+	assert.Equal(t, 0, int(p.Plan.Start.Unix()%21))
+	assert.Equal(t, to, p.Plan.To, "the unaligned end is kept for instant queries")
 
 	for js, want := range map[string]string{
 		`{"models":[""]}`:            "models",
@@ -49,7 +65,7 @@ func TestDecodeQueryStepWindowAndErrors(t *testing.T) {
 		_, err := decodeQuery(dq(js, to.Add(-time.Hour)), &s)
 		require.Error(t, err, js)
 		assert.Contains(t, err.Error(), want, js)
-		assert.IsType(t, badQuery{}, err, js)
+		assert.IsType(t, BadQuery{}, err, js)
 	}
 	_, err = decodeQuery(dq(`{}`, to.Add(-200*365*24*time.Hour)), &s)
 	require.Error(t, err)
@@ -58,40 +74,15 @@ func TestDecodeQueryStepWindowAndErrors(t *testing.T) {
 
 func TestRawSelectorQuotesEverything(t *testing.T) {
 	s := testSettings(t)
-	p := &plan{Query: Query{Metric: "vllm:num_requests_running", Matchers: map[string]string{"model_name": `a"}) or vector(1`}}}
+	p := &Raw{Metric: "vllm:num_requests_running", Matchers: map[string]string{"model_name": `a"}) or vector(1`}}
 	sel, err := rawSelector(p, &s)
 	require.NoError(t, err)
 	// Target names are regex-quoted (the dot in si.m is literal) and matcher values string-quoted.
 	assert.Equal(t, `{__name__="vllm:num_requests_running", job=~"node-a|si\\.m|vllm-a", model_name="a\"}) or vector(1"}`, sel)
-	for _, bad := range []Query{{Metric: ""}, {Metric: "up{x=1}"}, {Metric: "up", Matchers: map[string]string{"job": "x"}}, {Metric: "up", Matchers: map[string]string{"a-b": "x"}}} {
-		_, err := rawSelector(&plan{Query: bad}, &s)
+	for _, bad := range []Raw{{Metric: ""}, {Metric: "up{x=1}"}, {Metric: "up", Matchers: map[string]string{"job": "x"}}, {Metric: "up", Matchers: map[string]string{"a-b": "x"}}} {
+		_, err := rawSelector(&bad, &s)
 		assert.Error(t, err, "%+v", bad)
 	}
-}
-
-func TestSanitizeErrorElidesPageContent(t *testing.T) {
-	// A page echoing the Authorization header: base64("bob:BASICSECRET").
-	in := `expected a valid start token, got "Ym9iOkJBU0lDU0VDUkVU" ("INVALID") while parsing: "Basic Ym9iOkJBU0lDU0VDUkVU"`
-	out := sanitizeError(in)
-	assert.NotContains(t, out, "Ym9iOkJBU0lDU0VDUkVU\"")
-	assert.NotContains(t, out, "Basic Ym9i")
-	assert.Contains(t, out, "expected a valid start token")
-	long := sanitizeError(strings.Repeat("x", 5000))
-	assert.LessOrEqual(t, len(long), maxErrorLen+len("…"))
-}
-
-func TestParallelTurnsPanicsIntoErrors(t *testing.T) {
-	inst := newInstanceForTest(testSettings(t), nil)
-	r := inst.newRun(&plan{})
-	err := r.parallel(3, func(k int) error {
-		if k == 1 {
-			var m map[string]int
-			m["boom"]++ // nil map write panics
-		}
-		return nil
-	})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "internal error")
 }
 
 // TestDecodeQueryBoundsWhatAQueryCosts: a window beyond a month is refused
@@ -110,14 +101,15 @@ func TestDecodeQueryBoundsWhatAQueryCosts(t *testing.T) {
 	require.ErrorContains(t, err, `window: "292y" is longer than 31d`)
 	p, err := decodeQuery(dq(`{"queryType":"diagnosis","window":"31d"}`), &s)
 	require.NoError(t, err)
-	assert.Equal(t, 31*24*time.Hour, p.window)
+	assert.Equal(t, 31*24*time.Hour, p.Plan.Window)
 
 	p, err = decodeQuery(dq(`{"queryType":"diagnosis","format":"numeric","targets":["vllm-a","vllm-a","si.m","vllm-a"],"models":["m","m"],"classes":["stalled","stalled"]}`), &s)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"vllm-a", "si.m"}, p.Targets)
-	assert.Equal(t, []string{"vllm-a", "si.m"}, p.scope.Targets)
-	assert.Equal(t, []string{"m"}, p.Models)
-	assert.Equal(t, []string{"stalled"}, p.Classes)
+	q := p.Req.(*Diagnosis)
+	assert.Equal(t, []string{"vllm-a", "si.m"}, q.Targets)
+	assert.Equal(t, []string{"vllm-a", "si.m"}, p.Plan.Scope.Targets)
+	assert.Equal(t, []string{"m"}, q.Models)
+	assert.Equal(t, []string{"stalled"}, q.Classes)
 
 	many := make([]string, 1001)
 	for k := range many {
@@ -133,4 +125,17 @@ func TestDecodeQueryBoundsWhatAQueryCosts(t *testing.T) {
 		_, err = decodeQuery(dq(`{"queryType":"`+qt+`","targets":["node-a"]}`), &s)
 		require.NoError(t, err, qt)
 	}
+}
+
+// Grafana's interval variables are expanded from the request (the end-to-end case, through
+// PromQL, is pkg/plugin's TestWindowMacrosExpandedFromTheRequest).
+func TestExpandMacros(t *testing.T) {
+	to := time.Unix(1_700_000_400, 0)
+	from := to.Add(-5 * time.Minute)
+	// At a 15 s interval, $__rate_interval is 4 × the scrape interval.
+	q := backend.DataQuery{Interval: 15 * time.Second, TimeRange: backend.TimeRange{From: from, To: to}}
+	assert.Equal(t, "1m", expandMacros("$__rate_interval", q, 15*time.Second, 15*time.Second))
+	assert.Equal(t, "60000ms", expandMacros("${__rate_interval_ms}ms", q, 15*time.Second, 15*time.Second))
+	assert.Equal(t, "300", expandMacros("$__range_s", q, 15*time.Second, 15*time.Second))
+	assert.Equal(t, "300000", expandMacros("$__range_ms", q, 15*time.Second, 15*time.Second))
 }

@@ -1,4 +1,4 @@
-package plugin
+package queries
 
 import (
 	"context"
@@ -8,21 +8,33 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
-
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/prometheus/common/model"
 )
+
+// Goodput is the goodput query: requests/s meeting every objective of one profile at once,
+// as Fréchet bounds.
+type Goodput struct {
+	Common
+	// Profile names the SLO profile (required).
+	Profile string `json:"profile,omitempty"`
+	// Objectives restricts the profile to these objective names (empty: all).
+	Objectives []string `json:"objectives,omitempty"`
+}
+
+func (q *Goodput) lists() []namedList { return []namedList{{"objectives", &q.Objectives}} }
 
 // perToken lists the latency signals observed once per output token rather
 // than once per request.
 var perToken = map[string]bool{string(catalog.ITL): true}
 
-// queryGoodput answers the goodput query: requests/s meeting every
+// runGoodput answers the goodput query: requests/s meeting every
 // objective of one profile at once, over the query's rate window at each
 // step. Separate histograms cannot tell which requests met both objectives,
 // so only the Fréchet bounds are returned: series labelled bound=lower
@@ -31,32 +43,32 @@ var perToken = map[string]bool{string(catalog.ITL): true}
 // exact brackets when a threshold is not a bucket bound) and the request
 // rate is that of the first per-request objective. A third series
 // (stat=requests) is that request rate.
-func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, error) {
-	r := i.newRun(p)
-	objs, err := i.selectObjectives(p, false, &r.notes)
+func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (data.Frames, error) {
+	r := fetch.NewRun(ctx, env, p)
+	objs, err := selectObjectives(env, p, q.Profile, q.Objectives, false, &r.Notes)
 	if err != nil {
 		return nil, err
 	}
 	if len(objs) == 0 {
-		return frames.TimeSeries(nil, r.meta()), nil
+		return frames.TimeSeries(nil, meta(r, nil)), nil
 	}
 	var signals []catalog.Signal
 	for _, s := range objs {
 		signals = append(signals, s.signal())
 	}
-	r.scopeNotices(ctx, signals)
+	r.ScopeNotices(ctx, signals)
 	// Counts per objective, group and step (rates: resolution 1 s keeps them per second).
 	hists := make([]map[string]slo.History, len(objs))
 	groupsOf := make([][]slo.Group, len(objs))
-	err = r.parallel(len(objs), func(k int) error {
+	err = r.Parallel(len(objs), func(k int) error {
 		s := objs[k]
-		qs, err := i.windowQueries(ctx, s, p.window, i.objectiveLe(ctx, s, p.start.Add(-p.window), p.end))
+		qs, err := windowQueries(ctx, r, s, p.Window, objectiveLe(ctx, r, s, p.Start.Add(-p.Window), p.End))
 		if err != nil {
 			return err
 		}
 		var m model.Matrix
 		for _, q := range qs {
-			part, err := r.rangeQuery(ctx, q)
+			part, err := r.Range(ctx, q)
 			if err != nil {
 				return err
 			}
@@ -64,13 +76,13 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 		}
 		if s.obj.Kind == settings.KindErrorRatio {
 			var noReason int
-			groupsOf[k], hists[k], noReason = slo.ErrorHistory(m, r.steps, time.Second)
-			noReasonNotice(s, noReason, &r.notes)
+			groupsOf[k], hists[k], noReason = slo.ErrorHistory(m, r.Steps, time.Second)
+			noReasonNotice(s, noReason, &r.Notes)
 		} else {
 			var layouts map[string][]hist.Bucket
-			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.steps, time.Second, s.obj.Threshold)
+			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.Steps, time.Second, s.obj.Threshold)
 			for _, g := range groupsOf[k] {
-				thresholdNotice(s, layouts[g.Key], &r.notes)
+				thresholdNotice(s, layouts[g.Key], &r.Notes)
 			}
 		}
 		return nil
@@ -88,21 +100,21 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 				rateFrom = k
 			}
 		} else {
-			r.notes.Add(analysis.Warning, fmt.Sprintf("objective %s: %s is observed per output token, not per request; goodput treats its attainment as the share of requests meeting it (use tpot for a per-request objective)", s.obj.Name, s.obj.Signal))
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s: %s is observed per output token, not per request; goodput treats its attainment as the share of requests meeting it (use tpot for a per-request objective)", s.obj.Name, s.obj.Signal))
 		}
 	}
 	if rateFrom < 0 {
 		rateFrom = 0
-		r.notes.Add(analysis.Warning, "no objective of the profile is counted per request: the rate shown is of inter-token gaps, not requests")
+		r.Notes.Add(analysis.Warning, "no objective of the profile is counted per request: the rate shown is of inter-token gaps, not requests")
 	}
-	r.notes.Add(analysis.Info, fmt.Sprintf("goodput of profile %s (%s at once) is known only within bounds from separate histograms: lower = max(0, Σ attainment − (n − 1)) × request rate, upper = min attainment × request rate (Fréchet bounds); the true value lies between the two series", objs[0].profile, strings.Join(names, ", ")))
+	r.Notes.Add(analysis.Info, fmt.Sprintf("goodput of profile %s (%s at once) is known only within bounds from separate histograms: lower = max(0, Σ attainment − (n − 1)) × request rate, upper = min attainment × request rate (Fréchet bounds); the true value lies between the two series", objs[0].profile, strings.Join(names, ", ")))
 	var series []analysis.Series
 	if len(groupsOf[rateFrom]) == 0 {
-		r.notes.Add(analysis.Info, fmt.Sprintf("goodput: no %s data in scope over the range (not exported, or no requests)", objs[rateFrom].signal()))
+		r.Notes.Add(analysis.Info, fmt.Sprintf("goodput: no %s data in scope over the range (not exported, or no requests)", objs[rateFrom].signal()))
 	}
 	for _, g := range groupsOf[rateFrom] {
-		lo := make([]float64, len(r.steps))
-		hi := make([]float64, len(r.steps))
+		lo := make([]float64, len(r.Steps))
+		hi := make([]float64, len(r.Steps))
 		complete := true
 		for k := range objs {
 			if _, ok := hists[k][g.Key]; !ok {
@@ -110,10 +122,10 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 			}
 		}
 		if !complete {
-			r.notes.Add(analysis.Info, fmt.Sprintf("goodput%s: not every objective has data for this group", describeGroup(g.Labels)))
+			r.Notes.Add(analysis.Info, fmt.Sprintf("goodput%s: not every objective has data for this group", describeGroup(g.Labels)))
 			continue
 		}
-		for t := range r.steps {
+		for t := range r.Steps {
 			cs := make([]slo.Counts, len(objs))
 			for k := range objs {
 				cs[k] = hists[k][g.Key].Counts[t]
@@ -125,8 +137,8 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 				lo[t], hi[t] = math.NaN(), math.NaN()
 			}
 		}
-		reqs := make([]float64, len(r.steps))
-		for t := range r.steps {
+		reqs := make([]float64, len(r.Steps))
+		for t := range r.Steps {
 			reqs[t] = math.NaN()
 			if c := hists[rateFrom][g.Key].Counts[t]; c.Total > 0 {
 				reqs[t] = c.Total
@@ -136,7 +148,7 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 		for k, v := range g.Labels {
 			rl[k] = v
 		}
-		series = append(series, analysis.Series{Name: "request rate", Labels: rl, Unit: "reqps", Times: r.steps, Values: reqs})
+		series = append(series, analysis.Series{Name: "request rate", Labels: rl, Unit: "reqps", Times: r.Steps, Values: reqs})
 		for _, bound := range []struct {
 			name string
 			vals []float64
@@ -145,15 +157,8 @@ func (i *Instance) queryGoodput(ctx context.Context, p *plan) (data.Frames, erro
 			for k, v := range g.Labels {
 				l[k] = v
 			}
-			series = append(series, analysis.Series{Name: "goodput " + bound.name, Labels: l, Unit: "reqps", Times: r.steps, Values: bound.vals})
+			series = append(series, analysis.Series{Name: "goodput " + bound.name, Labels: l, Unit: "reqps", Times: r.Steps, Values: bound.vals})
 		}
 	}
-	return frames.TimeSeries(series, r.meta()), nil
-}
-
-func describeGroup(l map[string]string) string {
-	if len(l) == 0 {
-		return ""
-	}
-	return " (" + strings.TrimSuffix(analysis.LabelsKey(l), ",") + ")"
+	return frames.TimeSeries(series, meta(r, nil)), nil
 }

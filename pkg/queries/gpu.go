@@ -1,4 +1,4 @@
-package plugin
+package queries
 
 import (
 	"context"
@@ -9,13 +9,31 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
-
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/gpu"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/prometheus/common/model"
 )
+
+// GPU is the gpu query: per-GPU series of the agents' signals.
+type GPU struct {
+	Common
+	// Agents are GPU agent names (empty: the agents of the selected targets, else all).
+	Agents []string `json:"agents,omitempty"`
+	// GPUs keeps the GPUs whose index or UUID it lists.
+	GPUs []string `json:"gpus,omitempty"`
+	// Signals are GPU signals (gpuSignals) or saturation; empty: all but throttle_reasons,
+	// plus saturation.
+	Signals []string `json:"signals,omitempty"`
+}
+
+func (q *GPU) lists() []namedList {
+	return []namedList{{"agents", &q.Agents}, {"gpus", &q.GPUs}, {"signals", &q.Signals}}
+}
+
+var gpuEnums = map[string][]string{"signals": append(signalNames(gpuSignals), gpuSaturation)}
 
 // gpuSaturation names the derived saturation series in a gpu query's signals.
 const gpuSaturation = "saturation"
@@ -26,7 +44,16 @@ var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GRE
 	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.Temperature,
 	catalog.SMClock, catalog.SMClockMax, catalog.ThrottleReasons}
 
-// queryGPU returns per-GPU series of the asked signals (default: all but
+// signalNames renders signals as strings.
+func signalNames(sigs []catalog.Signal) []string {
+	out := make([]string, 0, len(sigs))
+	for _, s := range sigs {
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// runGPU returns per-GPU series of the asked signals (default: all but
 // throttle reasons, plus the derived saturation signal, which explicit
 // signals include only when they name "saturation"), one series per agent and
 // GPU. Series carry the labels target (agent name), gpu, uuid, hostname and
@@ -36,19 +63,19 @@ var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GRE
 // field keeps GPUs whose index or uuid it lists; a query selecting targets
 // shows the GPUs those targets use (settings targets[].gpus, all when empty). Asking for throttle_reasons
 // alone returns a state-timeline frame.
-func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
-	agents := p.Agents
+func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Frames, error) {
+	agents := q.Agents
 	// perAgent restricts an agent to the GPU indices its selected targets use
 	// (settings targets[].gpus); an agent absent from it shows every GPU.
 	perAgent := map[string]map[string]bool{}
 	allGPUs := map[string]bool{}
 	if len(agents) == 0 {
 		// Targets may name agents too; otherwise the agents of the selected targets, else all.
-		for _, t := range p.Targets {
-			if a, ok := i.settings.Agent(t); ok {
+		for _, t := range q.Targets {
+			if a, ok := env.Settings.Agent(t); ok {
 				agents = append(agents, a.Name)
 				allGPUs[a.Name] = true
-			} else if tt, ok := i.settings.Target(t); ok && tt.Agent != "" {
+			} else if tt, ok := env.Settings.Target(t); ok && tt.Agent != "" {
 				agents = append(agents, tt.Agent)
 				if len(tt.GPUs) == 0 {
 					allGPUs[tt.Agent] = true
@@ -69,19 +96,19 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		delete(perAgent, a)
 	}
 	if len(agents) == 0 {
-		for _, a := range i.settings.GPUAgents {
+		for _, a := range env.Settings.GPUAgents {
 			agents = append(agents, a.Name)
 		}
 	}
 	for _, a := range agents {
-		if _, ok := i.settings.Agent(a); !ok {
+		if _, ok := env.Settings.Agent(a); !ok {
 			return nil, badQueryf("agents: %q is not a GPU agent configured in this data source", a)
 		}
 	}
-	r := i.newRun(p)
+	r := fetch.NewRun(ctx, env, p)
 	if len(agents) == 0 {
-		r.notes.Add(analysis.Warning, "no GPU agent is configured: add the Inferscope GPU agent or dcgm-exporter under GPU agents in the data source settings")
-		return frames.TimeSeries(nil, r.meta()), nil
+		r.Notes.Add(analysis.Warning, "no GPU agent is configured: add the Inferscope GPU agent or dcgm-exporter under GPU agents in the data source settings")
+		return frames.TimeSeries(nil, meta(r, nil)), nil
 	}
 	var want []catalog.Signal
 	valid := map[string]bool{}
@@ -90,8 +117,8 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	}
 	// The derived saturation series comes with the default signal set, or
 	// when asked for by name; explicit signals return only what they name.
-	withSaturation := len(p.Signals) == 0
-	for _, s := range p.Signals {
+	withSaturation := len(q.Signals) == 0
+	for _, s := range q.Signals {
 		if s == gpuSaturation {
 			withSaturation = true
 			continue
@@ -106,16 +133,16 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 		want = append(want, catalog.Signal(s))
 	}
-	if len(p.Signals) == 0 {
+	if len(q.Signals) == 0 {
 		want = gpuSignals[:len(gpuSignals)-1]
 	}
-	var views []targetView
+	var views []fetch.TargetView
 	for _, a := range agents {
-		views = append(views, i.viewOf(ctx, a, r.namesFrom(), p.end))
+		views = append(views, env.ViewOf(ctx, a, r.NamesFrom(), p.End))
 	}
-	r.availabilityNotices(views, want)
+	r.AvailabilityNotices(views, want)
 	keepGPU := map[string]bool{}
-	for _, g := range p.GPUs {
+	for _, g := range q.GPUs {
 		keepGPU[g] = true
 	}
 	// keepSeries keeps the series of the GPUs the query shows (gpus field, targets' GPUs).
@@ -124,13 +151,13 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 	// series are fetched, before the frames are built.
 	noteUnmatched := func() {
 		var none []string
-		for _, g := range p.GPUs {
+		for _, g := range q.GPUs {
 			if !matched[g] {
 				none = append(none, strconv.Quote(g))
 			}
 		}
 		if len(none) > 0 {
-			r.notes.Add(analysis.Warning, fmt.Sprintf("gpus: %s matched no GPU index or UUID of the selected agents in the range", strings.Join(none, ", ")))
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("gpus: %s matched no GPU index or UUID of the selected agents in the range", strings.Join(none, ", ")))
 		}
 	}
 	keepSeries := func(m model.Matrix) model.Matrix {
@@ -161,7 +188,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := r.rangeQuery(ctx, q)
+		m, err := r.Range(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -173,12 +200,12 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		q, err := catalog.GPUImpossiblePromQL(sigs, agents)
 		if err == nil {
 			var m model.Matrix
-			if m, err = r.rangeQuery(ctx, q); err == nil {
-				r.gpuImpossibleNotices(keepSeries(m))
+			if m, err = r.Range(ctx, q); err == nil {
+				r.GPUImpossibleNotices(keepSeries(m))
 			}
 		}
 		if err != nil {
-			r.skipped("the check for impossible GPU readings", err)
+			r.Skipped("the check for impossible GPU readings", err)
 		}
 	}
 
@@ -197,7 +224,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 		impossible([]catalog.Signal{catalog.ThrottleReasons})
 		noteUnmatched()
-		return frames.States(gpu.ThrottleStates(perReason, bitmask, r.steps), r.meta()), nil
+		return frames.States(gpu.ThrottleStates(perReason, bitmask, r.Steps), meta(r, nil)), nil
 	}
 
 	var series []analysis.Series
@@ -211,12 +238,12 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 			return nil, err
 		}
 		got[sig] = m
-		series = append(series, gpu.Series(sig, m, r.steps)...)
+		series = append(series, gpu.Series(sig, m, r.Steps)...)
 	}
 	if !withSaturation {
 		impossible(slices.Collect(maps.Keys(got)))
 		noteUnmatched()
-		return frames.TimeSeries(series, r.meta()), nil
+		return frames.TimeSeries(series, meta(r, nil)), nil
 	}
 	// The saturation signal: SM active, else graphics-engine active, else GPU utilisation.
 	for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.GPUUtil} {
@@ -228,8 +255,8 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 			got[sig] = m
 		}
 	}
-	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.steps, &r.notes)...)
+	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.Steps, &r.Notes)...)
 	impossible(slices.Collect(maps.Keys(got)))
 	noteUnmatched()
-	return frames.TimeSeries(series, r.meta()), nil
+	return frames.TimeSeries(series, meta(r, nil)), nil
 }

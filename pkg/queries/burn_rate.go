@@ -1,4 +1,4 @@
-package plugin
+package queries
 
 import (
 	"context"
@@ -6,21 +6,33 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
-
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/prometheus/common/model"
 )
 
-// maxRangePoints is the most steps one range query asks for: Prometheus's
-// HTTP API refuses more than 11,000 points per series.
-const maxRangePoints = 10000
+// BurnRate is the burn_rate query: per objective × group, one series per burn-rate window and
+// a status series.
+type BurnRate struct {
+	Common
+	// Profile names an SLO profile of the settings (empty: every profile).
+	Profile string `json:"profile,omitempty"`
+	// Objectives restricts the profile to these objective names (empty: all).
+	Objectives []string `json:"objectives,omitempty"`
+	// Format is timeseries (default) or status (the status series only).
+	Format string `json:"format,omitempty"`
+}
 
-// queryBurnRate answers the burn_rate query: per objective and group, one
+func (q *BurnRate) lists() []namedList { return []namedList{{"objectives", &q.Objectives}} }
+
+var burnRateEnums = map[string][]string{"format": {"timeseries", "status"}}
+
+// runBurnRate answers the burn_rate query: per objective and group, one
 // series per burn-rate window (labels profile, objective, window and the
 // group) and one status series (0 ok, 1 ticket, 2 page), each a frame of
 // its own with a unique label set, so a Grafana-managed alert rule can
@@ -32,29 +44,29 @@ const maxRangePoints = 10000
 // minus the longest window (3 d) to its end; every burn window is then a
 // sum of consecutive R-steps (slo.History), so seven windows cost one
 // query. R is the query step, at least four scrape intervals.
-func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, error) {
+func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate) (data.Frames, error) {
 	statusOnly := false
-	switch p.Format {
+	switch q.Format {
 	case "", "timeseries":
 	case "status":
 		statusOnly = true
 	default:
-		return nil, badQueryf("format: %q is neither timeseries (burn rates and status) nor status (the status series only, for alert rules)", p.Format)
+		return nil, badQueryf("format: %q is neither timeseries (burn rates and status) nor status (the status series only, for alert rules)", q.Format)
 	}
-	r := i.newRun(p)
-	objs, err := i.selectObjectives(p, true, &r.notes)
+	r := fetch.NewRun(ctx, env, p)
+	objs, err := selectObjectives(env, p, q.Profile, q.Objectives, true, &r.Notes)
 	if err != nil {
 		return nil, err
 	}
-	res := p.step
-	if min := 4 * i.settings.ScrapeInterval; res < min {
+	res := p.Step
+	if min := 4 * env.Settings.ScrapeInterval; res < min {
 		res = min
 	}
 	res = res.Truncate(time.Second)
 	longest := slo.Windows[len(slo.Windows)-1]
-	end := alignToStep(p.end, res)
-	first := alignToStep(p.start, res)
-	if first.Before(p.start) {
+	end := fetch.AlignToStep(p.End, res)
+	first := fetch.AlignToStep(p.Start, res)
+	if first.Before(p.Start) {
 		first = first.Add(res)
 	}
 	if end.Before(first) {
@@ -65,14 +77,14 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 	out := first.Sub(from) / res // index of the first step shown
 	var series []analysis.Series
 	for _, s := range objs {
-		r.scopeNotices(ctx, []catalog.Signal{s.signal()})
-		qs, err := i.windowQueries(ctx, s, res, i.objectiveLe(ctx, s, from, end))
+		r.ScopeNotices(ctx, []catalog.Signal{s.signal()})
+		qs, err := windowQueries(ctx, r, s, res, objectiveLe(ctx, r, s, from, end))
 		if err != nil {
 			return nil, err
 		}
 		var m model.Matrix
 		for _, q := range qs {
-			part, err := r.rangeChunked(ctx, q, from, end, res)
+			part, err := fetch.AsMatrix(r.Exec(ctx, fetch.Query{PromQL: q, From: from, To: end, Step: res, Chunked: true}))
 			if err != nil {
 				return nil, err
 			}
@@ -84,16 +96,16 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 		if s.obj.Kind == settings.KindErrorRatio {
 			var noReason int
 			groups, hs, noReason = slo.ErrorHistory(m, steps, res)
-			noReasonNotice(s, noReason, &r.notes)
+			noReasonNotice(s, noReason, &r.Notes)
 		} else {
 			groups, hs, layouts = slo.LatencyHistory(m, steps, res, s.obj.Threshold)
 		}
 		if len(groups) == 0 {
-			r.notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, s.signal()))
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, s.signal()))
 			continue
 		}
 		for _, g := range groups {
-			thresholdNotice(s, layouts[g.Key], &r.notes)
+			thresholdNotice(s, layouts[g.Key], &r.Notes)
 			h := hs[g.Key]
 			burn, status := h.BurnSeries(s.obj.Target, s.obj.Period)
 			shown := steps[out:]
@@ -122,41 +134,6 @@ func (i *Instance) queryBurnRate(ctx context.Context, p *plan) (data.Frames, err
 			series = append(series, analysis.Series{Name: "status", Labels: labels(nil), Unit: "short", Times: shown, Values: vals})
 		}
 	}
-	r.notes.Add(analysis.Info, fmt.Sprintf("burn rate = error ratio / (1 − target) over 5m … 3d, from request counts summed over %s steps; status 0 ok, 1 ticket, 2 page by the multi-window rule (page: 1h and 5m above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1; factors for a 30d period, scaled for others)", model.Duration(res)))
-	return frames.TimeSeries(series, r.meta()), nil
-}
-
-// rangeChunked runs a range query over [from, end] at step, split into
-// pieces of at most maxRangePoints steps (a remote Prometheus refuses more),
-// and joins the pieces' series by label set.
-func (r *run) rangeChunked(ctx context.Context, q string, from, end time.Time, step time.Duration) (model.Matrix, error) {
-	r.mu.Lock()
-	r.queries = append(r.queries, q)
-	r.mu.Unlock()
-	byKey := map[model.Fingerprint]*model.SampleStream{}
-	var order []model.Fingerprint
-	for start := from; !start.After(end); start = start.Add(step * maxRangePoints) {
-		stop := start.Add(step * (maxRangePoints - 1))
-		if stop.After(end) {
-			stop = end
-		}
-		m, err := r.i.querier.QueryRange(ctx, q, start, stop, step)
-		if err != nil {
-			return nil, fmt.Errorf("PromQL %s: %w", q, err)
-		}
-		for _, s := range m {
-			fp := s.Metric.Fingerprint()
-			if cur, ok := byKey[fp]; ok {
-				cur.Values = append(cur.Values, s.Values...)
-				continue
-			}
-			byKey[fp] = s
-			order = append(order, fp)
-		}
-	}
-	out := make(model.Matrix, 0, len(order))
-	for _, fp := range order {
-		out = append(out, byKey[fp])
-	}
-	return out, nil
+	r.Notes.Add(analysis.Info, fmt.Sprintf("burn rate = error ratio / (1 − target) over 5m … 3d, from request counts summed over %s steps; status 0 ok, 1 ticket, 2 page by the multi-window rule (page: 1h and 5m above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1; factors for a 30d period, scaled for others)", model.Duration(res)))
+	return frames.TimeSeries(series, meta(r, nil)), nil
 }
