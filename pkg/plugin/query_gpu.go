@@ -214,7 +214,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		series = append(series, gpu.Series(sig, m, r.steps)...)
 	}
 	if !withSaturation {
-		impossible(slices.Collect(maps.Keys(got)))
+		impossible(slices.Sorted(maps.Keys(got)))
 		noteUnmatched()
 		return frames.TimeSeries(series, r.meta()), nil
 	}
@@ -229,7 +229,7 @@ func (i *Instance) queryGPU(ctx context.Context, p *plan) (data.Frames, error) {
 		}
 	}
 	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.steps, &r.notes)...)
-	impossible(slices.Collect(maps.Keys(got)))
+	impossible(slices.Sorted(maps.Keys(got)))
 	noteUnmatched()
 	return frames.TimeSeries(series, r.meta()), nil
 }
