@@ -241,7 +241,7 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 		series = append(series, gpu.Series(sig, m, r.Steps)...)
 	}
 	if !withSaturation {
-		impossible(slices.Collect(maps.Keys(got)))
+		impossible(slices.Sorted(maps.Keys(got)))
 		noteUnmatched()
 		return frames.TimeSeries(series, meta(r, nil)), nil
 	}
@@ -256,7 +256,7 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 		}
 	}
 	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.Steps, &r.Notes)...)
-	impossible(slices.Collect(maps.Keys(got)))
+	impossible(slices.Sorted(maps.Keys(got)))
 	noteUnmatched()
 	return frames.TimeSeries(series, meta(r, nil)), nil
 }
