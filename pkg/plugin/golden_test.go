@@ -342,11 +342,11 @@ func TestGoldenQueryData(t *testing.T) {
 // is served without a golden case: a new one needs its golden file.
 func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 	want := map[string][]string{
-		QueryTypeLatency: {""}, QueryTypeBreakdown: {"", "timeseries", "table"}, QueryTypeThroughput: {""},
-		QueryTypeSaturation: {""}, QueryTypeTargets: {"", "table", "telemetry"}, QueryTypeRaw: {""},
-		QueryTypeGPU: {""}, QueryTypeEvents: {""},
-		QueryTypeDiagnosis: {"", diagnosisAnnotations, diagnosisTimeline, diagnosisNumeric},
-		QueryTypeSLO:       {""}, QueryTypeBurnRate: {"", "status"}, QueryTypeGoodput: {""}, QueryTypeBuckets: {""},
+		"latency": {""}, "breakdown": {"", "timeseries", "table"}, "throughput": {""},
+		"saturation": {""}, "targets": {"", "table", "telemetry"}, "raw": {""},
+		"gpu": {""}, "events": {""},
+		"diagnosis": {"", "annotations", "timeline", "numeric"},
+		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
 	}
 	have := map[string][]string{}
 	for _, c := range goldenCases {
