@@ -65,7 +65,7 @@ func (r *Run) Events(ctx context.Context, from, to time.Time, full bool) ([]even
 		return byJob(m), nil
 	}
 	ranged := func(q string) (map[string]model.Matrix, error) {
-		m, err := r.RangeAt(ctx, q, from, to)
+		m, err := r.rangeAt(ctx, q, from, to)
 		return byJob(m), err
 	}
 	var startTimes, counts, models, ups, names, configs map[string]model.Matrix

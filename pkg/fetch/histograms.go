@@ -32,13 +32,13 @@ import (
 //
 // extraBy adds canonical groups (e.g. "target") to the query's own.
 func (r *Run) HistogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration, extraBy ...string) ([]catalog.HistogramQueries, error) {
-	hqs, _, err := r.HistogramParts(ctx, stage, window, false, extraBy...)
+	hqs, _, err := r.histogramParts(ctx, stage, window, false, extraBy...)
 	return hqs, err
 }
 
-// HistogramParts is HistogramQueries that also returns, for each query, the targets it reads;
+// histogramParts is HistogramQueries that also returns, for each query, the targets it reads;
 // with finite, the queries leave non-finite rates out (catalog.Scope.Finite).
-func (r *Run) HistogramParts(ctx context.Context, stage catalog.Signal, window time.Duration, finite bool, extraBy ...string) ([]catalog.HistogramQueries, [][]string, error) {
+func (r *Run) histogramParts(ctx context.Context, stage catalog.Signal, window time.Duration, finite bool, extraBy ...string) ([]catalog.HistogramQueries, [][]string, error) {
 
 	type part struct {
 		metrics []catalog.Metric
@@ -258,13 +258,13 @@ func (r *Run) counterMeanTargets(ctx context.Context, stage catalog.Signal) []st
 	return out
 }
 
-// CounterMeans serves the mean of stage for targets that only have counters
+// counterMeans serves the mean of stage for targets that only have counters
 // (see counterMeanTargets) with catalog.MeanPromQL, one series per target
 // (and the query's groups): the mean is per event of the engine's counter
 // (llama.cpp: per token; Triton: per request), so it is never added to the
 // histogram-based means of other targets. A notice says what it is and that
 // these targets have no quantiles.
-func (r *Run) CounterMeans(ctx context.Context, stage catalog.Signal, wantMean, wantQuantiles bool) ([]analysis.Series, error) {
+func (r *Run) counterMeans(ctx context.Context, stage catalog.Signal, wantMean, wantQuantiles bool) ([]analysis.Series, error) {
 	targets := r.counterMeanTargets(ctx, stage)
 	if len(targets) == 0 {
 		return nil, nil

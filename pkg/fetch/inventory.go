@@ -13,9 +13,9 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-// ShownURL is what the targets table shows as a target's address: its URL, or in remote mode
+// shownURL is what the targets table shows as a target's address: its URL, or in remote mode
 // its selector on the server.
-func (e *Env) ShownURL(url, selector string) string {
+func (e *Env) shownURL(url, selector string) string {
 	if e.Settings.IsRemote() {
 		return selector
 	}
@@ -40,17 +40,17 @@ func (e *Env) Inventory(ctx context.Context) []inventory.Row {
 		obs = append(obs, o)
 	}
 	for _, t := range e.Settings.Targets {
-		add(t.Name, "target", e.ShownURL(t.URL, t.SelectorOrDefault()), t.Engine)
+		add(t.Name, "target", e.shownURL(t.URL, t.SelectorOrDefault()), t.Engine)
 	}
 	for _, a := range e.Settings.GPUAgents {
-		add(a.Name, "agent", e.ShownURL(a.URL, a.SelectorOrDefault()), "")
+		add(a.Name, "agent", e.shownURL(a.URL, a.SelectorOrDefault()), "")
 	}
 	return inventory.Build(obs)
 }
 
 // ImpossibleNow returns notice texts naming the samples of gauge signal s, on each series'
 // latest scrape at now, that an aggregate left out because they cannot be true
-// (catalog.ImpossiblePromQL, sanity.ImpossibleValues), at most MaxFindings. A failed check
+// (catalog.ImpossiblePromQL, sanity.ImpossibleValues), at most maxFindings. A failed check
 // yields nothing: the caller's values stand. The live stream uses it.
 func ImpossibleNow(ctx context.Context, q source.Querier, s catalog.Signal, now time.Time) []string {
 	expr, err := catalog.ImpossiblePromQL(s, catalog.Scope{})
@@ -68,9 +68,9 @@ func ImpossibleNow(ctx context.Context, q source.Querier, s catalog.Signal, now 
 	}
 	lo, hi, _ := catalog.ValueRange(s)
 	var out []string
-	for k, f := range sanity.ImpossibleValues(string(s), m, lo, hi, ImpossibleEffect(s)) {
-		if k == MaxFindings {
-			out = append(out, fmt.Sprintf("%s: %d more series with values that cannot be true were left out", s, len(m)-MaxFindings))
+	for k, f := range sanity.ImpossibleValues(string(s), m, lo, hi, impossibleEffect(s)) {
+		if k == maxFindings {
+			out = append(out, fmt.Sprintf("%s: %d more series with values that cannot be true were left out", s, len(m)-maxFindings))
 			break
 		}
 		out = append(out, f.Text())

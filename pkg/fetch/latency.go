@@ -34,7 +34,7 @@ type skip struct {
 
 // LatencyStage fetches one latency stage over the plan: counter means where a target has
 // only counters (wantMean: the mean is asked; wantQuantiles: a notice says those targets have
-// none), the histogram partitions (HistogramParts) split by target where bucket layouts differ
+// none), the histogram partitions (histogramParts) split by target where bucket layouts differ
 // (layoutSplit), fetched again with the finite filters when a NaN or ±Inf reached them, and
 // with the histograms that went backwards without a restart left out of the windows that hold
 // the step. Safe to call concurrently for different stages.
@@ -42,7 +42,7 @@ func (r *Run) LatencyStage(ctx context.Context, stage catalog.Signal, wantMean, 
 	out := Stage{stage: stage}
 	var err error
 	p := r.Plan
-	if out.Extra, err = r.CounterMeans(ctx, stage, wantMean, wantQuantiles); err != nil {
+	if out.Extra, err = r.counterMeans(ctx, stage, wantMean, wantQuantiles); err != nil {
 		return out, err
 	}
 	// Targets whose bucket layouts differ keep their target (job) so
@@ -56,7 +56,7 @@ func (r *Run) LatencyStage(ctx context.Context, stage catalog.Signal, wantMean, 
 	if split != "" {
 		extraBy = []string{"target"}
 	}
-	hqs, hqTargets, err := r.HistogramParts(ctx, stage, p.Window, false, extraBy...)
+	hqs, hqTargets, err := r.histogramParts(ctx, stage, p.Window, false, extraBy...)
 	if err != nil {
 		return out, err
 	}
@@ -76,7 +76,7 @@ func (r *Run) LatencyStage(ctx context.Context, stage catalog.Signal, wantMean, 
 		}
 		out.findings = append(out.findings, nf...)
 		finite = true
-		if hqs, hqTargets, err = r.HistogramParts(ctx, stage, p.Window, true, extraBy...); err != nil {
+		if hqs, hqTargets, err = r.histogramParts(ctx, stage, p.Window, true, extraBy...); err != nil {
 			return out, err
 		}
 		if fetched, err = r.fetchHistograms(ctx, hqs); err != nil {

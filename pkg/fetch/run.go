@@ -22,10 +22,10 @@ type Run struct {
 	Env   *Env
 	Plan  Plan
 	Steps []time.Time
-	// Notes are the query's notices; not safe for concurrent use (Locked is).
+	// Notes are the query's notices; not safe for concurrent use.
 	Notes analysis.Notices
 
-	mu      sync.Mutex // guards queries (and Notes through Locked) while parts run concurrently
+	mu      sync.Mutex // guards queries while parts run concurrently (and Notes where a part adds to them)
 	queries []string
 	server  *source.Notes
 
@@ -46,13 +46,6 @@ func NewRun(ctx context.Context, env *Env, p Plan) *Run {
 // its PromQL is not recorded in r).
 func (r *Run) Sub(p Plan) *Run {
 	return &Run{Env: r.Env, Plan: p, Steps: r.Steps, server: r.server}
-}
-
-// Locked calls fn with the run's mutex held (adding notices from concurrent parts).
-func (r *Run) Locked(fn func(n *analysis.Notices)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fn(&r.Notes)
 }
 
 // Queries returns the PromQL the run recorded, in order.
@@ -155,9 +148,9 @@ func (r *Run) Range(ctx context.Context, q string) (model.Matrix, error) {
 	return AsMatrix(r.Exec(ctx, Query{PromQL: q, From: r.Plan.Start, To: r.Plan.End, Step: r.Plan.Step}))
 }
 
-// RangeAt runs q as a range query over [from, to] at the plan's step, aligned to the step
+// rangeAt runs q as a range query over [from, to] at the plan's step, aligned to the step
 // like the plan's own range.
-func (r *Run) RangeAt(ctx context.Context, q string, from, to time.Time) (model.Matrix, error) {
+func (r *Run) rangeAt(ctx context.Context, q string, from, to time.Time) (model.Matrix, error) {
 	return AsMatrix(r.Exec(ctx, Query{PromQL: q, From: AlignToStep(from, r.Plan.Step), To: to, Step: r.Plan.Step}))
 }
 

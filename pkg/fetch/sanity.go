@@ -18,8 +18,8 @@ import (
 // effectNonFiniteRate says what a counter's rate does with a NaN or infinite sample.
 const effectNonFiniteRate = "left out of the rate in the windows that contain it"
 
-// MaxFindings caps the notices of one check per signal; the rest are counted in one line.
-const MaxFindings = 5
+// maxFindings caps the notices of one check per signal; the rest are counted in one line.
+const maxFindings = 5
 
 // frozenScrapes is how many scrape intervals the request gauges must stay unchanged, with no
 // request arriving, producing a token or finishing, before saturation calls them frozen.
@@ -31,11 +31,11 @@ func (r *Run) Skipped(what string, err error) {
 	r.Notes.Add(analysis.Info, fmt.Sprintf("%s was Skipped: %v", what, err))
 }
 
-// addFindings turns findings into Warning notices, at most MaxFindings per call.
+// addFindings turns findings into Warning notices, at most maxFindings per call.
 func (r *Run) addFindings(fs []sanity.Finding, signal string) {
 	for k, f := range fs {
-		if k == MaxFindings {
-			r.Notes.Add(analysis.Warning, fmt.Sprintf("%s: %d more series with values that cannot be true were left out", signal, len(fs)-MaxFindings))
+		if k == maxFindings {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("%s: %d more series with values that cannot be true were left out", signal, len(fs)-maxFindings))
 			return
 		}
 		r.Notes.Add(analysis.Warning, f.Text())
@@ -57,14 +57,14 @@ func (r *Run) ImpossibleNotices(ctx context.Context, signals []catalog.Signal) e
 			return err
 		}
 		lo, hi, _ := catalog.ValueRange(s)
-		r.addFindings(sanity.ImpossibleValues(string(s), m, lo, hi, ImpossibleEffect(s)), string(s))
+		r.addFindings(sanity.ImpossibleValues(string(s), m, lo, hi, impossibleEffect(s)), string(s))
 	}
 	return nil
 }
 
-// ImpossibleEffect says what a gauge signal's aggregate does with a sample that cannot be
+// impossibleEffect says what a gauge signal's aggregate does with a sample that cannot be
 // true: left out of the sum (counts) or of the average (ratios), as catalog.PartitionAgg.
-func ImpossibleEffect(s catalog.Signal) string {
+func impossibleEffect(s catalog.Signal) string {
 	if catalog.PartitionAgg(s) == "avg" {
 		return "left out of the average"
 	}
@@ -148,8 +148,8 @@ func (r *Run) FrozenNotices(ctx context.Context) error {
 func (r *Run) histogramNotices(in latency.Input, count model.Matrix) {
 	fs := sanity.HistogramChecks(string(in.Stage), in.Buckets, in.Sum, count, r.Steps)
 	for k, f := range fs {
-		if k == MaxFindings {
-			r.Notes.Add(analysis.Warning, fmt.Sprintf("%s: %d more groups have inconsistent histograms", in.Stage, len(fs)-MaxFindings))
+		if k == maxFindings {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("%s: %d more groups have inconsistent histograms", in.Stage, len(fs)-maxFindings))
 			return
 		}
 		r.Notes.Add(analysis.Warning, f.Text())

@@ -104,7 +104,7 @@ func (i *Instance) labelValues(ctx context.Context, label string, jobs []string)
 	}
 	sort.Strings(jobs)
 	now := i.now()
-	vals, err := i.querier.LabelValues(ctx, label, `{job=~"`+catalog.EscapeLabel(catalog.Alternation(jobs))+`"}`, now.Add(-fetch.Lookback), now)
+	vals, err := i.querier.LabelValues(ctx, label, catalog.JobsSelector(jobs), now.Add(-fetch.Lookback), now)
 	if err != nil {
 		return out
 	}

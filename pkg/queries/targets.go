@@ -73,7 +73,7 @@ func targetsTelemetry(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Targ
 			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s: no known engine's metrics are stored in the range, nothing to check", t.Name))
 			continue
 		}
-		vec, err := r.Instant(ctx, `count by (__name__) ({job="`+catalog.EscapeLabel(t.Name)+`"})`, p.To)
+		vec, err := r.Instant(ctx, catalog.LatestNamesPromQL(t.Name), p.To)
 		if err != nil {
 			return nil, err
 		}
