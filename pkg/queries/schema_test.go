@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,12 +18,13 @@ import (
 // relative to this package.
 var schemaPath = filepath.Join("..", "..", "src", "generated", "queryschema.json")
 
-// fieldSchema is one field of a query type in src/generated/queryschema.json.
+// fieldSchema is one field of a query type in src/generated/queryschema.json (keys written
+// in sorted order: enum, then type; enum values sorted).
 type fieldSchema struct {
-	// Type is string, number, boolean, string[] or object (maps, and lists of anything but
-	// strings, e.g. the buckets query's thresholds in seconds).
-	Type string   `json:"type"`
 	Enum []string `json:"enum,omitempty"`
+	// Type is string, number, boolean, string[], number[] (the buckets query's thresholds in
+	// seconds) or object (maps: the raw query's matchers).
+	Type string `json:"type"`
 }
 
 // schemaOf derives a query type's fields from its request struct: the json tags of the struct
@@ -60,9 +62,13 @@ func schemaOf(t *Type) (map[string]fieldSchema, error) {
 			case reflect.Int, reflect.Int64, reflect.Float64:
 				typ = "number"
 			case reflect.Slice:
-				typ = "object"
-				if ft.Elem().Kind() == reflect.String {
+				switch ft.Elem().Kind() {
+				case reflect.String:
 					typ = "string[]"
+				case reflect.Float64, reflect.Int:
+					typ = "number[]"
+				default:
+					typ = "object"
 				}
 			case reflect.Map, reflect.Struct:
 				typ = "object"
@@ -71,9 +77,9 @@ func schemaOf(t *Type) (map[string]fieldSchema, error) {
 			}
 			fs := fieldSchema{Type: typ}
 			if e, ok := t.enums[name]; ok {
-				fs.Enum = e
+				fs.Enum = slices.Sorted(slices.Values(e))
 			} else if e, ok := commonEnums[name]; ok {
-				fs.Enum = e
+				fs.Enum = slices.Sorted(slices.Values(e))
 			}
 			if name == "queryType" {
 				fs.Enum = []string{t.Name}
