@@ -192,7 +192,7 @@ type goldenCase struct {
 	interval time.Duration
 }
 
-// goldenCases covers every query type of the mux (newMux) and every format
+// goldenCases covers every query type of the registry (pkg/queries) and every format
 // each accepts, plus the option variants dashboards and alert rules use.
 var goldenCases = []goldenCase{
 	// latency: default stages and stats; explicit stages/stats with bounds and
@@ -362,12 +362,12 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 			require.Contains(t, have[qt], f, "no golden case for query type %s, format %q", qt, f)
 		}
 	}
-	// Every query type the mux routes has a case (the mux's own list is in its error sentence).
+	// Every query type the dispatcher routes has a case (its list is in its error sentence).
 	dr := runGoldenNoFixture(t, q("", "queryType", "no-such-type"))
 	msg := dr.Error.Error()
 	list := msg[strings.Index(msg, "one of ")+len("one of "):]
 	for _, qt := range strings.Split(list, ", ") {
-		require.Contains(t, want, qt, "query type %s is routed by the mux but has no golden case", qt)
+		require.Contains(t, want, qt, "query type %s is routed by the dispatcher but has no golden case", qt)
 	}
 }
 

@@ -2,7 +2,6 @@ package queries
 
 import (
 	"context"
-	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -71,6 +70,3 @@ func Names() []string {
 	}
 	return out
 }
-
-// sortedNames returns every query type's name, sorted.
-func sortedNames() []string { return slices.Sorted(slices.Values(Names())) }
