@@ -7,10 +7,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/events"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
-	"github.com/prometheus/common/model"
 )
 
 // eventCounters are the signals whose counters (or histogram _count) show

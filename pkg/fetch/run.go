@@ -57,8 +57,15 @@ func (r *Run) Queries() []string {
 
 // ServerNotes returns the server's warnings gathered so far for the request (remote mode),
 // sanitised for viewers (SanitizeError).
-func (r *Run) ServerNotes() []string {
-	list := r.server.List()
+func (r *Run) ServerNotes() []string { return sanitized(r.server) }
+
+// ServerNotes returns the server's warnings gathered so far in the request's context
+// (source.WithNotes), sanitised for viewers: for answers that run no PromQL of their own.
+func ServerNotes(ctx context.Context) []string { return sanitized(source.NotesFrom(ctx)) }
+
+// sanitized returns the notes' messages through SanitizeError.
+func sanitized(n *source.Notes) []string {
+	list := n.List()
 	for k, m := range list {
 		list[k] = SanitizeError(m)
 	}

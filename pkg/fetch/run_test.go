@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 func TestSanitizeErrorElidesPageContent(t *testing.T) {

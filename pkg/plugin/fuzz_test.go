@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
-
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 

@@ -3,14 +3,13 @@ package plugin
 import (
 	"context"
 	"encoding/json"
-
 	"log/slog"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
-
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )

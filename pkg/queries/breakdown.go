@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/buckets"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
@@ -15,7 +17,6 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
-	"github.com/prometheus/common/model"
 )
 
 // Buckets is the buckets query: where quantiles and thresholds fall in each stage's bucket

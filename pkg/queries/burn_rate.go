@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
@@ -13,7 +15,6 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
-	"github.com/prometheus/common/model"
 )
 
 // BurnRate is the burn_rate query: per objective × group, one series per burn-rate window and

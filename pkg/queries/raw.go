@@ -9,12 +9,13 @@ import (
 	"sort"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
-	"github.com/prometheus/common/model"
 )
 
 // Raw is the raw query: one stored metric, from configured targets (or GPU agents) only.

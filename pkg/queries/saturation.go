@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
-	"github.com/prometheus/common/model"
 )
 
 // Saturation is the saturation query: running and waiting requests, KV-cache usage,

@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
-	"github.com/prometheus/common/model"
 )
 
 // Targets is the targets query: the inventory table (default), or (format telemetry) one
@@ -45,9 +46,9 @@ func runTargets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Targets) (
 		}
 		rows = filtered
 	}
-	// A run carries the server's warnings (its PromQL and notices stay empty: the inventory
-	// reads names and labels, not samples).
-	return frames.Targets(rows, meta(fetch.NewRun(ctx, env, p), nil)), nil
+	// The inventory reads names and labels, not samples: no PromQL and no notices of its
+	// own, only the server's warnings.
+	return frames.Targets(rows, frames.Meta{Server: fetch.ServerNotes(ctx)}), nil
 }
 
 // targetsTelemetry answers a targets query with format "telemetry": per

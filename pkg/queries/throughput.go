@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/throughput"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
-	"github.com/prometheus/common/model"
 )
 
 // Throughput is the throughput query: finished requests/s by finish reason, prompt and
