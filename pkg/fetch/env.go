@@ -10,8 +10,9 @@
 //   - TargetView: the one detection of a target over a range (views.go);
 //   - scope, idle and change notices (notices.go, events.go);
 //   - histogram fetch planning (histograms.go, latency.go), counter-only means and gauge
-//     fallbacks (means.go), the le values an SLO threshold needs (slo.go), and the fetch guards that name and leave out
-//     samples that cannot be true (sanity.go).
+//     fallbacks (means.go), the le values an SLO threshold needs (slo.go);
+//   - the fetch guards that name and leave out samples that cannot be true (sanity.go);
+//   - the inventory of targets and agents (inventory.go).
 package fetch
 
 import (
