@@ -30,7 +30,8 @@ import (
 // and format, over one fixed stored history (goldenFixture). They are the
 // contract of issue 18: dashboards, alert rules and the query editors rely on
 // these field names, labels, types, units and notices, so a refactor of the
-// query path must pass them unchanged.
+// query path must pass them unchanged. TestGoldenCallResource does the same
+// for the resource routes the editors and template variables call.
 //
 // Regenerate after an intended change (and review the diff) with
 //
@@ -492,5 +493,65 @@ func roundFloats(fld *data.Field) {
 				fld.Set(k, &v)
 			}
 		}
+	}
+}
+
+// goldenResources are the CallResource routes the editors and template
+// variables call, plus what an unknown route and discovery in embedded mode answer.
+var goldenResources = []struct{ name, method, path string }{
+	{"targets", "GET", "targets"},
+	{"agents", "GET", "agents"},
+	{"profiles", "GET", "profiles"},
+	{"models", "GET", "models"},
+	{"gpus", "GET", "gpus"},
+	{"signals", "GET", "signals"},
+	{"discover_embedded", "GET", "discover"},
+	{"unknown_route", "GET", "nope"},
+	{"targets_post", "POST", "targets"},
+}
+
+// goldenSender keeps the CallResource responses it is sent.
+type goldenSender struct {
+	got []*backend.CallResourceResponse
+}
+
+func (s *goldenSender) Send(r *backend.CallResourceResponse) error {
+	s.got = append(s.got, r)
+	return nil
+}
+
+// TestGoldenCallResource pins each resource route's status, headers and JSON
+// body (testdata/golden/resource_<name>.json) over the golden fixture; the
+// instance's clock is the end of the stored history, so /models, /gpus and
+// /signals read its last hour.
+func TestGoldenCallResource(t *testing.T) {
+	inst, _ := goldenFixture(t)
+	for _, r := range goldenResources {
+		t.Run(r.name, func(t *testing.T) {
+			var s goldenSender
+			err := inst.CallResource(context.Background(), &backend.CallResourceRequest{
+				Method: r.method, Path: r.path, URL: r.path,
+			}, &s)
+			require.NoError(t, err)
+			require.Len(t, s.got, 1)
+			resp := s.got[0]
+			rec := map[string]any{"status": resp.Status, "headers": resp.Headers}
+			var body any
+			if json.Unmarshal(resp.Body, &body) == nil {
+				rec["body"] = body
+			} else {
+				rec["bodyText"] = string(resp.Body)
+			}
+			got, err := json.MarshalIndent(rec, "", "  ")
+			require.NoError(t, err)
+			path := filepath.Join(goldenDir, "resource_"+r.name+".json")
+			if goldenUpdate() {
+				require.NoError(t, os.WriteFile(path, append(got, '\n'), 0o600))
+				return
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "golden file of %s (write it with -update-golden)", r.name)
+			require.JSONEq(t, string(want), string(got))
+		})
 	}
 }
