@@ -174,3 +174,33 @@ func AvailabilityPromQL(sc Scope, window, res time.Duration) (good, known string
 	sub := "(" + s + ")[" + w + ":" + r + "]"
 	return "sum_over_time(" + sub + ")", "count_over_time(" + sub + ")", nil
 }
+
+// AvailabilityStatPromQL is AvailabilityPromQL as one query: per job, the
+// serving samples labelled stat="good" and the samples with a state
+// labelled stat="known".
+func AvailabilityStatPromQL(sc Scope, window, res time.Duration) (string, error) {
+	good, known, err := AvailabilityPromQL(sc, window, res)
+	if err != nil {
+		return "", err
+	}
+	return `label_replace(` + good + `, "stat", "good", "", "") or label_replace(` + known + `, "stat", "known", "", "")`, nil
+}
+
+// UpSampleCountPromQL is the number of `up` samples of the most-sampled
+// target in scope over window; times the scrape interval, how much of an
+// availability objective's period the store holds.
+func UpSampleCountPromQL(sc Scope, window time.Duration) (string, error) {
+	w, err := windowString(window)
+	if err != nil {
+		return "", err
+	}
+	sel := ""
+	if len(sc.Targets) > 0 {
+		re, err := anyOf("target", sc.Targets)
+		if err != nil {
+			return "", err
+		}
+		sel = "job=~" + re
+	}
+	return "max(count_over_time(" + selector("up", sel) + "[" + w + "]))", nil
+}

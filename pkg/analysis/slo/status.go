@@ -116,7 +116,7 @@ func EvaluateBracket(favourable, pessimistic map[time.Duration]float64, period t
 		if math.IsNaN(fast) {
 			e.Reason = "no requests in the last 5m; no burn-rate rule fires on the longer windows"
 		} else {
-			e.Reason = fmt.Sprintf("no burn-rate rule fires (burn %.3g over 5m, %.3g over 1h)", fast, favourable[time.Hour])
+			e.Reason = fmt.Sprintf("no burn-rate rule fires (burn %.3g over 5m, %.3g over 1h, on the bound of the attainment bracket in the service's favour)", fast, favourable[time.Hour])
 		}
 	}
 	if len(e.NotEvaluated) > 0 {
