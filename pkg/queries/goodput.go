@@ -3,8 +3,8 @@ package queries
 import (
 	"context"
 	"fmt"
-	"slices"
 	"math"
+	"slices"
 	"strings"
 	"time"
 

@@ -135,13 +135,13 @@ func TestAlertRules(t *testing.T) {
 
 	want := map[string]map[string]string{ // rule uid → labels of the series that must fire
 		// Every request of slow is over every TTFT threshold: out of its objective now.
-		"inferscope-slo-sustained": {"target": "slow", "objective": "ttft-p99", "profile": "interactive-chat"},
-		"inferscope-stalled":                     {"target": "stalled", "class": "stalled"},
-		"inferscope-kv-cache-pressure":           {"target": "kv", "class": "kv_cache_pressure"},
-		"inferscope-queue-saturation":            {"target": "queue", "class": "queue_saturation"},
-		"inferscope-gpu-throttled":               {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
-		"inferscope-target-down":                 {"target": "down"},
-		"inferscope-telemetry-missing":           {"target": "dropper", "signal": "ttft"},
+		"inferscope-slo-sustained":     {"target": "slow", "objective": "ttft-p99", "profile": "interactive-chat"},
+		"inferscope-stalled":           {"target": "stalled", "class": "stalled"},
+		"inferscope-kv-cache-pressure": {"target": "kv", "class": "kv_cache_pressure"},
+		"inferscope-queue-saturation":  {"target": "queue", "class": "queue_saturation"},
+		"inferscope-gpu-throttled":     {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
+		"inferscope-target-down":       {"target": "down"},
+		"inferscope-telemetry-missing": {"target": "dropper", "signal": "ttft"},
 	}
 	// The burn-rate rules must stay silent here: the store holds seconds, and a row counts only
 	// once the store covers its long window (1 h at least), so a new store never pages on a burn
