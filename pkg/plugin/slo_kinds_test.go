@@ -202,6 +202,24 @@ func TestBurnRateSustainedFormat(t *testing.T) {
 	for m, w := range want {
 		assert.InDelta(t, w, got[m], 1e-6, "minute %d", m)
 	}
+
+	// The latency query with the profile marks the spike windows: the 1m
+	// windows of minutes 41 … 45 hold only requests in (2, 4] s (p99 above
+	// 2 s), the others only requests ≤ 1 s.
+	dr = sloRun(t, inst, map[string]any{"queryType": "latency", "profile": "p", "stages": []string{"ttft"}, "stats": []string{"p99"}}, t0.Add(36*time.Minute), t0.Add(50*time.Minute), time.Minute)
+	require.NoError(t, dr.Error)
+	spikes := map[int]float64{}
+	for _, fr := range dr.Frames {
+		if fr.Fields[1].Labels["stat"] != "spike" {
+			continue
+		}
+		for k := 0; k < fr.Rows(); k++ {
+			if v, ok := fr.Fields[1].ConcreteAt(k); ok {
+				spikes[int(fr.Fields[0].At(k).(time.Time).Sub(t0)/time.Minute)] = v.(float64)
+			}
+		}
+	}
+	assert.Equal(t, map[int]float64{36: 0, 37: 0, 38: 0, 39: 0, 40: 0, 41: 1, 42: 1, 43: 1, 44: 1, 45: 1, 46: 0, 47: 0, 48: 0, 49: 0, 50: 0}, spikes)
 }
 
 func TestSLOOnSelfContradictingHistogram(t *testing.T) {
