@@ -203,6 +203,28 @@ func TestBurnRateSustainedFormat(t *testing.T) {
 		assert.InDelta(t, w, got[m], 1e-6, "minute %d", m)
 	}
 
+	// The burn-down (timeseries format): the budget over the 30-day period
+	// at each minute; the store holds the history since t0 (4 requests per
+	// 15 s scrape, 80 bad in minutes (40, 45]). Minute 40: nothing bad, 1.
+	// Minute 45: 80 bad of 720 → 1 − (80/720)/0.01 = −10.11. Minute 50: 80
+	// of 800 → 1 − 10 = −9.
+	dr = sloRun(t, inst, map[string]any{"queryType": "burn_rate", "profile": "p"}, t0.Add(36*time.Minute), t0.Add(50*time.Minute), time.Minute)
+	require.NoError(t, dr.Error)
+	budget := map[int]float64{}
+	for _, fr := range dr.Frames {
+		if fr.Fields[1].Labels["stat"] != "budget" {
+			continue
+		}
+		for k := 0; k < fr.Rows(); k++ {
+			if v, ok := fr.Fields[1].ConcreteAt(k); ok {
+				budget[int(fr.Fields[0].At(k).(time.Time).Sub(t0)/time.Minute)] = v.(float64)
+			}
+		}
+	}
+	assert.InDelta(t, 1, budget[40], 1e-9)
+	assert.InDelta(t, 1-(80.0/720)/0.01, budget[45], 1e-9)
+	assert.InDelta(t, -9, budget[50], 1e-9)
+
 	// The latency query with the profile marks the spike windows: the 1m
 	// windows of minutes 41 … 45 hold only requests in (2, 4] s (p99 above
 	// 2 s), the others only requests ≤ 1 s.

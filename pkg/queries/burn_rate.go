@@ -119,6 +119,14 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s)))
 			continue
 		}
+		// The budget remaining over the period at every shown step (the
+		// burn-down), for the timeseries format.
+		var budgets map[string][]float64
+		if !statusOnly && !sustained {
+			if budgets, err = budgetSeries(ctx, r, s, every(steps[out:], show), time.Duration(show)*res); err != nil {
+				return nil, err
+			}
+		}
 		for _, g := range groups {
 			layeredThresholdNotice(s, layouts[g.Key], &r.Notes)
 			h := hs[g.Key]
@@ -162,6 +170,9 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 				vals = append(vals, st.Value())
 			}
 			series = append(series, analysis.Series{Name: "status", Labels: labels(nil), Unit: "short", Times: shown, Values: vals})
+			if b, ok := budgets[g.Key]; ok {
+				series = append(series, analysis.Series{Name: "budget remaining", Labels: labels(map[string]string{"stat": "budget"}), Unit: "percentunit", Times: shown, Values: b})
+			}
 		}
 	}
 	r.Notes.Add(analysis.Info, fmt.Sprintf("burn rate = error ratio / (1 − target) over 5m … 3d, from request counts summed over %s steps; status 0 ok, 0.5 possible, 1 ticket, 2 page by the multi-window rule (page: 1h and 5m above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1; factors for a 30d period, scaled for others) on the attainment bracket (page only when even the bound in the service's favour fires; possible otherwise), each row only once the stored history covers its long window", model.Duration(res)))
@@ -178,4 +189,60 @@ func every[T any](xs []T, k int) []T {
 		out = append(out, xs[j])
 	}
 	return out
+}
+
+// budgetSeries returns, per group, the error budget remaining over the
+// objective's period at each shown instant (slo.BudgetRemaining of the
+// period's counts; 1 where the period holds no request). A rolling period
+// is one range query whose window is the period; a calendar month reads the
+// counts at the display step from the 1st of the first shown instant's month
+// and sums them from each instant's 1st (slo.History.BurnDown).
+func budgetSeries(ctx context.Context, r *fetch.Run, s selected, shown []time.Time, step time.Duration) (map[string][]float64, error) {
+	if len(shown) == 0 {
+		return nil, nil
+	}
+	first, last := shown[0], shown[len(shown)-1]
+	steps, window := shown, s.obj.Period
+	if s.obj.CalendarMonth {
+		// Steps back from the last shown instant to the 1st of the first
+		// shown instant's month, so that the shown instants are among them.
+		n := int(last.Sub(slo.PeriodStart(first, 0, true))/step) + 1
+		steps = make([]time.Time, n)
+		for i := range steps {
+			steps[i] = last.Add(-time.Duration(n-1-i) * step)
+		}
+		window = step
+	}
+	qs, err := windowQueries(ctx, r, s, window, nil)
+	if err != nil {
+		return nil, err
+	}
+	var m model.Matrix
+	for _, q := range qs {
+		part, err := fetch.AsMatrix(r.Exec(ctx, fetch.Query{PromQL: q, From: steps[0], To: last, Step: step, Chunked: true}))
+		if err != nil {
+			return nil, err
+		}
+		m = append(m, part...)
+	}
+	var local analysis.Notices // the burn-rate history already said what these reads would
+	groups, hs, _ := kindHistory(r.Env, s, m, steps, window, &local)
+	out := map[string][]float64{}
+	for _, g := range groups {
+		h := hs[g.Key]
+		var bs []slo.Budget
+		if s.obj.CalendarMonth {
+			bs = h.BurnDown(s.obj.Target, 0, true)
+		} else {
+			for _, c := range h.Counts {
+				bs = append(bs, slo.BudgetRemaining(c, s.obj.Target))
+			}
+		}
+		vals := make([]float64, 0, len(shown))
+		for _, b := range bs[len(bs)-len(shown):] {
+			vals = append(vals, b.Remaining)
+		}
+		out[g.Key] = vals
+	}
+	return out, nil
 }
