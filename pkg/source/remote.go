@@ -61,7 +61,13 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("remote Prometheus URL %q is not an http(s) URL such as http://prometheus:9090", baseURL)
 	}
-	cfg := api.Config{Address: strings.TrimRight(u.String(), "/"), RoundTripper: rt}
+	if rt == nil {
+		rt = api.DefaultRoundTripper
+	}
+	// Redirects are followed within the server's origin only: the
+	// transport adds the credentials to every hop (RedirectError).
+	hc := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u)}
+	cfg := api.Config{Address: strings.TrimRight(u.String(), "/"), Client: hc}
 	c, err := api.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("remote Prometheus %s: %w", u.Redacted(), err)
@@ -92,7 +98,7 @@ func (r *remote) call(ctx context.Context, op string, fn func(ctx context.Contex
 		return nil
 	}
 	err = classify(r.base, op, r.timeout, ctx, err)
-	if re, ok := err.(*RemoteError); ok && (re.Kind == KindTimeout || re.Kind == KindUnreachable) {
+	if re, ok := err.(*RemoteError); ok && (re.Kind == KindTimeout || re.Kind == KindUnreachable || re.Kind == KindRedirect) {
 		notes.fail(err)
 	}
 	return err
@@ -276,6 +282,7 @@ const (
 	KindLimit       = "limit"        // one of the server's limits was hit (Limit says which)
 	KindBadResponse = "bad_response" // the answer was not the Prometheus API's JSON
 	KindCanceled    = "canceled"     // the caller gave up (dashboard closed, request canceled)
+	KindRedirect    = "redirect"     // the server redirected to another origin (refused, see RedirectError)
 )
 
 // RemoteError is a failed request to a remote server, described for the
@@ -310,6 +317,8 @@ func (e *RemoteError) Error() string {
 		what = "answered with something that is not the Prometheus API"
 	case KindCanceled:
 		what = "request was canceled"
+	case KindRedirect:
+		what = "answered with a redirect that was not followed"
 	default:
 		what = "failed"
 	}
@@ -397,6 +406,10 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 			re.Kind, re.Limit = KindLimit, l
 		}
 		re.Err = errors.New(strings.TrimSpace(shorten(msg)))
+	case isRedirectError(err):
+		var rerr *RedirectError
+		errors.As(err, &rerr)
+		re.Kind, re.Err = KindRedirect, rerr
 	default:
 		re.Kind = KindUnreachable
 		if l := limitName(err.Error()); l != "" {

@@ -125,12 +125,20 @@ type dataSource struct {
 	// url and basicAuth are the data source's top-level fields (remote mode).
 	url       string
 	basicAuth bool
+	// basicAuthUser is the top-level basic auth user (secure holds basicAuthPassword).
+	basicAuthUser string
+	// org is the Grafana organisation holding the data source; 0 means 1.
+	org int64
 }
 
 // pluginContext is what Grafana puts on every request for this data source.
 func (ds dataSource) pluginContext() *pluginv2.PluginContext {
+	org := ds.org
+	if org == 0 {
+		org = 1
+	}
 	return &pluginv2.PluginContext{
-		OrgId:         1,
+		OrgId:         org,
 		PluginId:      pluginID,
 		PluginVersion: "0.0.0-test",
 		User:          &pluginv2.User{Login: "admin", Name: "admin", Role: "Admin"},
@@ -143,6 +151,7 @@ func (ds dataSource) pluginContext() *pluginv2.PluginContext {
 			LastUpdatedMS:           ds.updatedMS,
 			Url:                     ds.url,
 			BasicAuthEnabled:        ds.basicAuth,
+			BasicAuthUser:           ds.basicAuthUser,
 		},
 		GrafanaConfig: map[string]string{"GF_APP_URL": "http://localhost:3000/", "GF_CONCURRENT_QUERY_COUNT": "4"},
 		UserAgent:     "Grafana/12.3.0 (linux; amd64)",
