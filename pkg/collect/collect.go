@@ -135,6 +135,7 @@ type Collector struct {
 	endpoints []endpoint
 	drain     time.Duration
 	errors    *errorLog
+	mask      func(string) string
 
 	// queries in flight through Querier; Close waits for them.
 	qmu      sync.RWMutex
@@ -160,6 +161,10 @@ type Options struct {
 	LockWait time.Duration
 	// QueryDrain is how long Close waits for queries in flight; 0 means DefaultQueryDrain.
 	QueryDrain time.Duration
+	// Mask, when set, masks the data source's secrets in scrape errors as
+	// they are read (Status, ScrapeErrors), before anything shortens them:
+	// a page may echo the scrape's Authorization header (see package redact).
+	Mask func(string) string
 }
 
 // Defaults of Options.
@@ -239,6 +244,10 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		runDone:   make(chan struct{}),
 		drain:     opts.QueryDrain,
 		errors:    newErrorLog(),
+		mask:      opts.Mask,
+	}
+	if c.mask == nil {
+		c.mask = func(s string) string { return s }
 	}
 	c.handOver()
 	// Each collector has its own registry: instances are re-created when
@@ -445,12 +454,12 @@ func (c *Collector) Status() []TargetStatus {
 			st.LastScrape = t.LastScrape()
 			st.LastDuration = t.LastScrapeDuration()
 			if err := t.LastError(); err != nil {
-				st.LastError = err.Error()
+				st.LastError = c.mask(err.Error())
 			}
 		}
 		if f, ok := c.store.appendFailure(ep.name); ok {
 			st.Up = false
-			st.LastError = "the page was scraped but its samples could not be stored: " + f.err
+			st.LastError = "the page was scraped but its samples could not be stored: " + c.mask(f.err)
 		}
 		st.Series = c.seriesCount(ep.name)
 		out = append(out, st)

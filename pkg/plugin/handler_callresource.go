@@ -87,7 +87,7 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		if err != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": sanitizeError(err.Error())})
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": i.scrub.sanitize(err.Error())})
 			return
 		}
 		writeJSON(w, d)

@@ -141,7 +141,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	pr := collect.Probe(ctx, i.settings, name)
 	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
 	if pr.Err != nil {
-		h.Error = sanitizeError(pr.Err.Error())
+		h.Error = i.scrub.sanitize(pr.Err.Error())
 		return h
 	}
 	// The same detection and availability as queries: the page's names
@@ -150,7 +150,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	d := v.Det
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
 	for _, m := range pr.Labels["model_name"] {
-		h.Models = append(h.Models, sanitizeError(m))
+		h.Models = append(h.Models, i.scrub.sanitize(m))
 	}
 	sort.Strings(h.Models)
 	if kind == "target" && !v.OK {

@@ -58,9 +58,10 @@ type Instance struct {
 // builds the remote Querier (and scrapes nothing). Invalid settings do not
 // fail the factory, so Grafana can show the error in the health check.
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	logger := newLogger(log.DefaultLogger, s.UID)
+	scrub := newScrubber(s)
+	logger := newLogger(log.DefaultLogger, s.UID, scrub.mask())
 	inst := newInstance(logger)
-	inst.scrub = newScrubber(s.DecryptedSecureJSONData)
+	inst.scrub = scrub
 	cfg, err := settings.LoadWithURL(s.URL, s.BasicAuthEnabled, s.JSONData, s.DecryptedSecureJSONData)
 	if err != nil {
 		inst.settingsErr = err
@@ -68,7 +69,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	}
 	inst.settings = cfg
 	if cfg.IsRemote() {
-		q, rs, err := newRemoteQuerier(ctx, s, cfg)
+		q, rs, err := newRemoteQuerier(ctx, s, cfg, scrub.mask())
 		if err != nil {
 			inst.settingsErr = err
 			return inst, nil
@@ -80,7 +81,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	if root == "" {
 		root = collect.DefaultStoragePath()
 	}
-	c, err := collect.Start(cfg, collect.Options{Dir: collect.DataSourceDir(root, s.UID), UID: s.UID, Logger: logger})
+	c, err := collect.Start(cfg, collect.Options{Dir: collect.DataSourceDir(root, s.UID), UID: s.UID, Logger: logger, Mask: scrub.mask()})
 	if err != nil {
 		inst.settingsErr = fmt.Errorf("starting the embedded collector: %w", err)
 		return inst, nil

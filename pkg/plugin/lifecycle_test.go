@@ -177,7 +177,7 @@ func (f fakeLog) FromContext(context.Context) log.Logger { return f }
 // the data source's uid; debug and info lines of the TSDB do not.
 func TestLogsGoThroughTheSDK(t *testing.T) {
 	var lines []string
-	l := newLogger(fakeLog{lines: &lines}, "P1809F7CD")
+	l := newLogger(fakeLog{lines: &lines}, "P1809F7CD", nil)
 	l.With("component", "tsdb").Info("WAL replay completed")
 	l.With("component", "scrape").Warn("append failed", "target", "vllm-a")
 	l.WithGroup("g").Error("boom", "k", 1)

@@ -27,6 +27,10 @@ type RemoteOptions struct {
 	// the server is asked (query parameter `timeout`) to give up at the same
 	// time. Zero means DefaultRemoteTimeout.
 	Timeout time.Duration
+	// Mask, when set, masks secrets in the server's error messages and
+	// warnings before they are shortened (a server may echo the request's
+	// credentials); see package redact.
+	Mask func(string) string
 }
 
 // remote is a Querier over a Prometheus-compatible HTTP API (Prometheus,
@@ -35,6 +39,7 @@ type remote struct {
 	base    string
 	api     v1.API
 	timeout time.Duration
+	mask    func(string) string
 }
 
 // NewRemote returns a Querier over the Prometheus HTTP API at baseURL with
@@ -75,7 +80,10 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultRemoteTimeout
 	}
-	return &remote{base: u.Redacted(), api: v1.NewAPI(c), timeout: opts.Timeout}, nil
+	if opts.Mask == nil {
+		opts.Mask = func(s string) string { return s }
+	}
+	return &remote{base: u.Redacted(), api: v1.NewAPI(c), timeout: opts.Timeout, mask: opts.Mask}, nil
 }
 
 // call runs one request under the timeout and turns its outcome into notes
@@ -89,15 +97,15 @@ func (r *remote) call(ctx context.Context, op string, fn func(ctx context.Contex
 	defer cancel()
 	warnings, infos, err := fn(cctx)
 	for _, w := range warnings {
-		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, w))
+		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, r.mask(w)))
 	}
 	for _, w := range infos {
-		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, w))
+		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, r.mask(w)))
 	}
 	if err == nil {
 		return nil
 	}
-	err = classify(r.base, op, r.timeout, ctx, err)
+	err = classify(r.base, op, r.timeout, ctx, err, r.mask)
 	if re, ok := err.(*RemoteError); ok && (re.Kind == KindTimeout || re.Kind == KindUnreachable || re.Kind == KindRedirect) {
 		notes.fail(err)
 	}
@@ -361,7 +369,8 @@ func limitName(msg string) string {
 }
 
 // classify turns a client_golang error into a *RemoteError.
-func classify(server, op string, timeout time.Duration, parent context.Context, err error) error {
+// mask is applied to the server's message before it is shortened.
+func classify(server, op string, timeout time.Duration, parent context.Context, err error, mask func(string) string) error {
 	re := &RemoteError{Server: server, Op: op, Err: err}
 	var apiErr *v1.Error
 	var netErr net.Error
@@ -405,7 +414,7 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 		if l := limitName(msg); l != "" {
 			re.Kind, re.Limit = KindLimit, l
 		}
-		re.Err = errors.New(strings.TrimSpace(shorten(msg)))
+		re.Err = errors.New(strings.TrimSpace(shorten(mask(msg))))
 	case isRedirectError(err):
 		var rerr *RedirectError
 		errors.As(err, &rerr)
@@ -414,6 +423,9 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 		re.Kind = KindUnreachable
 		if l := limitName(err.Error()); l != "" {
 			re.Kind, re.Limit = KindLimit, l
+		}
+		if m := mask(err.Error()); m != err.Error() {
+			re.Err = errors.New(m)
 		}
 	}
 	return re

@@ -1,13 +1,21 @@
 package asgrafana
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +93,159 @@ func TestRemoteRedirectsAsGrafana(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Empty(t, foreign, "requests that reached the other origin")
+}
+
+// secretForms are the spellings of a basic-auth password a server or page
+// can echo, computed with the standard library here: the password, the
+// credential user:password, its base64 (what follows `Basic `), the
+// password JSON-escaped as Go's encoding/json writes it (& < > as \u0026
+// \u003c \u003e), URL-escaped, and each form's first bytes that hold 8 of the
+// password (what a length cap leaves).
+func secretForms(user, pw string) map[string]string {
+	cred := user + ":" + pw
+	b64 := base64.StdEncoding.EncodeToString([]byte(cred))
+	js, _ := json.Marshal(pw)
+	jsPw := string(js[1 : len(js)-1])
+	forms := map[string]string{
+		"password": pw, "user:password": cred, "base64(user:password)": b64,
+		"json(password)": jsPw, "url(password)": url.QueryEscape(pw), "path(password)": url.PathEscape(pw),
+		"prefix(password)": pw[:8], "prefix(json)": jsPw[:8],
+		// 4 base64 characters per 3 bytes: user: and 8 password bytes.
+		"prefix(base64)": b64[:(len(user)+1+8+2)/3*4],
+	}
+	return forms
+}
+
+// TestSecretsEveryFormAsGrafana: pages and servers that echo the request's
+// credentials, in every form, into label values, error bodies cut by the
+// plugin's length caps and JSON error messages; the built plugin's every
+// output (query errors, frames' labels and values, notices, health message
+// and details, resource answers, its metrics page and its log) is scanned
+// for every form of the password.
+func TestSecretsEveryFormAsGrafana(t *testing.T) {
+	if _, err := os.Stat(pageV1); err != nil {
+		t.Skipf("testdata page missing: %v", err)
+	}
+	page, err := os.ReadFile(pageV1)
+	require.NoError(t, err)
+	const user = "alice"
+	pw := "pa55&<w0rd/+x9Zq" + strconv.FormatInt(time.Now().UnixNano()%1e6, 36)
+	forms := secretForms(user, pw)
+
+	// An embedded target whose page puts the Authorization header it got
+	// into model_name; one whose page puts the password URL-escaped; one
+	// answering 503 with a long body that the error cap cuts in the middle
+	// of the JSON-escaped password.
+	echo := func(value func(r *http.Request) string) string {
+		return serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			v := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value(r))
+			_, _ = w.Write([]byte(strings.ReplaceAll(string(page), `model_name="Qwen/Qwen1.5-0.5B-Chat"`, `model_name="`+v+`"`)))
+		}))
+	}
+	fail := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, strings.Repeat("x", 200)+" auth="+r.Header.Get("Authorization")+" json="+forms["json(password)"], http.StatusServiceUnavailable)
+	}))
+	targets := []map[string]any{
+		{"name": "echo-header", "url": echo(func(r *http.Request) string { return r.Header.Get("Authorization") }), "basicAuthUser": user},
+		{"name": "echo-url", "url": echo(func(r *http.Request) string { return "u?pw=" + url.QueryEscape(pw) }), "basicAuthUser": user},
+		{"name": "echo-fail", "url": fail, "basicAuthUser": user},
+	}
+	secure := map[string]string{}
+	for _, tg := range targets {
+		secure[tg["name"].(string)+".basicAuthPassword"] = pw
+	}
+	jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "800ms", "targets": targets})
+	require.NoError(t, err)
+	ds := dataSource{id: 95, uid: "echo", jsonData: jd, secure: secure, updatedMS: time.Now().UnixMilli()}
+
+	// A remote server answering every request with a JSON error quoting
+	// the Authorization header and the password, after 150 bytes of text: the
+	// plugin's 300-byte cap on errors falls inside the password.
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "bad_data",
+			"error": strings.Repeat("y", 150) + " you sent " + r.Header.Get("Authorization") + " for " + pw})
+	}))
+	defer remote.Close()
+	rjd, err := json.Marshal(map[string]any{"mode": "remote", "remoteTimeout": "5s",
+		"targets": []map[string]any{{"name": "vllm-a", "selector": `{job="vllm"}`}}})
+	require.NoError(t, err)
+	rds := dataSource{id: 96, uid: "echo-remote", jsonData: rjd, url: remote.URL, basicAuth: true, basicAuthUser: user,
+		secure: map[string]string{"basicAuthPassword": pw}, updatedMS: time.Now().UnixMilli()}
+
+	h := startPlugin(t)
+	var outputs []string
+	record := func(what string, r queryResult) {
+		b, err := json.Marshal(r.frames)
+		require.NoError(t, err)
+		outputs = append(outputs, what+": "+r.err+"\n"+string(b))
+	}
+	var echoed bool
+	require.Eventually(t, func() bool {
+		r := h.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"T": {"queryType": "targets"}})["T"]
+		if r.err != "" || len(r.frames) != 1 {
+			return false
+		}
+		record("targets", r)
+		fr := r.frames[0]
+		scraped := 0
+		for i := 0; i < fr.Rows(); i++ {
+			if cellString(t, fr, "last_scrape", i) != "" {
+				scraped++
+			}
+		}
+		b, _ := json.Marshal(r.frames)
+		echoed = strings.Contains(string(b), "Basic ***") // the echo reached the table, masked
+		return scraped == len(targets)
+	}, 30*time.Second, 500*time.Millisecond, "targets never all scraped")
+	time.Sleep(3 * time.Second)
+	now := time.Now()
+	for _, q := range []map[string]any{
+		{"queryType": "targets"},
+		{"queryType": "latency", "groupBy": "model"},
+		{"queryType": "latency", "groupBy": "target", "format": "table"},
+		{"queryType": "saturation", "groupBy": "model"},
+		{"queryType": "throughput", "groupBy": "model"},
+		{"queryType": "events"},
+		{"queryType": "raw", "metric": "vllm:num_requests_running"},
+		{"queryType": "diagnosis"},
+	} {
+		r := h.query(t, ds, now.Add(-time.Minute), now, map[string]map[string]any{"A": q})["A"]
+		record(fmt.Sprint(q), r)
+	}
+	hr := h.checkHealth(t, ds)
+	outputs = append(outputs, "health: "+hr.Message+"\n"+string(hr.JsonDetails))
+	for _, path := range []string{"targets", "models", "signals"} {
+		code, body := h.resource(t, ds, path)
+		outputs = append(outputs, fmt.Sprintf("resource %s %d: %s", path, code, body))
+	}
+	// Remote mode: health, queries, discovery.
+	hr = h.checkHealth(t, rds)
+	outputs = append(outputs, "remote health: "+hr.Message+"\n"+string(hr.JsonDetails))
+	assert.Contains(t, hr.Message, "you sent Basic ***", "the remote echo reached the health message, masked")
+	for _, q := range []map[string]any{{"queryType": "latency"}, {"queryType": "raw", "metric": "up"}, {"queryType": "targets"}} {
+		r := h.query(t, rds, now.Add(-time.Minute), now, map[string]map[string]any{"A": q})["A"]
+		record("remote "+fmt.Sprint(q), r)
+	}
+	code, body := h.resource(t, rds, "discover")
+	outputs = append(outputs, fmt.Sprintf("remote discover %d: %s", code, body))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	mr, err := h.diag.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{PluginContext: ds.pluginContext()})
+	require.NoError(t, err)
+	outputs = append(outputs, "metrics: "+string(mr.Metrics.Prometheus))
+	outputs = append(outputs, "log: "+h.logs.String())
+
+	all := strings.Join(outputs, "\n")
+	assert.True(t, echoed, "the echoed header reached the targets table (so the scan tests something)")
+	assert.Contains(t, all, "***")
+	for name, f := range forms {
+		for _, out := range outputs {
+			if k := strings.Index(out, f); k >= 0 {
+				t.Errorf("%s (%q) in output %q", name, f, out[max(0, k-200):min(len(out), k+len(f)+100)])
+			}
+		}
+	}
 }
