@@ -2,7 +2,7 @@
 // manager (github.com/prometheus/prometheus/scrape) scrapes every configured
 // target and GPU agent into a TSDB (github.com/prometheus/prometheus/tsdb) kept
 // on disk with its write-ahead log, one directory per data source (keyed by
-// its UID, see DataSourceDir), and source.NewEmbedded queries it with the PromQL
+// its organisation and UID, see OrgDataSourceDir), and source.NewEmbedded queries it with the PromQL
 // engine. Stored series look exactly like a Prometheus server's: raw engine
 // metric names, job=<target name>, instance=<host:port>, plus the target's
 // extra labels, and the synthetic up / scrape_duration_seconds series.
@@ -150,8 +150,12 @@ type Collector struct {
 // Options are the per-data-source parts of Start.
 type Options struct {
 	// Dir is the data source's store directory, usually
-	// DataSourceDir(storagePath, uid). Required; created if missing.
+	// OrgDataSourceDir(storagePath, org, uid). Required; created if missing.
 	Dir string
+	// LegacyDir is where an older version kept this data source's store
+	// (DataSourceDir(storagePath, uid), keyed by UID alone); when Dir does not
+	// exist and LegacyDir does, it is moved to Dir with its history. Empty: none.
+	LegacyDir string
 	// UID is the data source's UID, the `datasource` label of the plugin's own metrics.
 	UID string
 	// Logger receives scrape, TSDB and PromQL logs; nil discards them.
@@ -230,6 +234,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 
 	st, err := acquireStore(opts.Dir, storeOptions{
 		retention: cfg.Retention, maxBytes: cfg.RetentionSize, lockWait: opts.LockWait, logger: logger, uid: opts.UID,
+		legacyDir: opts.LegacyDir,
 	})
 	if err != nil {
 		return nil, err

@@ -75,6 +75,18 @@ func DataSourceDir(root, uid string) string {
 	return filepath.Join(root, name)
 }
 
+// OrgDataSourceDir returns the store directory of the data source with the
+// given UID in Grafana organisation org under root: root/<org>-<uid> (the UID
+// spelled as in DataSourceDir). Grafana keeps UIDs unique within an
+// organisation only, so one UID in two organisations names two data sources
+// and two stores. org ≤ 0 (unknown) means 1, Grafana's default organisation.
+func OrgDataSourceDir(root string, org int64, uid string) string {
+	if org <= 0 {
+		org = 1
+	}
+	return filepath.Join(root, strconv.FormatInt(org, 10)+"-"+filepath.Base(DataSourceDir(root, uid)))
+}
+
 // store is one data source's TSDB on disk, shared by every collector of that
 // data source inside this process. Grafana creates the new instance of a data
 // source before it disposes the old one (5 s later, in the SDK's instance
@@ -114,6 +126,9 @@ type storeOptions struct {
 	lockWait  time.Duration
 	logger    *slog.Logger
 	uid       string
+	// legacyDir, when set, is the store directory of an older version
+	// (root/<uid>), moved to the store's directory when that does not exist.
+	legacyDir string
 }
 
 // opening serialises the opening of one directory (dir → *sync.Mutex), so
@@ -188,6 +203,16 @@ func openStore(dir string, o storeOptions) (*store, error) {
 		return nil, err
 	}
 	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}}
+	if o.legacyDir != "" {
+		moved, err := moveLegacy(o.legacyDir, dir, o.lockWait)
+		if err != nil {
+			_ = lock.Release()
+			return nil, err
+		}
+		if moved {
+			o.logger.Warn("store moved to its organisation's directory", "from", o.legacyDir, "to", dir)
+		}
+	}
 	opts := tsdbOptions(o.retention, o.maxBytes)
 	s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
 	if err != nil {
@@ -209,6 +234,41 @@ func openStore(dir string, o storeOptions) (*store, error) {
 		}
 	}
 	return s, nil
+}
+
+// moveLegacy renames the store directory of an older version (keyed by UID
+// alone) to dir, keeping its blocks and WAL, when dir does not exist yet and
+// legacy does. It takes legacy's lock first (waiting up to wait), so an
+// older plugin process still using it is not disturbed, and removes the old
+// lock file after. The first data source of that UID to start takes the
+// history: before this version every organisation's data source of one UID
+// wrote into that one directory.
+func moveLegacy(legacy, dir string, wait time.Duration) (bool, error) {
+	legacy = filepath.Clean(legacy)
+	if legacy == dir {
+		return false, nil
+	}
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if fi, err := os.Stat(legacy); err != nil || !fi.IsDir() {
+		return false, nil
+	}
+	l, err := lockDir(legacy, wait)
+	if err != nil {
+		return false, fmt.Errorf("collector: moving the store %s to %s: %w", legacy, dir, err)
+	}
+	defer func() {
+		_ = l.Release()
+		_ = os.Remove(lockPath(legacy))
+	}()
+	if _, err := os.Stat(legacy); err != nil {
+		return false, nil // moved by another process meanwhile
+	}
+	if err := os.Rename(legacy, dir); err != nil {
+		return false, fmt.Errorf("collector: moving the store %s to %s: %w", legacy, dir, err)
+	}
+	return true, nil
 }
 
 // lockDir takes an exclusive flock on lockPath(dir), retrying every 100 ms

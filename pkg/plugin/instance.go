@@ -54,7 +54,7 @@ type Instance struct {
 // NewInstance is the instance factory handed to datasource.Manage. It loads
 // settings (jsonData + decrypted secureJsonData, and the top-level URL and
 // basic auth of remote mode), then either starts the embedded collector on
-// the data source's store directory (storagePath/<uid>) or, in remote mode,
+// the data source's store directory (storagePath/<org>-<uid>) or, in remote mode,
 // builds the remote Querier (and scrapes nothing). Invalid settings do not
 // fail the factory, so Grafana can show the error in the health check.
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
@@ -81,7 +81,12 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	if root == "" {
 		root = collect.DefaultStoragePath()
 	}
-	c, err := collect.Start(cfg, collect.Options{Dir: collect.DataSourceDir(root, s.UID), UID: s.UID, Logger: logger, Mask: scrub.mask()})
+	// Grafana keeps UIDs unique per organisation only: the store is keyed
+	// by both (the organisation comes with the request that created the
+	// instance), and a store of an older version keyed by UID alone moves.
+	org := backend.PluginConfigFromContext(ctx).OrgID
+	c, err := collect.Start(cfg, collect.Options{Dir: collect.OrgDataSourceDir(root, org, s.UID), LegacyDir: collect.DataSourceDir(root, s.UID),
+		UID: s.UID, Logger: logger, Mask: scrub.mask()})
 	if err != nil {
 		inst.settingsErr = fmt.Errorf("starting the embedded collector: %w", err)
 		return inst, nil

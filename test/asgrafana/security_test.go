@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/stretchr/testify/assert"
@@ -246,6 +248,77 @@ func TestSecretsEveryFormAsGrafana(t *testing.T) {
 			if k := strings.Index(out, f); k >= 0 {
 				t.Errorf("%s (%q) in output %q", name, f, out[max(0, k-200):min(len(out), k+len(f)+100)])
 			}
+		}
+	}
+}
+
+// gaugePage serves one vLLM gauge at value v and counts its scrapes.
+func gaugePage(v int, hits *atomic.Int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} %d\n", v)
+	}
+}
+
+// floats returns every non-null number of the frames.
+func floats(t *testing.T, frames data.Frames) []float64 {
+	var out []float64
+	for _, f := range frames {
+		for _, fl := range f.Fields {
+			if fl.Type() == data.FieldTypeNullableFloat64 || fl.Type() == data.FieldTypeFloat64 {
+				for k := 0; k < fl.Len(); k++ {
+					if v, ok := fl.ConcreteAt(k); ok {
+						out = append(out, toFloat(t, v))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestTwoOrgsOneUIDAsGrafana: Grafana keeps UIDs unique per organisation
+// only. Three organisations' data sources share one UID and one target name
+// but scrape pages of different values (3, 7, 11): each keeps scraping after
+// the others start, each reads its own value only, and the third, created
+// last, reads none of the first two's history.
+func TestTwoOrgsOneUIDAsGrafana(t *testing.T) {
+	h := startPlugin(t)
+	var hits [3]atomic.Int64
+	vals := []float64{3, 7, 11}
+	var dss []dataSource
+	for k := range 3 {
+		jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+			"targets": []map[string]any{{"name": "vllm", "url": serve(t, gaugePage(int(vals[k]), &hits[k])), "engine": "vllm"}}})
+		require.NoError(t, err)
+		dss = append(dss, dataSource{id: int64(100 + k), uid: "shared-uid", org: int64(k + 1), jsonData: jd, updatedMS: time.Now().UnixMilli()})
+	}
+	raw := func(ds dataSource) []float64 {
+		now := time.Now()
+		r := h.query(t, ds, now.Add(-5*time.Minute), now, map[string]map[string]any{
+			"A": {"queryType": "raw", "metric": "vllm:num_requests_running"}})["A"]
+		require.Empty(t, r.err)
+		return floats(t, r.frames)
+	}
+	// Orgs 1 and 2 first; org 3 once both hold history.
+	for _, ds := range dss[:2] {
+		hr := h.checkHealth(t, ds)
+		require.NotNil(t, hr)
+	}
+	waitFor(t, 20*time.Second, func() bool { return len(raw(dss[0])) >= 3 && len(raw(dss[1])) >= 3 }, "orgs 1 and 2 hold samples")
+	h.checkHealth(t, dss[2])
+	before := [2]int64{hits[0].Load(), hits[1].Load()}
+	waitFor(t, 20*time.Second, func() bool { return len(raw(dss[2])) >= 2 }, "org 3 holds samples")
+	time.Sleep(2 * time.Second)
+	for k := range 2 {
+		assert.Greater(t, hits[k].Load(), before[k]+1, "org %d still scraping after org 3 started", k+1)
+	}
+	for k, ds := range dss {
+		got := raw(ds)
+		require.NotEmpty(t, got, "org %d", k+1)
+		for _, v := range got {
+			assert.Equal(t, vals[k], v, "org %d reads only its own series", k+1)
 		}
 	}
 }
