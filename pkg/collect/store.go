@@ -271,6 +271,17 @@ func moveLegacy(legacy, dir string, wait time.Duration) (bool, error) {
 	return true, nil
 }
 
+// ErrStoreLocked is wrapped by Start's error when another process holds the
+// store directory's lock: a condition that may pass (the other process
+// stops), so the caller should try again later rather than give up.
+var ErrStoreLocked = errors.New("the store is locked by another process")
+
+// lockedError is the sentence of a refused lock; it is ErrStoreLocked.
+type lockedError struct{ msg string }
+
+func (e lockedError) Error() string        { return e.msg }
+func (e lockedError) Is(target error) bool { return target == ErrStoreLocked }
+
 // lockDir takes an exclusive flock on lockPath(dir), retrying every 100 ms
 // for up to wait while another process holds it, and writes this process's
 // id into the file. The error names the directory and the holder's pid.
@@ -290,7 +301,7 @@ func lockDir(dir string, wait time.Duration) (fileutil.Releaser, error) {
 			if b, rerr := os.ReadFile(lockPath(dir)); rerr == nil && strings.TrimSpace(string(b)) != "" {
 				holder = "process " + strings.TrimSpace(string(b))
 			}
-			return nil, fmt.Errorf("storage directory %s is in use by %s (waited %s): two Grafana servers or plugin processes must not share one storagePath", dir, holder, wait)
+			return nil, lockedError{fmt.Sprintf("storage directory %s is in use by %s (waited %s): two Grafana servers or plugin processes must not share one storagePath", dir, holder, wait)}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

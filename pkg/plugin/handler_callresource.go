@@ -17,6 +17,11 @@ import (
 // GET /signals (per target: engine and the state of every signal in the last
 // hour of stored samples: exported, approximate, not_seen or absent).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	if err := i.storeReady(); err != nil {
+		b, _ := json.Marshal(map[string]string{"error": i.scrub.text(i.pending.pendingError(err).Error())})
+		return sender.Send(&backend.CallResourceResponse{Status: http.StatusServiceUnavailable,
+			Headers: map[string][]string{"Content-Type": {"application/json"}}, Body: b})
+	}
 	return i.resources.CallResource(ctx, req, scrubSender{s: i.scrub, next: sender})
 }
 

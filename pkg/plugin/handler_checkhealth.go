@@ -51,6 +51,9 @@ func (i *Instance) CheckHealth(ctx context.Context, req *backend.CheckHealthRequ
 }
 
 func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	if err := i.storeReady(); err != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Storage: " + i.pending.pendingError(err).Error()}, nil
+	}
 	if i.settingsErr != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Settings: " + i.settingsErr.Error()}, nil
 	}

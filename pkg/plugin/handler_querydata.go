@@ -81,6 +81,9 @@ func (i *Instance) newMux() *datasource.QueryTypeMux {
 
 // QueryData dispatches each query to the handler of its query type.
 func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	if err := i.storeReady(); err != nil {
+		return pendingResponse(req, errors.New(i.scrub.text(i.pending.pendingError(err).Error()))), nil
+	}
 	return i.mux.QueryData(ctx, req)
 }
 

@@ -49,6 +49,9 @@ type Instance struct {
 	detections  *detectionCache
 	// scrub masks secureJsonData values in everything returned to viewers.
 	scrub scrubber
+	// pending is set when the embedded store could not be opened for a
+	// reason that may pass (store_retry.go); nil otherwise.
+	pending *pendingStore
 }
 
 // NewInstance is the instance factory handed to datasource.Manage. It loads
@@ -85,8 +88,16 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	// by both (the organisation comes with the request that created the
 	// instance), and a store of an older version keyed by UID alone moves.
 	org := backend.PluginConfigFromContext(ctx).OrgID
-	c, err := collect.Start(cfg, collect.Options{Dir: collect.OrgDataSourceDir(root, org, s.UID), LegacyDir: collect.DataSourceDir(root, s.UID),
-		UID: s.UID, Logger: logger, Mask: scrub.mask()})
+	opts := collect.Options{Dir: collect.OrgDataSourceDir(root, org, s.UID), LegacyDir: collect.DataSourceDir(root, s.UID),
+		UID: s.UID, Logger: logger, Mask: scrub.mask()}
+	c, err := collect.Start(cfg, opts)
+	if err != nil && retryable(err) {
+		// Another process holds the store: retried at every query and
+		// health check (store_retry.go) instead of until a settings save.
+		logger.Warn("embedded store locked; retrying at the next query or health check", "error", err)
+		inst.pending = &pendingStore{cfg: cfg, opts: opts, err: err}
+		return inst, nil
+	}
 	if err != nil {
 		inst.settingsErr = fmt.Errorf("starting the embedded collector: %w", err)
 		return inst, nil
@@ -103,6 +114,12 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 // change, when the data source is deleted, and Shutdown calls it when the
 // plugin process stops.
 func (i *Instance) Dispose() {
+	if p := i.pending; p != nil {
+		// A retry in flight finishes first; none starts after.
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+	}
 	live.remove(i)
 	if i.collector != nil {
 		if err := i.collector.Close(); err != nil {

@@ -322,3 +322,43 @@ func TestTwoOrgsOneUIDAsGrafana(t *testing.T) {
 		}
 	}
 }
+
+// TestLockRetriedAsGrafana: two plugin processes on one storagePath (two
+// Grafana servers sharing a volume). The second refuses the store while the
+// first holds it: its health check says so and its queries answer 503 from
+// the plugin (not a 400 "downstream" error). Once the first process stops,
+// the second's next query opens the store, without a settings save.
+func TestLockRetriedAsGrafana(t *testing.T) {
+	dataDir := t.TempDir()
+	var hits atomic.Int64
+	jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+		"targets": []map[string]any{{"name": "vllm", "url": serve(t, gaugePage(5, &hits)), "engine": "vllm"}}})
+	require.NoError(t, err)
+	ds := dataSource{id: 110, uid: "locked-uid", jsonData: jd, updatedMS: time.Now().UnixMilli()}
+	first := startPluginData(t, dataDir)
+	hr := first.checkHealth(t, ds)
+	require.Equal(t, "OK", hr.Status.String(), hr.Message)
+
+	second := startPluginData(t, dataDir)
+	hr = second.checkHealth(t, ds) // waits 10 s for the lock
+	assert.Equal(t, "ERROR", hr.Status.String())
+	assert.Contains(t, hr.Message, "is in use by process")
+	assert.Contains(t, hr.Message, "tried again at every query and health check")
+	now := time.Now()
+	q := map[string]map[string]any{"A": {"queryType": "raw", "metric": "vllm:num_requests_running"}}
+	r := second.query(t, ds, now.Add(-time.Minute), now, q)["A"]
+	assert.Equal(t, int32(http.StatusServiceUnavailable), r.status, r.err)
+	assert.Equal(t, "plugin", r.source)
+	assert.Contains(t, r.err, "is in use by process")
+
+	first.client.Kill() // Grafana stops the first plugin: its store is closed, its lock released
+	r = second.query(t, ds, time.Now().Add(-time.Minute), time.Now(), q)["A"]
+	assert.Empty(t, r.err, "the next query opens the store")
+	waitFor(t, 10*time.Second, func() bool {
+		return second.checkHealth(t, ds).Status.String() == "OK"
+	}, "the second process's health check is OK")
+	waitFor(t, 10*time.Second, func() bool {
+		now := time.Now()
+		return len(floats(t, second.query(t, ds, now.Add(-5*time.Minute), now, q)["A"].frames)) > 0
+	}, "the second process reads the store (the first's samples and its own)")
+}
