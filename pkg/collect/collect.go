@@ -324,9 +324,19 @@ func (c *Collector) releaseStore() {
 	}
 }
 
-// Notice is a sentence for the data source's health check when its stored
-// history had to be set aside at start (a corrupted directory), else "".
-func (c *Collector) Notice() string { return c.store.notice }
+// Notice is what opening the data source's store found, for its health
+// check: transient errors retried, WAL records dropped by the repair, blocks
+// quarantined, the directory set aside, and every set-aside directory or
+// block still kept; empty when the store opened cleanly.
+func (c *Collector) Notice() string { n, _ := c.store.health(); return n }
+
+// HistoryMissing reports whether part of the stored history cannot be read
+// (dropped by a WAL repair at this opening, or set aside and still kept):
+// the health check is not OK while it is.
+func (c *Collector) HistoryMissing() bool { _, lost := c.store.health(); return lost }
+
+// StoreHealth is Notice and HistoryMissing at once.
+func (c *Collector) StoreHealth() (notice string, missing bool) { return c.store.health() }
 
 // Dir is the store directory.
 func (c *Collector) Dir() string { return c.dir }

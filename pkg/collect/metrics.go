@@ -2,6 +2,8 @@ package collect
 
 import (
 	"context"
+	"regexp"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/model/labels"
@@ -43,7 +45,53 @@ var (
 )
 
 func init() {
-	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{})
+	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{}, tsdbCollector{})
+}
+
+// tsdbCounterRE selects the TSDB's own counters of trouble that the plugin
+// re-exports: WAL corruptions, failed compactions, head and WAL truncations
+// (done and failed), failed checkpoints, reloads and WAL writes.
+var tsdbCounterRE = regexp.MustCompile(`^prometheus_tsdb_[a-z_]*(corruptions|failed|failures|truncations)_total$`)
+
+// tsdbCollector re-exports, per open store, the TSDB's own counters of
+// trouble (tsdbCounterRE) from the registry given to tsdb.Open, renamed
+// prometheus_tsdb_* → inferscope_tsdb_* and labelled with the data source:
+// e.g. inferscope_tsdb_wal_corruptions_total{datasource="…"}. Unchecked (it
+// describes nothing): the families are the TSDB's.
+type tsdbCollector struct{}
+
+func (tsdbCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (tsdbCollector) Collect(ch chan<- prometheus.Metric) {
+	stores.Lock()
+	open := make([]*store, 0, len(stores.m))
+	for _, s := range stores.m {
+		open = append(open, s)
+	}
+	stores.Unlock()
+	for _, s := range open {
+		if s.reg == nil {
+			continue
+		}
+		mfs, err := s.reg.Gather()
+		if err != nil {
+			continue
+		}
+		for _, mf := range mfs {
+			if !tsdbCounterRE.MatchString(mf.GetName()) {
+				continue
+			}
+			var v float64
+			for _, m := range mf.GetMetric() {
+				v += counterOf(m)
+			}
+			name := "inferscope_tsdb_" + strings.TrimPrefix(mf.GetName(), "prometheus_tsdb_")
+			d := prometheus.NewDesc(name, "The embedded TSDB's "+mf.GetName()+": "+mf.GetHelp(), []string{"datasource"}, nil)
+			if m, err := prometheus.NewConstMetric(d, prometheus.CounterValue, v, s.uid); err == nil {
+				ch <- m
+			}
+		}
+	}
 }
 
 // storageCollector reports the size of every open store at collection time.

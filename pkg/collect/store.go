@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/units"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/tsdb"
@@ -93,12 +94,21 @@ func OrgDataSourceDir(root string, org int64, uid string) string {
 // manager): both use one store, the newest scrapes, and the store closes
 // when the last of them is closed.
 type store struct {
-	uid    string
-	dir    string
-	db     *tsdb.DB
-	lock   fileutil.Releaser
-	refs   int
-	notice string // set when a corrupted directory was set aside
+	uid  string
+	dir  string
+	db   *tsdb.DB
+	lock fileutil.Releaser
+	refs int
+	// notes are what opening the store found (transient errors retried,
+	// WAL records dropped by the repair, blocks quarantined, the directory
+	// set aside), for the health check; lost is set when history is missing.
+	notes []string
+	lost  bool
+	// retention is the store's retention by time: set-aside directories and
+	// quarantined blocks are removed once they are older.
+	retention time.Duration
+	// reg holds the TSDB's own metrics (exported by storageCollector).
+	reg *prometheus.Registry
 
 	// scraper is the collector now scraping into the store.
 	scraper *Collector
@@ -190,16 +200,18 @@ func (s *store) release() error {
 func lockPath(dir string) string { return dir + ".lock" }
 
 // openStore takes the directory's lock (waiting up to o.lockWait while
-// another process holds it), then opens the TSDB, replaying its WAL. A
-// directory that cannot be opened for any other reason than the lock or the
-// disk (full, read-only, permission) is renamed to <dir>.corrupted-<UTC time>
-// and a fresh store is started in dir; the store's notice says so.
+// another process holds it), then opens the TSDB, replaying its WAL
+// (openTSDB: transient errors retried, a corrupted WAL repaired, corrupted
+// blocks quarantined, the directory set aside only when nothing opens).
 func openStore(dir string, o storeOptions) (*store, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return nil, fmt.Errorf("collector: create storage directory %s: %w", filepath.Dir(dir), err)
 	}
 	lock, err := lockDir(dir, o.lockWait)
 	if err != nil {
+		if transientError(err) {
+			return nil, transientErr{err}
+		}
 		return nil, err
 	}
 	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}}
@@ -213,25 +225,9 @@ func openStore(dir string, o storeOptions) (*store, error) {
 			o.logger.Warn("store moved to its organisation's directory", "from", o.legacyDir, "to", dir)
 		}
 	}
-	opts := tsdbOptions(o.retention, o.maxBytes)
-	s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
-	if err != nil {
-		if diskError(err) {
-			_ = lock.Release()
-			return nil, fmt.Errorf("collector: open TSDB in %s: %w", dir, err)
-		}
-		aside := dir + ".corrupted-" + time.Now().UTC().Format("20060102T150405Z")
-		if rerr := os.Rename(dir, aside); rerr != nil {
-			_ = lock.Release()
-			return nil, fmt.Errorf("collector: open TSDB in %s: %w (and setting it aside failed: %v)", dir, err, rerr)
-		}
-		s.notice = fmt.Sprintf("The stored history could not be opened (%v); it was set aside as %s and a fresh store was started.", err, aside)
-		o.logger.Warn("TSDB directory set aside", "dir", dir, "aside", aside, "error", err)
-		s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
-		if err != nil {
-			_ = lock.Release()
-			return nil, fmt.Errorf("collector: open a fresh TSDB in %s: %w", dir, err)
-		}
+	if err := s.openTSDB(o); err != nil {
+		_ = lock.Release()
+		return nil, err
 	}
 	return s, nil
 }

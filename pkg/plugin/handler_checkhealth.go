@@ -131,8 +131,16 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 			res.Message += " Working: " + listSome(okParts) + "."
 		}
 	}
-	if i.collector != nil && i.collector.Notice() != "" {
-		res.Message += " " + i.collector.Notice()
+	if i.collector != nil {
+		// History dropped by a WAL repair, or set aside (a quarantined
+		// block, a whole directory): not OK while it is missing.
+		notice, missing := i.collector.StoreHealth()
+		if notice != "" {
+			res.Message += " " + notice
+		}
+		if missing {
+			res.Status = backend.HealthStatusError
+		}
 	}
 	return res, nil
 }

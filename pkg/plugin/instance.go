@@ -89,7 +89,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	// instance), and a store of an older version keyed by UID alone moves.
 	org := backend.PluginConfigFromContext(ctx).OrgID
 	opts := collect.Options{Dir: collect.OrgDataSourceDir(root, org, s.UID), LegacyDir: collect.DataSourceDir(root, s.UID),
-		UID: s.UID, Logger: logger, Mask: scrub.mask()}
+		UID: metricsUID(org, s.UID), Logger: logger, Mask: scrub.mask()}
 	c, err := collect.Start(cfg, opts)
 	if err != nil && retryable(err) {
 		// Another process holds the store: retried at every query and
@@ -106,6 +106,16 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	inst.querier = c.Querier()
 	live.add(inst)
 	return inst, nil
+}
+
+// metricsUID is the `datasource` label of the plugin's own metrics: the UID
+// in organisation 1 (Grafana's default, and the only one of most servers),
+// "<org>/<uid>" in another, so one UID in two organisations is two series.
+func metricsUID(org int64, uid string) string {
+	if org <= 1 {
+		return uid
+	}
+	return fmt.Sprintf("%d/%s", org, uid)
 }
 
 // Dispose stops scraping at once, lets queries in flight finish (later ones

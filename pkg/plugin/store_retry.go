@@ -36,8 +36,11 @@ type pendingStore struct {
 }
 
 // retryable reports whether Start's error may pass without a settings
-// change: a lock held by another process.
-func retryable(err error) bool { return errors.Is(err, collect.ErrStoreLocked) }
+// change: a lock held by another process, or an error of the moment (too
+// many open files) that outlasted Start's own retries.
+func retryable(err error) bool {
+	return errors.Is(err, collect.ErrStoreLocked) || errors.Is(err, collect.ErrStoreTransient)
+}
 
 // storeReady is the gate of every query and health check of an embedded
 // data source whose store is pending: nil once the store is open (opening

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -361,4 +363,63 @@ func TestLockRetriedAsGrafana(t *testing.T) {
 		now := time.Now()
 		return len(floats(t, second.query(t, ds, now.Add(-5*time.Minute), now, q)["A"].frames)) > 0
 	}, "the second process reads the store (the first's samples and its own)")
+}
+
+// openFDs counts the open file descriptors of process pid.
+func openFDs(t *testing.T, pid int) int {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	require.NoError(t, err)
+	return len(ents)
+}
+
+// TestStoreUnderLowOpenFilesLimitAsGrafana: a healthy store opened while
+// the plugin process is out of file descriptors (its RLIMIT_NOFILE lowered
+// with prlimit to what it has open plus two) is not set aside as corrupted:
+// the health check says the error may pass and that it is tried again; once
+// descriptors are available again the next query opens the store with its
+// history.
+func TestStoreUnderLowOpenFilesLimitAsGrafana(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit (util-linux) is not installed")
+	}
+	dataDir := t.TempDir()
+	var hits atomic.Int64
+	jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+		"targets": []map[string]any{{"name": "vllm", "url": serve(t, gaugePage(9, &hits)), "engine": "vllm"}}})
+	require.NoError(t, err)
+	ds := dataSource{id: 120, uid: "nofile-uid", jsonData: jd, updatedMS: time.Now().UnixMilli()}
+	q := map[string]map[string]any{"A": {"queryType": "raw", "metric": "vllm:num_requests_running"}}
+	first := startPluginData(t, dataDir)
+	first.checkHealth(t, ds)
+	var before int
+	waitFor(t, 20*time.Second, func() bool {
+		now := time.Now()
+		before = len(floats(t, first.query(t, ds, now.Add(-5*time.Minute), now, q)["A"].frames))
+		return before >= 4
+	}, "the first process stores samples")
+	first.client.Kill()
+	stopped := time.Now()
+
+	second := startPluginData(t, dataDir)
+	pid := second.client.ReattachConfig().Pid
+	limit := openFDs(t, pid) + 2
+	out, err := exec.Command(prlimit, "--pid", strconv.Itoa(pid), fmt.Sprintf("--nofile=%d:", limit)).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	hr := second.checkHealth(t, ds)
+	assert.Equal(t, "ERROR", hr.Status.String())
+	assert.Contains(t, hr.Message, "too many open files")
+	assert.Contains(t, hr.Message, "nothing was set aside")
+	assert.Contains(t, hr.Message, "tried again at every query and health check")
+	aside, _ := filepath.Glob(filepath.Join(dataDir, "inferscope", "*.corrupted-*"))
+	assert.Empty(t, aside, "a healthy store is not set aside")
+
+	out, err = exec.Command(prlimit, "--pid", strconv.Itoa(pid), "--nofile=4096:").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	now := time.Now()
+	r := second.query(t, ds, now.Add(-5*time.Minute), stopped, q)["A"]
+	require.Empty(t, r.err)
+	assert.GreaterOrEqual(t, len(floats(t, r.frames)), before, "the history from before opens")
+	hr = second.checkHealth(t, ds)
+	assert.Equal(t, "OK", hr.Status.String(), hr.Message)
 }
