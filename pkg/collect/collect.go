@@ -262,7 +262,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		DiscoveryReloadOnStartup: true,
 		DiscoveryReloadInterval:  model.Duration(time.Second),
 		HTTPClientOptions:        []config_util.HTTPClientOption{config_util.WithDialContextFunc(c.tracker.dial)},
-	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st}, nil, reg)
+	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st, sampleLimit: max(cfg.SampleLimit, 0), timeout: cfg.ScrapeTimeout}, nil, reg)
 	if err != nil {
 		c.releaseStore()
 		return nil, fmt.Errorf("collector: create scrape manager: %w", err)
@@ -400,7 +400,9 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			Scheme:                 u.Scheme,
 			EnableCompression:      true,
 			BodySizeLimit:          units.Base2Bytes(cfg.BodySizeLimit),
-			SampleLimit:            uint(max(cfg.SampleLimit, 0)),
+			// The sample limit is enforced while parsing, by the
+			// appender (meteredAppendable), not by Prometheus's after it.
+			SampleLimit: 0,
 			// A page with absurd label sets fails its scrape instead of
 			// filling the TSDB (vLLM's widest series, cache_config_info, has ~25 labels).
 			LabelLimit:            labelLimit,
