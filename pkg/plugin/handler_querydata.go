@@ -84,6 +84,12 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 	if err := i.storeReady(); err != nil {
 		return pendingResponse(req, errors.New(i.scrub.text(i.pending.pendingError(err).Error()))), nil
 	}
+	// Admission control (admission.go): a slot, or "busy, retry".
+	release, err := gate.acquire(ctx)
+	if err != nil {
+		return busyResponse(req, err), nil
+	}
+	defer release()
 	return i.mux.QueryData(ctx, req)
 }
 

@@ -63,10 +63,18 @@ func startPlugin(t *testing.T) *pluginHost {
 // plugin keeps its stores) at dataDir, so a later process can reopen them.
 func startPluginData(t *testing.T, dataDir string) *pluginHost {
 	t.Helper()
+	return startPluginEnv(t, dataDir)
+}
+
+// startPluginEnv is startPluginData with extra environment variables
+// (NAME=value) for the plugin process.
+func startPluginEnv(t *testing.T, dataDir string, env ...string) *pluginHost {
+	t.Helper()
 	logs := &syncBuffer{}
 	cmd := exec.Command(binPath)
 	// GF_PATHS_DATA: the plugin keeps its stores in the test's own directory.
 	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0", "GF_PATHS_DATA="+dataDir)
+	cmd.Env = append(cmd.Env, env...)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		Cmd: cmd,
 		HandshakeConfig: goplugin.HandshakeConfig{

@@ -423,3 +423,78 @@ func TestStoreUnderLowOpenFilesLimitAsGrafana(t *testing.T) {
 	hr = second.checkHealth(t, ds)
 	assert.Equal(t, "OK", hr.Status.String(), hr.Message)
 }
+
+// TestAdmissionAsGrafana: 200 concurrent queries to a plugin whose
+// concurrency limit is 4 (INFERSCOPE_MAX_CONCURRENT_QUERIES) with a 2 s
+// queue wait, against a remote server that takes 100 ms per request and
+// counts how many it serves at once: never more than 4, every query either
+// answered or told "busy, retry" (503 from the plugin), and the plugin's
+// metrics count the 200 waits and the refusals.
+func TestAdmissionAsGrafana(t *testing.T) {
+	var cur, peak, served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := cur.Add(1)
+		defer cur.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		served.Add(1)
+		time.Sleep(100 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.URL.Path, "/label/") {
+			_, _ = w.Write([]byte(`{"status":"success","data":["vllm:num_requests_running"]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	const limit = 4
+	h := startPluginEnv(t, t.TempDir(), fmt.Sprintf("INFERSCOPE_MAX_CONCURRENT_QUERIES=%d", limit), "INFERSCOPE_QUERY_QUEUE_WAIT=2s")
+	jd, err := json.Marshal(map[string]any{"mode": "remote", "remoteTimeout": "5s",
+		"targets": []map[string]any{{"name": "vllm-a", "selector": `{job="vllm"}`}}})
+	require.NoError(t, err)
+	ds := dataSource{id: 130, uid: "admission", jsonData: jd, url: srv.URL, updatedMS: time.Now().UnixMilli()}
+
+	const n = 200
+	var wg sync.WaitGroup
+	var ok, busy atomic.Int64
+	var mu sync.Mutex
+	var other []string
+	now := time.Now()
+	for k := 0; k < n; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := h.query(t, ds, now.Add(-10*time.Minute), now, map[string]map[string]any{
+				"A": {"queryType": "raw", "metric": "vllm:num_requests_running"}})["A"]
+			switch {
+			case r.err == "":
+				ok.Add(1)
+			case strings.Contains(r.err, "Inferscope is busy, retry") && r.status == http.StatusServiceUnavailable && r.source == "plugin":
+				busy.Add(1)
+			default:
+				mu.Lock()
+				other = append(other, fmt.Sprintf("%d %s %s", r.status, r.source, r.err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d answered, %d busy; the server served %d requests, at most %d at once", ok.Load(), busy.Load(), served.Load(), peak.Load())
+	assert.Empty(t, other, "answers other than data or busy")
+	assert.LessOrEqual(t, peak.Load(), int64(limit), "the limit holds at the server")
+	assert.GreaterOrEqual(t, ok.Load(), int64(limit))
+	assert.Positive(t, busy.Load(), "200 queries of ≥100 ms through 4 slots cannot all start within 2 s")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	mr, err := h.diag.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{PluginContext: ds.pluginContext()})
+	require.NoError(t, err)
+	page := string(mr.Metrics.Prometheus)
+	assert.Contains(t, page, fmt.Sprintf("inferscope_query_queue_wait_seconds_count %d", n))
+	assert.Contains(t, page, fmt.Sprintf("inferscope_queries_rejected_total %d", busy.Load()))
+	assert.Contains(t, page, fmt.Sprintf("inferscope_query_concurrency_limit %d", limit))
+}
