@@ -84,13 +84,29 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 	if err := i.storeReady(); err != nil {
 		return pendingResponse(req, errors.New(i.scrub.text(i.pending.pendingError(err).Error()))), nil
 	}
+	// Every list of every query bounded before anything is decoded
+	// (query_bounds.go); the refused ones are answered here.
+	run, refused := boundQueries(req)
+	if run == nil {
+		return &backend.QueryDataResponse{Responses: refused}, nil
+	}
 	// Admission control (admission.go): a slot, or "busy, retry".
 	release, err := gate.acquire(ctx)
 	if err != nil {
-		return busyResponse(req, err), nil
+		resp := busyResponse(run, err)
+		for k, v := range refused {
+			resp.Responses[k] = v
+		}
+		return resp, nil
 	}
 	defer release()
-	return i.mux.QueryData(ctx, req)
+	resp, err := i.mux.QueryData(ctx, run)
+	if resp != nil {
+		for k, v := range refused {
+			resp.Responses[k] = v
+		}
+	}
+	return resp, err
 }
 
 // serve adapts a handlerFunc to the SDK: it decodes every query of the

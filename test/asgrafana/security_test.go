@@ -498,3 +498,49 @@ func TestAdmissionAsGrafana(t *testing.T) {
 	assert.Contains(t, page, fmt.Sprintf("inferscope_queries_rejected_total %d", busy.Load()))
 	assert.Contains(t, page, fmt.Sprintf("inferscope_query_concurrency_limit %d", limit))
 }
+
+// TestHugeQueryBoundedAsGrafana: a raw query with 100,000 matchers (2 MB of
+// JSON), sent with a 1 s deadline as a panel whose viewer gives up: refused
+// with a sentence naming the field (HTTP 400 from downstream) long before
+// the deadline, and the plugin's CPU time over the second after the
+// deadline stays that of an idle plugin scraping one small page.
+func TestHugeQueryBoundedAsGrafana(t *testing.T) {
+	var hits atomic.Int64
+	jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+		"targets": []map[string]any{{"name": "vllm", "url": serve(t, gaugePage(1, &hits)), "engine": "vllm"}}})
+	require.NoError(t, err)
+	ds := dataSource{id: 140, uid: "huge", jsonData: jd, updatedMS: time.Now().UnixMilli()}
+	h := startPlugin(t)
+	h.checkHealth(t, ds)
+	pid := h.client.ReattachConfig().Pid
+
+	m := map[string]string{}
+	for k := 0; k < 100_000; k++ {
+		m[fmt.Sprintf("l%d", k)] = "v"
+	}
+	b, err := json.Marshal(map[string]any{"refId": "A", "queryType": "raw", "metric": "vllm:num_requests_running", "matchers": m})
+	require.NoError(t, err)
+	now := time.Now()
+	req := &pluginv2.QueryDataRequest{PluginContext: ds.pluginContext(), Queries: []*pluginv2.DataQuery{{
+		RefId: "A", QueryType: "raw", MaxDataPoints: 1000, IntervalMS: 1000, Json: b,
+		TimeRange: &pluginv2.TimeRange{FromEpochMS: now.Add(-time.Hour).UnixMilli(), ToEpochMS: now.UnixMilli()},
+	}}}
+	cpu0 := cpuSeconds(t, pid)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	t0 := time.Now()
+	resp, err := h.data.QueryData(ctx, req)
+	took := time.Since(t0)
+	cancel()
+	require.NoError(t, err)
+	r := resp.Responses["A"]
+	assert.Equal(t, "matchers: more than 16 keys; a query takes at most 16", r.Error)
+	assert.Equal(t, int32(http.StatusBadRequest), r.Status)
+	assert.Equal(t, "downstream", r.ErrorSource)
+	time.Sleep(time.Until(t0.Add(time.Second)))
+	cpu1 := cpuSeconds(t, pid)
+	time.Sleep(time.Second)
+	cpu2 := cpuSeconds(t, pid)
+	t.Logf("refused in %s; plugin CPU %.2f s until the deadline, %.2f s over the second after it", took, cpu1-cpu0, cpu2-cpu1)
+	assert.Less(t, took, time.Second)
+	assert.Less(t, cpu2-cpu1, 0.3, "CPU seconds in the second after the deadline")
+}
