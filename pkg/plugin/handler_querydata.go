@@ -100,7 +100,8 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 		return resp, nil
 	}
 	defer release()
-	resp, err := i.mux.QueryData(ctx, run)
+	// The request's budget of points × series (budget.go).
+	resp, err := i.mux.QueryData(withBudget(ctx, queryBudget), run)
 	if resp != nil {
 		for k, v := range refused {
 			resp.Responses[k] = v

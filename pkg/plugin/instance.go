@@ -77,7 +77,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 			inst.settingsErr = err
 			return inst, nil
 		}
-		inst.querier, inst.remote = q, rs
+		inst.querier, inst.remote = budgetQuerier{q}, rs
 		return inst, nil
 	}
 	root := cfg.StoragePath
@@ -103,7 +103,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 		return inst, nil
 	}
 	inst.collector = c
-	inst.querier = c.Querier()
+	inst.querier = budgetQuerier{c.Querier()}
 	live.add(inst)
 	return inst, nil
 }

@@ -544,3 +544,28 @@ func TestHugeQueryBoundedAsGrafana(t *testing.T) {
 	assert.Less(t, took, time.Second)
 	assert.Less(t, cpu2-cpu1, 0.3, "CPU seconds in the second after the deadline")
 }
+
+// TestQueryBudgetAsGrafana: with the budget per request lowered to 100
+// points × series (INFERSCOPE_QUERY_BUDGET), a raw query over 10 minutes at
+// a 1 s interval (601 points of one series) is refused before it is
+// evaluated, with a sentence (HTTP 400 from downstream); one over 60 s
+// (61 points) is answered.
+func TestQueryBudgetAsGrafana(t *testing.T) {
+	var hits atomic.Int64
+	jd, err := json.Marshal(map[string]any{"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+		"targets": []map[string]any{{"name": "vllm", "url": serve(t, gaugePage(1, &hits)), "engine": "vllm"}}})
+	require.NoError(t, err)
+	ds := dataSource{id: 150, uid: "budget", jsonData: jd, updatedMS: time.Now().UnixMilli()}
+	h := startPluginEnv(t, t.TempDir(), "INFERSCOPE_QUERY_BUDGET=100")
+	h.checkHealth(t, ds)
+	q := func() map[string]map[string]any {
+		return map[string]map[string]any{"A": {"queryType": "raw", "metric": "vllm:num_requests_running"}}
+	}
+	now := time.Now().Truncate(time.Second)
+	r := h.query(t, ds, now.Add(-10*time.Minute), now, q())["A"]
+	assert.Contains(t, r.err, "this request reads more than 100 points × series")
+	assert.Equal(t, int32(http.StatusBadRequest), r.status)
+	assert.Equal(t, "downstream", r.source)
+	r = h.query(t, ds, now.Add(-time.Minute), now, q())["A"]
+	assert.Empty(t, r.err)
+}
