@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
@@ -45,7 +46,7 @@ func spend(ctx context.Context, n int64) error {
 		return nil
 	}
 	if used := b.used.Add(n); used > b.limit {
-		return badQueryf("this request reads more than %d points × series (the plugin's budget per request, %s; points are the steps of the time range, series the matching series): narrow the time range, raise the interval or select fewer targets", b.limit, envQueryBudget)
+		return queries.Badf("this request reads more than %d points × series (the plugin's budget per request, %s; points are the steps of the time range, series the matching series): narrow the time range, raise the interval or select fewer targets", b.limit, envQueryBudget)
 	}
 	return nil
 }

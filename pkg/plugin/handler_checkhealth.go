@@ -157,7 +157,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	}
 	// The same detection and availability as queries: the page's names
 	// filtered as the collector stores them.
-	v := i.viewFromNames(name, catalog.StoredNames(pr.Names))
+	v := i.env().ViewFromNames(name, catalog.StoredNames(pr.Names))
 	d := v.Det
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
 	for _, m := range pr.Labels["model_name"] {

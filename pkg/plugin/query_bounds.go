@@ -4,6 +4,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/bounds"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
 )
 
 // boundQueries checks every query's JSON against bounds.Query before any
@@ -18,7 +19,7 @@ func boundQueries(req *backend.QueryDataRequest) (*backend.QueryDataRequest, map
 			if refused == nil {
 				refused = map[string]backend.DataResponse{}
 			}
-			refused[q.RefID] = errorResponse(badQueryf("%s", err.Error()))
+			refused[q.RefID] = errorResponse(queries.Badf("%s", err.Error()))
 			continue
 		}
 		keep = append(keep, q)

@@ -6,6 +6,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/redact"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
@@ -66,8 +67,8 @@ func (s scrubber) mask() func(string) string {
 func (s scrubber) bytes(b []byte) []byte { return s.m.Bytes(b) }
 
 // sanitize prepares an error for panel viewers: secrets masked first, then
-// long quoted page content elided and the length capped (sanitizeError).
-func (s scrubber) sanitize(t string) string { return sanitizeError(s.text(t)) }
+// long quoted page content elided and the length capped (fetch.SanitizeError).
+func (s scrubber) sanitize(t string) string { return fetch.SanitizeError(s.text(t)) }
 
 // response masks secrets in a query's error, and in its frames: names,
 // field names, labels, string values, notices and executed query strings.
