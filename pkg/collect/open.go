@@ -1,19 +1,23 @@
 package collect
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/prometheus/prometheus/tsdb/fileutil"
 )
 
@@ -71,6 +75,96 @@ func openWait() time.Duration {
 
 // corruptedBlockRE finds the blocks named in tsdb.Open's error.
 var corruptedBlockRE = regexp.MustCompile(`corrupted block ([0-9A-HJKMNP-TV-Z]{26})`)
+
+// chunkErrorRE recognises a query's chunk read error ("cannot populate chunk 8 from block
+// …: checksum mismatch …", Prometheus's wording; the block id it names is not filled in).
+var chunkErrorRE = regexp.MustCompile(`cannot populate chunk \d+ from block`)
+
+// chunkCheckLookback is how far before a query's start its range selectors may read (the
+// longest rate window a query may ask for).
+const chunkCheckLookback = 31 * 24 * time.Hour
+
+// chunkError handles a query error caused by a block whose chunks cannot be read (a block
+// opens on its index alone; its chunks are read, and their checksums checked, by queries):
+// the blocks overlapping [mint, maxt] are read through, and each that fails is moved to the
+// quarantine directory at once (its open files stay valid); the TSDB drops it at its next
+// block reload (every blockReload), the health check says what is missing, and the query's
+// error says to retry. Other errors pass unchanged.
+func (s *store) chunkError(err error, mint, maxt time.Time) error {
+	if err == nil || !chunkErrorRE.MatchString(err.Error()) {
+		return err
+	}
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	var moved []string
+	for _, b := range s.db.Blocks() {
+		meta := b.Meta()
+		id := meta.ULID.String()
+		if meta.MaxTime < mint.UnixMilli() || meta.MinTime > maxt.UnixMilli() || slices.Contains(s.quarantined, id) {
+			continue
+		}
+		if cerr := readThrough(b); cerr != nil {
+			s.quarantined = append(s.quarantined, id)
+			s.quarantineBlock(id, cerr)
+			moved = append(moved, filepath.Join(quarantineDir(s.dir), id))
+		}
+	}
+	if len(moved) == 0 {
+		return err
+	}
+	return fmt.Errorf("a block of the stored history has unreadable chunks (%w); it was moved to %s and leaves the store within %s: retry the query", err, strings.Join(moved, ", "), blockReload)
+}
+
+// readThrough reads every sample of every series of block b and returns the first error.
+func readThrough(b *tsdb.Block) error {
+	meta := b.Meta()
+	q, err := tsdb.NewBlockQuerier(b, meta.MinTime, meta.MaxTime)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
+	var it chunkenc.Iterator
+	for ss.Next() {
+		it = ss.At().Iterator(it)
+		for it.Next() != chunkenc.ValNone {
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+	}
+	return ss.Err()
+}
+
+// quarantineBlock moves block id to the quarantine directory and says what it held.
+func (s *store) quarantineBlock(id string, cause error) {
+	src := filepath.Join(s.dir, id)
+	what := blockContents(src)
+	q := quarantineDir(s.dir)
+	if err := os.MkdirAll(q, 0o750); err != nil {
+		return
+	}
+	dst := filepath.Join(q, id)
+	if err := os.Rename(src, dst); err != nil {
+		return
+	}
+	now := time.Now()
+	_ = os.Chtimes(dst, now, now)
+	stores.Lock()
+	s.lost = true
+	s.notes = append(s.notes, fmt.Sprintf("Block %s had unreadable chunks (%v) and was moved to %s: %s are missing.", id, cause, dst, what))
+	stores.Unlock()
+}
+
+// blockContents says what block dir held, from its meta.json.
+func blockContents(dir string) string {
+	var meta tsdb.BlockMeta
+	if b, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil && json.Unmarshal(b, &meta) == nil {
+		return fmt.Sprintf("%d samples of %d series from %s to %s", meta.Stats.NumSamples, meta.Stats.NumSeries,
+			time.UnixMilli(meta.MinTime).UTC().Format(time.RFC3339), time.UnixMilli(meta.MaxTime).UTC().Format(time.RFC3339))
+	}
+	return "its time range"
+}
 
 // quarantineDir is where the unreadable blocks of the store in dir go.
 func quarantineDir(dir string) string { return dir + ".quarantine" }
@@ -173,6 +267,9 @@ func (s *store) quarantineBlocks(err error) int {
 func blockReason(err error, id string) string {
 	for _, line := range strings.Split(err.Error(), "\n") {
 		if _, after, ok := strings.Cut(line, "corrupted block "+id+":"); ok {
+			return strings.TrimSpace(after)
+		}
+		if _, after, ok := strings.Cut(line, "from block "+id+":"); ok {
 			return strings.TrimSpace(after)
 		}
 	}

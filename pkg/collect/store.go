@@ -104,6 +104,9 @@ type store struct {
 	// set aside), for the health check; lost is set when history is missing.
 	notes []string
 	lost  bool
+	// quarantined are the blocks moved aside while open (chunkError), under checkMu.
+	quarantined []string
+	checkMu     sync.Mutex
 	// retention is the store's retention by time: set-aside directories and
 	// quarantined blocks are removed once they are older.
 	retention time.Duration
@@ -331,10 +334,15 @@ func tsdbOptions(retention time.Duration, maxBytes int64) *tsdb.Options {
 	minBlock = max(minBlock, time.Minute).Truncate(time.Minute)
 	maxBlock := min(retention/10, 31*24*time.Hour)
 	maxBlock = max(maxBlock, minBlock).Truncate(minBlock)
+	o.BlockReloadInterval = blockReload
 	o.MinBlockDuration = minBlock.Milliseconds()
 	o.MaxBlockDuration = maxBlock.Milliseconds()
 	return o
 }
+
+// blockReload is how often the TSDB reloads its blocks from disk (Prometheus: every
+// minute): a block quarantined while open leaves the store's queries within it.
+const blockReload = 10 * time.Second
 
 // applyRetention updates an open TSDB's retention by time and size.
 func applyRetention(db *tsdb.DB, retention time.Duration, maxBytes int64) error {
