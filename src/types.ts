@@ -47,7 +47,7 @@ export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
 export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
 
 /** burn_rate: every window's burn rate and the status (timeseries), or the status series only (for alert rules). */
-export const BURN_RATE_FORMATS = ['timeseries', 'status', 'sustained'] as const;
+export const BURN_RATE_FORMATS = ['timeseries', 'status', 'sustained', 'budget'] as const;
 export type BurnRateFormat = (typeof BURN_RATE_FORMATS)[number];
 
 /** targets: the inventory table, or per target and signal 1 when a family it had left its latest scrape. */

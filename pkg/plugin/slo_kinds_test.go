@@ -203,13 +203,14 @@ func TestBurnRateSustainedFormat(t *testing.T) {
 		assert.InDelta(t, w, got[m], 1e-6, "minute %d", m)
 	}
 
-	// The burn-down (timeseries format): the budget over the 30-day period
+	// The burn-down (format budget): the budget over the 30-day period
 	// at each minute; the store holds the history since t0 (4 requests per
 	// 15 s scrape, 80 bad in minutes (40, 45]). Minute 40: nothing bad, 1.
 	// Minute 45: 80 bad of 720 → 1 − (80/720)/0.01 = −10.11. Minute 50: 80
 	// of 800 → 1 − 10 = −9.
-	dr = sloRun(t, inst, map[string]any{"queryType": "burn_rate", "profile": "p"}, t0.Add(36*time.Minute), t0.Add(50*time.Minute), time.Minute)
+	dr = sloRun(t, inst, map[string]any{"queryType": "burn_rate", "profile": "p", "format": "budget"}, t0.Add(36*time.Minute), t0.Add(50*time.Minute), time.Minute)
 	require.NoError(t, dr.Error)
+	require.Len(t, dr.Frames, 1)
 	budget := map[int]float64{}
 	for _, fr := range dr.Frames {
 		if fr.Fields[1].Labels["stat"] != "budget" {

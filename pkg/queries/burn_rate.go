@@ -24,15 +24,16 @@ type BurnRate struct {
 	Profile string `json:"profile,omitempty"`
 	// Objectives restricts the profile to these objective names (empty: all).
 	Objectives []string `json:"objectives,omitempty"`
-	// Format is timeseries (default), status (the status series only) or
+	// Format is timeseries (default), status (the status series only),
 	// sustained (the burn rate over the last 2 minutes on the bound of the
-	// attainment bracket that favours the service, for a "for 5m" rule).
+	// attainment bracket that favours the service, for a "for 5m" rule) or
+	// budget (the burn-down: budget remaining over the period at each step).
 	Format string `json:"format,omitempty"`
 }
 
 func (q *BurnRate) lists() []namedList { return []namedList{{"objectives", &q.Objectives}} }
 
-var burnRateEnums = map[string][]string{"format": {"timeseries", "status", "sustained"}}
+var burnRateEnums = map[string][]string{"format": {"timeseries", "status", "sustained", "budget"}}
 
 // runBurnRate answers the burn_rate query: per objective and group, one
 // series per burn-rate window (labels profile, objective, window and the
@@ -48,15 +49,17 @@ var burnRateEnums = map[string][]string{"format": {"timeseries", "status", "sust
 // query. R (slo.BurnResolution) divides 5 minutes, so every window is its
 // true length whatever the panel step; the series are shown at the step.
 func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate) (data.Frames, error) {
-	statusOnly, sustained := false, false
+	statusOnly, sustained, budgetOnly := false, false, false
 	switch q.Format {
 	case "", "timeseries":
 	case "status":
 		statusOnly = true
 	case "sustained":
 		sustained = true
+	case "budget":
+		budgetOnly = true
 	default:
-		return nil, badQueryf("format: %q is not timeseries (burn rates and status), status (the status series only, for alert rules) or sustained (the burn rate over the last 2 minutes on the bound in the service's favour, for a 'for 5m' rule)", q.Format)
+		return nil, badQueryf("format: %q is not timeseries (burn rates and status), status (the status series only, for alert rules), sustained (the burn rate over the last 2 minutes on the bound in the service's favour, for a 'for 5m' rule) or budget (the budget remaining over the period at each step)", q.Format)
 	}
 	r := fetch.NewRun(ctx, env, p)
 	objs, err := selectObjectives(env, p, q.Profile, q.Objectives, true, &r.Notes)
@@ -122,7 +125,7 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 		// The budget remaining over the period at every shown step (the
 		// burn-down), for the timeseries format.
 		var budgets map[string][]float64
-		if !statusOnly && !sustained {
+		if budgetOnly {
 			if budgets, err = budgetSeries(ctx, r, s, every(steps[out:], show), time.Duration(show)*res); err != nil {
 				return nil, err
 			}
@@ -145,6 +148,12 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 					l[k] = v
 				}
 				return l
+			}
+			if budgetOnly {
+				if b, ok := budgets[g.Key]; ok {
+					series = append(series, analysis.Series{Name: "budget remaining", Labels: labels(map[string]string{"stat": "budget"}), Unit: "percentunit", Times: shown, Values: b})
+				}
+				continue
 			}
 			if sustained {
 				vals := make([]float64, 0, len(h.Counts))
@@ -170,9 +179,6 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 				vals = append(vals, st.Value())
 			}
 			series = append(series, analysis.Series{Name: "status", Labels: labels(nil), Unit: "short", Times: shown, Values: vals})
-			if b, ok := budgets[g.Key]; ok {
-				series = append(series, analysis.Series{Name: "budget remaining", Labels: labels(map[string]string{"stat": "budget"}), Unit: "percentunit", Times: shown, Values: b})
-			}
 		}
 	}
 	r.Notes.Add(analysis.Info, fmt.Sprintf("burn rate = error ratio / (1 − target) over 5m … 3d, from request counts summed over %s steps; status 0 ok, 0.5 possible, 1 ticket, 2 page by the multi-window rule (page: 1h and 5m above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1; factors for a 30d period, scaled for others) on the attainment bracket (page only when even the bound in the service's favour fires; possible otherwise), each row only once the stored history covers its long window", model.Duration(res)))

@@ -50,10 +50,17 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
               { label: 'Burn rates and status', value: 'timeseries' },
               { label: 'Status only', value: 'status' },
               { label: 'Sustained (2m)', value: 'sustained' },
+              { label: 'Budget left', value: 'budget' },
             ]}
-            value={query.format === 'status' || query.format === 'sustained' ? query.format : 'timeseries'}
+            value={
+              query.format === 'status' || query.format === 'sustained' || query.format === 'budget'
+                ? query.format
+                : 'timeseries'
+            }
             onChange={(v) =>
-              onChange(v === 'status' || v === 'sustained' ? { ...query, format: v } : withoutFormat(query))
+              onChange(
+                v === 'status' || v === 'sustained' || v === 'budget' ? { ...query, format: v } : withoutFormat(query)
+              )
             }
           />
         </InlineField>
