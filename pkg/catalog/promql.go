@@ -646,6 +646,7 @@ func buildKeepNames() []string {
 		}
 	}
 	add("llamacpp:kv_cache_usage_ratio")
+	add(ErrorSLINames()...)
 	// V0's time_per_output_token_seconds is read through LookupFor (TPOT on old vLLM).
 	out := make([]string, 0, len(set))
 	for n := range set {

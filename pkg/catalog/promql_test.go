@@ -274,10 +274,12 @@ func TestKeepMetricRegex(t *testing.T) {
 		"nv_inference_request_success", AgentMemClockHertz, AgentFBReservedBytes,
 		// detection evidence only
 		"vllm:num_requests_swapped", "vllm:avg_prompt_throughput_toks_per_s", "vllm:prompt_tokens_by_source_total",
-		"sglang:new_seq", "sglang:func_latency_seconds_count", "llamacpp:kv_cache_usage_ratio"} {
+		"sglang:new_seq", "sglang:func_latency_seconds_count", "llamacpp:kv_cache_usage_ratio",
+		// error SLI: the inference handlers' HTTP answers and vLLM's admission rejections
+		"http_requests_total", "vllm:admission_rejections_total"} {
 		assert.True(t, re.MatchString(n), n)
 	}
-	for _, n := range []string{"python_gc_objects_collected_total", "http_requests_total", "process_cpu_seconds_total",
+	for _, n := range []string{"python_gc_objects_collected_total", "http_requests_created", "process_cpu_seconds_total",
 		"vllm:time_to_first_token_seconds_created", "vllm:cache_config_info", "up", "vllm:time_to_first_token_seconds_bucketx"} {
 		assert.False(t, re.MatchString(n), n)
 	}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"sync"
@@ -51,6 +52,11 @@ const (
 // HTTP-instrumentator families that inference servers add to their pages.
 const dropRegex = `.*_created|python_.*|http_.*`
 
+// keepHTTPLabel is a temporary label marking http_requests_total, the one
+// HTTP-instrumentator family the catalogue reads (the error SLI's 5xx
+// answers, catalog.ErrorSLINames), so that dropRegex spares it.
+const keepHTTPLabel = "__tmp_inferscope_keep_http"
+
 // bucketLabel is a temporary label marking the _bucket samples of engine
 // families the catalogue does not read; it never reaches the TSDB.
 const bucketLabel = "__tmp_inferscope_unused_bucket"
@@ -73,10 +79,11 @@ func storeRelabel() ([]*relabel.Config, error) {
 	}
 	name := model.LabelNames{model.MetricNameLabel}
 	return []*relabel.Config{
-		{SourceLabels: name, Separator: ";", Regex: relabel.MustNewRegexp(dropRegex), Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: name, Separator: ";", Regex: relabel.MustNewRegexp(regexp.QuoteMeta(catalog.HTTPRequestsName)), TargetLabel: keepHTTPLabel, Replacement: "1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: model.LabelNames{keepHTTPLabel, model.MetricNameLabel}, Separator: ";", Regex: relabel.MustNewRegexp(";(?:" + dropRegex + ")"), Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
 		{SourceLabels: name, Separator: ";", Regex: bucket, TargetLabel: bucketLabel, Replacement: "1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation},
 		{SourceLabels: model.LabelNames{bucketLabel, model.MetricNameLabel}, Separator: ";", Regex: either, Action: relabel.Keep, NameValidationScheme: model.UTF8Validation},
-		{Regex: relabel.MustNewRegexp(bucketLabel), Separator: ";", Replacement: "$1", Action: relabel.LabelDrop, NameValidationScheme: model.UTF8Validation},
+		{Regex: relabel.MustNewRegexp(bucketLabel + "|" + keepHTTPLabel), Separator: ";", Replacement: "$1", Action: relabel.LabelDrop, NameValidationScheme: model.UTF8Validation},
 	}, nil
 }
 

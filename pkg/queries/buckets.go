@@ -127,7 +127,15 @@ func runBuckets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Buckets) (
 		ths := append(slices.Clone(q.Thresholds), thresholds[string(s)]...)
 		slices.Sort(ths)
 		ths = slices.Compact(ths)
+		disproved, err := disprovedFor(ctx, r, p, s, groupByOf(p), window, p.To)
+		if err != nil {
+			return nil, err
+		}
 		for _, g := range groups {
+			if _, bad := disproved[g.Key]; bad {
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("%s%s: no bucket advice from a histogram that contradicts itself (see the warning above)", s, describeGroup(g.Labels)))
+				continue
+			}
 			b := bs[g.Key]
 			add := func(a buckets.Advice) {
 				rows = append(rows, buckets.Row{Signal: string(s), Group: g.Labels, Advice: a,

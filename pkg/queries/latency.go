@@ -2,6 +2,7 @@ package queries
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -134,6 +135,18 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 	th, err := objectiveThresholds(env.Settings, q.Profile)
 	if err != nil {
 		return nil, err
+	}
+	// With a profile, the windows in which a stage crossed its objective's
+	// threshold are marked (stat="spike"): shown, not paged.
+	spiked := false
+	for _, part := range parts {
+		if t, ok := th[string(part.In.Stage)]; ok && (part.In.Buckets != nil || part.In.Increases != nil) {
+			series = append(series, latency.Spikes(part.In, r.Steps, t)...)
+			spiked = true
+		}
+	}
+	if spiked {
+		r.Notes.Add(analysis.Info, fmt.Sprintf("spike series (stat=spike): 1 in the windows where the stage's p99 is above profile %s's threshold or its highest occupied bucket lies wholly above it; a spike is shown, not paged (the sustained rule pages after 5 minutes out of the objective)", q.Profile))
 	}
 	return frames.TimeSeries(series, meta(r, th)), nil
 }

@@ -124,19 +124,18 @@ func intersect(a, b []string) []string {
 }
 
 // windowQueries returns the PromQL giving an objective's rates over window
-// w: the bucket-rate queries of each target partition for a latency
-// objective, or the finished-request rates by reason for an error-ratio one.
+// w: the bucket-rate queries of each target partition, by target, for a
+// latency objective; the error-SLI or serving-state queries for the other
+// kinds (kindQueries).
 // les, when not nil, restricts the buckets to those stored le values
 // (thresholdLe).
 func windowQueries(ctx context.Context, r *fetch.Run, s selected, w time.Duration, les []string) ([]string, error) {
-	if s.obj.Kind == settings.KindErrorRatio {
-		q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, s.sub.Scope, w, "finished_reason")
-		if err != nil {
-			return nil, err
-		}
-		return []string{q}, nil
+	if qs, ok, err := kindQueries(r.Env, s, w); ok {
+		return qs, err
 	}
-	hqs, err := r.Sub(s.sub).HistogramQueries(ctx, catalog.Signal(s.obj.Signal), w)
+	// By target too: each target's histogram is counted on its own layout
+	// and the good and total counts are added (slo.LayeredVector).
+	hqs, err := r.Sub(s.sub).HistogramQueries(ctx, catalog.Signal(s.obj.Signal), w, "target")
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,21 @@ describe('SLOProfilesEditor', () => {
       threshold: 2.5,
       target: 0.99,
     });
-    expect(last().jsonData.sloProfiles).toHaveLength(3);
+    expect(last().jsonData.sloProfiles).toHaveLength(4);
+  });
+
+  it('offers the error-ratio options on error_ratio objectives only', () => {
+    const { last } = setup({});
+    // The service profile's third objective is the error ratio: one switch of each kind in the form.
+    expect(screen.getAllByLabelText(/include 4xx/)).toHaveLength(1);
+    fireEvent.click(screen.getByLabelText('Objective 3 include 4xx'));
+    expect(last().jsonData.sloProfiles?.[3].objectives[2]).toMatchObject({ kind: 'error_ratio', include4xx: true });
+    expect(last().jsonData.sloProfiles?.[3].objectives[3]).toEqual({
+      name: 'availability',
+      kind: 'availability',
+      target: 0.999,
+      period: '30d',
+    });
   });
 
   it('validates fields inline with the backend rules', () => {

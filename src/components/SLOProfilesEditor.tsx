@@ -1,6 +1,6 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Box, Button, FieldSet, InlineField, Input, Select, Stack, Text } from '@grafana/ui';
+import { Box, Button, FieldSet, InlineField, InlineSwitch, Input, Select, Stack, Text } from '@grafana/ui';
 
 import { Settings } from '../configModel';
 import {
@@ -29,7 +29,13 @@ const KIND_OPTIONS: Array<SelectableValue<ObjectiveKind>> = [
   {
     label: 'error ratio',
     value: 'error_ratio',
-    description: 'Share of finished requests not ending with abort or error (engines reporting a finish reason)',
+    description:
+      'Share of inference requests answered HTTP 5xx, finished with an engine error or rejected at admission',
+  },
+  {
+    label: 'availability',
+    value: 'availability',
+    description: 'Share of the period the target answered its scrape and was not stalled (down time is bad time)',
   },
 ];
 
@@ -145,10 +151,34 @@ function ObjectiveRow(props: {
           error={errs.target}
           onChange={(v) => set({ target: v as number })}
         />
+        {kind === 'error_ratio' && (
+          <>
+            <InlineField label="Count 4xx" labelWidth={LW} tooltip="Also count HTTP 4xx answers (client errors) as bad">
+              <InlineSwitch
+                id={`${id}-include4xx`}
+                aria-label={`Objective ${oi + 1} include 4xx`}
+                value={obj.include4xx ?? false}
+                onChange={(e) => set({ include4xx: e.currentTarget.checked })}
+              />
+            </InlineField>
+            <InlineField
+              label="Count aborts"
+              labelWidth={LW}
+              tooltip='Also count finished_reason="abort" as bad; on vLLM V1 this includes client disconnects, and V0 never counts aborts'
+            >
+              <InlineSwitch
+                id={`${id}-includeAborts`}
+                aria-label={`Objective ${oi + 1} include aborts`}
+                value={obj.includeAborts ?? false}
+                onChange={(e) => set({ includeAborts: e.currentTarget.checked })}
+              />
+            </InlineField>
+          </>
+        )}
         <InlineField
           label="Period"
           labelWidth={LW}
-          tooltip="Error-budget period, e.g. 30d (default) or 4w; at least 3d"
+          tooltip="Error-budget period, e.g. 30d (default) or 4w, at least 3d; or month for the calendar month (UTC)"
           invalid={Boolean(errs.period)}
           error={errs.period}
         >
