@@ -199,14 +199,33 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 				}
 				res.perFamily[w.Family] = pf
 			}
+			flaps := 0
 			for i := 2; i < len(c); i++ {
 				if c[i] == c[i-2] && c[i] != c[i-1] && c[i] != "cannot_tell" && c[i-1] != "cannot_tell" {
-					res.flaps++
+					flaps++
 				}
+			}
+			res.flaps += flaps
+			if d := os.Getenv("DIAGNOSIS_EVAL_DEBUG"); d != "" && (d == w.Family || d == "flaps" && flaps > 0) {
+				t.Logf("%s %s (flaps %d): %s\n%v", cad.name, name, flaps, w.Summary, runLengths(c))
 			}
 		}
 	}
 	return out
+}
+
+// runLengths renders a class sequence as "class×n" runs.
+func runLengths(c []string) string {
+	var b strings.Builder
+	for i := 0; i < len(c); {
+		k := i
+		for k < len(c) && c[k] == c[i] {
+			k++
+		}
+		fmt.Fprintf(&b, "%s×%d ", c[i], k-i)
+		i = k
+	}
+	return b.String()
 }
 
 func evalDur(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) + "s" }
@@ -312,8 +331,13 @@ func TestDiagnosisEvaluation(t *testing.T) {
 		per = v
 	}
 	var out strings.Builder
-	out.WriteString(reportEval(t, "tune", runEvaluation(t, evalSet(1, per))))
-	out.WriteString(reportEval(t, "report", runEvaluation(t, evalSet(1_000_001, per))))
+	sets := os.Getenv("DIAGNOSIS_EVAL_SETS") // "tune", "report" or both (default)
+	if sets != "report" {
+		out.WriteString(reportEval(t, "tune", runEvaluation(t, evalSet(1, per))))
+	}
+	if sets != "tune" {
+		out.WriteString(reportEval(t, "report", runEvaluation(t, evalSet(1_000_001, per))))
+	}
 	if p := os.Getenv("DIAGNOSIS_EVAL_OUT"); p != "" {
 		require.NoError(t, os.WriteFile(p, []byte(out.String()), 0o644))
 	}
