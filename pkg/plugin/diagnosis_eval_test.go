@@ -108,6 +108,27 @@ func sloMet(reqs []*sim.Request, v sim.Version, slo sim.SLO, from, to float64) (
 	return p99(ttft) <= slo.TTFT && p99(tpot) <= slo.ITL, len(ttft)
 }
 
+// kvTruth reports whether the engine preempted at least one request per
+// twenty that finished in the window ending at rel (minute resolution).
+func kvTruth(pre []float64, reqs []*sim.Request, rel, window time.Duration) bool {
+	at := func(m int) float64 { // cumulative preemptions at minute m
+		if m < 1 || len(pre) == 0 {
+			return 0
+		}
+		return pre[min(m, len(pre))-1]
+	}
+	end := int(rel / time.Minute)
+	start := min(int((rel-window)/time.Minute), end-1)
+	n := at(end) - at(start)
+	var fin int
+	for _, r := range reqs {
+		if r.Finished > (rel - window).Seconds() && r.Finished <= rel.Seconds() {
+			fin++
+		}
+	}
+	return n > 0 && n >= 0.05*float64(max(fin, 1))
+}
+
 func p99(x []float64) float64 {
 	if len(x) == 0 {
 		return 0
@@ -125,6 +146,7 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 	var js, agents []map[string]any
 	var objectives []settings.Objective
 	truth := map[string][]*sim.Request{}
+	preempted := map[string][]float64{} // cumulative preemptions at the end of each simulated minute
 	var start time.Time
 	for k, w := range ws {
 		name := fmt.Sprintf("w%02d-%s", k, w.Family)
@@ -139,8 +161,19 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 			agents = append(agents, map[string]any{"name": agent, "url": "http://" + agent + ":9400/metrics"})
 			tj["agent"] = agent
 		}
-		_, err = s.FastForward(context.Background(), sim.FaultAppender(db, w.Faults, s.Start(), name, agent), ff)
-		require.NoError(t, err)
+		// Fast-forward a minute at a time, reading the engine's own
+		// preemption count: a window whose engine preempted (recomputed)
+		// for at least one request in twenty had its KV cache exhausted,
+		// whatever the injected cause, and kv_cache_pressure is also right.
+		app := sim.FaultAppender(db, w.Faults, s.Start(), name, agent)
+		ff.Duration = time.Minute
+		var pre []float64
+		for m := 0; m < int(evalSpan/time.Minute); m++ {
+			_, err = s.FastForward(context.Background(), app, ff)
+			require.NoError(t, err)
+			pre = append(pre, s.State().Preemptions)
+		}
+		preempted[name] = pre
 		js = append(js, tj)
 		truth[name] = s.Finished()
 		objectives = append(objectives,
@@ -184,6 +217,9 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 				}
 				if perf && met {
 					accept = append(accept, "healthy")
+				}
+				if kvTruth(preempted[name], truth[name], rel, cad.window) {
+					accept = append(accept, "kv_cache_pressure")
 				}
 				healthy := slices.Equal(phase, []string{sim.BottleneckNone}) && met
 				res.windows = append(res.windows, evalWindow{family: w.Family, accept: accept, got: c[i], healthy: healthy, sloMet: met})

@@ -582,6 +582,10 @@ func (c *tctx) gpuCheck(v *verdict, s Signal, i int, op string, thr float64, pre
 	return holds
 }
 
+// recomputeShare is the preemptions per finished request above which
+// recomputation, not the prompts, explains a prefill-heavy step mix.
+const recomputeShare = 0.1
+
 // rulePrefill: the engine's work is mostly prefill (prompt tokens ≥
 // PrefillTokenShare of the tokens processed) and the SMs or tensor cores
 // are busy, with either long prompts (≥ LongPromptTokens per request) or a
@@ -598,6 +602,16 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 	}
 	if prompt+gen <= 0 || !c.atLeast(prompt/(prompt+gen), c.th.PrefillTokenShare, prev) {
 		return v
+	}
+	// Recompute preemptions prefill their requests again: when one request
+	// in ten is preempted with the KV cache full, the prefill work is the
+	// KV pressure's doing (kv_cache_pressure names it).
+	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
+		pre, okP := c.value(Preemptions, i)
+		fin, okF := c.value(Finished, i)
+		if okP && okF && pre >= recomputeShare*fin && pre > 0 {
+			return v
+		}
 	}
 	ppr, okPPR := c.promptPerRequest(i)
 	wait, okW := c.avg(Waiting, i)

@@ -65,7 +65,7 @@ const (
 // performance rule read stale values, so they are decided before any of
 // them. Queue saturation with free KV blocks ranks before decode
 // bandwidth: seats are the cause a flag fixes (--max-num-seqs).
-var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, ErrorSurge, KVPressure, PrefillCompute, QueueSaturation,
+var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, ErrorSurge, PrefillCompute, KVPressure, QueueSaturation,
 	DecodeMemory, HeadOfLine, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
 	SmallBatches, Healthy, Unknown}
 
