@@ -122,7 +122,7 @@ func kvTruth(pre []float64, reqs []*sim.Request, rel, window time.Duration) bool
 	n := at(end) - at(start)
 	var fin int
 	for _, r := range reqs {
-		if r.Finished > (rel - window).Seconds() && r.Finished <= rel.Seconds() {
+		if r.Finished > (rel-window).Seconds() && r.Finished <= rel.Seconds() {
 			fin++
 		}
 	}

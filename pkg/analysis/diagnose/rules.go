@@ -673,9 +673,10 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 // ruleDecode: DRAM bandwidth limits decode. With objectives, it holds
 // when an inter-token (ITL, TPOT) objective is breached while DRAM
 // activity is high and SM activity is not: the breach is anchored on the
-// target's own objective, whatever the model size. Without objectives the
-// fixed thresholds apply (mean ITL ≥ ITLHigh with at least DecodeBatchMin
-// running). Without DRAM activity the class is not guessed
+// target's own objective, whatever the model size. Otherwise the fixed
+// thresholds apply (mean ITL ≥ ITLHigh with at least DecodeBatchMin
+// running); with every objective met the SLO gate makes that an
+// observation on the healthy verdict. Without DRAM activity the class is not guessed
 // (insufficient_data).
 func ruleDecode(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
@@ -686,10 +687,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	known, _, itlBreach, breached := c.sloAt(i)
-	if known {
-		if !itlBreach {
-			return v
-		}
+	if known && itlBreach {
 		v.evidence = []Evidence{ev(ITLMean, itl, "", 0, "s"), {Signal: "slo", Value: 0, Note: "objective " + strings.Join(breached, ", ") + " breached"},
 			ev(RunningAvg, run, "", 0, "requests")}
 	} else {
