@@ -224,7 +224,7 @@ func dataState(c *tctx, i int) (int, string) {
 // held are the classes a finding keeps for up to one rate window after its
 // condition stops holding (see hold): a class whose evidence hovers at a
 // threshold does not flap A → B → A at a step shorter than its window.
-var held = []Class{KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
+var held = []Class{GPUThrottled, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
 	UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised, SmallBatches, ErrorSurge}
 
 // hold keeps, at step i, each class of held that held at step i−1 but not
@@ -240,25 +240,20 @@ func (c *tctx) hold(i int, got map[Class]verdict, active map[Class][]bool, last 
 		clear(c.holdCount)
 		return
 	}
-	step := c.steps[1].Sub(c.steps[0])
-	if step <= 0 {
-		return
-	}
-	maxHold := int(math.Ceil(c.windowS / step.Seconds()))
+	maxHold := c.maxHold()
 	for _, cl := range held {
 		if _, ok := got[cl]; ok || !active[cl][i-1] {
 			continue
 		}
 		v, ok := last[cl]
-		if !ok {
+		if !ok || (cl == GPUThrottled && !c.throttleLingers(i)) {
 			continue
 		}
 		if c.holdCount[cl] >= maxHold {
 			continue
 		}
 		v.heldFor = c.holdCount[cl] + 1
-		v.evidence = append(slices.Clone(v.evidence), Evidence{Signal: "held", Value: float64(v.heldFor), Unit: "steps",
-			Note: fmt.Sprintf("the condition cleared; the finding is kept for up to one %s window (%d steps) so it does not flap", c.window, maxHold)})
+		v.evidence = append(slices.Clone(v.evidence), heldEvidence(c, v.heldFor))
 		got[cl] = v
 	}
 	for _, cl := range held {
@@ -268,6 +263,19 @@ func (c *tctx) hold(i int, got map[Class]verdict, active map[Class][]bool, last 
 			c.holdCount[cl] = 0
 		}
 	}
+}
+
+// maxHold is the number of steps one rate window spans (0 without a step).
+func (c *tctx) maxHold() int {
+	if len(c.steps) < 2 || c.steps[1].Sub(c.steps[0]) <= 0 {
+		return 0
+	}
+	return int(math.Ceil(c.windowS / c.steps[1].Sub(c.steps[0]).Seconds()))
+}
+
+func heldEvidence(c *tctx, n int) Evidence {
+	return Evidence{Signal: "held", Value: float64(n), Unit: "steps",
+		Note: fmt.Sprintf("the condition cleared; the finding is kept for up to one %s window (%d steps) so it does not flap", c.window, c.maxHold())}
 }
 
 // healthy is the verdict when no rule holds: the key signals as evidence and

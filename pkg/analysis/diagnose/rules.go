@@ -52,7 +52,9 @@ type tctx struct {
 	arrived   bool
 	steps     []time.Time
 	stallD    time.Duration
-	holdCount map[Class]int // consecutive steps hold has kept each class
+	holdCount map[Class]int      // consecutive steps hold has kept each class
+	gpuHold   map[string]int     // per GPU: consecutive steps gpu_throttled was kept by hold
+	gpuLast   map[string]verdict // per GPU: the last gpu_throttled verdict whose condition held
 }
 
 // value returns signal s at step i; ok is false when the signal is
@@ -371,6 +373,16 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 	return powerCapped(c, i, prev, clk, v)
 }
 
+// throttleLingers: at step i a slowdown reason is still active or the SM
+// clock is still below ClockRatioMin; a throttling finding whose condition
+// just cleared is held only then (a GPU back at full clock with no reason
+// clears at once).
+func (c *tctx) throttleLingers(i int) bool {
+	slow, ok1 := c.value(Slowdown, i)
+	clk, ok2 := c.value(ClockRatio, i)
+	return (ok1 && slow >= 1) || (ok2 && clk < c.th.ClockRatioMin)
+}
+
 // powerCapped: a GPU that is busy (utilisation ≥ stuckUtil) runs its SM
 // clock below ClockCapRatio of its maximum with no thermal or hardware
 // slowdown reason: an enforced power limit (or application clocks) holds it
@@ -424,17 +436,32 @@ func (c *tctx) forGPU(g *GPUInput) *tctx {
 // per GPU, what could not be checked.
 func (c *tctx) throttledPerGPU(i int, active map[string][]bool, got map[string]verdict) verdict {
 	var out verdict
+	if c.gpuHold == nil {
+		c.gpuHold, c.gpuLast = map[string]int{}, map[string]verdict{}
+	}
 	for k := range c.in.GPUs {
 		g := &c.in.GPUs[k]
-		v := ruleThrottled(c.forGPU(g), i, i > 0 && active[g.GPU][i-1])
+		prev := i > 0 && active[g.GPU][i-1]
+		v := ruleThrottled(c.forGPU(g), i, prev)
 		for _, nc := range v.notChecked {
 			out.notChecked = append(out.notChecked, "gpu "+g.GPU+" "+nc)
 		}
-		if !v.active {
+		switch {
+		case v.active:
+			v.gpus = []GPURef{g.GPURef}
+			v.summary = "GPU " + g.GPU + ": " + v.summary
+			c.gpuHold[g.GPU], c.gpuLast[g.GPU] = 0, v
+		case prev && c.gpuHold[g.GPU] < c.maxHold() && c.forGPU(g).throttleLingers(i):
+			// as hold: kept for up to one rate window after it cleared,
+			// while a slowdown reason is still active or the clock is low
+			v = c.gpuLast[g.GPU]
+			c.gpuHold[g.GPU]++
+			v.heldFor = c.gpuHold[g.GPU]
+			v.evidence = append(slices.Clone(v.evidence), heldEvidence(c, v.heldFor))
+		default:
+			c.gpuHold[g.GPU] = 0
 			continue
 		}
-		v.gpus = []GPURef{g.GPURef}
-		v.summary = "GPU " + g.GPU + ": " + v.summary
 		got[g.GPU] = v
 		if !out.active {
 			out = v
