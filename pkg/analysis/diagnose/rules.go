@@ -801,7 +801,15 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
 		return v
 	}
-	if pre <= 0 || ppr <= 0 || !c.atLeast(ttft/pre, c.th.HOLTTFTRatio, prev) || pre/ppr > c.th.HOLPrefillPerToken {
+	if pre <= 0 || ppr <= 0 || !c.atLeast(ttft/pre, c.th.HOLTTFTRatio, prev) {
+		return v
+	}
+	// Prefill itself is not the bottleneck: its time per prompt token is
+	// normal, or — relative to the hardware, whatever the model and GPU —
+	// the SMs are not saturated (a long prefill holds the step, not the GPU).
+	sm, okSM := c.value(SMActive, i)
+	fast := pre/ppr <= c.th.HOLPrefillPerToken
+	if !fast && (!okSM || !c.below(sm, c.th.SMActiveHigh, prev)) {
 		return v
 	}
 	v.evidence = []Evidence{
@@ -809,7 +817,11 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 		{Signal: "prompt_tail_ratio", Value: p99 / p50, Op: ">=", Threshold: c.relax(">=", c.th.HOLTailRatio, prev), Unit: "ratio",
 			Note: fmt.Sprintf("99th percentile %s tokens, median %s tokens per prompt", num(p99), num(p50))},
 		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.relax(">=", c.th.HOLTTFTRatio, prev), Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
-		{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"},
+	}
+	if fast {
+		v.evidence = append(v.evidence, Evidence{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"})
+	} else {
+		v.evidence = append(v.evidence, Evidence{Signal: string(SMActive), Value: sm, Op: "<", Threshold: c.relax("<", c.th.SMActiveHigh, prev), Unit: "ratio", Note: "the SMs are not saturated: the long prefills hold the step, not the GPU"})
 	}
 	if c.ceiling > 0 {
 		v.evidence = append(v.evidence, Evidence{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"})
