@@ -83,6 +83,10 @@ type Diagnosis struct {
 	// this (but at least UnderRunning), with nothing waiting and the GPU's
 	// SMs and DRAM mostly idle, is too small for the hardware.
 	SmallBatchRunning float64 `json:"smallBatchRunning,omitempty"`
+	// SLOProfile names the SLO profile (sloProfiles) whose latency
+	// objectives anchor the diagnosis: with every applicable objective met a
+	// window raises no performance warning. Empty: the first profile.
+	SLOProfile string `json:"sloProfile,omitempty"`
 	// MaxNumSeqs is the running-request ceiling (vLLM --max-num-seqs) the
 	// queue-saturation rule uses for targets whose engine does not export
 	// its own (SGLang max_running_requests, TensorRT-LLM
