@@ -79,6 +79,7 @@ type evalWindow struct {
 }
 
 type evalResult struct {
+	alerts     []alertOutcome // 1m/5m result only: the provisioned diagnosis alert rules replayed
 	windows    []evalWindow
 	flaps      int
 	hours      float64
@@ -187,6 +188,7 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 
 	out := map[string]*evalResult{}
+	defer func() { out[evalCadences[1].name].alerts = replayAlerts(t, inst, start, ws) }()
 	for _, cad := range evalCadences {
 		res := &evalResult{perFamily: map[string][2]int{}, confusions: map[string]map[string]int{}}
 		out[cad.name] = res
@@ -266,6 +268,79 @@ func runLengths(c []string) string {
 
 func evalDur(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) + "s" }
 
+// evalAlertRules are the provisioned diagnosis alert rules
+// (provisioning/alerting/inferscope-rules.yaml): class and `for` duration.
+var evalAlertRules = []struct {
+	class  string
+	forDur time.Duration
+}{{"stalled", time.Minute}, {"kv_cache_pressure", 5 * time.Minute}, {"queue_saturation", 10 * time.Minute}, {"gpu_throttled", 5 * time.Minute}}
+
+// alertOutcome is one rule on one workload: whether the workload's cause is
+// the rule's class, the first minute it fired (−1 never), and the minute its
+// cause became scorable (onset, or the warm-up's end).
+type alertOutcome struct {
+	family, class    string
+	onCause, healthy bool
+	fired, from      time.Duration
+}
+
+// replayAlerts evaluates each diagnosis alert rule once a minute as Grafana
+// does: the numeric query over the last 10 minutes at the alert's default
+// step (the scrape interval, 15 s, with its 60 s window), the last value
+// per target and class; a rule fires once its class has held at every
+// evaluation for its `for` duration.
+func replayAlerts(t *testing.T, inst *Instance, start time.Time, ws []sim.Workload) []alertOutcome {
+	t.Helper()
+	held := map[string]time.Duration{} // target/class → since when it holds (-1: not)
+	fired := map[string]time.Duration{}
+	for m := evalWarmUp; m <= evalSpan; m += time.Minute {
+		to := start.Add(m)
+		dr := diagnosisQuery(t, inst, to.Add(-10*time.Minute), to, evalScrape, map[string]any{"format": "numeric"})
+		require.NoError(t, dr.Error)
+		now := map[string]bool{}
+		for _, f := range dr.Frames {
+			if len(f.Fields) != 1 || f.Fields[0].Len() == 0 {
+				continue
+			}
+			if v, ok := f.Fields[0].ConcreteAt(0); ok && v.(float64) > 0 {
+				now[f.Fields[0].Labels["target"]+"/"+f.Fields[0].Labels["class"]] = true
+			}
+		}
+		for k, w := range ws {
+			name := fmt.Sprintf("w%02d-%s", k, w.Family)
+			for _, r := range evalAlertRules {
+				key := name + "/" + r.class
+				if !now[key] {
+					delete(held, key)
+					continue
+				}
+				if _, ok := held[key]; !ok {
+					held[key] = m
+				}
+				if _, ok := fired[key]; !ok && m-held[key] >= r.forDur {
+					fired[key] = m
+				}
+			}
+		}
+	}
+	var out []alertOutcome
+	for k, w := range ws {
+		name := fmt.Sprintf("w%02d-%s", k, w.Family)
+		for _, r := range evalAlertRules {
+			o := alertOutcome{family: w.Family, class: r.class, fired: -1, from: max(w.Onset, evalWarmUp)}
+			for _, cause := range w.Causes {
+				o.onCause = o.onCause || slices.Contains(causeClasses[cause], r.class)
+			}
+			o.healthy = slices.Equal(w.Causes, []string{sim.BottleneckNone})
+			if f, ok := fired[name+"/"+r.class]; ok {
+				o.fired = f
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // evalSummary is the figures of one result: share of windows naming the
 // injected cause, false alarms (warning or critical on an expected-healthy
 // window) over expected-healthy windows, and A→B→A flaps per target-hour.
@@ -313,6 +388,39 @@ func reportEval(t *testing.T, set string, res map[string]*evalResult) string {
 	for _, cad := range evalCadences {
 		acc, fa, fl, n, nh := evalSummary(res[cad.name])
 		fmt.Fprintf(&b, "| %s | %d | %.1f %% | %d | %.1f %% | %.2f |\n", cad.name, n, 100*acc, nh, 100*fa, fl)
+	}
+	if al := res[evalCadences[1].name].alerts; len(al) > 0 {
+		fmt.Fprintf(&b, "\n| alert rule (for) | workloads with its cause | fired within for + 2 min | median delay | fired on healthy workloads |\n|---|---|---|---|---|\n")
+		for _, r := range evalAlertRules {
+			var n, ok, healthy, fp int
+			var delays []float64
+			for _, o := range al {
+				if o.class != r.class {
+					continue
+				}
+				if o.onCause {
+					n++
+					if o.fired >= 0 && o.fired-o.from <= r.forDur+2*time.Minute {
+						ok++
+					}
+					if o.fired >= 0 {
+						delays = append(delays, (o.fired - o.from).Minutes())
+					}
+				}
+				if o.healthy {
+					healthy++
+					if o.fired >= 0 {
+						fp++
+					}
+				}
+			}
+			med := "—"
+			if len(delays) > 0 {
+				sort.Float64s(delays)
+				med = fmt.Sprintf("%.0f min", delays[len(delays)/2])
+			}
+			fmt.Fprintf(&b, "| %s (%s) | %d | %d | %s | %d of %d |\n", r.class, evalDur(r.forDur), n, ok, med, fp, healthy)
+		}
 	}
 	fmt.Fprintf(&b, "\n| family | %s | %s | most frequent wrong classes (1m/5m) |\n|---|---|---|---|\n", evalCadences[0].name, evalCadences[1].name)
 	fams := map[string]bool{}
