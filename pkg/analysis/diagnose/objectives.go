@@ -64,3 +64,41 @@ func ObjectiveInputs(o settings.Objective, m model.Matrix, steps []time.Time, wi
 	}
 	return out
 }
+
+// ObjectiveStages lists, sorted and once each, the latency stages
+// ("ttft", "itl", …) of the anchor objectives of any of targets: the
+// histograms whose windowed bucket rates the input assembly fetches (one
+// `sum by (le, target) (rate(x_bucket[window]))` per stage, the
+// catalogue's HistogramPromQL Buckets) for AttachObjectives.
+func ObjectiveStages(profiles []settings.Profile, profile string, targets, models []string) []string {
+	var out []string
+	for _, t := range targets {
+		for _, o := range AnchorObjectives(profiles, profile, t, models) {
+			if !slices.Contains(out, o.Signal) {
+				out = append(out, o.Signal)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// AttachObjectives sets each target's Objectives in in: its anchor
+// objectives (AnchorObjectives) with their compliance per step computed
+// from buckets, the windowed bucket rates per stage (ObjectiveStages). An
+// objective whose stage was not fetched, or with no series for the target,
+// is left out (not checked, never read as met).
+func AttachObjectives(in *Input, profiles []settings.Profile, profile string, models []string, buckets map[string]model.Matrix) {
+	for k := range in.Targets {
+		t := &in.Targets[k]
+		for _, o := range AnchorObjectives(profiles, profile, t.Name, models) {
+			m, ok := buckets[o.Signal]
+			if !ok {
+				continue
+			}
+			if oi, ok := ObjectiveInputs(o, m, in.Steps, in.Window)[t.Name]; ok {
+				t.Objectives = append(t.Objectives, oi)
+			}
+		}
+	}
+}

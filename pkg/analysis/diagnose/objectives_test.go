@@ -57,3 +57,25 @@ func TestAnchorObjectives(t *testing.T) {
 	assert.Equal(t, []string{"ttft-batch"}, names(AnchorObjectives(ps, "batch", "a", nil)))
 	assert.Empty(t, AnchorObjectives(ps, "nope", "a", nil))
 }
+
+// TestAttachObjectives: target a gets the profile's TTFT objective with its
+// compliance (9 of 10 requests ≤ 3 s: 0.9); target b has no TTFT series, so
+// no objective (not read as met); the stages to fetch are listed once.
+func TestAttachObjectives(t *testing.T) {
+	st := steps(1, time.Minute)
+	ps := []settings.Profile{{Name: "chat", Objectives: []settings.Objective{
+		{Name: "ttft-p99", Kind: settings.KindLatency, Signal: "ttft", Threshold: 3, Target: 0.99},
+		{Name: "itl-p99", Kind: settings.KindLatency, Signal: "itl", Threshold: 0.05, Target: 0.99, Targets: []string{"b"}},
+	}}}
+	assert.Equal(t, []string{"itl", "ttft"}, ObjectiveStages(ps, "", []string{"a", "b"}, nil))
+	pt := func(le string, v float64) *model.SampleStream {
+		return &model.SampleStream{Metric: model.Metric{"job": "a", "le": model.LabelValue(le)},
+			Values: []model.SamplePair{{Timestamp: model.TimeFromUnixNano(st[0].UnixNano()), Value: model.SampleValue(v)}}}
+	}
+	in := Input{Steps: st, Window: time.Minute, Targets: []TargetInput{{Name: "a"}, {Name: "b"}}}
+	AttachObjectives(&in, ps, "", nil, map[string]model.Matrix{"ttft": {pt("2.5", 9), pt("5", 9), pt("+Inf", 10)}})
+	require.Len(t, in.Targets[0].Objectives, 1)
+	assert.Equal(t, "ttft-p99", in.Targets[0].Objectives[0].Name)
+	assert.InDelta(t, 0.9, in.Targets[0].Objectives[0].Good[0], 1e-12)
+	assert.Empty(t, in.Targets[1].Objectives)
+}
