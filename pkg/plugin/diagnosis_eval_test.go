@@ -179,7 +179,7 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 		truth[name] = s.Finished()
 		objectives = append(objectives,
 			settings.Objective{Name: name + "-ttft", Kind: settings.KindLatency, Signal: "ttft", Threshold: w.SLO.TTFT, Target: 0.99, Targets: []string{name}},
-			settings.Objective{Name: name + "-itl", Kind: settings.KindLatency, Signal: "itl", Threshold: w.SLO.ITL, Target: 0.99, Targets: []string{name}})
+			settings.Objective{Name: name + "-tpot", Kind: settings.KindLatency, Signal: "tpot", Threshold: w.SLO.ITL, Target: 0.99, Targets: []string{name}})
 	}
 	raw, _ := json.Marshal(map[string]any{"targets": js, "gpuAgents": agents, "scrapeInterval": durText(evalScrape),
 		"sloProfiles": []settings.Profile{{Name: "evaluation", Objectives: objectives}}})

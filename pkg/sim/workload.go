@@ -39,8 +39,10 @@ type Workload struct {
 	// available. Above 1 a resource is oversubscribed.
 	Predicted Prediction
 	// SLO is the objective the workload is held to: the 99th percentile of
-	// TTFT and of ITL, in seconds (the chat profile, 3 s and 50 ms, unless
-	// the family needs a tighter one).
+	// TTFT and of the per-token latency, in seconds (the chat profile, 3 s
+	// and 50 ms, unless the family needs a tighter one). The evaluation
+	// holds the per-token objective as a TPOT p99 objective, which its
+	// ground truth (each request's decode time per token) measures.
 	SLO     SLO
 	Summary string
 }

@@ -47,7 +47,8 @@ func AnchorObjectives(profiles []settings.Profile, name, target string, models [
 // on the step grid, the catalogue's HistogramPromQL Buckets): Good is the
 // share of the window's requests at or under o.Threshold, by
 // slo.LatencyCounts (Prometheus's histogram_fraction, the slo query's own
-// arithmetic), NaN where the window saw no request.
+// arithmetic; interpolated inside the bucket holding the threshold), NaN
+// where the window saw no request.
 func ObjectiveInputs(o settings.Objective, m model.Matrix, steps []time.Time, window time.Duration) map[string]ObjectiveInput {
 	groups, hs, _ := slo.LatencyHistory(m, steps, window, o.Threshold)
 	out := map[string]ObjectiveInput{}
@@ -87,18 +88,21 @@ func ObjectiveStages(profiles []settings.Profile, profile string, targets, model
 // objectives (AnchorObjectives) with their compliance per step computed
 // from buckets, the windowed bucket rates per stage (ObjectiveStages). An
 // objective whose stage was not fetched, or with no series for the target,
-// is left out (not checked, never read as met).
+// is attached without data (NaN at every step): it cannot be judged, so
+// its target's objectives are never all met (the SLO gate stays open).
 func AttachObjectives(in *Input, profiles []settings.Profile, profile string, models []string, buckets map[string]model.Matrix) {
 	for k := range in.Targets {
 		t := &in.Targets[k]
 		for _, o := range AnchorObjectives(profiles, profile, t.Name, models) {
-			m, ok := buckets[o.Signal]
+			oi, ok := ObjectiveInputs(o, buckets[o.Signal], in.Steps, in.Window)[t.Name]
 			if !ok {
-				continue
+				nan := make([]float64, len(in.Steps))
+				for i := range nan {
+					nan[i] = math.NaN()
+				}
+				oi = ObjectiveInput{Name: o.Name, Signal: o.Signal, Threshold: o.Threshold, Target: o.Target, Good: nan}
 			}
-			if oi, ok := ObjectiveInputs(o, m, in.Steps, in.Window)[t.Name]; ok {
-				t.Objectives = append(t.Objectives, oi)
-			}
+			t.Objectives = append(t.Objectives, oi)
 		}
 	}
 }

@@ -59,8 +59,9 @@ func TestAnchorObjectives(t *testing.T) {
 }
 
 // TestAttachObjectives: target a gets the profile's TTFT objective with its
-// compliance (9 of 10 requests ≤ 3 s: 0.9); target b has no TTFT series, so
-// no objective (not read as met); the stages to fetch are listed once.
+// compliance (9 of 10 requests ≤ 3 s: 0.9); target b has no series for
+// either of its objectives, which are attached without data (never read as
+// met); the stages to fetch are listed once.
 func TestAttachObjectives(t *testing.T) {
 	st := steps(1, time.Minute)
 	ps := []settings.Profile{{Name: "chat", Objectives: []settings.Objective{
@@ -77,5 +78,6 @@ func TestAttachObjectives(t *testing.T) {
 	require.Len(t, in.Targets[0].Objectives, 1)
 	assert.Equal(t, "ttft-p99", in.Targets[0].Objectives[0].Name)
 	assert.InDelta(t, 0.9, in.Targets[0].Objectives[0].Good[0], 1e-12)
-	assert.Empty(t, in.Targets[1].Objectives)
+	require.Len(t, in.Targets[1].Objectives, 2)
+	assert.True(t, math.IsNaN(in.Targets[1].Objectives[1].Good[0]))
 }

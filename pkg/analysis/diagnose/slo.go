@@ -7,14 +7,16 @@ import (
 	"strings"
 )
 
-// sloAt says, at step i, whether the target's objectives could be judged
-// (known: at least one objective has data and none lacks it for a breach
-// to hide in), whether every one with data is met, and which are breached.
-// itl is true when a breached objective is on inter-token latency or TPOT.
+// sloAt says, at step i, whether any objective of the target has data
+// (known), whether every objective is met (met: all have data and none is
+// breached; an objective without data may hide a breach), and which are
+// breached. itl is true when a breached objective is on inter-token
+// latency or TPOT.
 func (c *tctx) sloAt(i int) (known, met, itl bool, breached []string) {
 	met = true
 	for _, o := range c.in.Objectives {
 		if i >= len(o.Good) || math.IsNaN(o.Good[i]) {
+			met = false
 			continue
 		}
 		known = true
@@ -71,7 +73,7 @@ func (c *tctx) objectiveEvidence(i int) []Evidence {
 // explains it and the GPU data that could is missing. The finding names
 // the classes it could not decide and the missing signals.
 func insufficient(c *tctx, i int, got map[Class]verdict, undecided, notChecked []string) (verdict, bool) {
-	known, met, _, breached := c.sloAt(i)
+	_, met, _, breached := c.sloAt(i)
 	if len(got) > 0 || met {
 		return verdict{}, false // another class explains the window, or every objective is met
 	}
@@ -90,7 +92,7 @@ func insufficient(c *tctx, i int, got map[Class]verdict, undecided, notChecked [
 	case len(undecided) > 0:
 		v.summary = "Insufficient data: the engine's evidence fits " + strings.Join(sortStrings(undecided), ", ") +
 			", but the GPU signal that tells it from a throttled or power-capped GPU is missing, so the cause is not named."
-	case known && !met && len(missingGPU) > 0:
+	case len(breached) > 0 && len(missingGPU) > 0:
 		v.summary = "Insufficient data: objective " + strings.Join(breached, ", ") + " is breached and no engine-side rule explains it; " +
 			"the GPU-side causes (throttling, power cap, compute- or bandwidth-bound steps) cannot be checked."
 	default:
