@@ -85,9 +85,13 @@ func fastForwardInto(t testing.TB, db *tsdb.DB, span, scrape time.Duration, targ
 	return js, agents, start
 }
 
+// The data source has no SLO profile (an explicit empty list): these tests
+// check the rules' patterns on the fixed thresholds; the SLO anchor (a
+// met objective turns a performance class into an observation) is tested
+// in pkg/analysis/diagnose and by TestDiagnosisEvaluation.
 func diagInstance(t testing.TB, db *tsdb.DB, scrape time.Duration, js, agents []map[string]any) *Instance {
 	t.Helper()
-	raw, _ := json.Marshal(map[string]any{"targets": js, "gpuAgents": agents, "scrapeInterval": durText(scrape)})
+	raw, _ := json.Marshal(map[string]any{"targets": js, "gpuAgents": agents, "scrapeInterval": durText(scrape), "sloProfiles": []any{}})
 	st, err := settings.Load(raw, nil)
 	require.NoError(t, err)
 	return newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))

@@ -715,7 +715,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 	}
 	known, _, itlBreach, breached := c.sloAt(i)
 	if known && itlBreach {
-		v.evidence = []Evidence{ev(ITLMean, itl, "", 0, "s"), {Signal: "slo", Value: 0, Note: "objective " + strings.Join(breached, ", ") + " breached"},
+		v.evidence = []Evidence{ev(ITLMean, itl, "", 0, "s"), {Signal: "slo", Value: math.NaN(), Note: "objective " + strings.Join(breached, ", ") + " breached"},
 			ev(RunningAvg, run, "", 0, "requests")}
 	} else {
 		if !c.atLeast(itl, c.th.ITLHigh, prev) || !c.atLeast(run, c.th.DecodeBatchMin, prev) {

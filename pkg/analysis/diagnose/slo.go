@@ -99,7 +99,7 @@ func insufficient(c *tctx, i int, got map[Class]verdict, undecided, notChecked [
 		return verdict{}, false
 	}
 	for _, m := range missingGPU {
-		v.evidence = append(v.evidence, Evidence{Signal: "missing", Note: m})
+		v.evidence = append(v.evidence, Evidence{Signal: "missing", Value: math.NaN(), Note: m})
 	}
 	v.evidence = append(v.evidence, c.objectiveEvidence(i)...)
 	v.recommend = "Configure the target's GPU agent (targets[].agent; the inferscope agent or dcgm-exporter with profiling metrics) so SM, DRAM and clock signals can be read."

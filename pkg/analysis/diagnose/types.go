@@ -260,11 +260,19 @@ type Evidence struct {
 	Note      string
 }
 
-// String renders evidence as "kv_cache_usage 0.953 ≥ 0.9 (note)".
+// String renders evidence as "kv_cache_usage 0.953 ≥ 0.9 (note)"; an
+// entry without a value or comparison (Value NaN, Op "") as "signal (note)".
 func (e Evidence) String() string {
 	op := map[string]string{">=": "≥", "<=": "≤"}[e.Op]
 	if op == "" {
 		op = e.Op
+	}
+	if math.IsNaN(e.Value) && e.Op == "" {
+		// a statement without a value: "missing (sm_active: …)"
+		if e.Note != "" {
+			return e.Signal + " (" + e.Note + ")"
+		}
+		return e.Signal
 	}
 	s := e.Signal + " " + num(e.Value)
 	if e.Unit != "" && e.Unit != "ratio" {
