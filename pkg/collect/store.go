@@ -94,6 +94,9 @@ type store struct {
 	targets []string
 	// appendErrs is the last failed commit per job (full disk, I/O error).
 	appendErrs map[string]appendFailure
+	// commits is the time of the last commit carrying an up sample per job
+	// (a scrape attempt, successful or not), for the staleness sweep.
+	commits map[string]time.Time
 }
 
 // appendFailure is a scrape whose samples could not be written.
@@ -187,7 +190,7 @@ func openStore(dir string, o storeOptions) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}}
+	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}}
 	opts := tsdbOptions(o.retention, o.maxBytes)
 	s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
 	if err != nil {
@@ -279,6 +282,7 @@ func applyRetention(db *tsdb.DB, retention time.Duration, maxBytes int64) error 
 func (s *store) recordAppend(job string, err error) {
 	stores.Lock()
 	defer stores.Unlock()
+	s.commits[job] = time.Now()
 	if err == nil {
 		delete(s.appendErrs, job)
 		return
