@@ -31,6 +31,21 @@ type Scope struct {
 	// as much again as the query itself, so callers set it only where a result held a
 	// non-finite value: a clean history needs no filter.
 	Finite bool
+	// Fresh, when positive, makes the gauge builders (GaugePromQL, GaugePromQLBy) count a stored
+	// series at a step only if it has a sample within Fresh before the step:
+	// `(x and last_over_time(x[Fresh]))` instead of x. PromQL's 5-minute lookback otherwise keeps
+	// a series that stopped being scraped without a staleness marker (a target relabelled or
+	// moved, a re-created Prometheus target, a remote store fed by a server that was restarted)
+	// "present" next to its successor, and every sum of a gauge counts it twice. About 2.5 scrape
+	// intervals is right: a series scraped on time always has a sample in the window, a stopped
+	// one leaves the sums one or two scrapes after its last sample. Staleness markers are still
+	// honoured (the `x` side). Zero keeps the plain selector (the lookback alone decides).
+	Fresh time.Duration
+	// Upstreams are the URLs (or host:port) of the targets in the settings. A series carrying a
+	// ReExportLabels label whose value names one of them (a gateway's copy of that target's
+	// series) is left out by every builder, so the engine counts once, from its own page;
+	// copies of engines that are not targets stay. Empty: nothing is left out.
+	Upstreams []string
 }
 
 // GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
@@ -156,6 +171,11 @@ func chain(e Engine, ms []Metric, sc Scope, byModel bool, t term) (string, error
 		}
 		base = append(base, "job=~"+re)
 	}
+	up, err := upstreamMatchers(sc)
+	if err != nil {
+		return "", err
+	}
+	base = append(base, up...)
 	render := func(extra string) string {
 		parts := make([]string, 0, len(ms))
 		for _, m := range ms {
@@ -485,7 +505,17 @@ func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, e
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
 	}
-	inner, err := join(order, per, sc, groups, true, boundedTerm(s))
+	bt := boundedTerm(s)
+	if sc.Fresh > 0 {
+		w, err := windowString(sc.Fresh)
+		if err != nil {
+			return "", err
+		}
+		bt = func(m Metric, sel string) string {
+			return "(" + freshGaugeTerm(m, sel, w) + rangeFilter(s) + ")"
+		}
+	}
+	inner, err := join(order, per, sc, groups, true, bt)
 	if err != nil {
 		return "", err
 	}
@@ -515,8 +545,15 @@ func rangeFilter(s Signal) string {
 	return f + " <= " + formatScale(hi)
 }
 
-func gaugeTerm(m Metric, sel string) string {
+func gaugeTerm(m Metric, sel string) string { return freshGaugeTerm(m, sel, "") }
+
+// freshGaugeTerm is gaugeTerm with the selector x read as `(x and last_over_time(x[w]))` when w
+// is not empty (Scope.Fresh): a series with no sample within w before the step is left out.
+func freshGaugeTerm(m Metric, sel, w string) string {
 	r := selector(m.Name, sel)
+	if w != "" {
+		r = "(" + r + " and last_over_time(" + r + "[" + w + "]))"
+	}
 	if f, ok := sentinelFilter[m.Name]; ok {
 		r = "(" + r + " " + f + ")"
 	}

@@ -132,7 +132,7 @@ func TestHistogramPromQLModels(t *testing.T) {
 	})
 	assert.ElementsMatch(t, []string{"model", "name"}, replaced)
 	// The TGI decode-batch histogram keeps its method matcher.
-	assert.Contains(t, q.Buckets, `tgi_batch_forward_duration_bucket{method="decode", model_name=~"meta/llama 8b"}`)
+	assert.Contains(t, q.Buckets, `tgi_batch_forward_duration_bucket{method=~"decode|\\{'method': 'decode'\\}", model_name=~"meta/llama 8b"}`)
 }
 
 func TestCounterAndGaugePromQL(t *testing.T) {

@@ -1,6 +1,9 @@
 package catalog
 
-import "strconv"
+import (
+	"regexp"
+	"strconv"
+)
 
 // entry is one cell of the catalogue: how engine e provides signal s.
 type entry struct {
@@ -22,6 +25,14 @@ func metricsOf(k Kind, scale float64, names []string) []Metric {
 }
 
 func scaled(k Kind, scale float64, names ...string) []Metric { return metricsOf(k, scale, names) }
+
+// labelValueOrDict matches label = v, and also the Python dict repr `{'label': 'v'}` that
+// IBM TGIS-compatible servers put in the value (tgi_batch_inference_duration{method="{'method':
+// 'prefill'}"}: the label set passed through str()): method=~"prefill|\\{'method': 'prefill'\\}".
+func labelValueOrDict(label, v string) string {
+	re := regexp.QuoteMeta(v) + "|" + regexp.QuoteMeta("{'"+label+"': '"+v+"'}")
+	return label + "=~" + strconv.Quote(re)
+}
 
 func withMatch(ms []Metric, match string) []Metric {
 	for i := range ms {
@@ -161,11 +172,11 @@ var table = map[Engine]map[Signal]entry{
 	},
 	EngineTGI: {
 		QueueTime:        {Exact, "", hist("tgi_request_queue_duration")},
-		PrefillTime:      {Approximate, "TGI has no per-request prefill time; this is the duration of each prefill batch (tgi_batch_inference_duration{method=\"prefill\"}), shared by the requests in the batch.", withMatch(hist("tgi_batch_inference_duration"), `method="prefill"`)},
+		PrefillTime:      {Approximate, "TGI has no per-request prefill time; this is the duration of each prefill batch (tgi_batch_inference_duration{method=\"prefill\"}), shared by the requests in the batch.", withMatch(hist("tgi_batch_inference_duration"), labelValueOrDict("method", "prefill"))},
 		DecodeTime:       {Absent, "TGI has no per-request decode time; inference_time includes prefill.", nil},
 		InferenceTime:    {Exact, "", hist("tgi_request_inference_duration")},
 		TTFT:             {Absent, "TGI exports no time to first token; queue time plus the prefill batch duration approximates it.", nil},
-		ITL:              {Approximate, noteTGIITL, withMatch(hist("tgi_batch_forward_duration"), `method="decode"`)},
+		ITL:              {Approximate, noteTGIITL, withMatch(hist("tgi_batch_forward_duration"), labelValueOrDict("method", "decode"))},
 		TPOT:             {Approximate, noteTGITPOT, hist("tgi_request_mean_time_per_token_duration")},
 		E2E:              {Exact, "Validation + queue + inference.", hist("tgi_request_duration")},
 		PromptTokens:     {Approximate, noteTGITokens, ctr("tgi_request_input_length_sum")},

@@ -1,0 +1,243 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/promqltest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scrapeEvery is the scrape interval of pageLoad's series; pageScrapes the scrapes written.
+const (
+	scrapeEvery = 15 * time.Second
+	pageScrapes = 20
+)
+
+// pageLoad turns a page into promqltest load lines for target job at instance, as the case
+// pages are served (shared/cases/README.md): scraped every 15 s from 0 to 300 s, every counter,
+// histogram bucket, _sum and _count multiplied by 1 + k at the k-th scrape (so it grows by its
+// page value per scrape), gauges as they are.
+func pageLoad(t *testing.T, path, job, instance string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	p := textparse.NewPromParser(b, labels.NewSymbolTable(), false)
+	types := map[string]model.MetricType{}
+	var out strings.Builder
+	var ls labels.Labels
+	for {
+		et, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, path)
+		switch et {
+		case textparse.EntryType:
+			name, typ := p.Type()
+			types[string(name)] = typ
+			continue
+		case textparse.EntrySeries:
+		default:
+			continue
+		}
+		_, _, v := p.Series()
+		p.Labels(&ls)
+		name := ls.Get(labels.MetricName)
+		fam := name
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if f, ok := strings.CutSuffix(name, suf); ok && types[f] == model.MetricTypeHistogram {
+				fam = f
+			}
+		}
+		var sel []string
+		ls.Range(func(l labels.Label) {
+			if l.Name != labels.MetricName {
+				sel = append(sel, l.Name+"="+strconv.Quote(l.Value))
+			}
+		})
+		sel = append(sel, `job="`+job+`"`, `instance="`+instance+`"`)
+		val := strconv.FormatFloat(v, 'g', -1, 64)
+		series := val + "x" + strconv.Itoa(pageScrapes)
+		if typ := types[fam]; typ == model.MetricTypeCounter || typ == model.MetricTypeHistogram {
+			series = val + "+" + val + "x" + strconv.Itoa(pageScrapes)
+		}
+		out.WriteString("  " + name + "{" + strings.Join(sel, ",") + "} " + series + "\n")
+	}
+	out.WriteString(`  up{job="` + job + `",instance="` + instance + `"} 1x` + strconv.Itoa(pageScrapes) + "\n")
+	return out.String()
+}
+
+// evalLoad evaluates expr at the last scrape of load.
+func evalLoad(t *testing.T, load, expr string) promql.Vector {
+	t.Helper()
+	st := promqltest.LoadedStorage(t, "load 15s\n"+load)
+	t.Cleanup(func() { _ = st.Close() })
+	ng := promqltest.NewTestEngine(t, false, 0, 1_000_000)
+	q, err := ng.NewInstantQuery(context.Background(), st, nil, expr, time.Unix(0, 0).Add(pageScrapes*scrapeEvery))
+	require.NoError(t, err, expr)
+	res := q.Exec(context.Background())
+	require.NoError(t, res.Err, expr)
+	v, err := res.Vector()
+	require.NoError(t, err)
+	return v
+}
+
+// one is the single value of v (it must hold exactly one sample).
+func one(t *testing.T, v promql.Vector) float64 {
+	t.Helper()
+	require.Len(t, v, 1)
+	return v[0].F
+}
+
+// TestTGISDictReprMethodMatched: the TGIS page labels its batch histograms with the Python dict
+// repr method="{'method': 'prefill'}". By hand from the page (grows by its values every 15 s):
+// prefill batches 215 per scrape → 215 / 15 = 14.333…/s, mean 10.75 / 215 = 0.05 s; decode
+// forward passes 1000 per scrape → 66.667/s, mean 25 / 1000 = 0.025 s (the prefill forward
+// passes, 215 per scrape, are not decode steps and stay out of itl).
+func TestTGISDictReprMethodMatched(t *testing.T) {
+	const path = "testdata/tgis-dict-repr-method.prom"
+	names, _ := pageLabels(t, path)
+	assert.Equal(t, EngineTGI, Detect(names).Engine)
+	load := pageLoad(t, path, "tgis", "10.0.0.5:3000")
+	// The plain matcher the catalogue used matched nothing.
+	assert.Empty(t, evalLoad(t, load, `tgi_batch_inference_duration_count{method="prefill"}`))
+
+	byTarget := Scope{By: []string{"target"}}
+	hq, err := HistogramPromQL(PrefillTime, byTarget, 5*time.Minute)
+	require.NoError(t, err)
+	assert.InDelta(t, 215.0/15, one(t, evalLoad(t, load, hq.Count)), 1e-9)
+	mean, err := MeanPromQL(PrefillTime, byTarget, 5*time.Minute)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.05, one(t, evalLoad(t, load, mean)), 1e-12)
+	b := roundAll(valueBy(evalLoad(t, load, hq.Buckets), "le"))
+	assert.Equal(t, map[string]float64{"le=0.05;": round9(100.0 / 15), "le=0.1;": round9(200.0 / 15), "le=+Inf;": round9(215.0 / 15)}, b)
+
+	iq, err := HistogramPromQL(ITL, byTarget, 5*time.Minute)
+	require.NoError(t, err)
+	assert.InDelta(t, 1000.0/15, one(t, evalLoad(t, load, iq.Count)), 1e-9)
+	mean, err = MeanPromQL(ITL, byTarget, 5*time.Minute)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.025, one(t, evalLoad(t, load, mean)), 1e-12)
+
+	// Engines that write the plain value still match.
+	plain := `  tgi_batch_inference_duration_count{job="tgi",instance="h:1",method="prefill"} 0+30x20` + "\n"
+	assert.InDelta(t, 2.0, one(t, evalLoad(t, plain, hq.Count)), 1e-9)
+}
+
+func round9(v float64) float64 { return float64(int64(v*1e9+0.5)) / 1e9 }
+
+// routerLoad: engines a (http://10.0.0.1:8000, running 3, waiting 1) and b
+// (http://10.0.0.2:8000, running 2, waiting 0), and the production-stack router r in front of
+// both, re-exporting the four gauges with server="<engine URL>".
+func routerLoad(t *testing.T) string {
+	return pageLoad(t, "testdata/vllm-v1-engine-running3-waiting1.prom", "a", "10.0.0.1:8000") +
+		pageLoad(t, "testdata/vllm-v1-engine-running2-waiting0.prom", "b", "10.0.0.2:8000") +
+		pageLoad(t, "testdata/vllm-production-stack-router.prom", "r", "10.0.0.9:8001")
+}
+
+// TestReExporterCountedOnce: truth by hand is running 3 + 2 = 5 and waiting 1 + 0 = 1. Summed
+// naively over the three targets they read 10 and 2. With the targets' URLs as
+// Scope.Upstreams, the router's copies of a and b are left out: 5 and 1. With only a and the
+// router configured, the router's copy of b is the only view of b and is kept: 3 + 2 = 5.
+func TestReExporterCountedOnce(t *testing.T) {
+	names, _ := pageLabels(t, "testdata/vllm-production-stack-router.prom")
+	d := Detect(names)
+	assert.Equal(t, EngineVLLM, d.Engine)
+	assert.Equal(t, ReExporterProductionStack, d.ReExporter)
+	assert.Empty(t, d.Generation, "not V0: the router's swap and hit-rate gauges say nothing of an engine release")
+	assert.Empty(t, d.Version)
+	engineNames, _ := pageLabels(t, "testdata/vllm-v1-engine-running3-waiting1.prom")
+	assert.Empty(t, Detect(engineNames).ReExporter)
+	smgNames, _ := pageLabels(t, "testdata/sglang-reexported-by-smg-router-underscored-pr813.prom")
+	assert.Equal(t, ReExporterSMG, Detect(smgNames).ReExporter)
+
+	load := routerLoad(t)
+	sum := func(s Signal, sc Scope) float64 {
+		q, err := GaugePromQL(s, sc, "sum")
+		require.NoError(t, err)
+		return one(t, evalLoad(t, load, q))
+	}
+	assert.Equal(t, 10.0, sum(RequestsRunning, Scope{}), "the fault: each engine counted twice")
+	assert.Equal(t, 2.0, sum(RequestsWaiting, Scope{}))
+	all := Scope{Upstreams: []string{"http://10.0.0.1:8000/metrics", "http://10.0.0.2:8000/metrics", "http://10.0.0.9:8001/metrics"}}
+	assert.Equal(t, 5.0, sum(RequestsRunning, all))
+	assert.Equal(t, 1.0, sum(RequestsWaiting, all))
+	onlyA := Scope{Targets: []string{"a", "r"}, Upstreams: []string{"10.0.0.1:8000", "http://10.0.0.9:8001/metrics"}}
+	assert.Equal(t, 5.0, sum(RequestsRunning, onlyA))
+	assert.Equal(t, 1.0, sum(RequestsWaiting, onlyA))
+
+	q, err := ReExportPromQL(Scope{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{"r": {"http://10.0.0.1:8000", "http://10.0.0.2:8000"}}, ReExporters(vectorToModel(evalLoad(t, load, q))))
+	smg := pageLoad(t, "testdata/sglang-reexported-by-smg-router-underscored-pr813.prom", "smg", "10.0.0.7:30000")
+	assert.Equal(t, map[string][]string{"smg": {"grpc://127.0.0.1:8001"}}, ReExporters(vectorToModel(evalLoad(t, smg, q))))
+
+	assert.Equal(t, "10.0.0.1:8000", UpstreamHost("http://user@10.0.0.1:8000/metrics?x=1"))
+	assert.Equal(t, "target r is a re-exporter (vLLM production-stack router) of http://10.0.0.1:8000, http://10.0.0.2:8000: its copies of engines that are also targets are left out of every aggregate (each engine counts once, from its own page); copies of engines that are not targets are counted under r",
+		ReExporterSentence("r", ReExporterProductionStack, []string{"http://10.0.0.1:8000", "http://10.0.0.2:8000"}))
+}
+
+// vectorToModel converts a promql.Vector to the model.Vector a source.Querier returns.
+func vectorToModel(v promql.Vector) model.Vector {
+	out := make(model.Vector, 0, len(v))
+	for _, s := range v {
+		m := model.Metric{}
+		s.Metric.Range(func(l labels.Label) { m[model.LabelName(l.Name)] = model.LabelValue(l.Value) })
+		out = append(out, &model.Sample{Metric: m, Value: model.SampleValue(s.F), Timestamp: model.Time(s.T)})
+	}
+	return out
+}
+
+// TestFreshGaugesLeaveStoppedSeries: a target relabelled at 5 m (zone 1 → 2) in a store that got
+// no staleness marker (a remote Prometheus restarted with the new relabelling). At 7 m the zone-1
+// series' last sample (5 m) is inside PromQL's 5-minute lookback: the plain sum reads 3 + 3 = 6.
+// With Scope.Fresh = 90 s (the last sample must be within 1.5 scrape intervals of 1 m) it reads
+// 3, the truth. A staleness marker is still honoured.
+func TestFreshGaugesLeaveStoppedSeries(t *testing.T) {
+	const load = `
+load 1m
+  vllm:num_requests_running{job="a",zone="1",engine="0",model_name="m"} 3x5
+  vllm:num_requests_running{job="a",zone="2",engine="0",model_name="m"} _x5 3x5
+  vllm:num_requests_running{job="m",engine="0",model_name="m"} 2x3 stale
+`
+	at := func(expr string, ts time.Duration) float64 {
+		st := promqltest.LoadedStorage(t, load)
+		defer st.Close()
+		ng := promqltest.NewTestEngine(t, false, 0, 1_000_000)
+		q, err := ng.NewInstantQuery(context.Background(), st, nil, expr, time.Unix(0, 0).Add(ts))
+		require.NoError(t, err, expr)
+		res := q.Exec(context.Background())
+		require.NoError(t, res.Err, expr)
+		v, err := res.Vector()
+		require.NoError(t, err)
+		require.Len(t, v, 1, expr)
+		return v[0].F
+	}
+	plain, err := GaugePromQL(RequestsRunning, Scope{}, "sum")
+	require.NoError(t, err)
+	fresh, err := GaugePromQL(RequestsRunning, Scope{Fresh: 90 * time.Second}, "sum")
+	require.NoError(t, err)
+	assert.Contains(t, fresh, `(vllm:num_requests_running and last_over_time(vllm:num_requests_running[1m30s]))`)
+	assert.Equal(t, 6.0, at(plain, 7*time.Minute), "the fault")
+	assert.Equal(t, 3.0, at(fresh, 7*time.Minute))
+	assert.Equal(t, 3.0, at(fresh, 4*time.Minute), "before the switch: zone 1 alone")
+	// The marked series m (2 until 3 m, then a staleness marker at 4 m) is out of both at 4 m 30 s.
+	assert.Equal(t, 3.0, at(plain, 4*time.Minute+30*time.Second))
+	assert.Equal(t, 3.0, at(fresh, 4*time.Minute+30*time.Second))
+	// Counters and histograms are untouched: a stopped series adds only what it counted.
+	c, err := CounterRatePromQL(GenerationTokens, Scope{Fresh: 90 * time.Second}, 5*time.Minute)
+	require.NoError(t, err)
+	assert.NotContains(t, c, "last_over_time")
+}
