@@ -241,3 +241,28 @@ load 1m
 	require.NoError(t, err)
 	assert.NotContains(t, c, "last_over_time")
 }
+
+// TestLlamaCppMeanLeavesOutNonFinite: two llama.cpp servers, 100 prompt tokens per 15 s
+// scrape each; a spends 2 s per scrape on them (0.02 s per token), b 6 s (0.06 s per token) but
+// its last seconds sample is NaN. By hand: the mean over both without b's spoilt window is a's,
+// 2 / 100 = 0.02 s per token (not NaN, and not 2 / 200 = 0.01 with b's tokens kept); before b's
+// NaN (at 285 s) the mean is (2 + 6) / 200 = 0.04.
+func TestLlamaCppMeanLeavesOutNonFinite(t *testing.T) {
+	const load = `  llamacpp:prompt_seconds_total{job="a",instance="a:8080"} 0+2x20
+  llamacpp:prompt_tokens_total{job="a",instance="a:8080"} 0+100x20
+  llamacpp:prompt_seconds_total{job="b",instance="b:8080"} 0+6x19 NaN
+  llamacpp:prompt_tokens_total{job="b",instance="b:8080"} 0+100x20
+`
+	q, err := MeanPromQL(PrefillTime, Scope{}, time.Minute)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.02, one(t, evalLoad(t, load, q)), 1e-12)
+	st := promqltest.LoadedStorage(t, "load 15s\n"+load)
+	defer st.Close()
+	ng := promqltest.NewTestEngine(t, false, 0, 1_000_000)
+	iq, err := ng.NewInstantQuery(context.Background(), st, nil, q, time.Unix(270, 0))
+	require.NoError(t, err)
+	v, err := iq.Exec(context.Background()).Vector()
+	require.NoError(t, err)
+	require.Len(t, v, 1)
+	assert.InDelta(t, 0.04, v[0].F, 1e-12)
+}

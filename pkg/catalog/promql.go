@@ -581,8 +581,9 @@ var meanDenominator = map[string]string{
 //	sum by (job) (rate(a_sum[5m]) or … or (rate(nv_inference_queue_duration_us[5m]) * 0.000001))
 //	  / sum by (job) (rate(a_count[5m]) or … or rate(nv_inference_request_success[5m]))
 //
-// A group with no events in the window gives NaN (0/0), like hist.Mean. Errors as for
-// HistogramPromQL.
+// A group with no events in the window gives NaN (0/0), like hist.Mean. The time counters'
+// rates are always filtered with finite (a NaN or ±Inf sample leaves that series out of the
+// windows it spoils); histogram terms only with Scope.Finite. Errors as for HistogramPromQL.
 func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if err := checkSignal(s); err != nil {
 		return "", err
@@ -611,6 +612,12 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
 		}
+		if m.Kind == KindCounter {
+			// Time counters (llama.cpp, Triton) are few series and no caller re-asks for them
+			// with Scope.Finite: a series whose time or event rate is NaN or ±Inf is always left
+			// out, of the numerator and the denominator alike (`and` pairs them by labels).
+			return "(" + finite(r) + " and " + finite("rate("+selector(meanDenominator[m.Name], sel)+"["+w+"])") + ")"
+		}
 		return finiteIf(sc, r)
 	})
 	if err != nil {
@@ -620,7 +627,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 		if m.Kind == KindHistogram {
 			return finiteIf(sc, "rate("+selector(m.Name+"_count", sel)+"["+w+"])")
 		}
-		return finiteIf(sc, "rate("+selector(meanDenominator[m.Name], sel)+"["+w+"])")
+		return "(" + finite("rate("+selector(meanDenominator[m.Name], sel)+"["+w+"])") + " and " + finite("rate("+selector(m.Name, sel)+"["+w+"])") + ")"
 	})
 	if err != nil {
 		return "", err
