@@ -266,3 +266,20 @@ func TestLlamaCppMeanLeavesOutNonFinite(t *testing.T) {
 	require.Len(t, v, 1)
 	assert.InDelta(t, 0.04, v[0].F, 1e-12)
 }
+
+// TestTRTLLMUndefinedIsNoModelOrReason: trtllm-serve counts 15 finished requests per 15 s scrape
+// with model_name and finished_reason "undefined", and 30 with model "llama" and reason "stop".
+// By model and finished_reason: 30 / 15 = 2/s for llama/stop, and 15 / 15 = 1/s in the group with
+// neither label, never a model or a reason named "undefined".
+func TestTRTLLMUndefinedIsNoModelOrReason(t *testing.T) {
+	const load = `  trtllm_request_success_total{job="t",instance="t:8000",model_name="undefined",finished_reason="undefined"} 0+15x20
+  trtllm_request_success_total{job="t",instance="t:8000",model_name="llama",finished_reason="stop"} 0+30x20
+`
+	q, err := CounterRatePromQL(RequestsFinished, Scope{By: []string{"model"}}, time.Minute, "finished_reason")
+	require.NoError(t, err)
+	got := roundAll(valueBy(evalLoad(t, load, q), "model_name", "finished_reason"))
+	assert.Equal(t, map[string]float64{"model_name=llama;finished_reason=stop;": 2, "model_name=;finished_reason=;": 1}, got)
+	assert.True(t, IsPlaceholder(EngineTRTLLM, "undefined"))
+	assert.False(t, IsPlaceholder(EngineVLLM, "undefined"))
+	assert.True(t, IsPlaceholder(EngineVLLM, ""))
+}

@@ -265,6 +265,7 @@ func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, ga
 		if err != nil {
 			return "", err
 		}
+		c = dropPlaceholders(e, groups, c)
 		parts = append(parts, collapse(e, gauge, c))
 	}
 	return strings.Join(parts, " or "), nil
