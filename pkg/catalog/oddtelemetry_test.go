@@ -283,3 +283,34 @@ func TestTRTLLMUndefinedIsNoModelOrReason(t *testing.T) {
 	assert.False(t, IsPlaceholder(EngineVLLM, "undefined"))
 	assert.True(t, IsPlaceholder(EngineVLLM, ""))
 }
+
+// TestSGLangPhysicalKV: an SGLang 0.5.11+ page (s) with 300 used, 200 evictable tokens of 1000,
+// and token_usage 0.3 (evictable counted as free); an older SGLang page (o) with token_usage 0.3
+// alone. By hand: s's KV usage is (300 + 200) / 1000 = 0.5, o's 0.3, their average 0.4. s's
+// availability is exported (a ratio of its own counts), o's approximate.
+func TestSGLangPhysicalKV(t *testing.T) {
+	const load = `  sglang:kv_used_tokens{job="s",instance="s:30000",model_name="g",tp_rank="0"} 300x20
+  sglang:kv_evictable_tokens{job="s",instance="s:30000",model_name="g",tp_rank="0"} 200x20
+  sglang:max_total_num_tokens{job="s",instance="s:30000",model_name="g",tp_rank="0"} 1000x20
+  sglang:token_usage{job="s",instance="s:30000",model_name="g",tp_rank="0"} 0.3x20
+  sglang:token_usage{job="o",instance="o:30000",model_name="g"} 0.3x20
+`
+	q, err := GaugePromQL(KVCacheUsage, Scope{By: []string{"target"}}, "avg")
+	require.NoError(t, err)
+	got := roundAll(valueBy(evalLoad(t, load, q), "job"))
+	assert.Equal(t, map[string]float64{"job=s;": 0.5, "job=o;": 0.3}, got)
+	q, err = GaugePromQL(KVCacheUsage, Scope{}, "avg")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.4, one(t, evalLoad(t, load, q)), 1e-12)
+
+	d := Detection{Engine: EngineSGLang, Version: "0.5+"}
+	s := Assess(d, []string{"sglang:kv_used_tokens", "sglang:kv_evictable_tokens", "sglang:max_total_num_tokens", "sglang:token_usage"}, KVCacheUsage)
+	assert.Equal(t, StateExported, s.State)
+	assert.Equal(t, notePhysicalKV, s.Note)
+	o := Assess(d, []string{"sglang:token_usage"}, KVCacheUsage)
+	assert.Equal(t, StateApproximate, o.State)
+	assert.Equal(t, "sglang:token_usage", o.Metrics[0].Name)
+	part := Assess(d, []string{"sglang:kv_used_tokens", "sglang:token_usage"}, KVCacheUsage)
+	assert.Equal(t, StateApproximate, part.State, "without the capacity, token_usage is read")
+	assert.Contains(t, KeepMetricNames(), "sglang:kv_evictable_tokens")
+}

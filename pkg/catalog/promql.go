@@ -551,9 +551,19 @@ func gaugeTerm(m Metric, sel string) string { return freshGaugeTerm(m, sel, "") 
 // freshGaugeTerm is gaugeTerm with the selector x read as `(x and last_over_time(x[w]))` when w
 // is not empty (Scope.Fresh): a series with no sample within w before the step is left out.
 func freshGaugeTerm(m Metric, sel, w string) string {
-	r := selector(m.Name, sel)
-	if w != "" {
-		r = "(" + r + " and last_over_time(" + r + "[" + w + "]))"
+	one := func(name string) string {
+		r := selector(name, sel)
+		if w != "" {
+			r = "(" + r + " and last_over_time(" + r + "[" + w + "]))"
+		}
+		return r
+	}
+	r := one(m.Name)
+	if m.Over != "" {
+		if m.Plus != "" {
+			r = "(" + r + " + " + one(m.Plus) + ")"
+		}
+		r = "(" + r + " / " + one(m.Over) + ")"
 	}
 	if f, ok := sentinelFilter[m.Name]; ok {
 		r = "(" + r + " " + f + ")"
@@ -667,6 +677,12 @@ func buildKeepNames() []string {
 					add(m.Name+"_bucket", m.Name+"_sum", m.Name+"_count")
 				} else {
 					add(m.Name)
+				}
+				if m.Over != "" {
+					add(m.Over)
+					if m.Plus != "" {
+						add(m.Plus)
+					}
 				}
 			}
 		}

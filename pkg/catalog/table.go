@@ -24,6 +24,20 @@ func metricsOf(k Kind, scale float64, names []string) []Metric {
 	return out
 }
 
+// sglangPhysicalKV is SGLang 0.5.11+'s physical KV-pool occupancy, (kv_used_tokens +
+// kv_evictable_tokens) / max_total_num_tokens, under both exposures (see Metric.Over).
+func sglangPhysicalKV() []Metric {
+	used, evict, total := sglangNames("kv_used_tokens"), sglangNames("kv_evictable_tokens"), sglangNames("max_total_num_tokens")
+	out := make([]Metric, len(used))
+	for i := range used {
+		out[i] = Metric{Name: used[i], Kind: KindGauge, Scale: 1, Plus: evict[i], Over: total[i]}
+	}
+	return out
+}
+
+// notePhysicalKV is the note of SGLang's KV usage when its physical occupancy is stored.
+const notePhysicalKV = "SGLang 0.5.11+: physical KV-pool occupancy, (kv_used_tokens + kv_evictable_tokens) / max_total_num_tokens; evictable radix-cache tokens count as occupied."
+
 func scaled(k Kind, scale float64, names ...string) []Metric { return metricsOf(k, scale, names) }
 
 // labelValueOrDict matches label = v, and also the Python dict repr `{'label': 'v'}` that
@@ -161,7 +175,7 @@ var table = map[Engine]map[Signal]entry{
 		RequestsRunning: {Exact, "", gauge(sglangNames("num_running_reqs", "num_requests_running")...)},
 		RequestsWaiting: {Exact, "", gauge(sglangNames("num_queue_reqs", "num_requests_waiting")...)},
 		KVCacheUsage: {Approximate, "SGLang's token_usage is used tokens / KV capacity and counts evictable radix-cache tokens as free, so it reads lower than vLLM's block usage.",
-			gauge(sglangNames("token_usage")...)},
+			append(sglangPhysicalKV(), gauge(sglangNames("token_usage")...)...)},
 		Preemptions: {Exact, "SGLang calls preemption retraction.", ctr(sglangNames("num_retracted_requests_total")...)},
 		PrefixCacheQueries: {Approximate, "SGLang has no cache-query counter; prompt tokens stand in for tokens looked up in the radix cache.",
 			ctr(sglangNames("prompt_tokens_total")...)},
