@@ -474,6 +474,7 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 		v.notChecked = append(v.notChecked, c.missing(SMActive))
 		v.lowerTo(Low, "SM and tensor activity could not be checked")
 	}
+	gpuMeasured := okSM || okT
 	if ttft, ok := c.value(TTFTMean, i); ok {
 		pre, _ := c.value(PrefillMean, i)
 		q, _ := c.value(QueueMean, i)
@@ -483,6 +484,9 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 	c.approx(&v, PromptTok, GenTok, Finished)
 	v.active = true
 	v.summary = "Prefill compute-bound: the engine's work is mostly prefill of long prompts and the GPU's SMs are busy; TTFT (queue for the step's token budget plus prefill) grows with the prompt load."
+	if !gpuMeasured {
+		v.summary = "Prefill-heavy: the engine's work is mostly prefill of long prompts; TTFT (queue for the step's token budget plus prefill) grows with the prompt load. Whether the GPU is compute-bound is not measured (no SM or tensor activity)."
+	}
 	v.recommend = "Enable chunked prefill (--enable-chunked-prefill) and tune --max-num-batched-tokens, enable prefix caching (--enable-prefix-caching) for shared prefixes, or disaggregate prefill onto separate instances."
 	return v
 }
@@ -631,6 +635,12 @@ func ruleUnder(c *tctx, i int, prev bool) verdict {
 		if now, ok := c.value(Running, i); ok && now > 0 {
 			return v // frozen: the stall rules speak
 		}
+	}
+	// Idle SMs are the claim: without SM activity (no GPU agent or DCGM exporter for the
+	// target) little load alone is not under-utilisation, and the class is not raised.
+	if _, ok := c.value(SMActive, i); !ok {
+		v.notChecked = append(v.notChecked, c.missing(SMActive))
+		return v
 	}
 	v.evidence = []Evidence{ev(RunningAvg, run, "<", c.th.UnderRunning, "requests"), ev(WaitingAvg, wait, "<", c.th.QueueWaitingMin, "requests")}
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveLow, prev) {
