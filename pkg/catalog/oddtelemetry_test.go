@@ -314,3 +314,28 @@ func TestSGLangPhysicalKV(t *testing.T) {
 	assert.Equal(t, StateApproximate, part.State, "without the capacity, token_usage is read")
 	assert.Contains(t, KeepMetricNames(), "sglang:kv_evictable_tokens")
 }
+
+// TestIdleSentenceOnlyWhenMatched: the TGIS page's prefill histogram under the old plain matcher
+// matched no series, so its growth query had no sample for the target: that is not "no
+// requests" (its count grew by 215 per scrape). A models filter matching nothing says so; a
+// matched histogram whose count stayed flat is "no requests … did not grow".
+func TestIdleSentenceOnlyWhenMatched(t *testing.T) {
+	load := pageLoad(t, "testdata/tgis-dict-repr-method.prom", "tgis", "10.0.0.5:3000")
+	// The old selector: no sample for the target at all (matched = false).
+	assert.Empty(t, evalLoad(t, load, `sum by (job) (rate(tgi_batch_inference_duration_count{method="prefill"}[5m]))`))
+	assert.Equal(t, "target tgis: its prefill_time families are stored, but none of their series carries the labels the catalogue selects in the queried range: no data, which says nothing about its requests",
+		IdleSentence("tgis", PrefillTime, KindHistogram, false, nil))
+	// A models filter naming a model the page does not serve.
+	hq, err := HistogramPromQL(PrefillTime, Scope{Models: []string{"granite"}, By: []string{"target"}}, 5*time.Minute)
+	require.NoError(t, err)
+	assert.Empty(t, evalLoad(t, load, hq.Count))
+	assert.Equal(t, "target tgis: the models filter (granite) matched none of its prefill_time series in the queried range: no data for it, which says nothing about its requests",
+		IdleSentence("tgis", PrefillTime, KindHistogram, false, []string{"granite"}))
+	// A histogram that did not grow: present with 0.
+	flat := `  tgi_batch_inference_duration_count{job="f",instance="f:1",method="prefill"} 7x20` + "\n"
+	hq, err = HistogramPromQL(PrefillTime, Scope{By: []string{"target"}}, 5*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 0.0, one(t, evalLoad(t, flat, hq.Count)))
+	assert.Equal(t, "target f: no requests in the queried range for prefill_time (its histogram's count did not grow): no data, not zero",
+		IdleSentence("f", PrefillTime, KindHistogram, true, nil))
+}
