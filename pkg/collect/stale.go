@@ -38,6 +38,9 @@ import (
 // stop time when that is earlier, so the history shows the series ending when
 // its scraping ended.
 
+// staleScanWindow is how far before the stop markStale looks for series still "present".
+const staleScanWindow = 10 * time.Minute
+
 // staleSweep is one pending sweep of a collector.
 type staleSweep struct {
 	quit chan struct{}
@@ -87,8 +90,9 @@ func (c *Collector) stopSweep() {
 	<-c.sweep.done
 }
 
-// markStale writes a staleness marker for every series of db whose latest
-// sample is at or before stop and is not already a marker, at
+// markStale writes a staleness marker for every series of db with a sample in
+// the staleScanWindow before stop whose latest sample is at or before stop and
+// is not already a marker, at
 // min(latest + interval, stop) (and always after latest). A series with a
 // sample after stop is scraped again and is left alone; so is a native
 // histogram series (the collector stores none). It returns the number of
@@ -97,7 +101,10 @@ func (c *Collector) stopSweep() {
 func markStale(db *tsdb.DB, stop time.Time, interval time.Duration) (int, error) {
 	stopMs := stop.UnixMilli()
 	step := interval.Milliseconds()
-	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	// Only series with a sample within twice PromQL's 5-minute lookback (plus an interval)
+	// before the stop can still be "present" at or after it; older ones are left as they are,
+	// which bounds the scan to the last minutes of the head.
+	q, err := db.Querier(stopMs-(staleScanWindow+interval).Milliseconds(), math.MaxInt64)
 	if err != nil {
 		return 0, err
 	}
