@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
@@ -73,4 +74,38 @@ func TestQuantileAtTheLastPartialStep(t *testing.T) {
 		assert.InDelta(t, 0.4, got["ttft mean"][i], 1e-12, "mean at step %d", i)
 		assert.InDelta(t, 0.4, got["ttft p50"][i], 1e-12, "p50 at step %d", i)
 	}
+}
+
+// TestVerdictBlanksDisprovedQuantiles: TTFT with every observation ≤ 1 ms (10/s in le=0.001,
+// none above) and a mean of 4.6/10 = 0.46 s at the first two steps; at the third the _sum is
+// 0.005/s (mean 0.0005 s, consistent). The p50 and its bounds are blanked at the two
+// contradicted steps and kept at the third (0.0005 s, as the buckets give: rank 5 of 10 in
+// (0, 0.001]); the mean stays at every step.
+func TestVerdictBlanksDisprovedQuantiles(t *testing.T) {
+	st := steps(3)
+	b := bucketMatrix("a", st, []string{"0.001", "0.5", "+Inf"}, []float64{10, 10, 10})
+	sum := &model.SampleStream{Metric: model.Metric{"job": "a"}}
+	for i, v := range []float64{4.6, 4.6, 0.005} {
+		sum.Values = append(sum.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(st[i].UnixNano()), Value: model.SampleValue(v)})
+	}
+	count := model.Matrix{constSeries(model.Metric{"job": "a"}, 10, st)}
+	in := Input{Stage: catalog.TTFT, Buckets: b, Sum: model.Matrix{sum}, Count: count}
+	p50, _ := ParseStat("p50")
+	mean, _ := ParseStat("mean")
+	var notes analysis.Notices
+	out := Compute(in, st, Options{Stats: []Stat{mean, p50}, Estimator: hist.EstimatorPrometheus, Bounds: true}, &notes)
+	vs := sanity.JudgeHistogram(string(catalog.TTFT), b, model.Matrix{sum}, count, st)
+	assert.Equal(t, 6, ApplyVerdicts(out, vs), "p50, lower, upper at two steps")
+	got := map[string][]float64{}
+	for _, s := range out {
+		got[s.Name] = s.Values
+	}
+	for _, name := range []string{"ttft p50", "ttft p50 lower", "ttft p50 upper"} {
+		assert.True(t, math.IsNaN(got[name][0]) && math.IsNaN(got[name][1]), name)
+	}
+	assert.InDelta(t, 0.0005, got["ttft p50"][2], 1e-12)
+	assert.InDelta(t, 0.46, got["ttft mean"][0], 1e-12)
+	assert.InDelta(t, 0.0005, got["ttft mean"][2], 1e-12)
+	require.Len(t, vs.Sentences(), 1)
+	assert.Contains(t, vs.Sentences()[0], "(2 steps)")
 }

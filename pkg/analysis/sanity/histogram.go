@@ -74,7 +74,7 @@ func HistogramChecks(stage string, buckets, sum, count model.Matrix, steps []tim
 // JudgeHistogram is HistogramChecks grouped into one Verdict per group (the group labels of the
 // bucket series, le dropped) that has data, with the steps at which the histogram contradicts
 // itself. Groups are sorted by their labels.
-func JudgeHistogram(stage string, buckets, sum, count model.Matrix, steps []time.Time) []Verdict {
+func JudgeHistogram(stage string, buckets, sum, count model.Matrix, steps []time.Time) Verdicts {
 	idx := make(map[int64]int, len(steps))
 	for i, t := range steps {
 		idx[t.UnixMilli()] = i
@@ -99,7 +99,7 @@ func JudgeHistogram(stage string, buckets, sum, count model.Matrix, steps []time
 	}
 	sums, _ := analysis.Align(sum, steps)
 	counts, _ := analysis.Align(count, steps)
-	var out []Verdict
+	var out Verdicts
 	for _, key := range slices.Sorted(maps.Keys(perGroup)) {
 		v := Verdict{Stage: stage, Labels: labels[key], Key: key, Bad: make([]bool, len(steps))}
 		found := map[string]*HistogramFinding{}
