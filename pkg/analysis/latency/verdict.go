@@ -1,8 +1,8 @@
 package latency
 
 import (
-	"math"
 	"maps"
+	"math"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
