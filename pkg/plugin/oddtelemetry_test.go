@@ -1,0 +1,183 @@
+package plugin
+
+import (
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 22 through QueryData: each test serves or writes a small page and checks numbers worked
+// out by hand from it.
+
+// gaugeSettings is one target "a" on url with the extra label zone, scraped every 200 ms into
+// storagePath.
+func gaugeSettings(storage, url, zone string) map[string]any {
+	return map[string]any{"storagePath": storage, "scrapeInterval": "200ms", "scrapeTimeout": "200ms",
+		"targets": []map[string]any{{"name": "a", "url": url + "/metrics", "labels": map[string]string{"zone": zone}}}}
+}
+
+// saturationNow runs a saturation query over the last two seconds and returns, for running and
+// waiting, the largest value at any step and the last one.
+func saturationNow(t *testing.T, inst *Instance) (maxRun, lastRun, maxWait, lastWait float64) {
+	t.Helper()
+	now := time.Now()
+	dr := runQuery(t, inst, map[string]any{"queryType": "saturation"}, now.Add(-2*time.Second), now, 200*time.Millisecond)
+	require.NoError(t, dr.Error)
+	f := fieldsBy(dr, "signal")
+	peak := func(sig string) (float64, float64) {
+		fld := f[sig]
+		if fld == nil { // not scraped yet
+			return math.NaN(), math.NaN()
+		}
+		m := math.Inf(-1)
+		for i := 0; i < fld.Len(); i++ {
+			if p := fld.At(i).(*float64); p != nil {
+				m = math.Max(m, *p)
+			}
+		}
+		last, _ := lastFloat(fld)
+		return m, last
+	}
+	maxRun, lastRun = peak("requests_running")
+	maxWait, lastWait = peak("requests_waiting")
+	return
+}
+
+// TestSaturationAfterSettingsSaveAndRestart: the page says 3 running, 1 waiting. A settings save
+// adding a label (zone 1 → 2) and then a plugin restart with another label (the store reopened
+// from disk) must read 3 and 1 at every step, never 6 and 2.
+func TestSaturationAfterSettingsSaveAndRestart(t *testing.T) {
+	page, err := os.ReadFile("testdata/vllm-v1-gauges-running3-waiting1.prom")
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(page) }))
+	defer srv.Close()
+	storage := t.TempDir()
+
+	one := newLiveInstance(t, "odd", gaugeSettings(storage, srv.URL, "1"))
+	require.Eventually(t, func() bool {
+		_, run, _, _ := saturationNow(t, one)
+		return run == 3
+	}, 10*time.Second, 50*time.Millisecond)
+	two := newLiveInstance(t, "odd", gaugeSettings(storage, srv.URL, "2")) // a settings save
+	one.Dispose()
+	time.Sleep(time.Second) // the new instance's first scrapes and its staleness sweep (≤ 2.1 intervals)
+	maxRun, run, maxWait, wait := saturationNow(t, two)
+	assert.Equal(t, 3.0, run)
+	assert.Equal(t, 1.0, wait)
+	assert.Equal(t, 3.0, maxRun, "running at no step of the save reads both label sets")
+	assert.Equal(t, 1.0, maxWait)
+
+	two.Dispose() // the plugin stops; the store is closed and reopened from disk
+	three := newLiveInstance(t, "odd", gaugeSettings(storage, srv.URL, "3"))
+	defer three.Dispose()
+	time.Sleep(time.Second)
+	maxRun, run, maxWait, wait = saturationNow(t, three)
+	assert.Equal(t, 3.0, run)
+	assert.Equal(t, 1.0, wait)
+	assert.Equal(t, 3.0, maxRun)
+	assert.Equal(t, 1.0, maxWait)
+}
+
+// tgisHistory writes the TGIS page (pkg/catalog/testdata/tgis-dict-repr-method.prom) every 15 s
+// for 10 minutes, each counter growing by its page value per scrape.
+func tgisHistory(t *testing.T) (*Instance, time.Time) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	pre := map[string]string{"method": "{'method': 'prefill'}"}
+	dec := map[string]string{"method": "{'method': 'decode'}"}
+	with := func(m map[string]string, le string) map[string]string {
+		out := map[string]string{"le": le}
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	for i := 0; i <= 40; i++ {
+		ts, k := t0.Add(time.Duration(i)*15*time.Second), float64(i+1)
+		for le, v := range map[string]float64{"0.05": 100, "0.1": 200, "+Inf": 215} {
+			h.sample(ts, "tgis", "tgi_batch_inference_duration_bucket", with(pre, le), v*k)
+		}
+		h.sample(ts, "tgis", "tgi_batch_inference_duration_sum", pre, 10.75*k)
+		h.sample(ts, "tgis", "tgi_batch_inference_duration_count", pre, 215*k)
+		for le, v := range map[string]float64{"0.025": 600, "0.05": 1000, "+Inf": 1000} {
+			h.sample(ts, "tgis", "tgi_batch_forward_duration_bucket", with(dec, le), v*k)
+		}
+		h.sample(ts, "tgis", "tgi_batch_forward_duration_sum", dec, 25*k)
+		h.sample(ts, "tgis", "tgi_batch_forward_duration_count", dec, 1000*k)
+		h.sample(ts, "tgis", "tgi_request_success", nil, 200*k)
+		h.sample(ts, "tgis", "tgi_queue_size", nil, 1)
+		h.sample(ts, "tgis", "tgi_batch_current_size", nil, 4)
+	}
+	return h.instance(histTarget("tgis")), t0
+}
+
+// TestTGISLatencyThroughQueryData: by hand from the page, prefill batches per scrape: 100 ≤ 0.05 s,
+// 200 ≤ 0.1 s, 215 in all, _sum 10.75: mean 0.05 s, p50 at rank 107.5 in (0.05, 0.1]:
+// 0.05 + 0.05 · (107.5 − 100) / (200 − 100) = 0.05375 s. Decode forward passes: 600 ≤ 0.025 s,
+// 1000 ≤ 0.05 s, mean 25 / 1000 = 0.025 s, p50 at rank 500 in (0, 0.025]: 0.025 · 500 / 600 =
+// 0.0208333 s. Neither says "did not grow".
+func TestTGISLatencyThroughQueryData(t *testing.T) {
+	inst, t0 := tgisHistory(t)
+	for stage, want := range map[string][2]float64{"prefill_time": {0.05, 0.05375}, "itl": {0.025, 0.025 * 500 / 600}} {
+		dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
+			map[string]any{"queryType": "latency", "stages": []string{stage}, "stats": []string{"mean", "p50"}, "window": "5m", "estimator": "prometheus"})
+		require.NoError(t, dr.Error)
+		f := fieldsBy(dr, "stat", "bound")
+		require.NotNil(t, f["mean/"], "%s: %v", stage, responseNotices(dr))
+		mean, _ := lastFloat(f["mean/"])
+		p50, _ := lastFloat(f["p50/"])
+		assert.InDelta(t, want[0], mean, 1e-9, stage)
+		assert.InDelta(t, want[1], p50, 1e-9, stage)
+		assert.NotContains(t, strings.Join(responseNotices(dr), "\n"), "did not grow", stage)
+	}
+}
+
+// TestRestartRuleOneSentenceThroughQueryData: a multiprocess vLLM page (no
+// process_start_time_seconds) whose finished-request counter and TTFT count fall from 90 to 10
+// at 5 minutes. Below half: a restart, in the events query (not "counter went backwards") and
+// in the latency query's notice alike.
+func TestRestartRuleOneSentenceThroughQueryData(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	m := map[string]string{"model_name": "m"}
+	ttft := newHandHist(0.1, 1)
+	var done float64
+	for i := 0; i <= 40; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		if i == 20 { // 5 minutes: the process is replaced, counters start again
+			ttft.reset()
+			done = 0
+		}
+		ttft.observe(0.05, 4)
+		ttft.observe(0.5, 1)
+		done += 5
+		h.scrape(ts, "mp", "vllm:time_to_first_token_seconds", m, ttft)
+		h.sample(ts, "mp", "vllm:request_success_total", map[string]string{"model_name": "m", "finished_reason": "stop"}, done)
+		h.sample(ts, "mp", "vllm:num_requests_running", m, 2)
+	}
+	inst := h.instance(histTarget("mp"))
+	ev := eventRows(t, runQuery(t, inst, map[string]any{"queryType": "events"}, t0, t0.Add(10*time.Minute), time.Minute))
+	var kinds []string
+	for _, e := range ev {
+		kinds = append(kinds, e.kind)
+	}
+	assert.Contains(t, kinds, "restart")
+	assert.NotContains(t, kinds, "counter_backwards")
+	for _, e := range ev {
+		if e.kind == "restart" {
+			assert.Equal(t, t0.Add(5*time.Minute).UTC(), e.at.UTC())
+			assert.Contains(t, e.text, "no process_start_time_seconds")
+		}
+	}
+	dr := runHistQuery(t, inst, t0.Add(3*time.Minute), t0.Add(10*time.Minute), time.Minute,
+		map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"})
+	require.NoError(t, dr.Error)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target mp restarted at ")
+}
