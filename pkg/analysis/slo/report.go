@@ -49,6 +49,11 @@ type Windowed struct {
 	// Buckets over the range (latency objectives), for the quantile and the
 	// threshold's location.
 	RangeBuckets []hist.Bucket
+	// Disproved, when not empty, is the sentence of the histogram's verdict
+	// (sanity.Verdict.Sentence): it contradicts itself over the range, so the
+	// report draws no attainment, quantile, budget or burn rate from it and its
+	// status is Unknown, with this sentence as the reason.
+	Disproved string
 }
 
 // NewReport assembles one row: attainment over the range, the quantile at
@@ -73,6 +78,16 @@ func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Dura
 			continue
 		}
 		r.Burn[win] = BurnRate(c, spec.Target)
+	}
+	if w.Disproved != "" {
+		r.Attainment, r.AttainmentLower, r.AttainmentUpper = nan, nan, nan
+		r.Quantile = hist.Estimate{Value: nan, Lower: nan, Upper: nan}
+		r.Budget = Budget{Remaining: nan, Lower: nan, Upper: nan}
+		for win := range r.Burn {
+			r.Burn[win] = nan
+		}
+		r.Status, r.Reason = Unknown, w.Disproved
+		return r
 	}
 	r.Status, r.Reason = Evaluate(r.Burn, spec.Period)
 	if r.Status == OK && r.Budget.Remaining < 0 {
