@@ -3,11 +3,14 @@ package collect
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
 // maxFaultsPerKind bounds the page faults named per kind; the rest are counted.
@@ -116,4 +119,21 @@ func seriesText(lset labels.Labels) string {
 		}
 	})
 	return lset.Get(labels.MetricName) + "{" + strings.Join(parts, ", ") + "}"
+}
+
+// upstreamURL matches a label value naming another server (scheme://host…).
+var upstreamURL = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://.+`)
+
+// upstreamsOf returns the URL values of the re-export labels among a page's labels, sorted.
+func upstreamsOf(labelValues map[string][]string) []string {
+	var out []string
+	for _, l := range catalog.ReExportLabels {
+		for _, v := range labelValues[l] {
+			if upstreamURL.MatchString(v) && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -22,3 +22,14 @@ func TestPageFaultsNamed(t *testing.T) {
 	require.NoError(t, parsePage([]byte(readPage(t, page011)), "text/plain; version=0.0.4", 0, &clean))
 	assert.Empty(t, clean.Faults)
 }
+
+// TestProbeNamesUpstreams: the production-stack router page re-exports two engines (server
+// label); an engine's own page none.
+func TestProbeNamesUpstreams(t *testing.T) {
+	var router ProbeResult
+	require.NoError(t, parsePage([]byte(readPage(t, "testdata/vllm-production-stack-router.prom")), "text/plain; version=0.0.4", 0, &router))
+	assert.Equal(t, []string{"http://10.0.0.1:8000", "http://10.0.0.2:8000"}, router.Upstreams)
+	var engine ProbeResult
+	require.NoError(t, parsePage([]byte(readPage(t, page011)), "text/plain; version=0.0.4", 0, &engine))
+	assert.Empty(t, engine.Upstreams)
+}

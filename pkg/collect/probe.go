@@ -43,6 +43,10 @@ type ProbeResult struct {
 	// Faults name, one sentence each, the page's duplicate series and classic histograms whose
 	// buckets decrease with le (see pageFaults); empty for a clean page.
 	Faults []string
+	// Upstreams are the servers whose engine series the page re-exports: the URL values of
+	// catalog.ReExportLabels on the page (a vLLM production-stack router's `server`, the smg
+	// router's `worker_addr`), sorted; empty for an engine's own page.
+	Upstreams []string
 	// Duration is the time from request to the end of parsing.
 	Duration time.Duration
 	// Err is nil on success, else one sentence naming the target, the place
@@ -251,6 +255,7 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 	for k, m := range vals {
 		res.Labels[k] = sortedKeys(m)
 	}
+	res.Upstreams = upstreamsOf(res.Labels)
 	return nil
 }
 
