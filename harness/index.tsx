@@ -7,7 +7,8 @@ import { ConfigEditor } from '../src/components/ConfigEditor';
 import { QueryEditor } from '../src/components/QueryEditor';
 import type { Settings } from '../src/configModel';
 import type { DataSource } from '../src/datasource';
-import { DEFAULT_QUERY, InferscopeQuery } from '../src/types';
+import { DEFAULT_QUERY } from '../src/queryTypes/registry';
+import { InferscopeQuery } from '../src/types';
 
 const lists: Record<string, Array<{ text: string; value: string }>> = {
   targets: [

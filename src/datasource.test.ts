@@ -108,6 +108,70 @@ describe('applyTemplateVariables', () => {
   });
 });
 
+describe('applyTemplateVariables from the field registry', () => {
+  beforeEach(() => {
+    templateSrv = fakeTemplateSrv({ v: ['x', 'y'], s: 'one' });
+  });
+
+  it('expands the same fields, the same way, as the hand-written version it replaced', () => {
+    const ds = new DataSource(settings);
+    const q = {
+      refId: 'A',
+      queryType: 'latency',
+      targets: ['$v'],
+      models: ['$v'],
+      groupBy: '$s',
+      window: '$s',
+      stages: ['$v'],
+      stats: ['$v'],
+      estimator: '$s',
+      bounds: true,
+      format: '$s',
+      classes: ['$v'],
+      metric: '$s',
+      matchers: { a: '$v', b: '$s' },
+      agents: ['$v'],
+      gpus: ['$v'],
+      signals: ['$v'],
+      profile: '$s',
+      objectives: ['$v'],
+      thresholds: [0.5],
+      window2: '$s',
+    } as unknown as InferscopeQuery;
+    // Lists: one entry per value; scalars and matcher values: replaced
+    // (a multi-value variable joined with commas); classes, thresholds,
+    // bounds and keys the model does not know: untouched.
+    expect(JSON.stringify(ds.applyTemplateVariables(q, {}))).toBe(
+      JSON.stringify({
+        refId: 'A',
+        queryType: 'latency',
+        targets: ['x', 'y'],
+        models: ['x', 'y'],
+        groupBy: 'one',
+        window: 'one',
+        stages: ['x', 'y'],
+        stats: ['x', 'y'],
+        estimator: 'one',
+        bounds: true,
+        format: 'one',
+        classes: ['$v'],
+        metric: 'one',
+        matchers: { a: 'x,y', b: 'one' },
+        agents: ['x', 'y'],
+        gpus: ['x', 'y'],
+        signals: ['x', 'y'],
+        profile: 'one',
+        objectives: ['x', 'y'],
+        thresholds: [0.5],
+        window2: '$s',
+      })
+    );
+    expect(JSON.stringify(ds.applyTemplateVariables({ refId: 'B', queryType: 'events', format: undefined }, {}))).toBe(
+      '{"refId":"B","queryType":"events"}'
+    );
+  });
+});
+
 describe('filterQuery', () => {
   it('skips hidden queries only', () => {
     const ds = new DataSource(settings);

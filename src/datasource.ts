@@ -11,8 +11,11 @@ import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 import { from, map, Observable } from 'rxjs';
 
 import { VariableQueryEditor } from './components/VariableQueryEditor';
+import { QueryField } from './queryTypes/definition';
+import { QUERY_FIELDS } from './queryTypes/fields';
+import { DEFAULT_QUERY } from './queryTypes/registry';
 import {
-  DEFAULT_QUERY,
+  EditorDataSource,
   InferscopeOptions,
   InferscopeQuery,
   InferscopeVariableQuery,
@@ -110,7 +113,7 @@ export function toMetricFindValues(body: unknown): MetricFindValue[] {
  * lists for editors and template variables come from GET resources
  * /targets, /models, /signals, /agents and /gpus.
  */
-export class DataSource extends DataSourceWithBackend<InferscopeQuery, InferscopeOptions> {
+export class DataSource extends DataSourceWithBackend<InferscopeQuery, InferscopeOptions> implements EditorDataSource {
   /** SLO profiles of the settings (undefined: the backend's default profiles apply). */
   readonly sloProfiles?: ProfileConfig[];
 
@@ -131,39 +134,42 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
     return DEFAULT_QUERY;
   }
 
-  /** Expands $variables; multi-value variables become several array entries. */
+  /**
+   * Expands $variables in every field whose registry entry (QUERY_FIELDS)
+   * says how: lists element by element (multi-value variables become
+   * several entries), scalars as strings, maps value by value.
+   */
   applyTemplateVariables(query: InferscopeQuery, scopedVars: ScopedVars): InferscopeQuery {
-    const out: InferscopeQuery = {
-      ...query,
-      targets: expandList(query.targets, scopedVars),
-      models: expandList(query.models, scopedVars),
-      agents: expandList(query.agents, scopedVars),
-      gpus: expandList(query.gpus, scopedVars),
-      stages: expandList(query.stages, scopedVars),
-      stats: expandList(query.stats, scopedVars),
-      signals: expandList(query.signals, scopedVars),
-      window: expandScalar(query.window, scopedVars),
-      metric: expandScalar(query.metric, scopedVars),
-      groupBy: expandScalar(query.groupBy, scopedVars) as InferscopeQuery['groupBy'],
-      estimator: expandScalar(query.estimator, scopedVars) as InferscopeQuery['estimator'],
-      format: expandScalar(query.format, scopedVars) as InferscopeQuery['format'],
-      profile: expandScalar(query.profile, scopedVars),
-      objectives: expandList(query.objectives, scopedVars),
-    };
-    if (query.matchers) {
-      const m: Record<string, string> = {};
-      for (const [k, v] of Object.entries(query.matchers)) {
-        m[k] = getTemplateSrv().replace(v, scopedVars);
+    const out = { ...query } as Record<string, unknown>;
+    const q = query as unknown as Record<string, unknown>;
+    for (const [field, spec] of Object.entries(QUERY_FIELDS) as Array<
+      [QueryField, (typeof QUERY_FIELDS)[QueryField]]
+    >) {
+      switch (spec.templating) {
+        case 'list':
+          out[field] = expandList(q[field] as string[] | undefined, scopedVars);
+          break;
+        case 'scalar':
+          out[field] = expandScalar(q[field] as string | undefined, scopedVars);
+          break;
+        case 'map':
+          if (q[field]) {
+            const m: Record<string, string> = {};
+            for (const [k, v] of Object.entries(q[field] as Record<string, string>)) {
+              m[k] = getTemplateSrv().replace(v, scopedVars);
+            }
+            out[field] = m;
+          }
+          break;
       }
-      out.matchers = m;
     }
     // Keep the JSON free of keys the query never had.
-    for (const key of Object.keys(out) as Array<keyof InferscopeQuery>) {
+    for (const key of Object.keys(out)) {
       if (out[key] === undefined) {
         delete out[key];
       }
     }
-    return out;
+    return out as unknown as InferscopeQuery;
   }
 
   /** Hidden queries are not sent. */

@@ -1,40 +1,17 @@
-import { DataSourceJsonData } from '@grafana/data';
+import { DataSourceJsonData, MetricFindValue } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
-/** Query types the backend serves today (CONTRACTS.md "Query JSON"). */
-export const QUERY_TYPES = [
-  'latency',
-  'breakdown',
-  'throughput',
-  'saturation',
-  'targets',
-  'raw',
-  'gpu',
-  'diagnosis',
-  'events',
-  'slo',
-  'burn_rate',
-  'goodput',
-  'buckets',
-] as const;
-export type QueryType = (typeof QUERY_TYPES)[number];
-
-export const QUERY_TYPE_DESCRIPTIONS: Record<QueryType, string> = {
-  latency: 'Quantiles and means of request stages (TTFT, ITL, TPOT, E2E, queue, prefill, decode, inference)',
-  breakdown: 'Mean time per stage: queue + prefill + decode + frontend overhead',
-  throughput: 'Finished requests/s by finish reason, prompt and generation tokens/s',
-  saturation: 'Running and waiting requests, KV-cache usage, preemptions/s, prefix-cache hit ratio',
-  targets: 'One row per target: engine, version family, models, up, last scrape, series, last error',
-  raw: 'One scraped metric by name, with label matchers, from configured targets only',
-  gpu: 'Per-GPU signals from the GPU agents (NVML agent or dcgm-exporter)',
-  diagnosis:
-    'Bottleneck per target (stall, queue, KV cache, prefill, decode, throttling, …) with evidence and vLLM flags',
-  events: 'Annotations: restarts, down periods, changes of served model, engine or vLLM cache config',
-  slo: 'SLO table: attainment, observed quantile, error budget, burn rates and status per objective',
-  burn_rate: 'Burn rate per objective over 5m … 3d, and status (0 ok, 1 ticket, 2 page) for alert rules',
-  goodput: 'Requests/s meeting every objective of a profile: lower and upper bounds',
-  buckets: 'Where quantiles and thresholds fall in the buckets, and extra bounds for --custom-histogram-buckets',
-};
+/**
+ * Ids of the query types, one key per entry of the query-type registry
+ * (src/queryTypes/). Each entry's file adds its own key to this interface
+ * (`declare module '../types' { interface QueryTypeIds { latency: true } }`),
+ * so the union grows with the registry and nothing here lists the types:
+ * the registry is the one place a query type is declared on the front end.
+ * The JSON fields each type accepts are in src/generated/queryschema.json;
+ * docs/architecture.md describes how a query travels through the backend.
+ */
+export interface QueryTypeIds {}
+export type QueryType = keyof QueryTypeIds;
 
 export const LATENCY_STAGES = [
   'ttft',
@@ -95,7 +72,10 @@ export const GPU_SIGNALS = [
 ] as const;
 
 /**
- * The query model sent to the backend (DataQuery.JSON). It must stand alone:
+ * The query model sent to the backend (DataQuery.JSON); which fields each
+ * query type accepts is src/generated/queryschema.json (generated from the
+ * backend's request structs, checked against the registry by
+ * src/queryTypes/schema.test.ts). It must stand alone:
  * alert rules send it without the front end, so it never holds URLs or
  * unexpanded template variables once applyTemplateVariables has run.
  */
@@ -139,35 +119,20 @@ export interface InferscopeQuery extends DataQuery {
   thresholds?: number[];
 }
 
-export const DEFAULT_QUERY: Partial<InferscopeQuery> = {
-  queryType: 'latency',
-  stages: ['ttft', 'e2e'],
-  stats: ['p50', 'p99'],
-  estimator: 'prometheus',
-  bounds: true,
-  groupBy: 'none',
-};
-
-/** Defaults the editor fills in when the user switches to a query type. */
-export const TYPE_DEFAULTS: Record<QueryType, Partial<InferscopeQuery>> = {
-  latency: { stages: ['ttft', 'e2e'], stats: ['p50', 'p99'], estimator: 'prometheus', bounds: true },
-  breakdown: { format: 'timeseries' },
-  throughput: {},
-  saturation: {},
-  targets: {},
-  raw: { metric: '', matchers: {} },
-  gpu: { signals: ['gpu_util', 'fb_used', 'power', 'saturation'] },
-  diagnosis: { format: 'table' },
-  events: {},
-  slo: {},
-  burn_rate: {},
-  goodput: {},
-  buckets: { stats: ['p50', 'p90', 'p99'] },
-};
-
 /** Variable query: which list GET /<kind> resource to read. */
 export const VARIABLE_KINDS = ['targets', 'models', 'agents', 'gpus', 'signals', 'profiles'] as const;
 export type VariableKind = (typeof VARIABLE_KINDS)[number];
+
+/**
+ * What the query editors need from the data source: the lists of GET
+ * /<kind> and the SLO profiles of its settings (undefined: the backend's
+ * default profiles). DataSource implements it; the editors depend on this
+ * interface, not on the DataSource class, so no editor imports datasource.ts.
+ */
+export interface EditorDataSource {
+  listResource(kind: VariableKind): Promise<MetricFindValue[]>;
+  readonly sloProfiles?: ProfileConfig[];
+}
 
 export interface InferscopeVariableQuery extends DataQuery {
   queryType: VariableKind;

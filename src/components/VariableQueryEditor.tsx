@@ -1,11 +1,19 @@
 import React from 'react';
-import { QueryEditorProps, SelectableValue } from '@grafana/data';
+import { DataSourceApi, QueryEditorProps, SelectableValue } from '@grafana/data';
 import { InlineField, Select } from '@grafana/ui';
 
-import type { DataSource } from '../datasource';
 import { InferscopeOptions, InferscopeQuery, InferscopeVariableQuery, VariableKind } from '../types';
 
-type Props = QueryEditorProps<DataSource, InferscopeQuery, InferscopeOptions, InferscopeVariableQuery>;
+/**
+ * Typed on DataSourceApi, not on the DataSource class, so datasource.ts can
+ * use this editor without an import circle.
+ */
+type Props = QueryEditorProps<
+  DataSourceApi<InferscopeQuery, InferscopeOptions>,
+  InferscopeQuery,
+  InferscopeOptions,
+  InferscopeVariableQuery
+>;
 
 const KIND_OPTIONS: Array<SelectableValue<VariableKind>> = [
   { label: 'Targets', value: 'targets', description: 'Configured target names (the job label)' },

@@ -2,8 +2,7 @@ import { useEffect, useState } from 'react';
 import { SelectableValue } from '@grafana/data';
 import { getTemplateSrv } from '@grafana/runtime';
 
-import type { DataSource } from '../datasource';
-import { VariableKind } from '../types';
+import { EditorDataSource, VariableKind } from '../types';
 
 /** Dashboard variables offered as "$name" options; none outside a dashboard. */
 export function variableOptions(): Array<SelectableValue<string>> {
@@ -21,7 +20,7 @@ export function variableOptions(): Array<SelectableValue<string>> {
  * variables. `error` holds the message when the resource call failed.
  */
 export function useResourceOptions(
-  datasource: DataSource,
+  datasource: EditorDataSource,
   kind: VariableKind,
   enabled = true
 ): { options: Array<SelectableValue<string>>; loading: boolean; error?: string } {

@@ -1,16 +1,11 @@
 import React, { useState } from 'react';
 import { InlineField, Input, Stack } from '@grafana/ui';
 
-import { InferscopeQuery, ProfileConfig } from '../../types';
+import { QueryTypeEditorProps } from '../../queryTypes/definition';
+import { InferscopeQuery } from '../../types';
+import { variableOptions } from '../useResourceOptions';
+import { LW, Multi, STAGE_OPTIONS, STAT_OPTIONS, useStats, withField } from './common';
 import { ProfilePicker } from './ProfilePicker';
-
-const LW = 14;
-
-interface Props {
-  query: InferscopeQuery;
-  profiles: ProfileConfig[] | undefined;
-  onChange: (q: InferscopeQuery) => void;
-}
 
 /** Parses "0.5, 2" into positive numbers of seconds; an error names the first bad entry. */
 export function parseThresholds(text: string): { values: number[]; error?: string } {
@@ -32,53 +27,83 @@ export function parseThresholds(text: string): { values: number[]; error?: strin
 }
 
 /**
- * Editor of the buckets query type: a profile whose thresholds to place and
- * extra thresholds in seconds (stages and quantiles use the latency pickers).
+ * Editor of the buckets query type: stages and quantiles to place in the
+ * bucket layout, a profile whose thresholds to place and extra thresholds
+ * in seconds.
  */
-export function BucketsEditor({ query, profiles, onChange }: Props) {
+export function BucketsEditor({
+  query,
+  profiles,
+  onChange,
+}: Pick<QueryTypeEditorProps, 'query' | 'profiles' | 'onChange'>) {
   const [text, setText] = useState((query.thresholds ?? []).join(', '));
   const [error, setError] = useState<string | undefined>();
+  const stats = useStats(query, onChange);
   return (
-    <Stack gap={0.5} wrap="wrap">
-      <ProfilePicker
-        profiles={profiles}
-        profile={query.profile}
-        allowAll
-        onChange={(p) => {
-          const next = { ...query, profile: p };
-          if (!p) {
-            delete next.profile;
-          }
-          onChange(next);
-        }}
-      />
-      <InlineField
-        label="Thresholds"
-        labelWidth={LW}
-        tooltip="Seconds, comma-separated: each is placed in the bucket layout (a threshold that is not a bound is flagged)"
-        invalid={Boolean(error)}
-        error={error}
-      >
-        <Input
-          id="inferscope-thresholds"
-          aria-label="Thresholds"
-          width={30}
-          placeholder="0.5, 2"
-          value={text}
-          onChange={(e) => setText(e.currentTarget.value)}
-          onBlur={() => {
-            const r = parseThresholds(text);
-            setError(r.error);
-            if (!r.error) {
-              const next: InferscopeQuery = { ...query, thresholds: r.values };
-              if (r.values.length === 0) {
-                delete next.thresholds;
-              }
-              onChange(next);
+    <>
+      <Stack gap={0.5} wrap="wrap">
+        <Multi
+          label="Stages"
+          id="inferscope-stages"
+          tooltip="Histogram stages; empty: the profile's stages, else ttft, itl and e2e"
+          placeholder="default"
+          value={query.stages}
+          options={[...STAGE_OPTIONS, ...variableOptions()]}
+          onChange={(v) => onChange(withField(query, 'stages', v))}
+        />
+        <Multi
+          label="Quantiles"
+          id="inferscope-stats"
+          tooltip="Quantiles pNN to place in the buckets; type p99.9 and press Enter"
+          placeholder="p50, p90, p99"
+          value={query.stats}
+          options={[...STAT_OPTIONS.filter((o) => o.value !== 'mean'), ...variableOptions()]}
+          error={stats.error}
+          onChange={stats.setStats}
+          onCreate={(v) => stats.setStats([...(query.stats ?? []), v.trim()])}
+        />
+      </Stack>
+      <Stack gap={0.5} wrap="wrap">
+        <ProfilePicker
+          profiles={profiles}
+          profile={query.profile}
+          allowAll
+          onChange={(p) => {
+            const next = { ...query, profile: p };
+            if (!p) {
+              delete next.profile;
             }
+            onChange(next);
           }}
         />
-      </InlineField>
-    </Stack>
+        <InlineField
+          label="Thresholds"
+          labelWidth={LW}
+          tooltip="Seconds, comma-separated: each is placed in the bucket layout (a threshold that is not a bound is flagged)"
+          invalid={Boolean(error)}
+          error={error}
+        >
+          <Input
+            id="inferscope-thresholds"
+            aria-label="Thresholds"
+            width={30}
+            placeholder="0.5, 2"
+            value={text}
+            onChange={(e) => setText(e.currentTarget.value)}
+            onBlur={() => {
+              const r = parseThresholds(text);
+              setError(r.error);
+              if (!r.error) {
+                const next: InferscopeQuery = { ...query, thresholds: r.values };
+                if (r.values.length === 0) {
+                  delete next.thresholds;
+                }
+                onChange(next);
+              }
+            }}
+          />
+        </InlineField>
+      </Stack>
+    </>
   );
 }

@@ -1,0 +1,33 @@
+import { ESTIMATORS, GPU_SIGNALS, GROUP_BY, LATENCY_STAGES } from '../types';
+import { FieldSpec, QueryField } from './definition';
+
+/**
+ * Every field of the query JSON with its JSON type, how template variables
+ * are replaced in it, and the values the front end offers. Types pick their
+ * fields from here (see the files of src/queryTypes/); the schema test
+ * checks them against src/generated/queryschema.json.
+ */
+export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
+  queryType: { type: 'string', templating: 'none' },
+  targets: { type: 'string[]', templating: 'list' },
+  models: { type: 'string[]', templating: 'list' },
+  groupBy: { type: 'string', templating: 'scalar', enum: GROUP_BY },
+  window: { type: 'string', templating: 'scalar' },
+  format: { type: 'string', templating: 'scalar' },
+  stages: { type: 'string[]', templating: 'list', enum: LATENCY_STAGES },
+  stats: { type: 'string[]', templating: 'list' },
+  estimator: { type: 'string', templating: 'scalar', enum: ESTIMATORS },
+  bounds: { type: 'boolean', templating: 'none' },
+  classes: { type: 'string[]', templating: 'none' },
+  metric: { type: 'string', templating: 'scalar' },
+  matchers: { type: 'object', templating: 'map' },
+  agents: { type: 'string[]', templating: 'list' },
+  gpus: { type: 'string[]', templating: 'list' },
+  signals: { type: 'string[]', templating: 'list', enum: GPU_SIGNALS },
+  profile: { type: 'string', templating: 'scalar' },
+  objectives: { type: 'string[]', templating: 'list', carry: true },
+  thresholds: { type: 'number[]', templating: 'none' },
+};
+
+/** Fields every query type has (the shared controls); the type's own are in its `fields`. */
+export const COMMON_FIELDS: readonly QueryField[] = ['queryType', 'targets', 'models', 'groupBy', 'window'];

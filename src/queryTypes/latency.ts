@@ -1,0 +1,25 @@
+import { LatencyEditor } from '../components/editors/LatencyEditor';
+import { defineQueryType } from './definition';
+
+declare module '../types' {
+  interface QueryTypeIds {
+    latency: true;
+  }
+}
+
+export const latencyType = defineQueryType({
+  id: 'latency',
+  label: 'Latency',
+  description: 'Quantiles and means of request stages (TTFT, ITL, TPOT, E2E, queue, prefill, decode, inference)',
+  defaults: { stages: ['ttft', 'e2e'], stats: ['p50', 'p99'], estimator: 'prometheus', bounds: true },
+  shared: { targets: true, models: true, groupBy: true, window: true },
+  fields: {
+    stages: { owned: true },
+    stats: { owned: true },
+    estimator: { owned: true },
+    bounds: { owned: true },
+    // Draws the profile's thresholds; kept when the type changes, like the targets.
+    profile: { owned: false },
+  },
+  editor: LatencyEditor,
+});

@@ -1,0 +1,16 @@
+import { defineQueryType } from './definition';
+
+declare module '../types' {
+  interface QueryTypeIds {
+    saturation: true;
+  }
+}
+
+export const saturationType = defineQueryType({
+  id: 'saturation',
+  label: 'Saturation',
+  description: 'Running and waiting requests, KV-cache usage, preemptions/s, prefix-cache hit ratio',
+  defaults: {},
+  shared: { targets: true, models: true, groupBy: true, window: true },
+  fields: {},
+});
