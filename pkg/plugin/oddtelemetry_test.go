@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,4 +181,63 @@ func TestRestartRuleOneSentenceThroughQueryData(t *testing.T) {
 		map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"})
 	require.NoError(t, dr.Error)
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target mp restarted at ")
+}
+
+// routerHistory writes, every 15 s for 10 minutes, engines a (3 running, 1 waiting) and b
+// (2 running, 0 waiting) and a vLLM production-stack router r re-exporting both with
+// server="http://a:8000" / "http://b:8000" (the shape of
+// pkg/catalog/testdata/vllm-production-stack-router.prom), and returns an instance over the
+// given targets.
+func routerHistory(t *testing.T, targets ...string) (*Instance, time.Time) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	m := map[string]string{"model_name": "m", "engine": "0"}
+	for i := 0; i <= 40; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		for job, v := range map[string][2]float64{"a": {3, 1}, "b": {2, 0}} {
+			if slices.Contains(targets, job) { // an engine that is not a target is not scraped
+				h.sample(ts, job, "vllm:num_requests_running", m, v[0])
+				h.sample(ts, job, "vllm:num_requests_waiting", m, v[1])
+				h.sample(ts, job, "vllm:kv_cache_usage_perc", m, 0.5)
+				h.sample(ts, job, "vllm:prefix_cache_queries_total", m, 100*float64(i))
+			}
+			srv := map[string]string{"server": "http://" + job + ":8000"}
+			h.sample(ts, "r", "vllm:num_requests_running", srv, v[0])
+			h.sample(ts, "r", "vllm:num_requests_waiting", srv, v[1])
+			h.sample(ts, "r", "vllm:current_qps", srv, 2)
+			h.sample(ts, "r", "vllm:healthy_pods_total", srv, 1)
+			h.sample(ts, "r", "vllm:num_requests_swapped", srv, 0)
+			h.sample(ts, "r", "vllm:gpu_prefix_cache_hit_rate", srv, 0.4)
+		}
+	}
+	var ts []string
+	for _, n := range targets {
+		ts = append(ts, histTarget(n))
+	}
+	return h.instance(ts...), t0
+}
+
+// TestReExporterCountedOnceThroughQueryData: truth by hand, running 3 + 2 = 5 and waiting
+// 1 + 0 = 1. With the router also configured the sum read 10 and 2; now 5 and 1, and the
+// router is named as a re-exporter of both engines. With only a and the router configured, the
+// router's copy is the only view of b and counts: 3 + 2 = 5 again.
+func TestReExporterCountedOnceThroughQueryData(t *testing.T) {
+	for _, tc := range []struct {
+		targets []string
+	}{{[]string{"a", "b", "r"}}, {[]string{"a", "r"}}} {
+		inst, t0 := routerHistory(t, tc.targets...)
+		dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "saturation"})
+		require.NoError(t, dr.Error)
+		f := fieldsBy(dr, "signal")
+		run, _ := lastFloat(f["requests_running"])
+		wait, _ := lastFloat(f["requests_waiting"])
+		assert.Equal(t, 5.0, run, "%v", tc.targets)
+		assert.Equal(t, 1.0, wait, "%v", tc.targets)
+		assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target r is a re-exporter (vLLM production-stack router) of http://a:8000, http://b:8000", "%v", tc.targets)
+	}
+	inst, t0 := routerHistory(t, "a", "b", "r")
+	inst.now = func() time.Time { return t0.Add(10 * time.Minute) } // the inventory reads the last minutes
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "targets"})
+	require.NoError(t, dr.Error)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target r is a re-exporter (vLLM production-stack router)")
 }
