@@ -241,3 +241,45 @@ func TestReExporterCountedOnceThroughQueryData(t *testing.T) {
 	require.NoError(t, dr.Error)
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target r is a re-exporter (vLLM production-stack router)")
 }
+
+// lowestBucketHistory writes a vLLM engine whose TTFT histogram puts every observation in the
+// lowest bucket (≤ 0.001 s, 50 per 15 s scrape) while its _sum grows by 23 per scrape: a mean
+// of 23 / 50 = 0.46 s, 460× the only bound the buckets allow (the page
+// pkg/analysis/sanity/testdata/vllm-ttft-lowest-bucket-mean-0.46.prom).
+func lowestBucketHistory(t *testing.T) (*Instance, time.Time) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	m := map[string]string{"model_name": "m", "engine": "0"}
+	for i := 0; i <= 40; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		n := 50 * float64(i+1)
+		for _, le := range []string{"0.001", "0.005", "0.01", "0.5", "1", "+Inf"} {
+			h.sample(ts, "a", "vllm:time_to_first_token_seconds_bucket", map[string]string{"model_name": "m", "engine": "0", "le": le}, n)
+		}
+		h.sample(ts, "a", "vllm:time_to_first_token_seconds_sum", m, 23*float64(i+1))
+		h.sample(ts, "a", "vllm:time_to_first_token_seconds_count", m, n)
+		h.sample(ts, "a", "vllm:request_success_total", map[string]string{"model_name": "m", "engine": "0", "finished_reason": "stop"}, n)
+		h.sample(ts, "a", "vllm:num_requests_running", m, 2)
+	}
+	return h.instance(histTarget("a")), t0
+}
+
+// TestContradictedHistogramDrawsNoQuantile: latency draws no p50 or bound from the
+// contradicted TTFT histogram (it drew 0.0005 s inside the 1 ms "bound" before), keeps the mean
+// 0.46 s, and says why with the verdict's sentence.
+func TestContradictedHistogramDrawsNoQuantile(t *testing.T) {
+	inst, t0 := lowestBucketHistory(t)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
+		map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"mean", "p50"}, "window": "5m"})
+	require.NoError(t, dr.Error)
+	f := fieldsBy(dr, "stat", "bound")
+	mean, _ := lastFloat(f["mean/"])
+	assert.InDelta(t, 0.46, mean, 1e-9)
+	for _, k := range []string{"p50/", "p50/lower", "p50/upper"} {
+		require.NotNil(t, f[k], k)
+		v, _ := lastFloat(f[k])
+		assert.True(t, math.IsNaN(v), "%s drawn: %v", k, v)
+	}
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "ttft: the histogram contradicts itself from ")
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "every observation is in the lowest bucket (≤ 0.001) but the mean is 0.46, 460× that bound")
+}

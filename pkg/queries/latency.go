@@ -122,7 +122,9 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 	}
 	var series []analysis.Series
 	for _, part := range parts {
-		series = append(series, latency.Compute(part.In, r.Steps, opt, &r.Notes)...)
+		st := latency.Compute(part.In, r.Steps, opt, &r.Notes)
+		latency.ApplyVerdicts(st, r.Verdicts(part)) // no quantile or bound the histogram disproves
+		series = append(series, st...)
 		series = append(series, part.Extra...)
 		r.StageNotices(part)
 	}
