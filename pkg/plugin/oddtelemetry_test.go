@@ -283,3 +283,36 @@ func TestContradictedHistogramDrawsNoQuantile(t *testing.T) {
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "ttft: the histogram contradicts itself from ")
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "every observation is in the lowest bucket (≤ 0.001) but the mean is 0.46, 460× that bound")
 }
+
+// TestContradictedHistogramSLOIsUnknown: the default profiles' TTFT objectives (thresholds far
+// above 1 ms) read attainment 1 and "ok" from the buckets alone. The verdict disproves them:
+// status unknown, status_value null, no attainment, and the reason and a notice say why.
+func TestContradictedHistogramSLOIsUnknown(t *testing.T) {
+	inst, t0 := lowestBucketHistory(t)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "slo"})
+	require.NoError(t, dr.Error)
+	require.Len(t, dr.Frames, 1)
+	fr := dr.Frames[0]
+	col := func(name string) int {
+		for i, f := range fr.Fields {
+			if f.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no field %s", name)
+		return -1
+	}
+	ttft := 0
+	for i := 0; i < fr.Rows(); i++ {
+		if fr.Fields[col("signal")].At(i).(string) != "ttft" {
+			continue
+		}
+		ttft++
+		assert.Equal(t, "unknown", fr.Fields[col("status")].At(i).(string))
+		assert.Nil(t, fr.Fields[col("status_value")].At(i).(*float64))
+		assert.Nil(t, fr.Fields[col("attainment")].At(i).(*float64))
+		assert.Contains(t, fr.Fields[col("reason")].At(i).(string), "the histogram contradicts itself")
+	}
+	assert.Positive(t, ttft)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "the histogram contradicts itself")
+}

@@ -150,6 +150,23 @@ func windowQueries(ctx context.Context, r *fetch.Run, s selected, w time.Duratio
 	return out, nil
 }
 
+// verdictQueries returns the PromQL of a latency objective's _sum and _count rates over window
+// w, per target partition as windowQueries' buckets, for the histogram's sanity verdict
+// (sanity.JudgeWindow); none for error-ratio objectives.
+func verdictQueries(ctx context.Context, r *fetch.Run, s selected, w time.Duration) (sums, counts []string, err error) {
+	if s.obj.Kind == settings.KindErrorRatio {
+		return nil, nil, nil
+	}
+	hqs, err := r.Sub(s.sub).HistogramQueries(ctx, catalog.Signal(s.obj.Signal), w)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, hq := range hqs {
+		sums, counts = append(sums, hq.Sum), append(counts, hq.Count)
+	}
+	return sums, counts, nil
+}
+
 // objectiveLe is fetch.Run.ThresholdLe for a latency objective over [from, to]; nil
 // (read every bucket) for error-ratio objectives or unknown layouts.
 func objectiveLe(ctx context.Context, r *fetch.Run, s selected, from, to time.Time) []string {

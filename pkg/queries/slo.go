@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -49,6 +50,9 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	type objQueries struct {
 		byWindow map[time.Duration][]string
 		covered  string
+		// sums and counts are the range window's _sum and _count rates of a latency
+		// objective's histogram, for its sanity verdict (with the range's full buckets).
+		sums, counts []string
 	}
 	plans := make([]objQueries, len(objs))
 	var all []string
@@ -97,6 +101,10 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			oq.byWindow[w] = qs
 			all = append(all, qs...)
 		}
+		if oq.sums, oq.counts, err = verdictQueries(ctx, r, s, rangeW); err != nil {
+			return nil, err
+		}
+		all = append(append(all, oq.sums...), oq.counts...)
 		if oq.covered, err = catalog.SampleCountPromQL(s.signal(), s.sub.Scope, s.obj.Period); err != nil {
 			return nil, err
 		}
@@ -121,6 +129,9 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 		}
 		spec := s.spec()
 		rangeCounts, rangeBuckets, groups := countsByGroup(s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.Notes)
+		// One verdict per histogram and window: where the range's buckets are disproved by
+		// their own _sum or _count, the row draws nothing from them (status unknown).
+		verdicts := sanity.JudgeWindow(s.obj.Signal, concat(vs, oq.byWindow[rangeW]), concat(vs, oq.sums), concat(vs, oq.counts), p.To)
 		periodCounts, periodBuckets, pGroups := countsByGroup(s, concat(vs, oq.byWindow[s.obj.Period]), s.obj.Period.Seconds(), &r.Notes)
 		burn := map[time.Duration]map[string]slo.Counts{}
 		for _, w := range slo.Windows {
@@ -148,6 +159,10 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			}
 			thresholdNotice(s, layout, &r.Notes)
 			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeBuckets: rangeBuckets[g.Key]}
+			if v, ok := verdicts.Find(g.Labels); ok && v.Disproved(0) {
+				w.Disproved = v.Sentence()
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, w.Disproved))
+			}
 			for _, win := range slo.Windows {
 				if c, ok := burn[win][g.Key]; ok {
 					w.Burn[win] = c
