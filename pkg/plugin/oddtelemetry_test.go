@@ -316,3 +316,16 @@ func TestContradictedHistogramSLOIsUnknown(t *testing.T) {
 	assert.Positive(t, ttft)
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "the histogram contradicts itself")
 }
+
+// TestModelsFilterMatchingNothingIsNotIdle: the engine serves model m and counts 50 TTFT
+// observations per scrape. A models filter naming "nope" matches none of its series: that is
+// said as such, never "no requests … did not grow".
+func TestModelsFilterMatchingNothingIsNotIdle(t *testing.T) {
+	inst, t0 := lowestBucketHistory(t)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
+		map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"mean"}, "window": "5m", "models": []string{"nope"}})
+	require.NoError(t, dr.Error)
+	n := strings.Join(responseNotices(dr), "\n")
+	assert.Contains(t, n, "target a: the models filter (nope) matched none of its ttft series in the queried range")
+	assert.NotContains(t, n, "did not grow")
+}
