@@ -105,8 +105,8 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the range and the 3d before it (not exported, or no requests)", s.profile, s.obj.Name, s.signal()))
 			continue
 		}
+		thresholdNotice(ctx, r, s, layouts[groups[0].Key], p.Start, p.End)
 		for _, g := range groups {
-			thresholdNotice(s, layouts[g.Key], &r.Notes)
 			h := hs[g.Key]
 			burn, status := h.BurnSeries(s.obj.Target, s.obj.Period)
 			shown := steps[out:]

@@ -82,8 +82,8 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 		} else {
 			var layouts map[string][]hist.Bucket
 			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.Steps, time.Second, s.obj.Threshold)
-			for _, g := range groupsOf[k] {
-				thresholdNotice(s, layouts[g.Key], &r.Notes)
+			if len(groupsOf[k]) > 0 {
+				thresholdNotice(ctx, r, s, layouts[groupsOf[k][0].Key], p.Start.Add(-p.Window), p.End)
 			}
 		}
 		return nil

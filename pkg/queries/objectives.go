@@ -223,17 +223,28 @@ func concat(vs map[string]model.Vector, qs []string) model.Vector {
 	return out
 }
 
-// thresholdNotice says, once per objective, when its threshold is not a
-// bucket bound (naming the neighbouring bounds) — never silently rounded.
-func thresholdNotice(s selected, layout []hist.Bucket, notes *analysis.Notices) {
-	if s.obj.Kind == settings.KindErrorRatio || len(layout) == 0 {
+// thresholdNotice says, once per objective, for which targets its threshold is not a bucket
+// bound (naming the neighbouring bounds in each target's own layout, and the targets for which
+// it is one): never silently rounded. layout is the group's buckets, used when the targets'
+// stored layouts cannot be read.
+func thresholdNotice(ctx context.Context, r *fetch.Run, s selected, layout []hist.Bucket, from, to time.Time) {
+	if s.obj.Kind == settings.KindErrorRatio {
 		return
 	}
-	loc := slo.Locate(s.obj.Threshold, layout)
-	if loc.Exact {
+	suffix := fmt.Sprintf("; a rule written as le=\"%g\" would select no series", s.obj.Threshold)
+	layouts := r.Sub(s.sub).ThresholdLayouts(ctx, catalog.Signal(s.obj.Signal), from, to)
+	if len(layouts) == 0 {
+		if len(layout) == 0 {
+			return
+		}
+		if loc := slo.Locate(s.obj.Threshold, layout); !loc.Exact {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s%s", s.profile, s.obj.Name, loc, suffix))
+		}
 		return
 	}
-	notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s; a rule written as le=\"%g\" would select no series", s.profile, s.obj.Name, loc, s.obj.Threshold))
+	for _, t := range slo.ThresholdNotices(s.obj.Threshold, layouts) {
+		r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s%s", s.profile, s.obj.Name, t, suffix))
+	}
 }
 
 // shortDuration renders d rounded to a readable precision ("2h10m", "45s").

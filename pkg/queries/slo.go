@@ -152,12 +152,12 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, s.signal(), model.Duration(s.obj.Period)))
 			continue
 		}
+		layout := rangeBuckets[all[0].Key]
+		if layout == nil {
+			layout = periodBuckets[all[0].Key]
+		}
+		thresholdNotice(ctx, r, s, layout, p.To.Add(-s.obj.Period), p.To)
 		for _, g := range all {
-			layout := rangeBuckets[g.Key]
-			if layout == nil {
-				layout = periodBuckets[g.Key]
-			}
-			thresholdNotice(s, layout, &r.Notes)
 			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeBuckets: rangeBuckets[g.Key]}
 			if v, ok := verdicts.Find(g.Labels); ok && v.Disproved(0) {
 				w.Disproved = v.Sentence()
