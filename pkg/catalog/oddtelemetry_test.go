@@ -282,6 +282,7 @@ func TestTRTLLMUndefinedIsNoModelOrReason(t *testing.T) {
 	assert.True(t, IsPlaceholder(EngineTRTLLM, "undefined"))
 	assert.False(t, IsPlaceholder(EngineVLLM, "undefined"))
 	assert.True(t, IsPlaceholder(EngineVLLM, ""))
+	assert.Equal(t, []string{"llama"}, WithoutPlaceholders([]string{"", "llama", "undefined"}))
 }
 
 // TestSGLangPhysicalKV: an SGLang 0.5.11+ page (s) with 300 used, 200 evictable tokens of 1000,
@@ -312,7 +313,7 @@ func TestSGLangPhysicalKV(t *testing.T) {
 	assert.Equal(t, "sglang:token_usage", o.Metrics[0].Name)
 	part := Assess(d, []string{"sglang:kv_used_tokens", "sglang:token_usage"}, KVCacheUsage)
 	assert.Equal(t, StateApproximate, part.State, "without the capacity, token_usage is read")
-	assert.Contains(t, KeepMetricNames(), "sglang:kv_evictable_tokens")
+	assert.True(t, Stores("sglang:kv_evictable_tokens") && Stores("sglang:max_total_num_tokens"))
 }
 
 // TestIdleSentenceOnlyWhenMatched: the TGIS page's prefill histogram under the old plain matcher

@@ -39,3 +39,20 @@ func dropPlaceholders(e Engine, groups []string, c string) string {
 	}
 	return c
 }
+
+// WithoutPlaceholders returns the values that name something (a model, a finish reason),
+// dropping every engine's placeholder ("undefined") and empty values, for lists offered to
+// users (the models list, the targets table) where the engine of each value is not known.
+func WithoutPlaceholders(values []string) []string {
+	out := make([]string, 0, len(values))
+	for _, v := range values {
+		placeholder := v == ""
+		for _, vs := range placeholderValues {
+			placeholder = placeholder || slices.Contains(vs, v)
+		}
+		if !placeholder {
+			out = append(out, v)
+		}
+	}
+	return out
+}
