@@ -31,7 +31,9 @@ func gaugePageServer(t *testing.T) *httptest.Server {
 
 // labelledSettings is one target "a" on url with the extra label zone=<zone>.
 func labelledSettings(t *testing.T, url, zone string) map[string]any {
-	return map[string]any{"scrapeInterval": "100ms", "scrapeTimeout": "100ms", "retention": "1h",
+	// 500 ms: a scrape that times out on a loaded machine writes Prometheus's own staleness
+	// markers, which would change the counts below.
+	return map[string]any{"scrapeInterval": "500ms", "scrapeTimeout": "500ms", "retention": "1h",
 		"targets": []map[string]any{{"name": "a", "url": url + "/metrics", "labels": map[string]string{"zone": zone}}}}
 }
 
@@ -68,7 +70,7 @@ func TestStaleAfterRelabelAndRestart(t *testing.T) {
 	c1, err := Start(loadSettings(t, labelledSettings(t, srv.URL, "1"), nil), Options{Dir: dir, UID: "ds"})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return instant(t, c1, running) == 3 }, 10*time.Second, 10*time.Millisecond)
-	time.Sleep(300 * time.Millisecond) // a few scrapes of zone 1
+	time.Sleep(time.Second) // a few scrapes of zone 1
 	switchAt := time.Now()
 
 	// A settings save: Grafana builds the new instance before disposing the old.
@@ -76,8 +78,9 @@ func TestStaleAfterRelabelAndRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c1.Close())
 	<-c2.sweep.done
-	// The zone-1 series: the page's four, and up and the four scrape_* series (target labels reach them too).
-	assert.Equal(t, 9, c2.sweep.marked)
+	// The zone-1 series: the page's four, and up and the four scrape_* series (target labels
+	// reach them too). A zone-1 scrape that failed would have marked the page's four already.
+	assert.Contains(t, []int{5, 9}, c2.sweep.marked)
 	assert.Equal(t, 3.0, instant(t, c2, running))
 	assert.Equal(t, 1.0, instant(t, c2, waiting))
 	assert.Equal(t, 1.0, instant(t, c2, `count(vllm:num_requests_running)`))

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -328,4 +330,31 @@ func TestModelsFilterMatchingNothingIsNotIdle(t *testing.T) {
 	n := strings.Join(responseNotices(dr), "\n")
 	assert.Contains(t, n, "target a: the models filter (nope) matched none of its ttft series in the queried range")
 	assert.NotContains(t, n, "did not grow")
+}
+
+// TestHealthNamesReExporterAndPageFaults: Save & test on the production-stack router page says
+// it is a re-exporter and of which servers (not "vLLM V0 0.6-0.7"); on a page with a duplicate
+// series and decreasing buckets it names the faults.
+func TestHealthNamesReExporterAndPageFaults(t *testing.T) {
+	serve := func(path string) string {
+		page, err := os.ReadFile(path)
+		require.NoError(t, err)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(page) }))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	inst := newLiveInstance(t, "health22", map[string]any{"storagePath": t.TempDir(), "scrapeInterval": "1s", "scrapeTimeout": "1s",
+		"targets": []map[string]any{
+			{"name": "router", "url": serve("testdata/vllm-production-stack-router.prom") + "/metrics"},
+			{"name": "dup", "url": serve("testdata/vllm-duplicate-and-nonmonotonic.prom") + "/metrics"},
+		}})
+	defer inst.Dispose()
+	res, err := inst.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	require.NoError(t, err)
+	assert.Contains(t, res.Message, "router: re-exporter (vLLM production-stack router) of vllm series from http://10.0.0.1:8000, http://10.0.0.2:8000")
+	assert.NotContains(t, res.Message, "v0 0.6-0.7")
+	assert.Contains(t, res.Message, "dup: vllm")
+	assert.Contains(t, res.Message, "the page has 2 fault(s): vllm:num_requests_running{")
+	assert.Contains(t, string(res.JSONDetails), `"pageFaults"`)
+	assert.Contains(t, string(res.JSONDetails), `"reExporter":"vLLM production-stack router"`)
 }
