@@ -19,10 +19,10 @@ import (
 // Issue 22 through QueryData: each test serves or writes a small page and checks numbers worked
 // out by hand from it.
 
-// gaugeSettings is one target "a" on url with the extra label zone, scraped every 200 ms into
+// gaugeSettings is one target "a" on url with the extra label zone, scraped every 500 ms into
 // storagePath.
 func gaugeSettings(storage, url, zone string) map[string]any {
-	return map[string]any{"storagePath": storage, "scrapeInterval": "200ms", "scrapeTimeout": "200ms",
+	return map[string]any{"storagePath": storage, "scrapeInterval": "500ms", "scrapeTimeout": "500ms",
 		"targets": []map[string]any{{"name": "a", "url": url + "/metrics", "labels": map[string]string{"zone": zone}}}}
 }
 
@@ -70,7 +70,7 @@ func TestSaturationAfterSettingsSaveAndRestart(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond)
 	two := newLiveInstance(t, "odd", gaugeSettings(storage, srv.URL, "2")) // a settings save
 	one.Dispose()
-	time.Sleep(time.Second) // the new instance's first scrapes and its staleness sweep (≤ 2.1 intervals)
+	time.Sleep(2 * time.Second) // the new instance's first scrapes and its staleness sweep (≤ 2.1 intervals)
 	maxRun, run, maxWait, wait := saturationNow(t, two)
 	assert.Equal(t, 3.0, run)
 	assert.Equal(t, 1.0, wait)
@@ -80,7 +80,7 @@ func TestSaturationAfterSettingsSaveAndRestart(t *testing.T) {
 	two.Dispose() // the plugin stops; the store is closed and reopened from disk
 	three := newLiveInstance(t, "odd", gaugeSettings(storage, srv.URL, "3"))
 	defer three.Dispose()
-	time.Sleep(time.Second)
+	time.Sleep(2 * time.Second)
 	maxRun, run, maxWait, wait = saturationNow(t, three)
 	assert.Equal(t, 3.0, run)
 	assert.Equal(t, 1.0, wait)
