@@ -358,3 +358,19 @@ func TestHealthNamesReExporterAndPageFaults(t *testing.T) {
 	assert.Contains(t, string(res.JSONDetails), `"pageFaults"`)
 	assert.Contains(t, string(res.JSONDetails), `"reExporter":"vLLM production-stack router"`)
 }
+
+// TestContradictedHistogramGivesNoBucketAdvice: the buckets query advised sub-millisecond
+// bounds from the contradicted TTFT histogram; now it gives no row for it, and the verdict's
+// sentence says why.
+func TestContradictedHistogramGivesNoBucketAdvice(t *testing.T) {
+	inst, t0 := lowestBucketHistory(t)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
+		map[string]any{"queryType": "buckets", "stages": []string{"ttft"}})
+	require.NoError(t, dr.Error)
+	rows := 0
+	for _, f := range dr.Frames {
+		rows += f.Rows()
+	}
+	assert.Zero(t, rows)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "every observation is in the lowest bucket (≤ 0.001) but the mean is 0.46")
+}
