@@ -374,3 +374,20 @@ func TestContradictedHistogramGivesNoBucketAdvice(t *testing.T) {
 	assert.Zero(t, rows)
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "every observation is in the lowest bucket (≤ 0.001) but the mean is 0.46")
 }
+
+// TestContradictedHistogramGivesNoGoodput: the interactive-chat profile's TTFT objective reads
+// the contradicted histogram: goodput has no value at those steps (the buckets alone put every
+// request under 3 s), and the verdict's sentence says why.
+func TestContradictedHistogramGivesNoGoodput(t *testing.T) {
+	inst, t0 := lowestBucketHistory(t)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
+		map[string]any{"queryType": "goodput", "profile": "interactive-chat", "objectives": []string{"ttft-p99"}, "window": "5m"})
+	require.NoError(t, dr.Error)
+	f := fieldsBy(dr, "stat", "bound")
+	for _, k := range []string{"goodput/lower", "goodput/upper"} {
+		require.NotNil(t, f[k], "%s: %v", k, responseNotices(dr))
+		v, _ := lastFloat(f[k])
+		assert.True(t, math.IsNaN(v), "%s drawn: %v", k, v)
+	}
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "objective ttft-p99: ttft: the histogram contradicts itself")
+}

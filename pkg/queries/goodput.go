@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -61,6 +62,9 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 	// Counts per objective, group and step (rates: resolution 1 s keeps them per second).
 	hists := make([]map[string]slo.History, len(objs))
 	groupsOf := make([][]slo.Group, len(objs))
+	// verdicts: each latency objective's histogram judged per group and step (its buckets with
+	// their own _sum and _count): no goodput is drawn at a step one of them disproves.
+	verdicts := make([]sanity.Verdicts, len(objs))
 	err = r.Parallel(len(objs), func(k int) error {
 		s := objs[k]
 		qs, err := windowQueries(ctx, r, s, p.Window, objectiveLe(ctx, r, s, p.Start.Add(-p.Window), p.End))
@@ -82,6 +86,38 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 		} else {
 			var layouts map[string][]hist.Bucket
 			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.Steps, time.Second, s.obj.Threshold)
+			sums, counts, err := verdictQueries(ctx, r, s, p.Window)
+			if err != nil {
+				return err
+			}
+			// The verdict needs every bucket (the threshold's two bounds cannot disprove much).
+			full, err := windowQueries(ctx, r, s, p.Window, nil)
+			if err != nil {
+				return err
+			}
+			var bm, sm, cm model.Matrix
+			for _, q := range full {
+				part, err := r.Range(ctx, q)
+				if err != nil {
+					return err
+				}
+				bm = append(bm, part...)
+			}
+			for _, q := range sums {
+				part, err := r.Range(ctx, q)
+				if err != nil {
+					return err
+				}
+				sm = append(sm, part...)
+			}
+			for _, q := range counts {
+				part, err := r.Range(ctx, q)
+				if err != nil {
+					return err
+				}
+				cm = append(cm, part...)
+			}
+			verdicts[k] = sanity.JudgeHistogram(s.obj.Signal, bm, sm, cm, r.Steps)
 			if len(groupsOf[k]) > 0 {
 				thresholdNotice(ctx, r, s, layouts[groupsOf[k][0].Key], p.Start.Add(-p.Window), p.End)
 			}
@@ -136,6 +172,12 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 			lo[t], hi[t] = b.Lower*rate, b.Upper*rate
 			if math.IsNaN(b.Lower) {
 				lo[t], hi[t] = math.NaN(), math.NaN()
+			}
+			for k := range objs {
+				if v, ok := verdicts[k].Find(g.Labels); ok && v.Disproved(t) {
+					lo[t], hi[t] = math.NaN(), math.NaN()
+					r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s: %s", objs[k].obj.Name, v.Sentence()))
+				}
 			}
 		}
 		reqs := make([]float64, len(r.Steps))
