@@ -391,3 +391,28 @@ func TestContradictedHistogramGivesNoGoodput(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "objective ttft-p99: ttft: the histogram contradicts itself")
 }
+
+// TestContradictedHistogramGivesNoBurnRate: the burn rate of the TTFT objective read 0 (every
+// request "good" by the buckets alone); over the contradicted histogram it has no value, nor
+// has the status (an alert rule's no data, never ok), and the verdict's sentence says why.
+func TestContradictedHistogramGivesNoBurnRate(t *testing.T) {
+	inst, t0 := lowestBucketHistory(t)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
+		map[string]any{"queryType": "burn_rate", "profile": "interactive-chat", "objectives": []string{"ttft-p99"}})
+	require.NoError(t, dr.Error)
+	var checked int
+	for _, fr := range dr.Frames {
+		if len(fr.Fields) < 2 {
+			continue
+		}
+		v := fr.Fields[1]
+		for i := 0; i < v.Len(); i++ {
+			if p := v.At(i).(*float64); p != nil {
+				t.Errorf("%s %v row %d: %v drawn", fr.Name, v.Labels, i, *p)
+			}
+			checked++
+		}
+	}
+	assert.Positive(t, checked)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "objective interactive-chat/ttft-p99: ttft: the histogram contradicts itself")
+}
