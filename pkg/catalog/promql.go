@@ -360,7 +360,11 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 			case suffix == "_bucket":
 				return finiteSet(r)
 			}
-			return finite(r)
+			// _sum and _count leave the windows out where any bucket of the same histogram is
+			// not finite, as finiteSet does for the buckets: the three stay one histogram (its
+			// sanity verdict compares them).
+			b := f + "(" + selector(m.Name+"_bucket", sel) + "[" + w + "])"
+			return "(" + finite(r) + " unless ignoring (le) (" + b + " unless " + b + " > -Inf < +Inf))"
 		})
 	}
 	b, err := build("_bucket")
