@@ -143,6 +143,7 @@ type Collector struct {
 	drain     time.Duration
 	errors    *errorLog
 	mask      func(string) string
+	sweep     *staleSweep
 
 	// queries in flight through Querier; Close waits for them.
 	qmu      sync.RWMutex
@@ -262,6 +263,9 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		c.mask = func(s string) string { return s }
 	}
 	c.handOver()
+	// Scraping by any earlier instance (or process) ended by now: the series
+	// it wrote that these settings no longer scrape get staleness markers.
+	stoppedAt := time.Now()
 	// Each collector has its own registry: instances are re-created when
 	// settings change and a second registration on a shared one panics.
 	reg := prometheus.NewRegistry()
@@ -287,6 +291,11 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 	}()
 	c.tsets <- groups
 	c.errors.start(c, cfg.ScrapeInterval/2)
+	jobs := make([]string, 0, len(eps))
+	for _, ep := range eps {
+		jobs = append(jobs, ep.name)
+	}
+	c.startStaleSweep(stoppedAt, cfg.ScrapeInterval, jobs)
 	if err := c.waitPools(len(groups), 5*time.Second); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -516,6 +525,7 @@ func (c *Collector) seriesCount(name string) int {
 // waits for their goroutines. Safe to call more than once.
 func (c *Collector) stopScraping() {
 	c.stopOnce.Do(func() {
+		c.stopSweep()
 		c.tracker.closeAll()
 		c.errors.stop()
 		c.mgr.Stop()

@@ -3,12 +3,14 @@ package queries
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -130,6 +132,13 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 				return nil, err
 			}
 		}
+		if len(groups) > 0 {
+			thresholdNotice(ctx, r, s, firstPart(layouts[groups[0].Key]), p.Start, p.End)
+		}
+		verdicts, err := rangeVerdicts(ctx, r, s, p)
+		if err != nil {
+			return nil, err
+		}
 		for _, g := range groups {
 			layeredThresholdNotice(s, layouts[g.Key], &r.Notes)
 			h := hs[g.Key]
@@ -138,6 +147,19 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 			// long window (slo.History.StatusSeries).
 			burn, _ := h.BurnSeries(s.obj.Target, factorPeriod(s, end))
 			status := h.StatusSeries(s.obj.Target, factorPeriod(s, end), 2*env.Settings.ScrapeInterval)
+			if v, ok := verdicts.Find(g.Labels); ok && v.Disproved(0) {
+				// The histogram contradicts itself over the range: no burn rate or status is
+				// drawn from it (status value null: an alert rule's no data, never ok).
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, v.Sentence()))
+				for w := range burn {
+					for i := range burn[w] {
+						burn[w][i] = math.NaN()
+					}
+				}
+				for i := range status {
+					status[i] = slo.Unknown
+				}
+			}
 			shown := every(steps[out:], show)
 			labels := func(extra map[string]string) map[string]string {
 				l := map[string]string{"profile": s.profile, "objective": s.obj.Name}
@@ -251,4 +273,31 @@ func budgetSeries(ctx context.Context, r *fetch.Run, s selected, shown []time.Ti
 		out[g.Key] = vals
 	}
 	return out, nil
+}
+
+// rangeVerdicts judges a latency objective's histogram over the query's range as one window
+// (sanity.JudgeWindow on every bucket, _sum and _count rate over [Start, End]); none for
+// error-ratio objectives.
+func rangeVerdicts(ctx context.Context, r *fetch.Run, s selected, p fetch.Plan) (sanity.Verdicts, error) {
+	if s.obj.Kind != settings.KindLatency {
+		return nil, nil
+	}
+	w := p.End.Sub(p.Start)
+	if w < p.Window {
+		w = p.Window
+	}
+	bq, err := windowQueries(ctx, r, s, w, nil)
+	if err != nil {
+		return nil, err
+	}
+	sq, cq, err := verdictQueries(ctx, r, s, w)
+	if err != nil {
+		return nil, err
+	}
+	all := append(append(append([]string{}, bq...), sq...), cq...)
+	vs, err := r.InstantAll(ctx, all, p.End)
+	if err != nil {
+		return nil, err
+	}
+	return sanity.JudgeWindow(s.obj.Signal, concat(vs, bq), concat(vs, sq), concat(vs, cq), p.End), nil
 }

@@ -101,6 +101,7 @@ func runDiagnosis(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Diagnosi
 // and places it on the step grid (diagnose.Assemble); the run holds the PromQL and notices.
 func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []string) (diagnose.Input, *fetch.Run, error) {
 	r := fetch.NewRun(ctx, env, p)
+	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	th := env.Settings.Diagnosis
 	targets := env.Targets(p.Scope.Targets)
 	names := make([]string, 0, len(targets))

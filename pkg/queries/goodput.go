@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -71,6 +72,9 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 	groupsOf := make([][]slo.Group, len(objs))
 	// Notices per objective, merged in objective order after the parallel reads.
 	local := make([]analysis.Notices, len(objs))
+	// verdicts: each latency objective's histogram judged per group and step (its buckets with
+	// their own _sum and _count): no goodput is drawn at a step one of them disproves.
+	verdicts := make([]sanity.Verdicts, len(objs))
 	err = r.Parallel(len(objs), func(k int) error {
 		s := objs[k]
 		qs, err := windowQueries(ctx, r, s, p.Window, objectiveLe(ctx, r, s, p.Start.Add(-p.Window), p.End))
@@ -89,6 +93,14 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 		groupsOf[k], hists[k], layouts = kindHistory(env, s, m, r.Steps, time.Second, &local[k])
 		for _, g := range groupsOf[k] {
 			layeredThresholdNotice(s, layouts[g.Key], &local[k])
+			if s.obj.Kind == settings.KindLatency {
+				if err := judgeObjective(ctx, r, s, p.Window, &verdicts[k]); err != nil {
+					return err
+				}
+			}
+			if len(groupsOf[k]) > 0 {
+				thresholdNotice(ctx, r, s, firstPart(layouts[groupsOf[k][0].Key]), p.Start.Add(-p.Window), p.End)
+			}
 		}
 		return nil
 	})
@@ -151,6 +163,12 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 			lo[t], hi[t] = b.Lower*rate, b.Upper*rate
 			if math.IsNaN(b.Lower) {
 				lo[t], hi[t] = math.NaN(), math.NaN()
+			}
+			for k := range objs {
+				if v, ok := verdicts[k].Find(g.Labels); ok && v.Disproved(t) {
+					lo[t], hi[t] = math.NaN(), math.NaN()
+					r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s: %s", objs[k].obj.Name, v.Sentence()))
+				}
 			}
 		}
 		reqs := make([]float64, len(r.Steps))

@@ -108,6 +108,7 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 		opt.Stats = append(opt.Stats, st)
 	}
 	r := fetch.NewRun(ctx, env, p)
+	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	r.ScopeNotices(ctx, stages)
 	// Stages are independent: fetch them concurrently (the PromQL engine
 	// runs concurrent queries), then compute in stage order.
@@ -122,7 +123,9 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 	}
 	var series []analysis.Series
 	for _, part := range parts {
-		series = append(series, latency.Compute(part.In, r.Steps, opt, &r.Notes)...)
+		st := latency.Compute(part.In, r.Steps, opt, &r.Notes)
+		latency.ApplyVerdicts(st, r.Verdicts(part)) // no quantile or bound the histogram disproves
+		series = append(series, st...)
 		series = append(series, part.Extra...)
 		r.StageNotices(part)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -51,6 +52,9 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	type objQueries struct {
 		byWindow map[time.Duration][]string
 		covered  string
+		// sums and counts are the range window's _sum and _count rates of a latency
+		// objective's histogram, for its sanity verdict (with the range's full buckets).
+		sums, counts []string
 	}
 	plans := make([]objQueries, len(objs))
 	var all []string
@@ -99,6 +103,10 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			oq.byWindow[w] = qs
 			all = append(all, qs...)
 		}
+		if oq.sums, oq.counts, err = verdictQueries(ctx, r, s, rangeW); err != nil {
+			return nil, err
+		}
+		all = append(append(all, oq.sums...), oq.counts...)
 		if oq.covered, err = coveredQuery(s); err != nil {
 			return nil, err
 		}
@@ -126,6 +134,9 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 		spec.Period = factorPeriod(s, p.To)
 		rangeCounts, rangeLayered, groups := kindCounts(env, s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.Notes)
 		periodCounts, periodLayered, pGroups := kindCounts(env, s, concat(vs, oq.byWindow[pw]), pw.Seconds(), &r.Notes)
+		// One verdict per histogram and window: where the range's buckets are disproved by
+		// their own _sum or _count, the row draws nothing from them (status unknown).
+		verdicts := sanity.JudgeWindow(s.obj.Signal, concat(vs, oq.byWindow[rangeW]), concat(vs, oq.sums), concat(vs, oq.counts), p.To)
 		burn := map[time.Duration]map[string]slo.Counts{}
 		for _, w := range slo.Windows {
 			burn[w], _, _ = kindCounts(env, s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.Notes)
@@ -149,6 +160,11 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s), model.Duration(pw)))
 			continue
 		}
+		layout := rangeLayered[all[0].Key]
+		if len(layout.Parts) == 0 {
+			layout = periodLayered[all[0].Key]
+		}
+		thresholdNotice(ctx, r, s, firstPart(layout), p.To.Add(-s.obj.Period), p.To)
 		for _, g := range all {
 			layout, ok := rangeLayered[g.Key]
 			if !ok {
@@ -156,6 +172,10 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			}
 			layeredThresholdNotice(s, layout, &r.Notes)
 			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeParts: rangeLayered[g.Key].Parts}
+			if v, ok := verdicts.Find(g.Labels); ok && v.Disproved(0) {
+				w.Disproved = v.Sentence()
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, w.Disproved))
+			}
 			for _, win := range slo.Windows {
 				if c, ok := burn[win][g.Key]; ok {
 					w.Burn[win] = c

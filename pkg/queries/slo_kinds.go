@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -226,11 +227,11 @@ func layeredThresholdNotice(s selected, l slo.Layered, notes *analysis.Notices) 
 	if s.obj.Kind != settings.KindLatency || len(l.Parts) == 0 {
 		return
 	}
-	loc := l.Locate(s.obj.Threshold)
-	if loc.Exact {
+	// Whether the threshold is a bucket bound, and for which targets, is said
+	// once per objective by thresholdNotice; this adds the layouts' note.
+	if loc := l.Locate(s.obj.Threshold); loc.Exact {
 		return
 	}
-	notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s; a rule written as le=\"%g\" would select no series", s.profile, s.obj.Name, loc, s.obj.Threshold))
 	if n := l.Layouts(); n > 1 {
 		notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: %d bucket layouts in one group; good and total requests are counted per target and added, which is exact whatever the layouts", s.profile, s.obj.Name, n))
 	}
@@ -326,4 +327,53 @@ func projectLabels(l map[string]string, groupBy []string) map[string]string {
 		}
 	}
 	return out
+}
+
+// firstPart is the first target's bucket layout of a layered group (nil when
+// none), thresholdNotice's fallback when the stored layouts cannot be read.
+func firstPart(l slo.Layered) []hist.Bucket {
+	if len(l.Parts) == 0 {
+		return nil
+	}
+	return l.Parts[0]
+}
+
+// judgeObjective sets *out to the sanity verdicts of a latency objective's
+// histogram per group and step of r (every bucket with its own _sum and
+// _count rate over window w): a step one of them disproves draws no value.
+func judgeObjective(ctx context.Context, r *fetch.Run, s selected, w time.Duration, out *sanity.Verdicts) error {
+	sums, counts, err := verdictQueries(ctx, r, s, w)
+	if err != nil {
+		return err
+	}
+	// The verdict needs every bucket (the threshold's two bounds cannot disprove much).
+	full, err := windowQueries(ctx, r, s, w, nil)
+	if err != nil {
+		return err
+	}
+	read := func(qs []string) (model.Matrix, error) {
+		var m model.Matrix
+		for _, q := range qs {
+			part, err := r.Range(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			m = append(m, part...)
+		}
+		return m, nil
+	}
+	bm, err := read(full)
+	if err != nil {
+		return err
+	}
+	sm, err := read(sums)
+	if err != nil {
+		return err
+	}
+	cm, err := read(counts)
+	if err != nil {
+		return err
+	}
+	*out = sanity.JudgeHistogram(s.obj.Signal, bm, sm, cm, r.Steps)
+	return nil
 }

@@ -680,6 +680,7 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 		v.undecided = string(PrefillCompute)
 		return v
 	}
+	gpuMeasured := okSM || okT
 	if ttft, ok := c.value(TTFTMean, i); ok {
 		pre, _ := c.value(PrefillMean, i)
 		q, _ := c.value(QueueMean, i)
@@ -688,7 +689,10 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 	}
 	c.approx(&v, PromptTok, GenTok, Finished)
 	v.active = true
-	v.summary = "Prefill compute-bound: the engine's work is mostly prefill and the GPU's SMs are busy; prompts wait for the step's token budget and TTFT (queue plus prefill) grows with the prompt load."
+	v.summary = "Prefill compute-bound: the engine's work is mostly prefill of long prompts and the GPU's SMs are busy; TTFT (queue for the step's token budget plus prefill) grows with the prompt load."
+	if !gpuMeasured {
+		v.summary = "Prefill-heavy: the engine's work is mostly prefill of long prompts; TTFT (queue for the step's token budget plus prefill) grows with the prompt load. Whether the GPU is compute-bound is not measured (no SM or tensor activity)."
+	}
 	if c.in.Generation == "v1" {
 		v.recommend = "Chunked prefill is always on in vLLM V1: the step's token budget (--max-num-batched-tokens) bounds the prefill rate; raise it for throughput (lower it for ITL), enable prefix caching (--enable-prefix-caching) for shared prefixes, add replicas, or disaggregate prefill onto separate instances."
 	} else {
@@ -903,6 +907,12 @@ func ruleUnder(c *tctx, i int, prev bool) verdict {
 		if now, ok := c.value(Running, i); ok && now > 0 {
 			return v // frozen: the stall rules speak
 		}
+	}
+	// Idle SMs are the claim: without SM activity (no GPU agent or DCGM exporter for the
+	// target) little load alone is not under-utilisation, and the class is not raised.
+	if _, ok := c.value(SMActive, i); !ok {
+		v.notChecked = append(v.notChecked, c.missing(SMActive))
+		return v
 	}
 	v.evidence = []Evidence{ev(RunningAvg, run, "<", c.relax("<", c.th.UnderRunning, prev), "requests"), ev(WaitingAvg, wait, "<", c.th.QueueWaitingMin, "requests")}
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveLow, prev) {

@@ -79,6 +79,11 @@ type Windowed struct {
 	// each): the quantile and the threshold's location are then taken over
 	// all of them (Layered), never from buckets summed across layouts.
 	RangeParts [][]hist.Bucket
+	// Disproved, when not empty, is the sentence of the histogram's verdict
+	// (sanity.Verdict.Sentence): it contradicts itself over the range, so the
+	// report draws no attainment, quantile, budget or burn rate from it and its
+	// status is Unknown, with this sentence as the reason.
+	Disproved string
 }
 
 // NewReport assembles one row: attainment over the range, the quantile at
@@ -112,6 +117,16 @@ func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Dura
 		}
 		r.Burn[win] = BurnRate(c, spec.Target)
 		r.BurnFavourable[win], r.BurnPessimistic[win] = BurnBracket(c, spec.Target)
+	}
+	if w.Disproved != "" {
+		r.Attainment, r.AttainmentLower, r.AttainmentUpper = nan, nan, nan
+		r.Quantile = hist.Estimate{Value: nan, Lower: nan, Upper: nan}
+		r.Budget = Budget{Remaining: nan, Lower: nan, Upper: nan}
+		for win := range r.Burn {
+			r.Burn[win] = nan
+		}
+		r.Status, r.Reason = Unknown, w.Disproved
+		return r
 	}
 	r.Evaluation = EvaluateBracket(r.BurnFavourable, r.BurnPessimistic, spec.Period, spec.Target, covered)
 	r.Status, r.Reason = r.Evaluation.Status, r.Evaluation.Reason

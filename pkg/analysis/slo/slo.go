@@ -181,10 +181,14 @@ const (
 	OK     Status = "ok"
 	Ticket Status = "ticket"
 	Page   Status = "page"
+	// Unknown: the objective's histogram contradicts itself over the range (sanity.Verdict),
+	// so neither attainment nor burn rates can be drawn from it; never "ok".
+	Unknown Status = "unknown"
 )
 
 // Value is the numeric status for alert rules: 0 ok, 0.5 possible, 1
-// ticket, 2 page.
+// ticket, 2 page; NaN (no data: a rule's no-data state, never ok) for
+// Unknown.
 func (s Status) Value() float64 {
 	switch s {
 	case Page:
@@ -193,6 +197,8 @@ func (s Status) Value() float64 {
 		return 1
 	case Possible:
 		return 0.5
+	case Unknown:
+		return math.NaN()
 	}
 	return 0
 }
