@@ -20,6 +20,18 @@ func Render() (map[string][]byte, error) {
 			if d.Panels[k].Panel != nil {
 				d.Panels[k].Panel.Id = ptr(uint32(k + 1))
 			}
+			if d.Panels[k].RowPanel != nil {
+				d.Panels[k].RowPanel.Id = uint32(k + 1)
+			}
+		}
+		// The SDK places links and annotation toggles in Grafana 13's
+		// controls menu by default, where users do not find them: leave the
+		// placement unset so they show above the panels.
+		for k := range d.Links {
+			d.Links[k].Placement = nil
+		}
+		for k := range d.Annotations.List {
+			d.Annotations.List[k].Placement = nil
 		}
 		js, err := json.MarshalIndent(d, "", "  ")
 		if err != nil {
