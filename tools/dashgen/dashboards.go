@@ -273,6 +273,7 @@ func SLO() *dashboard.DashboardBuilder {
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
 		unitNone, 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
+		Id(2). // the SLO alert rules link here
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Legend(legendTable()).
@@ -335,6 +336,7 @@ func Targets() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithPanel(tbl("Inventory", "One row per target and GPU agent: engine, V0/V1, version range, models, up, last scrape, scrape duration, stored series, the last scrape error and the signals it exports.",
 		24, 10, query("queryType", "targets", "targets", []string{"$target"})).
+		Id(1). // the target-down and telemetry alert rules link here
 		OverrideByName("up", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"true": textResult("up", green), "false": textResult("down", red)})}), prop("custom.width", 70))).
 		OverrideByName("scrape_duration", props(prop("unit", unitSeconds))).

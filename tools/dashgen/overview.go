@@ -183,8 +183,9 @@ func Overview() *dashboard.DashboardBuilder {
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
 		FillOpacity(40).
 		Legend(legendTable()))
+	// Id 6: the engine alert rules link here.
 	b.WithPanel(diagnosisTimeline("Diagnosis", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md.",
-		12, 8, query(sel("queryType", "diagnosis", "format", "timeline")...)))
+		12, 8, query(sel("queryType", "diagnosis", "format", "timeline")...)).Id(6))
 
 	// GPU summary.
 	b.WithRow(row("GPUs"))

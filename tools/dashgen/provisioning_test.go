@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -199,5 +200,61 @@ func TestEveryRuleHasARunbookAndARoute(t *testing.T) {
 	}
 	if !inhibits {
 		t.Error("alertmanager example has no page-over-ticket inhibition per objective and target")
+	}
+}
+
+// TestAlertRulePanelLinksResolve: every rule's __dashboardUid__ and
+// __panelId__ name a panel (not a row) of a committed dashboard, of the kind
+// the rule is about.
+func TestAlertRulePanelLinksResolve(t *testing.T) {
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				UID         string            `yaml:"uid"`
+				Annotations map[string]string `yaml:"annotations"`
+				Data        []struct {
+					Model map[string]any `yaml:"model"`
+				} `yaml:"data"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	readYAML(t, "provisioning/alerting/inferscope-rules.yaml", &f)
+	byUID := map[string]lintDashboard{}
+	for _, d := range committedDashboards(t) {
+		byUID[d.UID] = d
+	}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			uid, id := r.Annotations["__dashboardUid__"], r.Annotations["__panelId__"]
+			if uid == "" && id == "" {
+				continue
+			}
+			d, ok := byUID[uid]
+			if !ok {
+				t.Errorf("%s links to dashboard %q, which is not committed", r.UID, uid)
+				continue
+			}
+			var found map[string]any
+			for _, p := range d.Panels {
+				if fmt.Sprint(p["id"]) == id {
+					found = p
+				}
+			}
+			if found == nil || found["type"] == "row" {
+				t.Errorf("%s links to panel %s of %s, which is not a panel there", r.UID, id, uid)
+				continue
+			}
+			// The panel queries what the rule queries.
+			want := r.Data[0].Model["queryType"]
+			same := false
+			for _, q := range found["targets"].([]any) {
+				if q.(map[string]any)["queryType"] == want {
+					same = true
+				}
+			}
+			if !same && !(want == "raw" && uid == UIDTargets) && !(want == "targets" && uid == UIDTargets) {
+				t.Errorf("%s (%v) links to panel %q, which does not show a %v query", r.UID, want, found["title"], want)
+			}
+		}
 	}
 }
