@@ -2,6 +2,7 @@ package asgrafana
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -185,10 +186,15 @@ func TestDashboardsRender(t *testing.T) {
 			}
 			t.Run(d.UID+"/"+p.Title, func(t *testing.T) {
 				require.NotEmpty(t, p.Targets)
+				dump := map[string]json.RawMessage{}
 				for _, q := range p.Targets {
+					refID, _ := q["refId"].(string)
 					m := asSent(t, q)
 					r := host.query(t, ds, from, to, map[string]map[string]any{"A": m})["A"]
 					require.Empty(t, r.err, "query %v", m)
+					if panelFrames != "" {
+						dump[refID] = framesJSON(t, r.frames, refID)
+					}
 					rows := 0
 					for _, f := range r.frames {
 						rows += f.Rows()
@@ -210,9 +216,45 @@ func TestDashboardsRender(t *testing.T) {
 					}
 					assert.Positive(t, rows, "no data for %v; notices: %v", m, noticesOf(r.frames))
 				}
+				if panelFrames != "" {
+					writePanelFrames(t, d.UID, p.ID, p.Title, dump)
+				}
 			})
 		}
 	}
+}
+
+// panelFrames, when set (INFERSCOPE_PANEL_FRAMES=dir), is where
+// TestDashboardsRender writes every panel's frames as Grafana's data-frame
+// JSON, <dir>/<dashboard uid>/<panel id>.json = {"refId": [frames]}: the
+// panel renderer (harness/panels.tsx, scripts/render-panels.sh) draws the
+// committed screenshots from them with @grafana/ui.
+var panelFrames = os.Getenv("INFERSCOPE_PANEL_FRAMES")
+
+func framesJSON(t *testing.T, frames data.Frames, refID string) json.RawMessage {
+	t.Helper()
+	out := []json.RawMessage{}
+	for _, f := range frames {
+		f.RefID = refID
+		b, err := data.FrameToJSON(f, data.IncludeAll)
+		require.NoError(t, err)
+		out = append(out, b)
+	}
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	return b
+}
+
+func writePanelFrames(t *testing.T, uid string, id int, title string, byRef map[string]json.RawMessage) {
+	t.Helper()
+	dir := filepath.Join(panelFrames, uid)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	if id == 0 { // annotation queries
+		id = -1
+	}
+	b, err := json.Marshal(map[string]any{"title": title, "frames": byRef})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", id)), b, 0o644))
 }
 
 func noticesOf(frames data.Frames) []string {

@@ -229,10 +229,11 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
 				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
 				"burn_2h": true, "burn_1d": true, "burn_3d": true},
-			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "target": "Objective ratio",
+			// Two columns are named target: the objective's ratio, then the group's target.
+			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "target 1": "Objective ratio", "target 2": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
-			"indexByName": map[string]any{"status": 0, "objective": 1, "signal": 2, "threshold": 3, "target": 4},
+			"indexByName": map[string]any{"status": 0, "objective": 1, "target 2": 2, "signal": 3, "threshold": 4, "target 1": 5},
 		})}).
 		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90))).
 		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
@@ -266,18 +267,25 @@ func SLO() *dashboard.DashboardBuilder {
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValueAndName).
 		Mappings([]dashboard.ValueMapping{nullMap("no requests")}).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^budget_remaining$/")).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
-		DisplayName("${__data.fields.objective} ${__data.fields.target}"))
+		// One value per row, named by its objective and target: keep those
+		// columns and the budget (the table has two "target" columns, the
+		// objective's ratio first and the group's target name second).
+		Transformations([]dashboard.DataTransformerConfig{
+			keepFields(`objective|target 2|budget_remaining`),
+			transformation("organize", map[string]any{"renameByName": map[string]any{"target 2": "target", "budget_remaining": "budget left"}}),
+		}))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
-		unitNone, 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
+		unitCount, 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Legend(legendTable()).
 		Decimals(2).
+		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
 		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
 	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
 		unitRPS, 12, 9, query(withProfile("queryType", "goodput")...)).

@@ -94,3 +94,36 @@ func TestEveryPanelIsDescribed(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenshotsAreCommittedAndReferenced: plugin.json's screenshots exist
+// (under src/, where webpack copies them from) and the README shows each.
+func TestScreenshotsAreCommittedAndReferenced(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pj struct {
+		Info struct {
+			Screenshots []struct{ Name, Path string } `json:"screenshots"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(raw, &pj); err != nil {
+		t.Fatal(err)
+	}
+	if len(pj.Info.Screenshots) < len(All()) {
+		t.Errorf("plugin.json has %d screenshots for %d dashboards", len(pj.Info.Screenshots), len(All()))
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range pj.Info.Screenshots {
+		png, err := os.ReadFile(filepath.Join("..", "..", "src", s.Path))
+		if err != nil || len(png) < 8 || string(png[1:4]) != "PNG" {
+			t.Errorf("screenshot %s is not a committed PNG under src/: %v", s.Path, err)
+		}
+		if !strings.Contains(string(readme), "src/"+s.Path) {
+			t.Errorf("README.md does not show src/%s", s.Path)
+		}
+	}
+}

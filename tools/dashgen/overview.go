@@ -110,13 +110,15 @@ func Overview() *dashboard.DashboardBuilder {
 	satStat("KV-cache max", "The fullest engine's KV-cache usage (0..1): the first engine to preempt. Amber from 80 %, red from 95 %.", `KV-cache usage.*`, unitRatio, upperBad(0.8, 0.95), "max")
 	satStat("Preemptions/s", "Requests preempted per second (KV cache exhausted), summed across engines. Red from any.", `preemptions/s.*`, unitCount, upperBad(0.001, 0.01), "sum")
 	satStat("Prefix-cache hits", "Prefix-cache hit ratio (hit tokens over queried tokens), mean across engines.", `prefix-cache hit ratio.*`, unitRatio, neutral(), "mean")
-	b.WithPanel(statPanel("Targets down", "Selected targets whose latest scrape failed (up = 0). Red from 1.",
+	b.WithPanel(statPanel("Targets down", "Selected targets and their GPU agents whose latest scrape failed (up = 0). Red from 1.",
 		unitCount, 4, 4, thresholds(baseColor(green), from(1, red)),
 		query("queryType", "raw", "metric", "up", "targets", []string{"$target"})).
 		Transformations([]dashboard.DataTransformerConfig{
-			transformation("calculateField", map[string]any{"mode": "reduceRow", "reduce": map[string]any{"reducer": "count"}, "alias": "targets"}),
+			// down = series − Σ up; the count runs after the sum, so it counts the sum's field too.
 			rowReduce("sum", "up", false),
-			transformation("calculateField", map[string]any{"mode": "binary", "binary": map[string]any{"left": "targets", "operator": "-", "right": "up"}, "alias": "down", "replaceFields": true}),
+			transformation("calculateField", map[string]any{"mode": "reduceRow", "reduce": map[string]any{"reducer": "count"}, "alias": "series and sum"}),
+			transformation("calculateField", map[string]any{"mode": "binary", "binary": map[string]any{"left": "series and sum", "operator": "-", "right": "up"}, "alias": "down and 1"}),
+			transformation("calculateField", map[string]any{"mode": "binary", "binary": map[string]any{"left": "down and 1", "operator": "-", "right": "1"}, "alias": "down", "replaceFields": true}),
 		}).
 		Mappings([]dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("all up", green)})}))
 
@@ -142,7 +144,8 @@ func Overview() *dashboard.DashboardBuilder {
 		unitRatio, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(errorRatio()).
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
-		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
+		Min(0).AxisSoftMax(0.03))
 
 	// Latency: quantiles and heatmaps.
 	b.WithRow(row("Latency"))
@@ -219,19 +222,22 @@ func perModelTable() *table.PanelBuilder {
 		queryRef("A", sel("queryType", "breakdown", "format", "table", "groupBy", "model")...),
 		queryRef("B", sel("queryType", "latency", "stages", []string{"ttft", "itl", "e2e"}, "stats", []string{"p50"}, "groupBy", "model", "bounds", false)...)).
 		Transformations([]dashboard.DataTransformerConfig{
+			// Name the breakdown table's columns first (display names set here
+			// survive the join), so its e2e cannot be taken for the matrix's.
+			scoped(transformation("organize", map[string]any{"renameByName": map[string]any{
+				"queue": "queue (mean)", "prefill": "prefill (mean)", "decode": "decode (mean)", "overhead": "overhead (mean)",
+				"e2e": "E2E (mean)", "requests": "requests",
+			}}), "A"),
 			scoped(transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"mean"}, "labelsToFields": true}), "B"),
-			scoped(transformation("groupingToMatrix", map[string]any{"columnField": "stage", "rowField": "model", "valueField": "Mean"}), "reduce-B"),
+			// The reduce's output is refId "reduce-" + the refIds of its input frames.
+			scoped(transformation("groupingToMatrix", map[string]any{"columnField": "stage", "rowField": "model", "valueField": "Mean"}), "/^reduce-/"),
+			// The matrix frame has no refId: rename its columns unscoped.
 			transformation("organize", map[string]any{
-				"renameByName": map[string]any{
-					"model\\stage": "model", "ttft": "TTFT p50", "itl": "ITL p50", "e2e": "E2E p50",
-					"queue": "queue (mean)", "prefill": "prefill (mean)", "decode": "decode (mean)", "overhead": "overhead (mean)",
-				},
-				"excludeByName": map[string]any{"e2e 1": true},
+				"renameByName": map[string]any{"model\\stage": "model", "ttft": "TTFT p50", "itl": "ITL p50", "e2e": "E2E p50"},
 			}),
-			transformation("joinByField", map[string]any{"byField": "model", "mode": "outer"}),
+			transformation("joinByField", map[string]any{"byField": "model", "mode": "outerTabular"}),
 			transformation("organize", map[string]any{
-				"indexByName":  map[string]any{"model": 0, "requests": 1, "TTFT p50": 2, "ITL p50": 3, "E2E p50": 4, "queue (mean)": 5, "prefill (mean)": 6, "decode (mean)": 7, "overhead (mean)": 8, "e2e": 9},
-				"renameByName": map[string]any{"e2e": "E2E (mean)"},
+				"indexByName": map[string]any{"model": 0, "requests": 1, "TTFT p50": 2, "ITL p50": 3, "E2E p50": 4, "queue (mean)": 5, "prefill (mean)": 6, "decode (mean)": 7, "overhead (mean)": 8, "E2E (mean)": 9},
 			}),
 		}).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("requests").Desc(true)}).

@@ -192,7 +192,8 @@ func ts(title, desc, unit string, w, h uint32, qs ...queryBuilder) *timeseries.P
 		LineWidth(1).FillOpacity(10).
 		ShowPoints(common.VisibilityModeNever).
 		SpanNulls(common.BoolOrFloat64{Bool: ptr(false)}).
-		Thresholds(neutral())
+		Thresholds(neutral()).
+		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdPaletteClassic))
 	for _, q := range qs {
 		b.WithTarget(q)
 	}
@@ -205,6 +206,8 @@ func ts(title, desc, unit string, w, h uint32, qs ...queryBuilder) *timeseries.P
 func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.PanelBuilder {
 	return ts(title, desc, unitSeconds, w, h, qs...).
 		Legend(legendTable()).
+		FillOpacity(0). // the bucket bands carry their own fill
+
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
 }
 
