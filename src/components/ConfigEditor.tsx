@@ -7,6 +7,8 @@ import {
   addTarget,
   isSecretConfigured,
   nameError,
+  durationError,
+  urlError,
   parseGPUList,
   removeAgent,
   removeTarget,
@@ -151,6 +153,11 @@ const DURATION_FIELDS: Array<{
   },
 ];
 
+/** The Collection fields holding a Prometheus duration (checked as typed). */
+function isDurationKey(k: string): k is 'scrapeInterval' | 'scrapeTimeout' | 'retention' {
+  return k === 'scrapeInterval' || k === 'scrapeTimeout' || k === 'retention';
+}
+
 /** The numeric limits of the Collection section. */
 const LIMIT_FIELDS: Array<{
   key: 'bodySizeLimit' | 'sampleLimit';
@@ -229,6 +236,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   label="Metrics URL"
                   labelWidth={LABEL_WIDTH}
                   required={!remote}
+                  invalid={t.url !== '' && Boolean(urlError(`targets[${i}].url`, t.url, remote))}
+                  error={t.url !== '' ? urlError(`targets[${i}].url`, t.url, remote) : undefined}
                   tooltip={
                     remote ? 'Optional in remote mode: shown in the targets table only' : 'URL of the metrics page'
                   }
@@ -387,7 +396,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(selector) => onOptionsChange(updateAgent(options, i, { selector }))}
                   />
                 ) : null}
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required={!remote}>
+                <InlineField
+                  label="Metrics URL"
+                  labelWidth={LABEL_WIDTH}
+                  required={!remote}
+                  invalid={a.url !== '' && Boolean(urlError(`gpuAgents[${i}].url`, a.url, remote))}
+                  error={a.url !== '' ? urlError(`gpuAgents[${i}].url`, a.url, remote) : undefined}
+                >
                   <Input
                     id={`agent-${i}-url`}
                     aria-label={`Agent ${n} URL`}
@@ -453,7 +468,14 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
       <FieldSet label="Collection">
         {DURATION_FIELDS.filter((f) => !remote || f.key === 'scrapeInterval').map((f) => (
-          <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
+          <InlineField
+            key={f.key}
+            label={f.label}
+            labelWidth={LABEL_WIDTH}
+            tooltip={f.tooltip}
+            invalid={isDurationKey(f.key) && Boolean(durationError(f.key, options.jsonData[f.key] ?? ''))}
+            error={isDurationKey(f.key) ? durationError(f.key, options.jsonData[f.key] ?? '') : undefined}
+          >
             <Input
               id={f.id}
               aria-label={f.label}
