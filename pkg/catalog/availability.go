@@ -156,7 +156,7 @@ const ProcessStartTime = "process_start_time_seconds"
 
 // StoreRegexes returns the regular expressions (RE2, unanchored text; Prometheus relabelling
 // anchors them) that decide which samples the collector stores:
-//   - keep: the catalogue's names (KeepMetricNames) and ProcessStartTime;
+//   - keep: the catalogue's names (keepNames) and ProcessStartTime;
 //   - family: any name with an LLM engine's prefix;
 //   - bucket: the _bucket samples among family, kept only when keep matches them.
 //

@@ -591,12 +591,10 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	return aggregate("sum", groups, num) + " / " + aggregate("sum", groups, den), nil
 }
 
-// KeepMetricNames returns, sorted, every stored sample name the catalogue reads or Detect uses as
+// keepNames returns, sorted, every stored sample name the catalogue reads or Detect uses as
 // evidence: histogram families with their _bucket, _sum and _count samples, counters and gauges
 // by name, the GPU agent's names, and the Ray / smg exposure variants. Detection-only families
 // keep just the name, its _count and its _total sample (enough to see the family).
-func KeepMetricNames() []string { return slices.Clone(keepNames()) }
-
 var keepNames = sync.OnceValue(buildKeepNames)
 
 var keepRegex = sync.OnceValue(func() string {
@@ -658,6 +656,6 @@ func buildKeepNames() []string {
 }
 
 // KeepMetricRegex returns a regular expression (RE2, unanchored text; Prometheus relabelling
-// anchors it as ^(?:…)$) matching exactly KeepMetricNames, for a metric_relabel_configs `keep`
+// anchors it as ^(?:…)$) matching exactly the catalogue's stored names (keepNames), for a metric_relabel_configs `keep`
 // rule on __name__. `up` and `scrape_*` need not match: Prometheus adds them after relabelling.
 func KeepMetricRegex() string { return keepRegex() }

@@ -48,5 +48,5 @@ func numericMulti(name, field string, labels []data.Labels, values []float64, m 
 		out = append(out, f)
 	}
 	out[0].Meta.Notices = notices(m.Notices)
-	return out
+	return m.seal(out)
 }

@@ -98,7 +98,7 @@ func DiagnosisTimeline(res diagnose.Result, m Meta) data.Frames {
 	}
 	f.Meta = m.frameMeta(data.FrameTypeTimeSeriesWide)
 	f.Meta.Notices = notices(m.Notices)
-	return data.Frames{f}
+	return m.seal(data.Frames{f})
 }
 
 // DiagnosisNumeric is a numeric-multi response for alert rules: one frame
@@ -110,10 +110,17 @@ func DiagnosisTimeline(res diagnose.Result, m Meta) data.Frames {
 // the level when that GPU is throttled at the target's last step. A target
 // without data at any step gets no series (an alert rule then sees no data,
 // not "all clear"). Label sets are unique by construction.
-func DiagnosisNumeric(res diagnose.Result, m Meta) data.Frames {
+//
+// keep, when not nil, keeps only the series whose labels it passes (an alert
+// rule's classes, targets with engine data); the notices stay on the first
+// frame returned, an empty one when nothing is kept.
+func DiagnosisNumeric(res diagnose.Result, keep func(data.Labels) bool, m Meta) data.Frames {
 	var labels []data.Labels
 	var values []float64
 	add := func(l data.Labels, v float64) {
+		if keep != nil && !keep(l) {
+			return
+		}
 		labels = append(labels, l)
 		values = append(values, v)
 	}

@@ -19,10 +19,54 @@ import (
 )
 
 // Meta is what every frame of one query response carries: the PromQL that
-// produced it (shown as Grafana's executed query string) and notices.
+// produced it (shown as Grafana's executed query string) and notices. Every
+// builder takes it as an input, so a frame is final when built.
 type Meta struct {
 	Queries []string
 	Notices []analysis.Notice
+	// Thresholds draws an objective threshold (seconds) on the value field of
+	// every time-series frame labelled stage=<key>: a field-config threshold
+	// (absolute mode: green below, red from the threshold), shown as a line.
+	Thresholds map[string]float64
+	// Server holds the remote server's warnings for the request (partial data,
+	// PromQL infos), already sanitised: a warning notice on every frame, after
+	// the query's own notices.
+	Server []string
+}
+
+// seal adds the server's warnings to every frame (an empty frame carries
+// them when there is none).
+func (m Meta) seal(fr data.Frames) data.Frames {
+	if len(m.Server) == 0 {
+		return fr
+	}
+	if len(fr) == 0 {
+		fr = data.Frames{data.NewFrame("")}
+	}
+	for _, f := range fr {
+		if f.Meta == nil {
+			f.Meta = &data.FrameMeta{}
+		}
+		for _, msg := range m.Server {
+			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: msg})
+		}
+	}
+	return fr
+}
+
+// threshold sets the objective threshold of stage th on a time-series value field.
+func threshold(v *data.Field, th float64) {
+	if v.Config == nil {
+		v.Config = &data.FieldConfig{}
+	}
+	v.Config.Thresholds = &data.ThresholdsConfig{Mode: data.ThresholdsModeAbsolute, Steps: []data.Threshold{
+		{Value: data.ConfFloat64(math.Inf(-1)), Color: "green"},
+		{Value: data.ConfFloat64(th), Color: "red"},
+	}}
+	if v.Config.Custom == nil {
+		v.Config.Custom = map[string]any{}
+	}
+	v.Config.Custom["thresholdsStyle"] = map[string]any{"mode": "line"}
 }
 
 func (m Meta) frameMeta(t data.FrameType) *data.FrameMeta {
@@ -77,6 +121,9 @@ func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 		}
 		valueField := data.NewField("value", data.Labels(s.Labels), vals)
 		valueField.Config = &data.FieldConfig{Unit: s.Unit, DisplayNameFromDS: displayName(s), Custom: bandStyle(s)}
+		if th, ok := m.Thresholds[s.Labels["stage"]]; ok {
+			threshold(valueField, th)
+		}
 		f := data.NewFrame(s.Name, data.NewField("time", nil, times), valueField)
 		f.Meta = m.frameMeta(data.FrameTypeTimeSeriesMulti)
 		out = append(out, f)
@@ -91,7 +138,7 @@ func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 		ns = append(ns, data.Notice{Severity: data.NoticeSeverityWarning, Text: "infinite values shown as null: " + strings.Join(inf, "; ")})
 	}
 	out[0].Meta.Notices = ns
-	return out
+	return m.seal(out)
 }
 
 // bandStyle makes a quantile's bound series draw as a shaded band in
@@ -135,7 +182,7 @@ func displayName(s analysis.Series) string {
 func withMeta(f *data.Frame, m Meta) data.Frames {
 	f.Meta = m.frameMeta(data.FrameTypeTable)
 	f.Meta.Notices = notices(m.Notices)
-	return data.Frames{f}
+	return m.seal(data.Frames{f})
 }
 
 // groupColumns returns the sorted union of label names over rows.
@@ -245,5 +292,5 @@ func States(states []gpu.State, m Meta) data.Frames {
 	}
 	f.Meta = m.frameMeta(data.FrameTypeTimeSeriesWide)
 	f.Meta.Notices = notices(m.Notices)
-	return data.Frames{f}
+	return m.seal(data.Frames{f})
 }

@@ -1,8 +1,6 @@
 package frames
 
 import (
-	"math"
-
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
@@ -60,34 +58,4 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	num("status_value", "short", func(r slo.Report) float64 { return r.Status.Value() })
 	str("reason", func(r slo.Report) string { return r.Reason })
 	return withMeta(f, m)
-}
-
-// WithThresholds adds an objective threshold to the value field of every
-// time-series frame whose series is labelled stage=<key of byStage>: a field
-// config threshold (absolute mode: green below, red from the threshold in
-// seconds), which Grafana's time-series panel can draw as a line. Frames of
-// other stages are left alone. frs is modified in place and returned.
-func WithThresholds(frs data.Frames, byStage map[string]float64) data.Frames {
-	for _, f := range frs {
-		if len(f.Fields) < 2 {
-			continue
-		}
-		v := f.Fields[1]
-		th, ok := byStage[v.Labels["stage"]]
-		if !ok {
-			continue
-		}
-		if v.Config == nil {
-			v.Config = &data.FieldConfig{}
-		}
-		v.Config.Thresholds = &data.ThresholdsConfig{Mode: data.ThresholdsModeAbsolute, Steps: []data.Threshold{
-			{Value: data.ConfFloat64(math.Inf(-1)), Color: "green"},
-			{Value: data.ConfFloat64(th), Color: "red"},
-		}}
-		if v.Config.Custom == nil {
-			v.Config.Custom = map[string]any{}
-		}
-		v.Config.Custom["thresholdsStyle"] = map[string]any{"mode": "line"}
-	}
-	return frs
 }

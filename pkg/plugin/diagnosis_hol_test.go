@@ -43,7 +43,7 @@ func TestDiagnosisPromptTailMatchesPrometheus(t *testing.T) {
 		q   string
 	}{{diagnose.PromptP50, "0.5"}, {diagnose.PromptP99, "0.99"}} {
 		m, err := q.QueryRange(context.Background(),
-			`histogram_quantile(`+c.q+`, sum by (le) (rate(vllm:request_prompt_tokens_bucket{job="hol"}[5m])))`, p.start, p.end, p.step)
+			`histogram_quantile(`+c.q+`, sum by (le) (rate(vllm:request_prompt_tokens_bucket{job="hol"}[5m])))`, p.Plan.Start, p.Plan.End, p.Plan.Step)
 		require.NoError(t, err)
 		require.Len(t, m, 1)
 		got := v[c.sig]

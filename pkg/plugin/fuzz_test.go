@@ -9,6 +9,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -34,7 +35,7 @@ func FuzzDecodeQuery(f *testing.F) {
 			}
 		}
 	}
-	for _, qt := range []string{QueryTypeLatency, QueryTypeBreakdown, QueryTypeThroughput, QueryTypeSaturation, QueryTypeTargets, QueryTypeRaw, QueryTypeGPU, QueryTypeDiagnosis, QueryTypeEvents, QueryTypeSLO, QueryTypeBurnRate, QueryTypeGoodput, QueryTypeBuckets} {
+	for _, qt := range queries.Names() {
 		f.Add(qt, []byte(`{"queryType":"`+qt+`","targets":["vllm-a"],"models":["m"],"groupBy":"target","window":"1m"}`))
 	}
 	f.Add("raw", []byte(`{"metric":"vllm:num_requests_running","matchers":{"engine":"0"}}`))

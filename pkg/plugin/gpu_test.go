@@ -151,11 +151,11 @@ func gpuFixture(t *testing.T) (*Instance, time.Time, time.Time) {
 
 func runGPUQuery(t *testing.T, inst *Instance, from, to time.Time, q map[string]any) backend.DataResponse {
 	t.Helper()
-	q["queryType"] = QueryTypeGPU
+	q["queryType"] = "gpu"
 	js, err := json.Marshal(q)
 	require.NoError(t, err)
 	resp, err := inst.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
-		RefID: "A", QueryType: QueryTypeGPU, JSON: js, Interval: time.Minute, MaxDataPoints: 1000,
+		RefID: "A", QueryType: "gpu", JSON: js, Interval: time.Minute, MaxDataPoints: 1000,
 		TimeRange: backend.TimeRange{From: from, To: to},
 	}}})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 )
 
 // CallResource serves the editor and template-variable helpers:
@@ -65,7 +66,7 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		out := []target{}
 		now := i.now()
 		for _, t := range i.settings.Targets {
-			v := i.viewOf(r.Context(), t.Name, now.Add(-lookback), now)
+			v := i.env().ViewOf(r.Context(), t.Name, now.Add(-fetch.Lookback), now)
 			if !v.OK {
 				out = append(out, target{Target: t.Name, Engine: string(catalog.EngineUnknown), Signals: []sig{}})
 				continue
@@ -87,7 +88,7 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		if err != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": sanitizeError(err.Error())})
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": fetch.SanitizeError(err.Error())})
 			return
 		}
 		writeJSON(w, d)
@@ -103,7 +104,7 @@ func (i *Instance) labelValues(ctx context.Context, label string, jobs []string)
 	}
 	sort.Strings(jobs)
 	now := i.now()
-	vals, err := i.querier.LabelValues(ctx, label, `{job=~"`+escapeLabel(alternation(jobs))+`"}`, now.Add(-lookback), now)
+	vals, err := i.querier.LabelValues(ctx, label, catalog.JobsSelector(jobs), now.Add(-fetch.Lookback), now)
 	if err != nil {
 		return out
 	}

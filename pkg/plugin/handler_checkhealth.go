@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 )
 
 // healthTarget is the JSON detail of one target or agent in a health check.
@@ -141,16 +142,16 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	pr := collect.Probe(ctx, i.settings, name)
 	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
 	if pr.Err != nil {
-		h.Error = sanitizeError(pr.Err.Error())
+		h.Error = fetch.SanitizeError(pr.Err.Error())
 		return h
 	}
 	// The same detection and availability as queries: the page's names
 	// filtered as the collector stores them.
-	v := i.viewFromNames(name, catalog.StoredNames(pr.Names))
+	v := i.env().ViewFromNames(name, catalog.StoredNames(pr.Names))
 	d := v.Det
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
 	for _, m := range pr.Labels["model_name"] {
-		h.Models = append(h.Models, sanitizeError(m))
+		h.Models = append(h.Models, fetch.SanitizeError(m))
 	}
 	sort.Strings(h.Models)
 	if kind == "target" && !v.OK {

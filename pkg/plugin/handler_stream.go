@@ -9,8 +9,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
-	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 )
 
 // streamPath is the one live channel: per-target queue depth, running
@@ -72,7 +72,7 @@ func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest,
 				fld.Config = &data.FieldConfig{Unit: p.unit}
 				f.Fields = append(f.Fields, fld)
 			}
-			for _, t := range i.impossibleNow(ctx, p.sig, now) {
+			for _, t := range fetch.ImpossibleNow(ctx, i.querier, p.sig, now) {
 				notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: t})
 			}
 		}
@@ -88,34 +88,4 @@ func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest,
 		case <-ticker.C:
 		}
 	}
-}
-
-// impossibleNow returns notice texts naming the samples of gauge signal s, on each series'
-// latest scrape at now, that the stream's aggregate left out because they cannot be true
-// (catalog.ImpossiblePromQL, sanity.ImpossibleValues), at most maxFindings. A failed check
-// yields nothing: the stream's values stand.
-func (i *Instance) impossibleNow(ctx context.Context, s catalog.Signal, now time.Time) []string {
-	q, err := catalog.ImpossiblePromQL(s, catalog.Scope{})
-	if err != nil {
-		return nil
-	}
-	v, err := i.querier.Query(ctx, q, now)
-	if err != nil {
-		return nil
-	}
-	vec, _ := v.(model.Vector)
-	m := make(model.Matrix, 0, len(vec))
-	for _, x := range vec {
-		m = append(m, &model.SampleStream{Metric: x.Metric, Values: []model.SamplePair{{Timestamp: x.Timestamp, Value: x.Value}}})
-	}
-	lo, hi, _ := catalog.ValueRange(s)
-	var out []string
-	for k, f := range sanity.ImpossibleValues(string(s), m, lo, hi, impossibleEffect(s)) {
-		if k == maxFindings {
-			out = append(out, fmt.Sprintf("%s: %d more series with values that cannot be true were left out", s, len(m)-maxFindings))
-			break
-		}
-		out = append(out, f.Text())
-	}
-	return out
 }

@@ -1,8 +1,10 @@
 // Package plugin is Inferscope's edge to Grafana: the data-source instance
 // (one per configured data source, re-created when its settings change), the
-// QueryData mux with one handler per query type, CheckHealth, CallResource
-// and streams. It computes no analytics: handlers query the source, call the
-// analysis packages and hand results to frames.
+// QueryData dispatcher over the registry of query types (pkg/queries),
+// CheckHealth, CallResource and streams, secrets, logging and its own
+// metrics. It computes no analytics and writes no PromQL: query types run
+// over the read layer (pkg/fetch), which this package hands an explicit
+// environment (fetch.Env).
 package plugin
 
 import (
@@ -12,11 +14,11 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
@@ -42,11 +44,10 @@ type Instance struct {
 	collector   *collect.Collector
 	remote      *remoteState // remote mode only (see remote.go)
 	querier     source.Querier
-	mux         *datasource.QueryTypeMux
 	resources   backend.CallResourceHandler
 	logger      *slog.Logger
 	now         func() time.Time
-	detections  *detectionCache
+	names       *fetch.NameCache
 	// scrub masks secureJsonData values in everything returned to viewers.
 	scrub scrubber
 }
@@ -105,19 +106,10 @@ func (i *Instance) Dispose() {
 	}
 }
 
-// newInstanceForTest builds an instance over an existing querier, without a
-// collector: tests feed samples straight into a TSDB.
-func newInstanceForTest(s settings.Settings, q source.Querier) *Instance {
-	inst := newInstance(slog.Default())
-	inst.settings, inst.querier = s, q
-	return inst
-}
-
 // newInstance builds an instance's request handlers; settings and the query
 // path are filled in by the caller.
 func newInstance(logger *slog.Logger) *Instance {
-	inst := &Instance{logger: logger, now: time.Now, detections: newDetectionCache()}
-	inst.mux = inst.newMux()
+	inst := &Instance{logger: logger, now: time.Now, names: fetch.NewNameCache()}
 	inst.resources = inst.newResources()
 	return inst
 }

@@ -106,7 +106,7 @@ func TestQueryAfterDisposeSaysRetry(t *testing.T) {
 	before := queryCount(t, "raw", "error")
 	now := time.Now()
 	resp, err := inst.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
-		RefID: "A", QueryType: QueryTypeRaw, JSON: []byte(`{"queryType":"raw","metric":"vllm:num_requests_running"}`),
+		RefID: "A", QueryType: "raw", JSON: []byte(`{"queryType":"raw","metric":"vllm:num_requests_running"}`),
 		TimeRange: backend.TimeRange{From: now.Add(-time.Hour), To: now}, Interval: time.Minute, MaxDataPoints: 60,
 	}}})
 	require.NoError(t, err)

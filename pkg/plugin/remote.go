@@ -12,11 +12,12 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
-	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
@@ -86,23 +87,6 @@ func newRemoteQuerierWith(cfg settings.Settings, rt http.RoundTripper) (source.Q
 	return source.MapTargets(server, sels), &remoteState{server: server, url: cfg.Remote.URL}, nil
 }
 
-// shownURL is what the targets table shows as a target's address: its URL,
-// or in remote mode its selector on the server.
-func (i *Instance) shownURL(url, selector string) string {
-	if i.settings.IsRemote() {
-		return selector
-	}
-	return url
-}
-
-// remoteStatusQuery reads per target, from the server's synthetic scrape
-// series: the lowest up (down if any instance is down), the latest scrape
-// time, the longest scrape and the samples kept after relabelling.
-const remoteStatusQuery = `label_replace(min by (job) (up), "stat", "up", "", "")` +
-	` or label_replace(max by (job) (timestamp(up)), "stat", "last", "", "")` +
-	` or label_replace(max by (job) (scrape_duration_seconds), "stat", "duration", "", "")` +
-	` or label_replace(sum by (job) (scrape_samples_post_metric_relabeling), "stat", "series", "", "")`
-
 // remoteStatuses returns the scrape status of every target and agent as the
 // remote server recorded it (the server scrapes; the plugin does not).
 func (i *Instance) remoteStatuses(ctx context.Context) map[string]collect.TargetStatus {
@@ -121,10 +105,10 @@ func (i *Instance) remoteStatuses(ctx context.Context) map[string]collect.Target
 		out[a.Name] = collect.TargetStatus{Name: a.Name, Kind: collect.KindAgent, URL: a.SelectorOrDefault(),
 			LastError: "the server holds no up series for this selector (is it scraping the agent?)"}
 	}
-	v, err := i.querier.Query(ctx, remoteStatusQuery, i.now())
+	v, err := i.querier.Query(ctx, catalog.RemoteStatusPromQL, i.now())
 	if err != nil {
 		for n, st := range out {
-			st.LastError = sanitizeError(err.Error())
+			st.LastError = fetch.SanitizeError(err.Error())
 			out[n] = st
 		}
 		return out // not cached: the next query retries
@@ -170,26 +154,26 @@ func (i *Instance) probeRemote(ctx context.Context, name, kind string) healthTar
 		sel = a.SelectorOrDefault()
 	}
 	now := i.now()
-	job := `{job="` + escapeLabel(name) + `"}`
-	names, err := i.querier.MetricNames(ctx, job, now.Add(-lookback), now)
+	job := catalog.JobSelector(name)
+	names, err := i.querier.MetricNames(ctx, job, now.Add(-fetch.Lookback), now)
 	h.DurationMS = time.Since(t0).Milliseconds()
 	if err != nil {
-		h.Error = fmt.Sprintf("%s `%s`: %s", kind, name, sanitizeError(err.Error()))
+		h.Error = fmt.Sprintf("%s `%s`: %s", kind, name, fetch.SanitizeError(err.Error()))
 		return h
 	}
 	if len(names) == 0 {
-		h.Error = fmt.Sprintf("%s `%s`: the server holds no series matching %s in the last %s", kind, name, sel, lookback)
+		h.Error = fmt.Sprintf("%s `%s`: the server holds no series matching %s in the last %s", kind, name, sel, fetch.Lookback)
 		return h
 	}
 	h.Samples = len(names)
 	// The same detection and availability as queries: the names the server
 	// holds for the target's selector.
-	v := i.viewFromNames(name, names)
+	v := i.env().ViewFromNames(name, names)
 	d := v.Det
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
-	models, _ := i.querier.LabelValues(ctx, "model_name", job, now.Add(-lookback), now)
+	models, _ := i.querier.LabelValues(ctx, "model_name", job, now.Add(-fetch.Lookback), now)
 	for _, m := range models {
-		h.Models = append(h.Models, sanitizeError(m))
+		h.Models = append(h.Models, fetch.SanitizeError(m))
 	}
 	if kind == "target" && !v.OK {
 		h.Error = fmt.Sprintf("%s `%s`: the server holds %d metric names for %s but none from a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM)", kind, name, len(names), sel)
@@ -215,7 +199,7 @@ func (i *Instance) pingRemote(ctx context.Context) (string, error) {
 	}
 	d, err := p.Ping(ctx)
 	if err != nil {
-		return "", errors.New(sanitizeError(err.Error()))
+		return "", errors.New(fetch.SanitizeError(err.Error()))
 	}
 	return fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds()), nil
 }
@@ -255,7 +239,7 @@ var discoveryLabels = []string{"namespace", "pod", "service", "container", "clus
 func (i *Instance) discover(ctx context.Context) (Discovery, error) {
 	out := Discovery{Jobs: []Candidate{}, Instances: []Candidate{}}
 	if i.remote == nil {
-		return out, badQueryf("discovery needs remote mode: in embedded mode targets are the URLs you configure")
+		return out, queries.Badf("discovery needs remote mode: in embedded mode targets are the URLs you configure")
 	}
 	sf, ok := i.remote.server.(source.SeriesFinder)
 	if !ok {
@@ -275,7 +259,7 @@ func (i *Instance) discover(ctx context.Context) (Discovery, error) {
 	}
 	sort.Strings(sels)
 	now := i.now()
-	series, err := sf.Series(ctx, sels, now.Add(-lookback), now, discoverLimit)
+	series, err := sf.Series(ctx, sels, now.Add(-fetch.Lookback), now, discoverLimit)
 	if err != nil {
 		return out, err
 	}
@@ -346,27 +330,6 @@ func containsString(list []string, v string) bool {
 		}
 	}
 	return false
-}
-
-// addServerNotices adds the remote server's warnings (partial data, PromQL
-// infos) to the frames of a query as warning notices; a response with no
-// frame gets an empty one to carry them.
-func addServerNotices(fr data.Frames, msgs []string) data.Frames {
-	if len(msgs) == 0 {
-		return fr
-	}
-	if len(fr) == 0 {
-		fr = data.Frames{data.NewFrame("")}
-	}
-	for _, f := range fr {
-		if f.Meta == nil {
-			f.Meta = &data.FrameMeta{}
-		}
-		for _, m := range msgs {
-			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: sanitizeError(m)})
-		}
-	}
-	return fr
 }
 
 func isRemoteError(err error) bool {

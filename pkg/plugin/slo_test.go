@@ -210,16 +210,6 @@ func TestSLOTableOnSimulator(t *testing.T) {
 	assert.True(t, found, "short-history notice missing: %v", notes)
 }
 
-func TestWithLeSelectsStoredSpellings(t *testing.T) {
-	hq, err := catalog.HistogramPromQL(catalog.TTFT, catalog.Scope{Targets: []string{"a"}}, 5*time.Minute)
-	require.NoError(t, err)
-	q := withLe(hq.Buckets, []string{"+Inf", "2.0", "2.5"})
-	assert.Contains(t, q, `vllm:time_to_first_token_seconds_bucket{le=~"\\+Inf|2\\.0|2\\.5", job=~"a"}[5m]`)
-	assert.NotContains(t, q, `_bucket{job`)
-	bare := withLe(`sum by (le) (rate(x_bucket[1m]))`, []string{"1", "+Inf"})
-	assert.Equal(t, `sum by (le) (rate(x_bucket{le=~"1|\\+Inf"}[1m]))`, bare)
-}
-
 // TestBurnRateStepHistoryThroughPromQL stores a synthetic vLLM E2E
 // histogram in a TSDB (15 s scrapes, 1000 requests a minute, 0.1 % slower
 // than 2 s except two hours at 5 %, changes on minute boundaries so that

@@ -79,10 +79,4 @@ func TestWindowMacrosExpandedFromTheRequest(t *testing.T) {
 		mean, _ := lastFloat(fieldsBy(dr, "stat")["mean"])
 		assert.InDelta(t, 0.05, mean, 1e-9, window)
 	}
-	// At a 15 s interval, $__rate_interval is 4 × the scrape interval.
-	q := backend.DataQuery{Interval: 15 * time.Second, TimeRange: backend.TimeRange{From: from, To: to}}
-	assert.Equal(t, "1m", expandMacros("$__rate_interval", q, 15*time.Second, 15*time.Second))
-	assert.Equal(t, "60000ms", expandMacros("${__rate_interval_ms}ms", q, 15*time.Second, 15*time.Second))
-	assert.Equal(t, "300", expandMacros("$__range_s", q, 15*time.Second, 15*time.Second))
-	assert.Equal(t, "300000", expandMacros("$__range_ms", q, 15*time.Second, 15*time.Second))
 }

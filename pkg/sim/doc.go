@@ -35,7 +35,7 @@
 // process_start_time_seconds (which changes on each simulated restart).
 // Latency histograms are observed when a request finishes, TTFT at the first
 // token and ITL per token, as in vLLM; aborted requests only increment
-// request_success_total{finished_reason="abort"}. GPURegistry() exposes the
+// request_success_total{finished_reason="abort"}. GPUPage() renders the
 // simulated GPU under the inferscope GPU agent's metric names.
 //
 // # Clocks

@@ -102,9 +102,6 @@ func (s *Sim) Start() time.Time { return s.start }
 // Registry is the vLLM /metrics registry (names per Config.Version).
 func (s *Sim) Registry() *prometheus.Registry { return s.reg }
 
-// GPURegistry is the simulated GPU's agent-style registry (inferscope_gpu_* names).
-func (s *Sim) GPURegistry() *prometheus.Registry { return s.gpuReg }
-
 // Now is the simulated time in seconds since start.
 func (s *Sim) Now() float64 {
 	s.mu.Lock()

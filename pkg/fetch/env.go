@@ -1,0 +1,98 @@
+// Package fetch is Inferscope's read layer: it runs the catalogue's PromQL against a
+// source.Querier for one query and gathers what the analysis packages need, with the query's
+// notices. It holds no back-pointer to the plugin instance: an explicit Env (settings, querier,
+// target status, clock) is all it reads. It never imports the query types, frames or plugin.
+//
+//   - Env: what a data-source instance lends a query (env.go);
+//   - Plan: a decoded query's time grid and scope (plan.go);
+//   - Run: one query's working state, its one PromQL executor and its one channel for
+//     notices (run.go);
+//   - TargetView: the one detection of a target over a range (views.go);
+//   - scope, idle and change notices (notices.go, events.go);
+//   - histogram fetch planning (histograms.go, latency.go), counter-only means and gauge
+//     fallbacks (means.go), the le values an SLO threshold needs (slo.go);
+//   - the fetch guards that name and leave out samples that cannot be true (sanity.go);
+//   - the inventory of targets and agents (inventory.go).
+package fetch
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
+)
+
+// Env is what a data-source instance lends the queries it serves: its settings, its querier
+// (embedded TSDB or remote server), its targets' scrape status, its clock and its cache of
+// stored metric names. It is a plain value built by the SDK edge.
+type Env struct {
+	// Settings are the data source's validated settings.
+	Settings *settings.Settings
+	// Querier reads the stored samples; nil when the instance has none (invalid settings).
+	Querier source.Querier
+	// Statuses returns the scrape status of every target and agent by name (the embedded
+	// collector's, or the remote server's up and scrape_* series); nil: none known.
+	Statuses func() map[string]collect.TargetStatus
+	// ScrapeErrors returns the failed scrapes of a target or agent in [from, to] (embedded
+	// mode only; nil in remote mode).
+	ScrapeErrors func(name string, from, to time.Time) []collect.ScrapeError
+	// Now is the clock (time.Now outside tests).
+	Now func() time.Time
+	// Names caches the stored metric names per target and range; nil: no cache.
+	Names *NameCache
+	// Logger receives internal errors (panics of concurrent query parts).
+	Logger *slog.Logger
+}
+
+// statuses returns Env.Statuses(), or an empty map.
+func (e *Env) statuses() map[string]collect.TargetStatus {
+	if e.Statuses == nil {
+		return map[string]collect.TargetStatus{}
+	}
+	return e.Statuses()
+}
+
+// Status returns the scrape status of every target and agent by name (empty when unknown).
+// Statuses rebuilds every entry, so callers ask once per query.
+func (e *Env) Status() map[string]collect.TargetStatus { return e.statuses() }
+
+// logger returns Env.Logger or slog's default.
+func (e *Env) logger() *slog.Logger {
+	if e.Logger == nil {
+		return slog.Default()
+	}
+	return e.Logger
+}
+
+// now returns Env.Now() or time.Now().
+func (e *Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+// Targets returns the configured targets a query selects by name (all when none named).
+func (e *Env) Targets(names []string) []settings.Target {
+	if len(names) == 0 {
+		return e.Settings.Targets
+	}
+	var out []settings.Target
+	for _, n := range names {
+		if t, ok := e.Settings.Target(n); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// labelValues is Querier.LabelValues, nil without a querier.
+func (e *Env) labelValues(ctx context.Context, label, sel string, from, to time.Time) ([]string, error) {
+	if e.Querier == nil {
+		return nil, nil
+	}
+	return e.Querier.LabelValues(ctx, label, sel, from, to)
+}

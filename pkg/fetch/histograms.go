@@ -1,0 +1,335 @@
+package fetch
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+)
+
+// HistogramQueries returns the PromQL for a latency stage over the query's
+// targets. Each target reads the metrics its detection provides for the
+// stage (catalog.Assess: e.g. vLLM V0 TPOT from the per-step histogram),
+// narrowed to the names stored for it in the queried range, so a target
+// renamed inside the range reads both names (joined with `or`) and a
+// homogeneous fleet gets one query without `or` branches for names it does
+// not have. Targets sharing a metric list share a query; targets whose
+// engine is unknown use the catalogue's query over every engine. Every
+// target is in exactly one partition, so the partitions' series add up per
+// group.
+//
+// extraBy adds canonical groups (e.g. "target") to the query's own.
+func (r *Run) HistogramQueries(ctx context.Context, stage catalog.Signal, window time.Duration, extraBy ...string) ([]catalog.HistogramQueries, error) {
+	hqs, _, err := r.histogramParts(ctx, stage, window, false, extraBy...)
+	return hqs, err
+}
+
+// histogramParts is HistogramQueries that also returns, for each query, the targets it reads;
+// with finite, the queries leave non-finite rates out (catalog.Scope.Finite).
+func (r *Run) histogramParts(ctx context.Context, stage catalog.Signal, window time.Duration, finite bool, extraBy ...string) ([]catalog.HistogramQueries, [][]string, error) {
+
+	type part struct {
+		metrics []catalog.Metric
+		targets []string
+	}
+	var parts []part
+	var rest []string
+	for _, v := range r.Views(ctx) {
+		if !v.OK {
+			if len(v.Names) > 0 {
+				rest = append(rest, v.Name)
+			}
+			continue
+		}
+		a := v.Assess(stage)
+		if !a.Exported() {
+			continue // absent or not seen, not zero: ScopeNotices says so
+		}
+		var metrics []catalog.Metric
+		for _, m := range a.Metrics {
+			if m.Kind == catalog.KindHistogram && m.Scale == 1 {
+				metrics = append(metrics, m)
+			}
+		}
+		if len(metrics) == 0 {
+			continue
+		}
+		placed := false
+		for k := range parts {
+			if sameMetrics(parts[k].metrics, metrics) {
+				parts[k].targets = append(parts[k].targets, v.Name)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			parts = append(parts, part{metrics: metrics, targets: []string{v.Name}})
+		}
+	}
+	var out []catalog.HistogramQueries
+	var targets [][]string
+	if len(rest) > 0 {
+		sc := r.Plan.Scope
+		sc.By = append(slices.Clone(sc.By), extraBy...)
+		sc.Targets = rest
+		sc.Finite = finite
+		hq, err := catalog.HistogramPromQL(stage, sc, window)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, hq)
+		targets = append(targets, rest)
+	}
+	for _, pt := range parts {
+		sc := r.Plan.Scope
+		sc.By = append(slices.Clone(sc.By), extraBy...)
+		sc.Targets = pt.targets
+		sc.Finite = finite
+		hq, err := catalog.HistogramPromQLFor(pt.metrics, sc, window)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, hq)
+		targets = append(targets, pt.targets)
+	}
+	return out, targets, nil
+}
+
+func sameMetrics(a, b []catalog.Metric) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k].Name != b[k].Name || a[k].Scale != b[k].Scale || a[k].Match != b[k].Match {
+			return false
+		}
+	}
+	return true
+}
+
+// histFetch holds one histogram query's results (catalog.HistogramQueries): bucket
+// increases, _count resets, bucket rates (only where a reset asks for them), _sum and _count
+// rates and increases.
+type histFetch struct {
+	inc, resets, rates, sum, count, sumInc, cntInc model.Matrix
+}
+
+// fetchHistograms runs every query of each HistogramQueries.
+func (r *Run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQueries) ([]histFetch, error) {
+	out := make([]histFetch, len(hqs))
+	for j, hq := range hqs {
+		f := &out[j]
+		var err error
+		if f.inc, err = r.Range(ctx, hq.Increases); err != nil {
+			return nil, err
+		}
+		if f.resets, err = r.Range(ctx, hq.Resets); err != nil {
+			return nil, err
+		}
+		if anyAbove(f.resets, 0) {
+			// Compute falls back to rate()'s buckets in windows holding a counter reset.
+			if f.rates, err = r.Range(ctx, hq.Buckets); err != nil {
+				return nil, err
+			}
+		}
+		if f.sum, err = r.Range(ctx, hq.Sum); err != nil {
+			return nil, err
+		}
+		if f.count, err = r.Range(ctx, hq.Count); err != nil {
+			return nil, err
+		}
+		if f.sumInc, err = r.Range(ctx, hq.SumIncrease); err != nil {
+			return nil, err
+		}
+		if f.cntInc, err = r.Range(ctx, hq.CountIncrease); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// nonFiniteIn reports whether any fetched histogram result holds NaN or ±Inf.
+func nonFiniteIn(fs []histFetch) bool {
+	for _, f := range fs {
+		for _, m := range []model.Matrix{f.inc, f.rates, f.sum, f.count, f.sumInc, f.cntInc} {
+			if hasNonFinite(m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasNonFinite reports whether any sample of m is NaN or ±Inf.
+func hasNonFinite(m model.Matrix) bool {
+	for _, s := range m {
+		for _, p := range s.Values {
+			if v := float64(p.Value); math.IsNaN(v) || math.IsInf(v, 0) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decreaseIn reports whether fetched histogram results show a series that decreased: a
+// _count reset, a negative bucket increase, or a bucket whose increase is below that of a
+// lower bucket of the same group at the same step (cumulative buckets cannot do that).
+func decreaseIn(fs []histFetch) bool {
+	for _, f := range fs {
+		if anyAbove(f.resets, 0) {
+			return true
+		}
+		type point struct{ le, v float64 }
+		per := map[string]map[model.Time][]point{}
+		for _, s := range f.inc {
+			le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
+			if err != nil {
+				continue
+			}
+			k, _ := analysis.Key(s.Metric, model.BucketLabel)
+			if per[k] == nil {
+				per[k] = map[model.Time][]point{}
+			}
+			for _, p := range s.Values {
+				if p.Value < 0 {
+					return true
+				}
+				per[k][p.Timestamp] = append(per[k][p.Timestamp], point{le, float64(p.Value)})
+			}
+		}
+		for _, steps := range per {
+			for _, ps := range steps {
+				slices.SortFunc(ps, func(a, b point) int { return cmp.Compare(a.le, b.le) })
+				for i := 1; i < len(ps); i++ {
+					if ps[i].v < ps[i-1].v*(1-sanity.HistogramTolerance)-1e-9 {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// anyAbove reports whether any sample of m is above v.
+func anyAbove(m model.Matrix, v float64) bool {
+	for _, s := range m {
+		for _, p := range s.Values {
+			if float64(p.Value) > v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// layoutSplit returns "job" when the targets in scope store the histogram of
+// stage with different bucket layouts over the queried range (so a query not
+// grouped by target must keep them apart, see latency.Input.SplitBy), and ""
+// when they share one layout or the query is grouped by target. It reads
+// each target's distinct le values of the stage's bucket series in the range
+// (and one window before it) from the index, without reading samples.
+func (r *Run) layoutSplit(ctx context.Context, stage catalog.Signal) (string, error) {
+	if slices.Contains(r.Plan.Scope.By, "target") {
+		return "", nil
+	}
+	if len(r.Views(ctx)) < 2 {
+		return "", nil
+	}
+	names := map[string]bool{}
+	var jobs []string
+	for _, v := range r.Views(ctx) {
+		jobs = append(jobs, v.Name)
+		var ms []catalog.Metric
+		if v.OK {
+			ms = v.Assess(stage).Metrics
+		} else {
+			for _, e := range catalog.Engines {
+				ms = append(ms, catalog.Lookup(e, stage).Metrics...)
+			}
+		}
+		for _, m := range ms {
+			if m.Kind == catalog.KindHistogram {
+				names[m.Name+"_bucket"] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	bucketNames := slices.Sorted(maps.Keys(names))
+	bounds := map[string][]float64{}
+	for _, job := range jobs {
+		les, err := r.Env.labelValues(ctx, model.BucketLabel, catalog.BucketNamesSelector(bucketNames, job), r.Plan.Start.Add(-r.Plan.Window), r.Plan.End)
+		if err != nil {
+			return "", fmt.Errorf("bucket bounds of %s: %w", job, err)
+		}
+		for _, l := range les {
+			if le, err := hist.ParseLe(l); err == nil {
+				bounds[job] = append(bounds[job], le)
+			}
+		}
+	}
+	var first []float64
+	for _, job := range slices.Sorted(maps.Keys(bounds)) {
+		b := bounds[job]
+		slices.Sort(b)
+		b = slices.Compact(b)
+		if first == nil {
+			first = b
+			continue
+		}
+		if !slices.Equal(first, b) {
+			return "job", nil
+		}
+	}
+	return "", nil
+}
+
+// withoutResets returns m without the samples of steps at which the series'
+// group (its labels without le) had resets > 0 in the resets matrix.
+func withoutResets(m, resets model.Matrix) model.Matrix {
+	bad := map[string]map[model.Time]bool{}
+	for _, s := range resets {
+		k, _ := analysis.Key(s.Metric)
+		for _, p := range s.Values {
+			if p.Value > 0 {
+				if bad[k] == nil {
+					bad[k] = map[model.Time]bool{}
+				}
+				bad[k][p.Timestamp] = true
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return m
+	}
+	out := make(model.Matrix, 0, len(m))
+	for _, s := range m {
+		k, _ := analysis.Key(s.Metric, model.BucketLabel)
+		b := bad[k]
+		if b == nil {
+			out = append(out, s)
+			continue
+		}
+		kept := &model.SampleStream{Metric: s.Metric}
+		for _, p := range s.Values {
+			if !b[p.Timestamp] {
+				kept.Values = append(kept.Values, p)
+			}
+		}
+		out = append(out, kept)
+	}
+	return out
+}

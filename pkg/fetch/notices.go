@@ -1,0 +1,136 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+)
+
+// ScopeNotices says, per target in scope, why signals may have no data:
+// the target is down, nothing is stored for it in the range, its engine is
+// unknown, or per signal asked (catalog.Assess over the names stored in the
+// range) that it is approximate, not seen (naming the metric names looked
+// for) or absent.
+func (r *Run) ScopeNotices(ctx context.Context, signals []catalog.Signal) {
+	r.AvailabilityNotices(r.Views(ctx), signals)
+}
+
+// AvailabilityNotices is ScopeNotices for the given views (targets or GPU agents).
+func (r *Run) AvailabilityNotices(views []TargetView, signals []catalog.Signal) {
+	statuses := r.Env.statuses()
+	for _, v := range views {
+		st, known := statuses[v.Name]
+		down := known && !st.Up && !st.LastScrape.IsZero()
+		downWhy := ""
+		if down {
+			downWhy = fmt.Sprintf("target %s is down", v.Name)
+			if st.LastError != "" {
+				downWhy += ": " + SanitizeError(st.LastError)
+			}
+			r.Notes.Add(analysis.Warning, downWhy+"; its samples stop at the last successful scrape")
+		}
+		asked := make([]string, len(signals))
+		for k, s := range signals {
+			asked[k] = string(s)
+		}
+		if len(v.Names) == 0 {
+			msg := fmt.Sprintf("target %s: nothing is stored for it in the queried range, so %s have no data", v.Name, strings.Join(asked, ", "))
+			switch {
+			case down:
+				msg += " (" + downWhy + ")"
+			case !known || st.LastScrape.IsZero():
+				msg += " (it has not been scraped yet)"
+			}
+			r.Notes.Add(analysis.Warning, msg)
+			continue
+		}
+		if !v.OK {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s: no family of a known inference engine or GPU exporter is stored for it in the queried range, so %s have no data; set the engine in the target's settings if it is one", v.Name, strings.Join(asked, ", ")))
+			continue
+		}
+		eng := v.Det.Engine
+		for _, s := range signals {
+			a := v.Assess(s)
+			switch a.State {
+			case catalog.StateApproximate:
+				r.Notes.Add(analysis.Info, fmt.Sprintf("target %s (%s): %s is approximate: %s", v.Name, eng, s, a.Note))
+			case catalog.StateNotSeen:
+				r.Notes.Add(analysis.Warning, a.NotSeenSentence(v.Name, eng))
+			case catalog.StateAbsent:
+				r.Notes.Add(analysis.Info, a.AbsentSentence(v.Name, eng))
+			}
+		}
+	}
+}
+
+// IdleNotices says, per target in scope and exported request signal, when
+// no request was counted in the whole queried range (the histogram's count
+// or the counter did not grow): its series then have no data, which is not
+// an error. One instant query at the range's end per signal and set of
+// stored names, grouped by target.
+func (r *Run) IdleNotices(ctx context.Context, signals []catalog.Signal) error {
+	rng := r.Plan.End.Sub(r.NamesFrom())
+	for _, s := range signals {
+		type group struct {
+			metrics []catalog.Metric
+			targets []string
+		}
+		var groups []group
+		for _, v := range r.Views(ctx) {
+			if !v.OK {
+				continue
+			}
+			a := v.Assess(s)
+			if !a.Exported() || (a.Metrics[0].Kind != catalog.KindHistogram && a.Metrics[0].Kind != catalog.KindCounter) {
+				continue
+			}
+			placed := false
+			for k := range groups {
+				if sameMetrics(groups[k].metrics, a.Metrics) {
+					groups[k].targets = append(groups[k].targets, v.Name)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				groups = append(groups, group{a.Metrics, []string{v.Name}})
+			}
+		}
+		for _, g := range groups {
+			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}}
+			var q, what string
+			if g.metrics[0].Kind == catalog.KindHistogram {
+				hq, err := catalog.HistogramPromQLFor(g.metrics, sc, rng)
+				if err != nil {
+					return err
+				}
+				q, what = hq.Count, "its histogram's count did not grow"
+			} else {
+				cq, err := catalog.CounterRatePromQL(s, sc, rng)
+				if err != nil {
+					return err
+				}
+				q, what = cq, "its counter did not grow"
+			}
+			vec, err := r.Instant(ctx, q, r.Plan.End)
+			if err != nil {
+				return err
+			}
+			grew := map[string]bool{}
+			for _, smp := range vec {
+				if float64(smp.Value) > 0 {
+					grew[string(smp.Metric["job"])] = true
+				}
+			}
+			for _, t := range g.targets {
+				if !grew[t] {
+					r.Notes.Add(analysis.Info, fmt.Sprintf("target %s: no requests in the queried range for %s (%s): no data, not zero", t, s, what))
+				}
+			}
+		}
+	}
+	return nil
+}

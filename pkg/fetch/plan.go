@@ -1,0 +1,35 @@
+package fetch
+
+import (
+	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+)
+
+// Plan is a decoded query's time grid and scope: what every read of the query shares.
+type Plan struct {
+	// Start and End are the step-aligned range of range queries.
+	Start, End time.Time
+	// From and To are the range as Grafana sent it.
+	From, To time.Time
+	// Step is the resolution of range queries; Window the rate window.
+	Step, Window time.Duration
+	// Scope holds the targets and models asked for (empty: all) and the groups.
+	Scope catalog.Scope
+	// Notes are notices decided while decoding (e.g. a window raised to the usable
+	// minimum); every run of the plan starts with them.
+	Notes []analysis.Notice
+}
+
+// Narrow returns a copy of p whose scope holds the given targets and models.
+func (p Plan) Narrow(targets, models []string) Plan {
+	p.Scope.Targets, p.Scope.Models = targets, models
+	return p
+}
+
+// AlignToStep rounds t down to a multiple of step counted from the Unix epoch.
+func AlignToStep(t time.Time, step time.Duration) time.Time {
+	ms := step.Milliseconds()
+	return time.UnixMilli(t.UnixMilli() / ms * ms).In(t.Location())
+}

@@ -1,0 +1,77 @@
+package fetch
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+)
+
+// ThresholdLe returns the `le` label values, spelled as stored, that an
+// attainment at threshold needs: in each target's own bucket layout, the
+// bound equal to the threshold or the two bounds around it, plus +Inf.
+// Bounds are compared numerically (le="2" and le="2.0" are both 2), so the
+// exact strings read from the store are what the PromQL then selects; a
+// threshold is never rounded to a bound. Selecting these few buckets gives
+// the same fraction and bracket as the whole layout (interpolation only
+// reads the bucket holding the threshold) at a fraction of the PromQL cost.
+// ok is false when a target's engine or stored le values are unknown: the
+// caller then reads the whole layout.
+func (r *Run) ThresholdLe(ctx context.Context, stage catalog.Signal, threshold float64, from, to time.Time) ([]string, bool) {
+	var out []string
+	for _, v := range r.Views(ctx) {
+		if !v.OK {
+			if len(v.Names) > 0 {
+				return nil, false
+			}
+			continue
+		}
+		a := v.Assess(stage)
+		if !a.Exported() {
+			continue
+		}
+		var names []string
+		for _, m := range a.Metrics {
+			if m.Kind == catalog.KindHistogram && m.Scale == 1 {
+				names = append(names, m.Name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		les, err := r.Env.labelValues(ctx, "le", catalog.LeSelector(names, v.Name), from, to)
+		if err != nil {
+			return nil, false
+		}
+		below, above := math.Inf(-1), math.Inf(1)
+		for _, s := range les {
+			v, err := hist.ParseLe(s)
+			if err != nil || math.IsInf(v, 1) {
+				continue
+			}
+			if v <= threshold && v > below {
+				below = v
+			}
+			if v > threshold && v < above {
+				above = v
+			}
+		}
+		for _, s := range les {
+			v, err := hist.ParseLe(s)
+			if err != nil {
+				continue
+			}
+			if (v == below || v == above || math.IsInf(v, 1)) && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, false
+	}
+	slices.Sort(out)
+	return out, true
+}

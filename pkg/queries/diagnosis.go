@@ -1,0 +1,251 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+)
+
+// Diagnosis is the diagnosis query: the bottleneck of each target with evidence.
+type Diagnosis struct {
+	Common
+	// Format is table (default), annotations, timeline or numeric.
+	Format string `json:"format,omitempty"`
+	// Classes keeps only these classes' findings and numeric series (e.g. ["stalled"] for an
+	// alert rule); empty: all.
+	Classes []string `json:"classes,omitempty"`
+}
+
+func (q *Diagnosis) lists() []namedList { return []namedList{{"classes", &q.Classes}} }
+
+var diagnosisEnums = map[string][]string{
+	"format":  {diagnosisTable, diagnosisAnnotations, diagnosisTimeline, diagnosisNumeric},
+	"classes": classNames(),
+}
+
+// Diagnosis formats (the query's `format` field).
+const (
+	diagnosisTable       = "table"       // current findings (default)
+	diagnosisAnnotations = "annotations" // every finding in the range except healthy, annotation-shaped
+	diagnosisTimeline    = "timeline"    // primary class over time per target (state timeline)
+	diagnosisNumeric     = "numeric"     // one number per target and class, for alert rules
+)
+
+// runDiagnosis diagnoses each target in scope over the range with the
+// same PromQL the latency, saturation, throughput and gpu queries run (the
+// catalogue's gauge, counter-rate, mean and per-GPU builders, grouped by
+// target), plus three short-window queries for the stall rule: progress
+// counter rates and the lowest `up` over StallScrapes scrape intervals, and
+// the span of the waiting gauge over the same window.
+func runDiagnosis(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Diagnosis) (data.Frames, error) {
+	format := q.Format
+	if format == "" {
+		format = diagnosisTable
+	}
+	if !slices.Contains([]string{diagnosisTable, diagnosisAnnotations, diagnosisTimeline, diagnosisNumeric}, format) {
+		return nil, badQueryf("format: %q is not one of table, annotations, timeline, numeric", q.Format)
+	}
+	for _, c := range q.Classes {
+		if !slices.Contains(diagnose.Classes, diagnose.Class(c)) {
+			return nil, badQueryf("classes: %q is not a diagnosis class (one of %s)", c, classList())
+		}
+	}
+	in, r, err := DiagnosisInput(ctx, env, p, q.Models)
+	if err != nil {
+		return nil, err
+	}
+	res := diagnose.Diagnose(in, env.Settings.Diagnosis)
+	// A target with no engine data for the selection (a model it does not
+	// serve, a typo in an alert rule) would read healthy from its `up`
+	// series alone: it gets no alert series and a notice instead.
+	noData := map[string]bool{}
+	for _, t := range in.Targets {
+		if !diagnose.HasEngineData(t) {
+			noData[t.Name] = true
+			sel := ""
+			if len(q.Models) > 0 {
+				sel = " for models " + strings.Join(q.Models, ", ")
+			}
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s: no engine data in the range%s, so nothing is diagnosed (no series, not healthy)", t.Name, sel))
+		}
+	}
+	if len(q.Classes) > 0 {
+		res = diagnose.KeepClasses(res, q.Classes)
+	}
+	switch format {
+	case diagnosisTimeline:
+		return frames.DiagnosisTimeline(res, meta(r, nil)), nil
+	case diagnosisNumeric:
+		// Only the asked classes, and no series for targets without engine data.
+		return frames.DiagnosisNumeric(res, func(l data.Labels) bool {
+			return !noData[l["target"]] && (len(q.Classes) == 0 || slices.Contains(q.Classes, l["class"]))
+		}, meta(r, nil)), nil
+	case diagnosisAnnotations:
+		return frames.DiagnosisFindings(res, false, meta(r, nil)), nil
+	}
+	return frames.DiagnosisFindings(res, true, meta(r, nil)), nil
+}
+
+// DiagnosisInput fetches every signal of the targets in scope (p's targets, the given models)
+// and places it on the step grid (diagnose.Assemble); the run holds the PromQL and notices.
+func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []string) (diagnose.Input, *fetch.Run, error) {
+	r := fetch.NewRun(ctx, env, p)
+	th := env.Settings.Diagnosis
+	targets := env.Targets(p.Scope.Targets)
+	names := make([]string, 0, len(targets))
+	for _, t := range targets {
+		names = append(names, t.Name)
+	}
+	stallWindow := time.Duration(th.StallScrapes)*env.Settings.ScrapeInterval + env.Settings.ScrapeInterval/2
+	in := diagnose.Input{Steps: r.Steps, StallWindow: stallWindow, Window: p.Window}
+	if len(targets) == 0 {
+		r.Notes.Add(analysis.Warning, "no target is configured: add inference servers under Targets in the data source settings")
+		return in, r, nil
+	}
+	r.ScopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage,
+		catalog.Preemptions, catalog.RequestsFinished, catalog.GenerationTokens, catalog.TTFT, catalog.E2E})
+	sc := catalog.Scope{Targets: names, Models: models, By: []string{"target"}}
+
+	type read struct {
+		name string
+		expr func() (string, error)
+		out  model.Matrix
+	}
+	gauge := func(s catalog.Signal, agg string) func() (string, error) {
+		return func() (string, error) { return catalog.GaugePromQL(s, sc, agg) }
+	}
+	rate := func(s catalog.Signal, w time.Duration, by ...string) func() (string, error) {
+		return func() (string, error) { return catalog.CounterRatePromQL(s, sc, w, by...) }
+	}
+	res := model.Duration(env.Settings.ScrapeInterval).String()
+	// over wraps a gauge query in <agg>_over_time over the rate window, at
+	// scrape resolution (coarser for long windows, at most maxSubquerySteps
+	// points per window, so a month-long window costs what a short one
+	// does): instantaneous gauges are smoothed like the rates.
+	subRes := res
+	if per := p.Window / maxSubquerySteps; per > env.Settings.ScrapeInterval {
+		subRes = model.Duration(per.Truncate(time.Second)).String()
+	}
+	over := func(agg string, inner func() (string, error)) func() (string, error) {
+		return func() (string, error) {
+			q, err := inner()
+			if err != nil {
+				return "", err
+			}
+			return catalog.OverTimePromQL(agg, q, p.Window, subRes), nil
+		}
+	}
+	fs := []*read{
+		{name: "up", expr: func() (string, error) { return catalog.UpMaxPromQL(names, stallWindow), nil }},
+		{name: "up_min", expr: func() (string, error) { return catalog.UpMinPromQL(names, stallWindow), nil }},
+		{name: "running", expr: gauge(catalog.RequestsRunning, "sum")},
+		{name: "waiting", expr: gauge(catalog.RequestsWaiting, "sum")},
+		{name: "running_avg", expr: over("avg", gauge(catalog.RequestsRunning, "sum"))},
+		{name: "waiting_avg", expr: over("avg", gauge(catalog.RequestsWaiting, "sum"))},
+		{name: "waiting_span", expr: func() (string, error) {
+			w, err := catalog.GaugePromQL(catalog.RequestsWaiting, sc, "sum")
+			if err != nil {
+				return "", err
+			}
+			return catalog.SpanPromQL(w, stallWindow, res), nil
+		}},
+		{name: "kv", expr: over("max", gauge(catalog.KVCacheUsage, "avg"))},
+		{name: "preemptions", expr: rate(catalog.Preemptions, p.Window)},
+		{name: "finished", expr: rate(catalog.RequestsFinished, p.Window, "finished_reason")},
+		{name: "prompt", expr: rate(catalog.PromptTokens, p.Window)},
+		{name: "generation", expr: rate(catalog.GenerationTokens, p.Window)},
+		{name: "progress_tokens", expr: rate(catalog.GenerationTokens, stallWindow)},
+		{name: "progress_finished", expr: rate(catalog.RequestsFinished, stallWindow)},
+		{name: "progress_steps", expr: func() (string, error) {
+			hq, err := catalog.HistogramPromQL(catalog.IterationTokens, sc, stallWindow)
+			return hq.Count, err
+		}},
+	}
+	fs = append(fs, &read{name: "prompt_buckets", expr: func() (string, error) {
+		hq, err := catalog.HistogramPromQL(catalog.PromptLength, sc, p.Window)
+		return hq.Buckets, err
+	}})
+	ceilGauges, ceilInfo, err := catalog.RunningCeilingPromQL(names)
+	if err != nil {
+		return in, r, err
+	}
+	fs = append(fs, &read{name: "ceiling_gauge", expr: func() (string, error) { return ceilGauges, nil }},
+		&read{name: "ceiling_info", expr: func() (string, error) { return ceilInfo, nil }})
+	for _, m := range diagnose.MeanSignals {
+		fs = append(fs, &read{name: string(m.Signal), expr: func() (string, error) { return catalog.MeanPromQL(m.Catalog, sc, p.Window) }})
+	}
+	// GPU signals over the agents of the targets in scope.
+	var agents []string
+	for _, t := range targets {
+		if t.Agent != "" && !slices.Contains(agents, t.Agent) {
+			agents = append(agents, t.Agent)
+		}
+	}
+	slices.Sort(agents)
+	if len(agents) > 0 {
+		for _, s := range diagnose.GPUSignals {
+			q := func() (string, error) { return catalog.GPUPromQL(s, agents, "avg") }
+			if s != catalog.SMClock && s != catalog.SMClockMax {
+				q = over("avg", q)
+			}
+			fs = append(fs, &read{name: "gpu:" + string(s), expr: q})
+		}
+		fs = append(fs, &read{name: "gpu:throttle", expr: func() (string, error) {
+			return catalog.GPUPromQL(catalog.ThrottleReasons, agents, "max", catalog.AgentThrottleReasonLabel)
+		}})
+	}
+	if err := r.Parallel(len(fs), func(k int) error {
+		q, err := fs[k].expr()
+		if err != nil {
+			return err
+		}
+		fs[k].out, err = r.Range(ctx, q)
+		return err
+	}); err != nil {
+		return in, r, err
+	}
+	got := map[string]model.Matrix{}
+	for _, f := range fs {
+		got[f.name] = f.out
+	}
+	stored := map[string]diagnose.Stored{}
+	for _, t := range targets {
+		v := env.ViewOf(ctx, t.Name, r.NamesFrom(), p.End)
+		stored[t.Name] = diagnose.Stored{Names: v.Names, Det: v.Det, OK: v.OK}
+	}
+	in = diagnose.Assemble(in, got, targets, agents, stored, th)
+	return in, r, nil
+}
+
+// classNames returns diagnose.Classes as strings.
+func classNames() []string {
+	out := make([]string, 0, len(diagnose.Classes))
+	for _, c := range diagnose.Classes {
+		out = append(out, string(c))
+	}
+	return out
+}
+
+// classList renders diagnose.Classes for error messages.
+func classList() string {
+	out := make([]string, 0, len(diagnose.Classes))
+	for _, c := range diagnose.Classes {
+		out = append(out, string(c))
+	}
+	return strings.Join(out, ", ")
+}
+
+// maxSubquerySteps bounds the points a diagnosis gauge subquery evaluates
+// per window.
+const maxSubquerySteps = 240

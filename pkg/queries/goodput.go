@@ -1,0 +1,165 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+)
+
+// Goodput is the goodput query: requests/s meeting every objective of one profile at once,
+// as Fréchet bounds.
+type Goodput struct {
+	Common
+	// Profile names the SLO profile (required).
+	Profile string `json:"profile,omitempty"`
+	// Objectives restricts the profile to these objective names (empty: all).
+	Objectives []string `json:"objectives,omitempty"`
+}
+
+func (q *Goodput) lists() []namedList { return []namedList{{"objectives", &q.Objectives}} }
+
+// perToken lists the latency signals observed once per output token rather
+// than once per request.
+var perToken = map[string]bool{string(catalog.ITL): true}
+
+// runGoodput answers the goodput query: requests/s meeting every
+// objective of one profile at once, over the query's rate window at each
+// step. Separate histograms cannot tell which requests met both objectives,
+// so only the Fréchet bounds are returned: series labelled bound=lower
+// (max(0, Σ aᵢ − (n − 1)) × request rate) and bound=upper (min aᵢ × request
+// rate), per group, where aᵢ are the objectives' attainments (with their
+// exact brackets when a threshold is not a bucket bound) and the request
+// rate is that of the first per-request objective. A third series
+// (stat=requests) is that request rate.
+func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (data.Frames, error) {
+	r := fetch.NewRun(ctx, env, p)
+	objs, err := selectObjectives(env, p, q.Profile, q.Objectives, false, &r.Notes)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return frames.TimeSeries(nil, meta(r, nil)), nil
+	}
+	var signals []catalog.Signal
+	for _, s := range objs {
+		signals = append(signals, s.signal())
+	}
+	r.ScopeNotices(ctx, signals)
+	// Counts per objective, group and step (rates: resolution 1 s keeps them per second).
+	hists := make([]map[string]slo.History, len(objs))
+	groupsOf := make([][]slo.Group, len(objs))
+	err = r.Parallel(len(objs), func(k int) error {
+		s := objs[k]
+		qs, err := windowQueries(ctx, r, s, p.Window, objectiveLe(ctx, r, s, p.Start.Add(-p.Window), p.End))
+		if err != nil {
+			return err
+		}
+		var m model.Matrix
+		for _, q := range qs {
+			part, err := r.Range(ctx, q)
+			if err != nil {
+				return err
+			}
+			m = append(m, part...)
+		}
+		if s.obj.Kind == settings.KindErrorRatio {
+			var noReason int
+			groupsOf[k], hists[k], noReason = slo.ErrorHistory(m, r.Steps, time.Second)
+			noReasonNotice(s, noReason, &r.Notes)
+		} else {
+			var layouts map[string][]hist.Bucket
+			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.Steps, time.Second, s.obj.Threshold)
+			for _, g := range groupsOf[k] {
+				thresholdNotice(s, layouts[g.Key], &r.Notes)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The request rate comes from the first objective counted per request.
+	rateFrom := -1
+	var names []string
+	for k, s := range objs {
+		names = append(names, s.obj.Name)
+		if s.obj.Kind == settings.KindErrorRatio || !perToken[s.obj.Signal] {
+			if rateFrom < 0 {
+				rateFrom = k
+			}
+		} else {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s: %s is observed per output token, not per request; goodput treats its attainment as the share of requests meeting it (use tpot for a per-request objective)", s.obj.Name, s.obj.Signal))
+		}
+	}
+	if rateFrom < 0 {
+		rateFrom = 0
+		r.Notes.Add(analysis.Warning, "no objective of the profile is counted per request: the rate shown is of inter-token gaps, not requests")
+	}
+	r.Notes.Add(analysis.Info, fmt.Sprintf("goodput of profile %s (%s at once) is known only within bounds from separate histograms: lower = max(0, Σ attainment − (n − 1)) × request rate, upper = min attainment × request rate (Fréchet bounds); the true value lies between the two series", objs[0].profile, strings.Join(names, ", ")))
+	var series []analysis.Series
+	if len(groupsOf[rateFrom]) == 0 {
+		r.Notes.Add(analysis.Info, fmt.Sprintf("goodput: no %s data in scope over the range (not exported, or no requests)", objs[rateFrom].signal()))
+	}
+	for _, g := range groupsOf[rateFrom] {
+		lo := make([]float64, len(r.Steps))
+		hi := make([]float64, len(r.Steps))
+		complete := true
+		for k := range objs {
+			if _, ok := hists[k][g.Key]; !ok {
+				complete = false
+			}
+		}
+		if !complete {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("goodput%s: not every objective has data for this group", describeGroup(g.Labels)))
+			continue
+		}
+		for t := range r.Steps {
+			cs := make([]slo.Counts, len(objs))
+			for k := range objs {
+				cs[k] = hists[k][g.Key].Counts[t]
+			}
+			b := slo.GoodputBounds(cs)
+			rate := cs[rateFrom].Total
+			lo[t], hi[t] = b.Lower*rate, b.Upper*rate
+			if math.IsNaN(b.Lower) {
+				lo[t], hi[t] = math.NaN(), math.NaN()
+			}
+		}
+		reqs := make([]float64, len(r.Steps))
+		for t := range r.Steps {
+			reqs[t] = math.NaN()
+			if c := hists[rateFrom][g.Key].Counts[t]; c.Total > 0 {
+				reqs[t] = c.Total
+			}
+		}
+		rl := map[string]string{"profile": objs[0].profile, "stat": "requests"}
+		for k, v := range g.Labels {
+			rl[k] = v
+		}
+		series = append(series, analysis.Series{Name: "request rate", Labels: rl, Unit: "reqps", Times: r.Steps, Values: reqs})
+		for _, bound := range []struct {
+			name string
+			vals []float64
+		}{{"lower", lo}, {"upper", hi}} {
+			l := map[string]string{"profile": objs[0].profile, "stat": "goodput", "bound": bound.name}
+			for k, v := range g.Labels {
+				l[k] = v
+			}
+			series = append(series, analysis.Series{Name: "goodput " + bound.name, Labels: l, Unit: "reqps", Times: r.Steps, Values: bound.vals})
+		}
+	}
+	return frames.TimeSeries(series, meta(r, nil)), nil
+}

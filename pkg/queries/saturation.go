@@ -1,0 +1,70 @@
+package queries
+
+import (
+	"context"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/saturation"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+)
+
+// Saturation is the saturation query: running and waiting requests, KV-cache usage,
+// preemptions/s and the prefix-cache hit ratio. It has only the common fields.
+type Saturation struct{ Common }
+
+func runSaturation(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Saturation) (data.Frames, error) {
+	r := fetch.NewRun(ctx, env, p)
+	r.ScopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage, catalog.Preemptions, catalog.PrefixCacheHits})
+	if err := r.ChangeNotices(ctx); err != nil {
+		return nil, err
+	}
+	var in saturation.Input
+	steps := []struct {
+		dst  *model.Matrix
+		expr func() (string, error)
+	}{
+		{&in.Running, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsRunning, p.Scope, "sum") }},
+		{&in.Waiting, func() (string, error) { return catalog.GaugePromQL(catalog.RequestsWaiting, p.Scope, "sum") }},
+		// A usage ratio is averaged across engines and targets, never summed
+		// (catalog.PartitionAgg); replicas and process splits count once.
+		{&in.KVUsage, func() (string, error) { return catalog.GaugePromQL(catalog.KVCacheUsage, p.Scope, "avg") }},
+	}
+	for _, s := range steps {
+		q, err := s.expr()
+		if err != nil {
+			return nil, err
+		}
+		if *s.dst, err = r.Range(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	// A counter that went backwards without a restart is left out of the windows that hold
+	// it; NaN and ±Inf samples are named and left out where they reach the rate.
+	for _, c := range []struct {
+		s   catalog.Signal
+		dst *model.Matrix
+	}{{catalog.Preemptions, &in.Preemptions}, {catalog.PrefixCacheHits, &in.PrefixHits}, {catalog.PrefixCacheQueries, &in.PrefixQueries}} {
+		m, sc, err := r.CounterRate(ctx, c.s, p.Scope, p.Window)
+		if err != nil {
+			return nil, err
+		}
+		*c.dst = m
+		if err := r.LeaveOutBackwards(ctx, c.s, sc, p.Window, m); err != nil {
+			r.Skipped("the check for "+string(c.s)+" counters going backwards", err)
+		}
+	}
+	if err := r.PrefixHitRateGauge(ctx, &in); err != nil {
+		return nil, err
+	}
+	if err := r.ImpossibleNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}); err != nil {
+		r.Skipped("naming the gauge values that cannot be true", err)
+	}
+	if err := r.FrozenNotices(ctx); err != nil {
+		r.Skipped("the frozen-gauge check", err)
+	}
+	return frames.TimeSeries(saturation.Compute(in, r.Steps), meta(r, nil)), nil
+}

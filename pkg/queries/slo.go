@@ -1,0 +1,163 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+)
+
+// SLO is the slo query: one table row per objective × group.
+type SLO struct {
+	Common
+	// Profile names an SLO profile of the settings (empty: every profile).
+	Profile string `json:"profile,omitempty"`
+	// Objectives restricts the profile to these objective names (empty: all).
+	Objectives []string `json:"objectives,omitempty"`
+}
+
+func (q *SLO) lists() []namedList { return []namedList{{"objectives", &q.Objectives}} }
+
+// runSLO answers the slo query: one table row per objective × group.
+func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Frames, error) {
+	r := fetch.NewRun(ctx, env, p)
+	objs, err := selectObjectives(env, p, q.Profile, q.Objectives, true, &r.Notes)
+	if err != nil {
+		return nil, err
+	}
+	var signals []catalog.Signal
+	for _, s := range objs {
+		if !slices.Contains(signals, s.signal()) {
+			signals = append(signals, s.signal())
+		}
+	}
+	r.ScopeNotices(ctx, signals)
+	rangeW := p.To.Sub(p.From)
+	if rangeW < p.Window {
+		rangeW = p.Window
+	}
+	type objQueries struct {
+		byWindow map[time.Duration][]string
+		covered  string
+	}
+	plans := make([]objQueries, len(objs))
+	var all []string
+	// Objectives on the same stage and selection share their bucket queries:
+	// the union of the le values each threshold needs (several profiles
+	// usually hold TTFT and ITL objectives over the same targets).
+	shared := map[string][]string{}
+	leOf := make([][]string, len(objs))
+	for k, s := range objs {
+		les := objectiveLe(ctx, r, s, p.To.Add(-s.obj.Period), p.To)
+		if les == nil {
+			continue
+		}
+		key := s.obj.Signal + "|" + strings.Join(s.sub.Scope.Targets, ",") + "|" + strings.Join(s.sub.Scope.Models, ",")
+		for _, le := range les {
+			if !slices.Contains(shared[key], le) {
+				shared[key] = append(shared[key], le)
+			}
+		}
+		leOf[k] = []string{key}
+	}
+	for key := range shared {
+		slices.Sort(shared[key])
+	}
+	for k, s := range objs {
+		oq := objQueries{byWindow: map[time.Duration][]string{}}
+		// The range window reads every bucket (for the quantile); the
+		// others only the buckets around the threshold.
+		var les []string
+		if leOf[k] != nil {
+			les = shared[leOf[k][0]]
+		}
+		windows := append([]time.Duration{rangeW, s.obj.Period}, slo.Windows...)
+		for k, w := range windows {
+			if _, done := oq.byWindow[w]; done {
+				continue
+			}
+			filter := les
+			if k == 0 {
+				filter = nil
+			}
+			qs, err := windowQueries(ctx, r, s, w, filter)
+			if err != nil {
+				return nil, err
+			}
+			oq.byWindow[w] = qs
+			all = append(all, qs...)
+		}
+		if oq.covered, err = catalog.SampleCountPromQL(s.signal(), s.sub.Scope, s.obj.Period); err != nil {
+			return nil, err
+		}
+		all = append(all, oq.covered)
+		plans[k] = oq
+	}
+	vs, err := r.InstantAll(ctx, all, p.To)
+	if err != nil {
+		return nil, err
+	}
+	var rows []slo.Report
+	for k, s := range objs {
+		oq := plans[k]
+		covered := s.obj.Period
+		if cv := vs[oq.covered]; len(cv) > 0 {
+			covered = time.Duration(float64(cv[0].Value) * float64(env.Settings.ScrapeInterval))
+		} else {
+			covered = 0
+		}
+		if covered > s.obj.Period {
+			covered = s.obj.Period
+		}
+		spec := s.spec()
+		rangeCounts, rangeBuckets, groups := countsByGroup(s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.Notes)
+		periodCounts, periodBuckets, pGroups := countsByGroup(s, concat(vs, oq.byWindow[s.obj.Period]), s.obj.Period.Seconds(), &r.Notes)
+		burn := map[time.Duration]map[string]slo.Counts{}
+		for _, w := range slo.Windows {
+			burn[w], _, _ = countsByGroup(s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.Notes)
+		}
+		// Groups seen over the range or the period (a group idle over the
+		// range still has a budget).
+		seen := map[string]bool{}
+		var all []slo.Group
+		for _, g := range append(groups, pGroups...) {
+			if !seen[g.Key] {
+				seen[g.Key] = true
+				all = append(all, g)
+			}
+		}
+		slices.SortFunc(all, func(a, b slo.Group) int { return strings.Compare(a.Key, b.Key) })
+		if len(all) == 0 {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, s.signal(), model.Duration(s.obj.Period)))
+			continue
+		}
+		for _, g := range all {
+			layout := rangeBuckets[g.Key]
+			if layout == nil {
+				layout = periodBuckets[g.Key]
+			}
+			thresholdNotice(s, layout, &r.Notes)
+			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeBuckets: rangeBuckets[g.Key]}
+			for _, win := range slo.Windows {
+				if c, ok := burn[win][g.Key]; ok {
+					w.Burn[win] = c
+				}
+			}
+			rows = append(rows, slo.NewReport(spec, g.Labels, w, covered))
+		}
+		if covered < s.obj.Period-2*env.Settings.ScrapeInterval {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(s.obj.Period)))
+		}
+	}
+	return frames.SLOTable(rows, meta(r, nil)), nil
+}
