@@ -14,14 +14,15 @@ import (
 
 func TestHeatmapRowsFrame(t *testing.T) {
 	at := []time.Time{time.Unix(60, 0), time.Unix(75, 0)}
-	fr := HeatmapRows("ttft", latency.Heatmap{
+	fr := HeatmapRows([]string{"ttft"}, []latency.Heatmap{{
 		Bounds: []float64{0.1, 2.5, math.Inf(1)},
 		Rates:  [][]float64{{1, 3}, {2, math.NaN()}, {1, 0}},
 		Steps:  at,
-	}, Meta{Queries: []string{"q"}})
+	}}, Meta{Queries: []string{"q"}})
 	require.Len(t, fr, 1)
 	f := fr[0]
 	assert.Equal(t, FrameTypeHeatmapRows, f.Meta.Type)
+	assert.Equal(t, "ttft", f.Name)
 	require.Len(t, f.Fields, 4)
 	assert.Equal(t, []string{"time", "0.1", "2.5", "+Inf"}, []string{f.Fields[0].Name, f.Fields[1].Name, f.Fields[2].Name, f.Fields[3].Name})
 	assert.Equal(t, "reqps", f.Fields[1].Config.Unit)
