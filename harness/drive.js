@@ -73,6 +73,7 @@ async function main() {
     await page.getByRole('button', { name: 'Add target' }).click();
     await page.getByLabel('Target 1 name').fill('vllm-a');
     await page.getByLabel('Target 1 URL').fill('http://10.0.0.5:8000/metrics');
+    await page.getByRole('radio', { name: 'Bearer token' }).click();
     await page.getByLabel('Target 1 bearer token').fill('s3cret');
     await page.getByRole('button', { name: 'Add label' }).click();
     await page.getByLabel('Target 1 label 1 key').fill('cluster');

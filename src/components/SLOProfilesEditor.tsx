@@ -1,6 +1,7 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Box, Button, FieldSet, InlineField, Input, Select, Stack, Text } from '@grafana/ui';
+import { Box, Button, InlineField, Input, Select, Stack, Text } from '@grafana/ui';
+import { ConfigSection } from '@grafana/plugin-ui';
 
 import { Settings } from '../configModel';
 import {
@@ -209,7 +210,7 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
   const targetNames = (options.jsonData.targets ?? []).map((t) => t.name);
   const usingDefaults = options.jsonData.sloProfiles === undefined;
   return (
-    <FieldSet label="SLO profiles">
+    <ConfigSection title="SLO profiles">
       <Text color="secondary" variant="bodySmall">
         {usingDefaults
           ? 'The default profiles apply until you edit them: interactive chat, code completion and batch analysis (TTFT and ITL at p99 over 30 days).'
@@ -275,6 +276,6 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
           )}
         </Stack>
       </Stack>
-    </FieldSet>
+    </ConfigSection>
   );
 }
