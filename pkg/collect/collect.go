@@ -2,7 +2,7 @@
 // manager (github.com/prometheus/prometheus/scrape) scrapes every configured
 // target and GPU agent into a TSDB (github.com/prometheus/prometheus/tsdb) kept
 // on disk with its write-ahead log, one directory per data source (keyed by
-// its UID, see DataSourceDir), and source.NewEmbedded queries it with the PromQL
+// its organisation and UID, see OrgDataSourceDir), and source.NewEmbedded queries it with the PromQL
 // engine. Stored series look exactly like a Prometheus server's: raw engine
 // metric names, job=<target name>, instance=<host:port>, plus the target's
 // extra labels, and the synthetic up / scrape_duration_seconds series.
@@ -135,6 +135,7 @@ type Collector struct {
 	endpoints []endpoint
 	drain     time.Duration
 	errors    *errorLog
+	mask      func(string) string
 
 	// queries in flight through Querier; Close waits for them.
 	qmu      sync.RWMutex
@@ -149,8 +150,12 @@ type Collector struct {
 // Options are the per-data-source parts of Start.
 type Options struct {
 	// Dir is the data source's store directory, usually
-	// DataSourceDir(storagePath, uid). Required; created if missing.
+	// OrgDataSourceDir(storagePath, org, uid). Required; created if missing.
 	Dir string
+	// LegacyDir is where an older version kept this data source's store
+	// (DataSourceDir(storagePath, uid), keyed by UID alone); when Dir does not
+	// exist and LegacyDir does, it is moved to Dir with its history. Empty: none.
+	LegacyDir string
 	// UID is the data source's UID, the `datasource` label of the plugin's own metrics.
 	UID string
 	// Logger receives scrape, TSDB and PromQL logs; nil discards them.
@@ -160,6 +165,10 @@ type Options struct {
 	LockWait time.Duration
 	// QueryDrain is how long Close waits for queries in flight; 0 means DefaultQueryDrain.
 	QueryDrain time.Duration
+	// Mask, when set, masks the data source's secrets in scrape errors as
+	// they are read (Status, ScrapeErrors), before anything shortens them:
+	// a page may echo the scrape's Authorization header (see package redact).
+	Mask func(string) string
 }
 
 // Defaults of Options.
@@ -225,6 +234,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 
 	st, err := acquireStore(opts.Dir, storeOptions{
 		retention: cfg.Retention, maxBytes: cfg.RetentionSize, lockWait: opts.LockWait, logger: logger, uid: opts.UID,
+		legacyDir: opts.LegacyDir,
 	})
 	if err != nil {
 		return nil, err
@@ -239,6 +249,10 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		runDone:   make(chan struct{}),
 		drain:     opts.QueryDrain,
 		errors:    newErrorLog(),
+		mask:      opts.Mask,
+	}
+	if c.mask == nil {
+		c.mask = func(s string) string { return s }
 	}
 	c.handOver()
 	// Each collector has its own registry: instances are re-created when
@@ -248,7 +262,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		DiscoveryReloadOnStartup: true,
 		DiscoveryReloadInterval:  model.Duration(time.Second),
 		HTTPClientOptions:        []config_util.HTTPClientOption{config_util.WithDialContextFunc(c.tracker.dial)},
-	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st}, nil, reg)
+	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st, sampleLimit: max(cfg.SampleLimit, 0), timeout: cfg.ScrapeTimeout}, nil, reg)
 	if err != nil {
 		c.releaseStore()
 		return nil, fmt.Errorf("collector: create scrape manager: %w", err)
@@ -310,9 +324,19 @@ func (c *Collector) releaseStore() {
 	}
 }
 
-// Notice is a sentence for the data source's health check when its stored
-// history had to be set aside at start (a corrupted directory), else "".
-func (c *Collector) Notice() string { return c.store.notice }
+// Notice is what opening the data source's store found, for its health
+// check: transient errors retried, WAL records dropped by the repair, blocks
+// quarantined, the directory set aside, and every set-aside directory or
+// block still kept; empty when the store opened cleanly.
+func (c *Collector) Notice() string { n, _ := c.store.health(); return n }
+
+// HistoryMissing reports whether part of the stored history cannot be read
+// (dropped by a WAL repair at this opening, or set aside and still kept):
+// the health check is not OK while it is.
+func (c *Collector) HistoryMissing() bool { _, lost := c.store.health(); return lost }
+
+// StoreHealth is Notice and HistoryMissing at once.
+func (c *Collector) StoreHealth() (notice string, missing bool) { return c.store.health() }
 
 // Dir is the store directory.
 func (c *Collector) Dir() string { return c.dir }
@@ -376,7 +400,9 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			Scheme:                 u.Scheme,
 			EnableCompression:      true,
 			BodySizeLimit:          units.Base2Bytes(cfg.BodySizeLimit),
-			SampleLimit:            uint(max(cfg.SampleLimit, 0)),
+			// The sample limit is enforced while parsing, by the
+			// appender (meteredAppendable), not by Prometheus's after it.
+			SampleLimit: 0,
 			// A page with absurd label sets fails its scrape instead of
 			// filling the TSDB (vLLM's widest series, cache_config_info, has ~25 labels).
 			LabelLimit:            labelLimit,
@@ -445,12 +471,12 @@ func (c *Collector) Status() []TargetStatus {
 			st.LastScrape = t.LastScrape()
 			st.LastDuration = t.LastScrapeDuration()
 			if err := t.LastError(); err != nil {
-				st.LastError = err.Error()
+				st.LastError = c.mask(err.Error())
 			}
 		}
 		if f, ok := c.store.appendFailure(ep.name); ok {
 			st.Up = false
-			st.LastError = "the page was scraped but its samples could not be stored: " + f.err
+			st.LastError = "the page was scraped but its samples could not be stored: " + c.mask(f.err)
 		}
 		st.Series = c.seriesCount(ep.name)
 		out = append(out, st)

@@ -346,7 +346,7 @@ func TestScrapeConfigs(t *testing.T) {
 	assert.Equal(t, config.PrometheusText0_0_4, a.ScrapeProtocols[0])
 	assert.Equal(t, "/custom/metrics", a.MetricsPath)
 	assert.Equal(t, url.Values{"x": {"1"}, "y": {"2"}}, a.Params)
-	assert.Equal(t, uint(77), a.SampleLimit)
+	assert.Equal(t, uint(0), a.SampleLimit, "the sample limit is enforced while parsing, by meteredAppendable")
 	assert.EqualValues(t, 1000, a.BodySizeLimit)
 	assert.Equal(t, model.Duration(15*time.Second), a.ScrapeInterval)
 	assert.Equal(t, model.Duration(10*time.Second), a.ScrapeTimeout)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 )
 
 // healthTarget is the JSON detail of one target or agent in a health check.
@@ -52,6 +51,9 @@ func (i *Instance) CheckHealth(ctx context.Context, req *backend.CheckHealthRequ
 }
 
 func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	if err := i.storeReady(); err != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Storage: " + i.pending.pendingError(err).Error()}, nil
+	}
 	if i.settingsErr != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Settings: " + i.settingsErr.Error()}, nil
 	}
@@ -129,8 +131,16 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 			res.Message += " Working: " + listSome(okParts) + "."
 		}
 	}
-	if i.collector != nil && i.collector.Notice() != "" {
-		res.Message += " " + i.collector.Notice()
+	if i.collector != nil {
+		// History dropped by a WAL repair, or set aside (a quarantined
+		// block, a whole directory): not OK while it is missing.
+		notice, missing := i.collector.StoreHealth()
+		if notice != "" {
+			res.Message += " " + notice
+		}
+		if missing {
+			res.Status = backend.HealthStatusError
+		}
 	}
 	return res, nil
 }
@@ -142,7 +152,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	pr := collect.Probe(ctx, i.settings, name)
 	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
 	if pr.Err != nil {
-		h.Error = fetch.SanitizeError(pr.Err.Error())
+		h.Error = i.scrub.sanitize(pr.Err.Error())
 		return h
 	}
 	// The same detection and availability as queries: the page's names
@@ -151,7 +161,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	d := v.Det
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
 	for _, m := range pr.Labels["model_name"] {
-		h.Models = append(h.Models, fetch.SanitizeError(m))
+		h.Models = append(h.Models, i.scrub.sanitize(m))
 	}
 	sort.Strings(h.Models)
 	if kind == "target" && !v.OK {
