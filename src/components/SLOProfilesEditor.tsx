@@ -17,6 +17,7 @@ import {
   updateObjective,
 } from '../sloModel';
 import { LATENCY_STAGES, ObjectiveConfig, ObjectiveKind, STAGE_LABELS } from '../types';
+import { Multi } from './editors/common';
 
 interface Props {
   options: Settings;
@@ -162,29 +163,27 @@ function ObjectiveRow(props: {
             onChange={(e) => set({ period: e.currentTarget.value.trim() })}
           />
         </InlineField>
-        <InlineField
+        <Multi
           label="Targets"
-          labelWidth={LW}
-          tooltip="Comma-separated target names this objective covers; empty = all"
-          invalid={Boolean(errs.targets)}
+          ariaLabel={`Objective ${oi + 1} targets`}
+          id={`${id}-targets`}
+          tooltip="Configured targets this objective covers; empty = all"
+          width={32}
+          value={obj.targets}
+          options={props.targetNames.map((t) => ({ label: t, value: t }))}
           error={errs.targets}
-        >
-          <Input
-            id={`${id}-targets`}
-            aria-label={`Objective ${oi + 1} targets`}
-            width={24}
-            placeholder="all"
-            value={(obj.targets ?? []).join(', ')}
-            onChange={(e) =>
-              set({
-                targets: e.currentTarget.value
-                  .split(',')
-                  .map((x) => x.trim())
-                  .filter((x) => x !== ''),
-              })
-            }
-          />
-        </InlineField>
+          onChange={(targets) => set({ targets })}
+        />
+        <Multi
+          label="Models"
+          ariaLabel={`Objective ${oi + 1} models`}
+          id={`${id}-models`}
+          tooltip="Model names (model_name label) this objective covers, typed as served; empty = all"
+          width={32}
+          value={obj.models}
+          options={[]}
+          onChange={(models) => set({ models })}
+        />
         <Button
           variant="secondary"
           fill="outline"
