@@ -45,6 +45,9 @@ export type GroupBy = (typeof GROUP_BY)[number];
 
 export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
 export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
+/** Latency formats: the statistics as series, or requests/s per histogram bucket for the heatmap panel. */
+export const LATENCY_FORMATS = ['timeseries', 'heatmap'] as const;
+export type LatencyFormat = (typeof LATENCY_FORMATS)[number];
 
 /** burn_rate: every window's burn rate and the status (timeseries), or the status series only (for alert rules). */
 export const BURN_RATE_FORMATS = ['timeseries', 'status', 'sustained', 'budget'] as const;
@@ -97,7 +100,7 @@ export interface InferscopeQuery extends DataQuery {
   bounds?: boolean;
 
   // breakdown; diagnosis, burn_rate and targets use their own formats
-  format?: BreakdownFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat;
+  format?: BreakdownFormat | LatencyFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat;
   /** diagnosis: keep only these classes' findings and numeric series (e.g. ["stalled"] for an alert rule). */
   classes?: string[];
 

@@ -223,7 +223,7 @@ func Generate(profiles []settings.Profile, opt Options) ([]byte, error) {
 }
 
 // RunbookURL is the runbook_url annotation of every generated alert.
-const RunbookURL = "https://github.com/inferscope/inferscope-llm-datasource/blob/main/docs/slo.md#runbook"
+const RunbookURL = "https://github.com/inferscope/inferscope-llm-datasource/blob/main/docs/runbooks.md#inferscope-slo-page"
 
 // increases returns the PromQL of the bad and total request (or time)
 // counts of the objective over window w, by the objective's labels.

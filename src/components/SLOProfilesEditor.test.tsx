@@ -60,10 +60,19 @@ describe('SLOProfilesEditor', () => {
     expect(screen.getByText('a ratio strictly between 0 and 1, such as 0.99')).toBeInTheDocument();
     fireEvent.change(screen.getByLabelText('Objective 1 period'), { target: { value: '1h' } });
     expect(screen.getByText('at least 3d, the longest burn-rate window')).toBeInTheDocument();
-    fireEvent.change(screen.getByLabelText('Objective 1 targets'), { target: { value: 'nope' } });
-    expect(screen.getByText('"nope" is not a configured target')).toBeInTheDocument();
     fireEvent.change(screen.getByLabelText('Profile 1 name'), { target: { value: 'a b' } });
     expect(screen.getAllByText("1-63 letters, digits, '_', '.', ':' or '-'").length).toBeGreaterThan(0);
+  });
+
+  it('offers the configured targets for an objective and flags one that is not configured', () => {
+    setup({
+      targets: [{ name: 'vllm-a', url: 'http://a/metrics' }],
+      sloProfiles: [
+        { name: 'p', objectives: [{ name: 'e2e', signal: 'e2e', threshold: 2, target: 0.99, targets: ['nope'] }] },
+      ],
+    });
+    expect(screen.getByText('"nope" is not a configured target')).toBeInTheDocument();
+    expect(screen.getByLabelText('Objective 1 models')).toBeInTheDocument();
   });
 
   it('adds and removes profiles and objectives', () => {

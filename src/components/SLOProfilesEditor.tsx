@@ -1,6 +1,7 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Box, Button, FieldSet, InlineField, InlineSwitch, Input, Select, Stack, Text } from '@grafana/ui';
+import { Box, Button, InlineField, InlineSwitch, Input, Select, Stack, Text } from '@grafana/ui';
+import { ConfigSection } from '@grafana/plugin-ui';
 
 import { Settings } from '../configModel';
 import {
@@ -16,6 +17,7 @@ import {
   updateObjective,
 } from '../sloModel';
 import { LATENCY_STAGES, ObjectiveConfig, ObjectiveKind, STAGE_LABELS } from '../types';
+import { Multi } from './editors/common';
 
 interface Props {
   options: Settings;
@@ -191,29 +193,27 @@ function ObjectiveRow(props: {
             onChange={(e) => set({ period: e.currentTarget.value.trim() })}
           />
         </InlineField>
-        <InlineField
+        <Multi
           label="Targets"
-          labelWidth={LW}
-          tooltip="Comma-separated target names this objective covers; empty = all"
-          invalid={Boolean(errs.targets)}
+          ariaLabel={`Objective ${oi + 1} targets`}
+          id={`${id}-targets`}
+          tooltip="Configured targets this objective covers; empty = all"
+          width={32}
+          value={obj.targets}
+          options={props.targetNames.map((t) => ({ label: t, value: t }))}
           error={errs.targets}
-        >
-          <Input
-            id={`${id}-targets`}
-            aria-label={`Objective ${oi + 1} targets`}
-            width={24}
-            placeholder="all"
-            value={(obj.targets ?? []).join(', ')}
-            onChange={(e) =>
-              set({
-                targets: e.currentTarget.value
-                  .split(',')
-                  .map((x) => x.trim())
-                  .filter((x) => x !== ''),
-              })
-            }
-          />
-        </InlineField>
+          onChange={(targets) => set({ targets })}
+        />
+        <Multi
+          label="Models"
+          ariaLabel={`Objective ${oi + 1} models`}
+          id={`${id}-models`}
+          tooltip="Model names (model_name label) this objective covers, typed as served; empty = all"
+          width={32}
+          value={obj.models}
+          options={[]}
+          onChange={(models) => set({ models })}
+        />
         <Button
           variant="secondary"
           fill="outline"
@@ -239,7 +239,7 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
   const targetNames = (options.jsonData.targets ?? []).map((t) => t.name);
   const usingDefaults = options.jsonData.sloProfiles === undefined;
   return (
-    <FieldSet label="SLO profiles">
+    <ConfigSection title="SLO profiles">
       <Text color="secondary" variant="bodySmall">
         {usingDefaults
           ? 'The default profiles apply until you edit them: interactive chat, code completion and batch analysis (TTFT and ITL at p99 over 30 days).'
@@ -305,6 +305,6 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
           )}
         </Stack>
       </Stack>
-    </FieldSet>
+    </ConfigSection>
   );
 }
