@@ -366,8 +366,11 @@ scrape_configs:
 
 	// Let both stores collect: one 10 s window to skip, 20 s to compare.
 	const window = 10 * time.Second
-	time.Sleep(time.Until(ready.Add(40 * time.Second)))
-	to := time.Now().Add(-2 * time.Second).Truncate(time.Second)
+	// The range ends 5 s before now: on a loaded machine a store's scrape can
+	// lag its schedule by seconds, and a window ending at a scrape not yet
+	// taken would compare a missing sample with a present one.
+	time.Sleep(time.Until(ready.Add(43 * time.Second)))
+	to := time.Now().Add(-5 * time.Second).Truncate(time.Second)
 	from := to.Add(-20 * time.Second)
 	require.True(t, from.After(ready.Add(window+5*time.Second)), "the compared range starts a full window after the first scrape")
 

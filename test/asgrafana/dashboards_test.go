@@ -27,6 +27,16 @@ type dashPanel struct {
 		Defaults struct {
 			Unit string `json:"unit"`
 		} `json:"defaults"`
+		Overrides []struct {
+			Matcher struct {
+				ID      string `json:"id"`
+				Options any    `json:"options"`
+			} `json:"matcher"`
+			Properties []struct {
+				ID    string `json:"id"`
+				Value any    `json:"value"`
+			} `json:"properties"`
+		} `json:"overrides"`
 	} `json:"fieldConfig"`
 	Options struct {
 		ReduceOptions struct {
@@ -53,6 +63,30 @@ func (p dashPanel) computes() bool {
 		}
 	}
 	return false
+}
+
+// unitFor is the unit the panel gives a field of this display name: the
+// unit of the last byRegexp override matching it (Grafana anchors the
+// pattern), else the panel's default.
+func (p dashPanel) unitFor(t *testing.T, display string) string {
+	unit := p.FieldConfig.Defaults.Unit
+	for _, o := range p.FieldConfig.Overrides {
+		pat, ok := o.Matcher.Options.(string)
+		if o.Matcher.ID != "byRegexp" || !ok {
+			continue
+		}
+		re, err := regexp.Compile("^(?:" + pat + ")$")
+		require.NoError(t, err)
+		if !re.MatchString(display) {
+			continue
+		}
+		for _, pr := range o.Properties {
+			if u, ok := pr.Value.(string); ok && pr.ID == "unit" {
+				unit = u
+			}
+		}
+	}
+	return unit
 }
 
 // shown reports whether the panel displays a field: a stat panel's
@@ -206,7 +240,11 @@ func TestDashboardsRender(t *testing.T) {
 							if p.Type == "table" || p.Type == "heatmap" || p.computes() || !p.filtered(t, fld.Config.DisplayNameFromDS) {
 								continue
 							}
-							assert.Equal(t, p.FieldConfig.Defaults.Unit, fld.Config.Unit, "field %q of frame %q (labels %v)", fld.Name, f.Name, fld.Labels)
+							display := fld.Config.DisplayNameFromDS
+							if display == "" {
+								display = f.Name
+							}
+							assert.Equal(t, p.unitFor(t, display), fld.Config.Unit, "field %q of frame %q (labels %v)", fld.Name, f.Name, fld.Labels)
 						}
 					}
 					if metric, _ := m["metric"].(string); strings.HasPrefix(metric, "http_") {

@@ -15,7 +15,8 @@ import (
 // import), not the builders, so a hand edit is linted too. Rules:
 //   - every panel has a description, a unit and, where the visualisation
 //     has one, an explicit legend decision; time series have a multi,
-//     sorted tooltip and one unit per axis (no per-field unit overrides);
+//     sorted tooltip and one unit per axis (no per-field unit overrides, except
+//     one that also moves its fields to the right-hand axis);
 //   - every query decodes: its queryType and each field exist in the
 //     plugin's query schema (src/generated/queryschema.json, generated from
 //     the Go request structs) with the schema's JSON type and, for enums,
@@ -252,12 +253,21 @@ func TestDashboardLint(t *testing.T) {
 			checkThresholds(errf, where, get(p, "fieldConfig", "defaults", "thresholds"))
 			overrides, _ := get(p, "fieldConfig", "overrides").([]any)
 			for _, o := range overrides {
+				// A unit override is fine when the same override moves its fields to an axis of
+				// their own (custom.axisPlacement right): still one unit per axis.
+				ownAxis := false
+				for _, pr := range get(o.(map[string]any), "properties").([]any) {
+					prm := pr.(map[string]any)
+					if prm["id"] == "custom.axisPlacement" && prm["value"] == "right" {
+						ownAxis = true
+					}
+				}
 				for _, pr := range get(o.(map[string]any), "properties").([]any) {
 					prm := pr.(map[string]any)
 					if prm["id"] == "thresholds" {
 						checkThresholds(errf, where+" override", prm["value"])
 					}
-					if prm["id"] == "unit" && typ == "timeseries" {
+					if prm["id"] == "unit" && typ == "timeseries" && !ownAxis {
 						errf(where, "an override sets unit %v on a time series: one unit per axis", prm["value"])
 					}
 					if prm["id"] == "links" {

@@ -208,7 +208,11 @@ func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.
 		Legend(legendTable()).
 		FillOpacity(0). // the bucket bands carry their own fill
 
-		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
+		// The spike markers (stat="spike": 1 in a window whose p99 crossed the
+		// objective's threshold) are counts, drawn as bars on their own axis.
+		OverrideByRegexp(`.*spike.*`, props(prop("unit", unitCount), prop("custom.axisPlacement", "right"),
+			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 40), prop("min", 0), prop("max", 1)))
 }
 
 // statPanel is a single-number panel with a last-hour sparkline.
