@@ -193,8 +193,8 @@ func TestOpenMetricsRustFrontendSameAnswers(t *testing.T) {
 		"ttft p50": 0.06 + 0.02*20/30, "ttft p50 lower": 0.06, "ttft p50 upper": 0.08,
 		"ttft p99": 0.875, "ttft mean": 0.125,
 		"itl p50": 0.01 + 0.015*1300/1600, "itl mean": 0.025,
-		"tpot p50": 0.01 + 0.015*45/55,
-		"e2e p50":  1 + 0.5*10/30,
+		"tpot p50":       0.01 + 0.015*45/55,
+		"e2e p50":        1 + 0.5*10/30,
 		"queue_time p50": 0.3 * 50 / 90,
 	}
 	wantRates := map[string]float64{"prompt tokens/s": 600, "generation tokens/s": 150,
