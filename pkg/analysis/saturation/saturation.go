@@ -25,6 +25,14 @@ type Input struct {
 	// export a hit-rate gauge (vLLM V0), already averaged and with the −1
 	// "caching disabled" sentinel filtered out.
 	PrefixHitRatio model.Matrix
+	// WaitingByReason is vLLM's waiting gauge split by reason (capacity: no room in the batch
+	// or the KV cache; deferred: waiting on grammar compilation or a remote KV transfer),
+	// summed by the group labels and reason; nil when no target exports it.
+	WaitingByReason model.Matrix
+	// PromptCached and PromptTokens are per-second rates of cached prompt tokens (local
+	// prefix cache plus external KV transfer) and of all prompt tokens, by the group labels;
+	// PromptCached is nil when no target exports it.
+	PromptCached, PromptTokens model.Matrix
 }
 
 // Compute returns series labelled signal ∈ {requests_running,
@@ -67,6 +75,40 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 		l := copyLabels(gaugeLabels[k])
 		l["signal"] = "prefix_cache_hit_ratio"
 		out = append(out, analysis.Series{Name: "prefix-cache hit ratio", Labels: l, Unit: "percentunit", Times: steps, Values: gauge[k]})
+	}
+	for _, w := range analysis.FromMatrix(in.WaitingByReason, steps, "waiting", "short", map[string]string{"signal": "requests_waiting_by_reason"}) {
+		if r, ok := w.Labels["reason"]; ok {
+			w.Name = "waiting " + r
+		}
+		out = append(out, w)
+	}
+	out = append(out, ratio(in.PromptCached, in.PromptTokens, steps, "prefix-cache token hit ratio", "prefix_cache_token_hit_ratio")...)
+	return out
+}
+
+// ratio is num/den per group and step (NaN where den is 0 or missing), for groups of num.
+// The token-weighted prefix-cache hit ratio is rate(prompt_tokens_cached) /
+// rate(prompt_tokens): the share of prompt tokens not computed locally (vLLM's
+// prompt_tokens_by_source: local_cache_hit + external_kv_transfer over all sources).
+func ratio(num, den model.Matrix, steps []time.Time, name, signal string) []analysis.Series {
+	if len(num) == 0 {
+		return nil
+	}
+	n, nl := analysis.Align(num, steps)
+	d, _ := analysis.Align(den, steps)
+	var out []analysis.Series
+	for _, k := range slices.Sorted(maps.Keys(nl)) {
+		dk := d[k]
+		v := make([]float64, len(steps))
+		for i := range steps {
+			v[i] = math.NaN()
+			if dk != nil && dk[i] > 0 {
+				v[i] = n[k][i] / dk[i]
+			}
+		}
+		l := copyLabels(nl[k])
+		l["signal"] = signal
+		out = append(out, analysis.Series{Name: name, Labels: l, Unit: "percentunit", Times: steps, Values: v})
 	}
 	return out
 }
