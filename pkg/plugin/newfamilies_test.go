@@ -43,7 +43,10 @@ func noticeTexts(fs data.Frames) []string {
 //   - NIXL per transfer (rate of _sum / rate of _count, the factor cancels): 2.5e9/50 = 5e7
 //     bytes, 1.5/50 = 0.03 s;
 //   - saturation: waiting capacity 1 and deferred 1 (they sum to waiting 2); the token-weighted
-//     prefix-cache hit ratio 4200/12000 = 0.35 next to the block-level ratio 3000/12000 = 0.25.
+//     prefix-cache hit ratio 4200/12000 = 0.35 next to the block-level ratio 3000/12000 = 0.25;
+//     LoRA: running_lora_adapters "sql-lora,chat-lora" → 2, waiting "sql-lora, summ-lora" → 2,
+//     max_lora 4 (the info gauge's value, a timestamp, is not read); lora_adapter_loaded
+//     sql-lora and chat-lora at level gpu → 2, summ-lora at cpu → 1.
 //
 // The 0.11 target gets a not_seen warning for rejections (0.11 could have it) and an absent
 // note for the waiting split (it appeared in 0.13) and the tool-call counter (0.24).
@@ -108,7 +111,9 @@ func TestNewVLLMFamiliesThroughQueryData(t *testing.T) {
 
 	sat, satNotes := query(map[string]any{"queryType": "saturation"})
 	for name, want := range map[string]float64{"waiting capacity": 1, "waiting deferred": 1, "waiting": 2,
-		"prefix-cache token hit ratio": 0.35, "prefix-cache hit ratio": 0.25} {
+		"prefix-cache token hit ratio": 0.35, "prefix-cache hit ratio": 0.25,
+		"LoRA adapters running": 2, "LoRA adapters waiting": 2, "LoRA adapter slots": 4,
+		"LoRA adapters loaded gpu": 2, "LoRA adapters loaded cpu": 1} {
 		if got, ok := sat[name]; assert.True(t, ok, "no %q frame (have %v)", name, sat) {
 			assert.InDelta(t, want, got, 1e-9, name)
 		}

@@ -60,8 +60,24 @@ func runSaturation(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Saturat
 		}
 	}
 	// The newer vLLM families, read only where a target in scope exports them.
-	for _, s := range r.OptionalNotices(ctx, []catalog.Signal{catalog.RequestsWaitingByReason, catalog.PromptTokensCached}) {
+	for _, s := range r.OptionalNotices(ctx, []catalog.Signal{catalog.RequestsWaitingByReason, catalog.PromptTokensCached, catalog.LoRARequestsInfo, catalog.LoRAAdaptersLoaded}) {
 		switch s {
+		case catalog.LoRARequestsInfo:
+			q, err := catalog.GaugePromQLBy(s, p.Scope, "max", "running_lora_adapters", "waiting_lora_adapters", "max_lora")
+			if err != nil {
+				return nil, err
+			}
+			if in.LoRAInfo, err = r.Range(ctx, q); err != nil {
+				return nil, err
+			}
+		case catalog.LoRAAdaptersLoaded:
+			q, err := catalog.GaugePromQLBy(s, p.Scope, "sum", "level")
+			if err != nil {
+				return nil, err
+			}
+			if in.LoRALoaded, err = r.Range(ctx, q); err != nil {
+				return nil, err
+			}
 		case catalog.RequestsWaitingByReason:
 			q, err := catalog.GaugePromQLBy(s, p.Scope, "sum", "reason")
 			if err != nil {
