@@ -32,7 +32,8 @@ type Common struct {
 	QueryType string   `json:"queryType"`
 	Targets   []string `json:"targets,omitempty"`
 	Models    []string `json:"models,omitempty"`
-	// GroupBy is none|target|model|engine (engine = vLLM data-parallel rank).
+	// GroupBy is none|target|model|engine|adapter (engine = vLLM data-parallel rank; adapter =
+	// LoRA adapter, where an engine labels its request metrics by adapter, else a notice).
 	GroupBy string `json:"groupBy,omitempty"`
 	// Window is the rate window in Prometheus notation; default max(step, 4 × scrape
 	// interval); Grafana's interval variables are expanded (expandMacros).
@@ -40,7 +41,7 @@ type Common struct {
 }
 
 // commonEnums are the enumerated values of the common fields (the query schema).
-var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "engine"}}
+var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "engine", "adapter"}}
 
 // common returns the embedded common fields.
 func (c *Common) common() *Common { return c }
@@ -159,6 +160,9 @@ func Decode(name string, q backend.DataQuery, s *settings.Settings) (*Decoded, e
 	by, err := groupBy(c.GroupBy)
 	if err != nil {
 		return nil, err
+	}
+	if c.GroupBy == "adapter" {
+		p.Notes = append(p.Notes, analysis.Notice{Severity: analysis.Info, Text: noteNoAdapterLabel})
 	}
 	p.Scope = catalog.Scope{Targets: c.Targets, Models: c.Models, By: by}
 	if v, ok := req.(validator); ok {
@@ -310,15 +314,21 @@ func expandMacros(w string, q backend.DataQuery, step, scrape time.Duration) str
 	return w
 }
 
-// groupBy turns the groupBy field into the scope's canonical groups.
+// noteNoAdapterLabel is the notice of groupBy adapter: no engine the catalogue reads labels its
+// request metrics by LoRA adapter (vLLM's model_name is the served model; the adapters are
+// only listed in lora_requests_info and lora_adapter_loaded), so the answer is not split.
+const noteNoAdapterLabel = "groupBy adapter: no engine in scope labels its request metrics by LoRA adapter (vLLM names the served model in model_name and lists adapters only in lora_requests_info and lora_adapter_loaded), so the series are not split by adapter; the saturation query shows the adapters with running and waiting requests and those loaded"
+
+// groupBy turns the groupBy field into the scope's canonical groups. adapter has no group:
+// no engine labels requests by adapter (see noteNoAdapterLabel).
 func groupBy(g string) ([]string, error) {
 	switch g {
-	case "", "none":
+	case "", "none", "adapter":
 		return nil, nil
 	case "target", "model", "engine":
 		return []string{g}, nil
 	}
-	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine", g)
+	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine, adapter", g)
 }
 
 // meta is what every frame of a run's answer carries: its PromQL, its notices and the
