@@ -199,6 +199,7 @@ func Detect(names []string) Detection {
 		EngineLlamaCpp:      ns.countPrefix("llamacpp:"),
 		EngineTRTLLM:        ns.countPrefix("trtllm_") + unpref,
 		EngineTriton:        ns.countPrefix(tritonPrefixes...),
+		EngineCustom:        ns.countPrefix(UserMetricPrefix),
 		EngineDCGM:          ns.countPrefix("DCGM_FI_"),
 		EngineInferscopeGPU: ns.countPrefix(GPUAgentPrefix),
 	}

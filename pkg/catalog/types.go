@@ -12,6 +12,7 @@ const (
 	EngineLlamaCpp      Engine = "llamacpp"       // llama.cpp server and the ik_llama.cpp fork (`llamacpp:`)
 	EngineTRTLLM        Engine = "trtllm"         // TensorRT-LLM trtllm-serve (`trtllm_`, first builds unprefixed)
 	EngineTriton        Engine = "triton"         // Triton Inference Server core and TRT-LLM backend (`nv_`)
+	EngineCustom        Engine = "custom"         // a service's own metrics mapped in targets[].metrics, stored as UserMetricPrefix
 	EngineDCGM          Engine = "dcgm"           // NVIDIA dcgm-exporter (`DCGM_FI_`)
 	EngineInferscopeGPU Engine = "inferscope-gpu" // Inferscope's own GPU agent (GPUAgentPrefix)
 	EngineUnknown       Engine = "unknown"        // nothing recognised
@@ -20,7 +21,7 @@ const (
 // Engines lists every known engine except EngineUnknown, in the catalogue's fixed order
 // (LLM engines first, then GPU exporters). Builders visit engines in this order.
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCpp, EngineTRTLLM,
-	EngineTriton, EngineDCGM, EngineInferscopeGPU}
+	EngineTriton, EngineCustom, EngineDCGM, EngineInferscopeGPU}
 
 // Signal is a canonical, engine-independent quantity (DESIGN §3).
 type Signal string

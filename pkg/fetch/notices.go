@@ -100,7 +100,7 @@ func (r *Run) IdleNotices(ctx context.Context, signals []catalog.Signal) error {
 			}
 		}
 		for _, g := range groups {
-			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}}
+			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}, User: r.Plan.Scope.User}
 			var q, what string
 			if g.metrics[0].Kind == catalog.KindHistogram {
 				hq, err := catalog.HistogramPromQLFor(g.metrics, sc, rng)

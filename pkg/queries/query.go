@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -164,7 +165,7 @@ func Decode(name string, q backend.DataQuery, s *settings.Settings) (*Decoded, e
 	if c.GroupBy == "adapter" {
 		p.Notes = append(p.Notes, analysis.Notice{Severity: analysis.Info, Text: noteNoAdapterLabel})
 	}
-	p.Scope = catalog.Scope{Targets: c.Targets, Models: c.Models, By: by}
+	p.Scope = catalog.Scope{Targets: c.Targets, Models: c.Models, By: by, User: userMetricsInScope(s, c.Targets)}
 	if v, ok := req.(validator); ok {
 		if err := v.validate(s); err != nil {
 			return nil, err
@@ -318,6 +319,17 @@ func expandMacros(w string, q backend.DataQuery, step, scrape time.Duration) str
 // request metrics by LoRA adapter (vLLM's model_name is the served model; the adapters are
 // only listed in lora_requests_info and lora_adapter_loaded), so the answer is not split.
 const noteNoAdapterLabel = "groupBy adapter: no engine in scope labels its request metrics by LoRA adapter (vLLM names the served model in model_name and lists adapters only in lora_requests_info and lora_adapter_loaded), so the series are not split by adapter; the saturation query shows the adapters with running and waiting requests and those loaded"
+
+// userMetricsInScope reports whether a target in scope (all when targets is empty) maps its own
+// metrics to signals (settings Target.Metrics): only then do the builders read engine "custom".
+func userMetricsInScope(s *settings.Settings, targets []string) bool {
+	for _, t := range s.Targets {
+		if len(t.Metrics) > 0 && (len(targets) == 0 || slices.Contains(targets, t.Name)) {
+			return true
+		}
+	}
+	return false
+}
 
 // groupBy turns the groupBy field into the scope's canonical groups. adapter has no group:
 // no engine labels requests by adapter (see noteNoAdapterLabel).
