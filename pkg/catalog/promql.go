@@ -38,7 +38,8 @@ type Scope struct {
 }
 
 // GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
-// "model_name", "engine" → "engine" (vLLM's data-parallel engine index). Anything else → "".
+// "model_name", "engine" → "engine" (vLLM's data-parallel engine index), DimensionPrefix+"x" →
+// "x". Anything else → "".
 func GroupLabel(canonical string) string {
 	switch canonical {
 	case "target":
@@ -48,8 +49,15 @@ func GroupLabel(canonical string) string {
 	case "engine":
 		return "engine"
 	}
+	if l, ok := strings.CutPrefix(canonical, DimensionPrefix); ok && l != "" {
+		return l
+	}
 	return ""
 }
+
+// DimensionPrefix marks a group that is a stored label of a target's own metrics (settings
+// Target.Metrics keeps their labels), e.g. "label:dtype" groups by dtype.
+const DimensionPrefix = "label:"
 
 // HistogramQueries are the three instant/range queries that carry everything about a latency
 // signal over a window: per-second bucket rates by `le` (cumulative, Prometheus classic

@@ -107,6 +107,36 @@ func TestOwnHistogramsMappedToSignals(t *testing.T) {
 	byModel := query(map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p90"}, "groupBy": "model"})
 	assert.Equal(t, "llama-3-8b", byModel[0].Fields[1].Labels["model"], "modelLabel model is the model")
 
+	// groupBy dtype, a label of the service's own metrics. TTFT p50 per dtype: bf16 rank 50 in
+	// (0.1, 0.2] holding 40…70, 0.1 + 0.1·10/30; fp8 rank 50 in (0.05, 0.1] holding 20…60,
+	// 0.05 + 0.05·30/40 = 0.0875. Attainment of TTFT ≤ 0.5 s: bf16 90/100, fp8 100/100.
+	perDtype := map[string]float64{}
+	for _, f := range query(map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "bounds": false, "groupBy": "dtype"}) {
+		l := f.Fields[1].Labels
+		if v := lastValues(t, data.Frames{f}); len(v) == 1 {
+			perDtype[l["dtype"]] = v["ttft p50"]
+		}
+	}
+	assert.InDelta(t, 0.1+0.1*10/30, perDtype["bf16"], 1e-9, "%v", perDtype)
+	assert.InDelta(t, 0.0875, perDtype["fp8"], 1e-9, "%v", perDtype)
+	checked := 0
+	for _, f := range query(map[string]any{"queryType": "slo", "profile": "chat", "groupBy": "dtype"}) {
+		for r := 0; r < f.Rows(); r++ {
+			row := map[string]any{}
+			for _, fl := range f.Fields {
+				if v, ok := fl.ConcreteAt(r); ok {
+					row[fl.Name] = v
+				}
+			}
+			if row["objective"] == "ttft-500ms" {
+				want := map[string]float64{"bf16": 0.9, "fp8": 1}[row["dtype"].(string)]
+				assert.InDelta(t, want, row["attainment"], 1e-9, "%v", row)
+				checked++
+			}
+		}
+	}
+	assert.Equal(t, 2, checked, "one ttft-500ms row per dtype")
+
 	thr := lastValues(t, query(map[string]any{"queryType": "throughput"}))
 	if got, ok := thr["prompt tokens/s"]; assert.True(t, ok, "have %v", thr) {
 		assert.InEpsilon(t, 4000, got, 5e-2)

@@ -158,7 +158,7 @@ func Decode(name string, q backend.DataQuery, s *settings.Settings) (*Decoded, e
 			return nil, badQueryf("models: an empty model name; leave models empty to select every model")
 		}
 	}
-	by, err := groupBy(c.GroupBy)
+	by, err := groupBy(c.GroupBy, s, c.Targets)
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +320,10 @@ func expandMacros(w string, q backend.DataQuery, step, scrape time.Duration) str
 // only listed in lora_requests_info and lora_adapter_loaded), so the answer is not split.
 const noteNoAdapterLabel = "groupBy adapter: no engine in scope labels its request metrics by LoRA adapter (vLLM names the served model in model_name and lists adapters only in lora_requests_info and lora_adapter_loaded), so the series are not split by adapter; the saturation query shows the adapters with running and waiting requests and those loaded"
 
+// notDimensions are labels a groupBy may not name as a dimension: the scrape's, the histogram
+// bound, and the plugin's own output labels.
+var notDimensions = []string{"job", "instance", "le", "quantile", "model_name", "target", "model", "stage", "stat", "bound", "signal", "source"}
+
 // userMetricsInScope reports whether a target in scope (all when targets is empty) maps its own
 // metrics to signals (settings Target.Metrics): only then do the builders read engine "custom".
 func userMetricsInScope(s *settings.Settings, targets []string) bool {
@@ -333,12 +337,21 @@ func userMetricsInScope(s *settings.Settings, targets []string) bool {
 
 // groupBy turns the groupBy field into the scope's canonical groups. adapter has no group:
 // no engine labels requests by adapter (see noteNoAdapterLabel).
-func groupBy(g string) ([]string, error) {
+//
+// Where a target in scope maps its own metrics (settings Target.Metrics), any other label of
+// them may be named (e.g. "dtype"): its group is catalog.DimensionPrefix + the label.
+func groupBy(g string, s *settings.Settings, targets []string) ([]string, error) {
 	switch g {
 	case "", "none", "adapter":
 		return nil, nil
 	case "target", "model", "engine":
 		return []string{g}, nil
+	}
+	if userMetricsInScope(s, targets) {
+		if !model.LabelName(g).IsValidLegacy() || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
+			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, engine, adapter or a label such as dtype)", g)
+		}
+		return []string{catalog.DimensionPrefix + g}, nil
 	}
 	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine, adapter", g)
 }
