@@ -149,3 +149,36 @@ func TestOwnHistogramsMappedToSignals(t *testing.T) {
 		query(qt)
 	}
 }
+
+// TestPageMetricsOffersTheOwnHistograms: GET /pagemetrics?target=svc probes the saved target's
+// page and sorts its names as the configuration editor offers them: the three histograms by
+// base name, the counter by sample name (its _created samples and the histograms' parts left
+// out), the process gauge, and the label names model and dtype (le left out). An unknown
+// target is a 400 naming the field.
+func TestPageMetricsOffersTheOwnHistograms(t *testing.T) {
+	srv := httptest.NewServer(newScaledPage(t, ownHistogramsPage, textFormatType, time.Now(), 0))
+	defer srv.Close()
+	inst := newLiveInstance(t, "pagemetrics", map[string]any{"storagePath": t.TempDir(),
+		"targets": []map[string]any{{"name": "svc", "url": srv.URL + "/metrics"}}})
+	defer inst.Dispose()
+	call := func(url string) *backend.CallResourceResponse {
+		var got *backend.CallResourceResponse
+		require.NoError(t, inst.CallResource(context.Background(), &backend.CallResourceRequest{Path: "pagemetrics", Method: "GET", URL: url},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil })))
+		require.NotNil(t, got)
+		return got
+	}
+	r := call("pagemetrics?target=svc")
+	require.Equal(t, 200, r.Status, string(r.Body))
+	var pm PageMetrics
+	require.NoError(t, json.Unmarshal(r.Body, &pm))
+	assert.Equal(t, PageMetrics{
+		Histograms: []string{"llm_queue_seconds", "llm_tpot_seconds", "llm_ttft_seconds"},
+		Counters:   []string{"llm_prompt_tokens_total"},
+		Gauges:     []string{"process_start_time_seconds"},
+		Labels:     []string{"dtype", "model"},
+	}, pm)
+	bad := call("pagemetrics?target=nope")
+	assert.Equal(t, 400, bad.Status)
+	assert.Contains(t, string(bad.Body), `target: \"nope\" is not a target configured`)
+}
