@@ -114,7 +114,7 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		}
 		writeJSON(w, pageMetrics(pr.Names, pr.Labels))
 	})
-		mux.HandleFunc("GET /discover", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /discover", func(w http.ResponseWriter, r *http.Request) {
 		d, err := i.discover(r.Context())
 		if err != nil {
 			w.Header().Set("Content-Type", "application/json")
