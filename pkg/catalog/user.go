@@ -46,3 +46,37 @@ func init() {
 	table[EngineCustom] = t
 	modelLabels[EngineCustom] = []string{"model_name"}
 }
+
+// RenameUserMetrics maps a page's sample names through a target's own-metric map (signal →
+// name, settings Target.Metrics) to the names the collector stores them under (see
+// UserMetricName), as the collector's relabelling does: a histogram's _bucket, _sum and _count
+// samples and a counter's or gauge's sample are renamed, other names are kept. The health
+// check applies it to a probed page before StoredNames, so Save & test concludes what a query
+// over the stored samples concludes.
+func RenameUserMetrics(names []string, metrics map[string]string) []string {
+	if len(metrics) == 0 {
+		return names
+	}
+	to := map[string]string{}
+	for sig, from := range metrics {
+		n, kind, ok := UserMetricName(Signal(sig))
+		if !ok {
+			continue
+		}
+		if kind == KindHistogram {
+			for _, suf := range []string{"_bucket", "_sum", "_count"} {
+				to[from+suf] = n + suf
+			}
+			continue
+		}
+		to[from] = n
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		if r, ok := to[n]; ok {
+			n = r
+		}
+		out[i] = n
+	}
+	return out
+}

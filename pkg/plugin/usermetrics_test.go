@@ -182,3 +182,28 @@ func TestPageMetricsOffersTheOwnHistograms(t *testing.T) {
 	assert.Equal(t, 400, bad.Status)
 	assert.Contains(t, string(bad.Body), `target: \"nope\" is not a target configured`)
 }
+
+// TestHealthOfOwnMetricsTarget: Save & test on a target with its own metrics map concludes what
+// a query over the stored samples concludes: engine custom, the mapped signals exported, the
+// model from modelLabel.
+func TestHealthOfOwnMetricsTarget(t *testing.T) {
+	srv := httptest.NewServer(newScaledPage(t, ownHistogramsPage, textFormatType, time.Now(), 0))
+	defer srv.Close()
+	inst := newLiveInstance(t, "ownhealth", map[string]any{"storagePath": t.TempDir(),
+		"targets": []map[string]any{{"name": "svc", "url": srv.URL + "/metrics", "modelLabel": "model",
+			"metrics": map[string]string{"ttft": "llm_ttft_seconds", "tpot": "llm_tpot_seconds", "queue_time": "llm_queue_seconds", "prompt_tokens": "llm_prompt_tokens_total"}}}})
+	defer inst.Dispose()
+	res, err := inst.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	require.NoError(t, err)
+	require.Equal(t, backend.HealthStatusOk, res.Status, res.Message)
+	var details struct {
+		Targets []healthTarget `json:"targets"`
+	}
+	require.NoError(t, json.Unmarshal(res.JSONDetails, &details))
+	require.Len(t, details.Targets, 1)
+	h := details.Targets[0]
+	assert.Equal(t, "custom", h.Engine)
+	assert.ElementsMatch(t, []string{"queue_time", "ttft", "tpot", "prompt_tokens"}, h.Exported)
+	assert.Contains(t, h.NotSeen, "e2e")
+	assert.Equal(t, []string{"llama-3-8b"}, h.Models)
+}
