@@ -52,6 +52,11 @@ const (
 // HTTP-instrumentator families that inference servers add to their pages.
 const dropRegex = `.*_created|python_.*|http_.*`
 
+// keepHTTPLabel is a temporary label marking http_requests_total, the one
+// HTTP-instrumentator family the catalogue reads (the error SLI's 5xx
+// answers, catalog.ErrorSLINames), so that dropRegex spares it.
+const keepHTTPLabel = "__tmp_inferscope_keep_http"
+
 // bucketLabel is a temporary label marking the _bucket samples of engine
 // families the catalogue does not read; it never reaches the TSDB.
 const bucketLabel = "__tmp_inferscope_unused_bucket"
@@ -74,10 +79,11 @@ func storeRelabel() ([]*relabel.Config, error) {
 	}
 	name := model.LabelNames{model.MetricNameLabel}
 	return []*relabel.Config{
-		{SourceLabels: name, Separator: ";", Regex: relabel.MustNewRegexp(dropRegex), Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: name, Separator: ";", Regex: relabel.MustNewRegexp(regexp.QuoteMeta(catalog.HTTPRequestsName)), TargetLabel: keepHTTPLabel, Replacement: "1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: model.LabelNames{keepHTTPLabel, model.MetricNameLabel}, Separator: ";", Regex: relabel.MustNewRegexp(";(?:" + dropRegex + ")"), Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
 		{SourceLabels: name, Separator: ";", Regex: bucket, TargetLabel: bucketLabel, Replacement: "1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation},
 		{SourceLabels: model.LabelNames{bucketLabel, model.MetricNameLabel}, Separator: ";", Regex: either, Action: relabel.Keep, NameValidationScheme: model.UTF8Validation},
-		{Regex: relabel.MustNewRegexp(bucketLabel), Separator: ";", Replacement: "$1", Action: relabel.LabelDrop, NameValidationScheme: model.UTF8Validation},
+		{Regex: relabel.MustNewRegexp(bucketLabel + "|" + keepHTTPLabel), Separator: ";", Replacement: "$1", Action: relabel.LabelDrop, NameValidationScheme: model.UTF8Validation},
 	}, nil
 }
 
@@ -137,6 +143,7 @@ type Collector struct {
 	drain     time.Duration
 	errors    *errorLog
 	mask      func(string) string
+	sweep     *staleSweep
 
 	// queries in flight through Querier; Close waits for them.
 	qmu      sync.RWMutex
@@ -256,6 +263,9 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		c.mask = func(s string) string { return s }
 	}
 	c.handOver()
+	// Scraping by any earlier instance (or process) ended by now: the series
+	// it wrote that these settings no longer scrape get staleness markers.
+	stoppedAt := time.Now()
 	// Each collector has its own registry: instances are re-created when
 	// settings change and a second registration on a shared one panics.
 	reg := prometheus.NewRegistry()
@@ -281,6 +291,11 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 	}()
 	c.tsets <- groups
 	c.errors.start(c, cfg.ScrapeInterval/2)
+	jobs := make([]string, 0, len(eps))
+	for _, ep := range eps {
+		jobs = append(jobs, ep.name)
+	}
+	c.startStaleSweep(stoppedAt, cfg.ScrapeInterval, jobs)
 	if err := c.waitPools(len(groups), 5*time.Second); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -560,6 +575,7 @@ func (c *Collector) seriesCount(name string) int {
 // waits for their goroutines. Safe to call more than once.
 func (c *Collector) stopScraping() {
 	c.stopOnce.Do(func() {
+		c.stopSweep()
 		c.tracker.closeAll()
 		c.errors.stop()
 		c.mgr.Stop()

@@ -119,6 +119,9 @@ type store struct {
 	targets []string
 	// appendErrs is the last failed commit per job (full disk, I/O error).
 	appendErrs map[string]appendFailure
+	// commits is the time of the last commit carrying an up sample per job
+	// (a scrape attempt, successful or not), for the staleness sweep.
+	commits map[string]time.Time
 }
 
 // appendFailure is a scrape whose samples could not be written.
@@ -217,7 +220,7 @@ func openStore(dir string, o storeOptions) (*store, error) {
 		}
 		return nil, err
 	}
-	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}}
+	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}}
 	if o.legacyDir != "" {
 		moved, err := moveLegacy(o.legacyDir, dir, o.lockWait)
 		if err != nil {
@@ -354,6 +357,7 @@ func applyRetention(db *tsdb.DB, retention time.Duration, maxBytes int64) error 
 func (s *store) recordAppend(job string, err error) {
 	stores.Lock()
 	defer stores.Unlock()
+	s.commits[job] = time.Now()
 	if err == nil {
 		delete(s.appendErrs, job)
 		return

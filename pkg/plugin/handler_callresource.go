@@ -139,6 +139,9 @@ func (i *Instance) labelValues(ctx context.Context, label string, jobs []string)
 	if err != nil {
 		return out
 	}
+	if label == "model_name" {
+		vals = catalog.WithoutPlaceholders(vals) // TensorRT-LLM's "undefined" is no model
+	}
 	return append(out, vals...)
 }
 

@@ -34,6 +34,13 @@ type healthTarget struct {
 	NotSeen    []string `json:"notSeen,omitempty"`
 	Absent     []string `json:"absent,omitempty"`
 	DurationMS int64    `json:"durationMs"`
+	// ReExporter names the gateway when the page re-exports other servers' engine series
+	// (catalog.Detection.ReExporter); Upstreams are the servers it names
+	// (collect.ProbeResult.Upstreams). PageFaults name the page's duplicate series and
+	// histograms whose buckets decrease (collect.ProbeResult.Faults).
+	ReExporter string   `json:"reExporter,omitempty"`
+	Upstreams  []string `json:"upstreams,omitempty"`
+	PageFaults []string `json:"pageFaults,omitempty"`
 }
 
 // CheckHealth scrapes every target and GPU agent once, in parallel, and says
@@ -108,6 +115,12 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 		if r.Version != "" {
 			desc += " " + r.Version
 		}
+		if r.ReExporter != "" {
+			desc = "re-exporter (" + r.ReExporter + ") of " + desc + " series"
+			if len(r.Upstreams) > 0 {
+				desc += " from " + shortList(r.Upstreams, 3)
+			}
+		}
 		part := fmt.Sprintf("%s: %s", r.Name, desc)
 		if len(r.Models) > 0 {
 			part += " serving " + strings.Join(r.Models, ", ")
@@ -115,6 +128,9 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 		if r.Kind == "target" {
 			part += fmt.Sprintf(", exports %d signals (%d approximate), %d more not on the page (%s), %d never exported by this engine",
 				len(r.Exported), len(r.Approx), len(r.NotSeen), shortList(r.NotSeen, 6), len(r.Absent))
+		}
+		if len(r.PageFaults) > 0 {
+			part += fmt.Sprintf("; the page has %d fault(s): %s", len(r.PageFaults), r.PageFaults[0])
 		}
 		okParts = append(okParts, part)
 	}
@@ -168,7 +184,13 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	}
 	v := i.env().ViewFromNames(name, catalog.StoredNames(names))
 	d := v.Det
-	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
+	h.Engine, h.Generation, h.Version, h.ReExporter = string(d.Engine), d.Generation, d.Version, d.ReExporter
+	for _, u := range pr.Upstreams {
+		h.Upstreams = append(h.Upstreams, i.scrub.sanitize(u))
+	}
+	for _, f := range pr.Faults {
+		h.PageFaults = append(h.PageFaults, i.scrub.sanitize(f))
+	}
 	for _, m := range pr.Labels[modelLabel] {
 		h.Models = append(h.Models, i.scrub.sanitize(m))
 	}

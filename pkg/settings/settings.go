@@ -179,7 +179,18 @@ func parseDuration(field, raw string, def time.Duration) (time.Duration, error) 
 	if raw == "" {
 		return def, nil
 	}
+	return ParsePositiveDuration(field, raw)
+}
+
+// ParsePositiveDuration parses a Prometheus duration ("15s", "6h", "30d", "1y") that must be
+// positive, for the settings and the query fields. The error is one sentence naming field: a
+// well-formed duration beyond what a duration can hold (about 292 years, e.g. "1000y") is
+// "too long", anything else "not a positive duration".
+func ParsePositiveDuration(field, raw string) (time.Duration, error) {
 	d, err := model.ParseDuration(raw)
+	if err != nil && strings.Contains(err.Error(), "out of range") {
+		return 0, fmt.Errorf("%s: %q is too long (a duration holds at most 292y)", field, raw)
+	}
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%s: %q is not a positive duration such as 15s or 6h", field, raw)
 	}

@@ -73,7 +73,7 @@ func startPluginEnv(t *testing.T, dataDir string, env ...string) *pluginHost {
 	logs := &syncBuffer{}
 	cmd := exec.Command(binPath)
 	// GF_PATHS_DATA: the plugin keeps its stores in the test's own directory.
-	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0", "GF_PATHS_DATA="+dataDir)
+	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=13.1.1", "GF_PATHS_DATA="+dataDir)
 	cmd.Env = append(cmd.Env, env...)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		Cmd: cmd,
@@ -162,7 +162,7 @@ func (ds dataSource) pluginContext() *pluginv2.PluginContext {
 			BasicAuthUser:           ds.basicAuthUser,
 		},
 		GrafanaConfig: map[string]string{"GF_APP_URL": "http://localhost:3000/", "GF_CONCURRENT_QUERY_COUNT": "4"},
-		UserAgent:     "Grafana/12.3.0 (linux; amd64)",
+		UserAgent:     "Grafana/13.1.1 (linux; amd64)",
 	}
 }
 
