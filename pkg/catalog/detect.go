@@ -73,6 +73,11 @@ var vllmMarkers = []marker{
 	{"vllm:iteration_tokens_total", "", 4, openEnd, "iteration_tokens since 0.4"},
 	{"vllm:request_queue_time_seconds", "", 5, openEnd, "request-phase histograms since 0.5"},
 	{"vllm:lora_requests_info", "", 6, openEnd, "lora_requests_info since 0.6.4"},
+	{"vllm:tool_call_parser_invocations_total", "v1", 24, openEnd, "tool-call parser counter since 0.24 (PR #44448)"},
+	{"vllm:admission_rejections_total", "v1", 7, openEnd, "admission rejections are counted by the V1 front end"},
+	{"vllm:nixl_xfer_time_seconds", "v1", 9, openEnd, "NIXL connector metrics are V1"},
+	{"vllm:kv_offload_total_bytes_total", "v1", 11, openEnd, "KV offloading connector metrics are V1"},
+	{"vllm:lora_adapter_loaded", "v1", 7, openEnd, "loaded-adapter residency gauge is V1"},
 }
 
 // sglangPrerelease are the never-released names of the 2024 work-in-progress builds
@@ -198,6 +203,7 @@ func Detect(names []string) Detection {
 		EngineLlamaCpp:      ns.countPrefix("llamacpp:"),
 		EngineTRTLLM:        ns.countPrefix("trtllm_") + unpref,
 		EngineTriton:        ns.countPrefix(tritonPrefixes...),
+		EngineCustom:        ns.countPrefix(UserMetricPrefix),
 		EngineDCGM:          ns.countPrefix("DCGM_FI_"),
 		EngineInferscopeGPU: ns.countPrefix(GPUAgentPrefix),
 	}

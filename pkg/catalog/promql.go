@@ -31,6 +31,10 @@ type Scope struct {
 	// as much again as the query itself, so callers set it only where a result held a
 	// non-finite value: a clean history needs no filter.
 	Finite bool
+	// User includes engine "custom" (a target's own metrics mapped in its settings, stored
+	// under UserMetricPrefix) in the builders; set when a target in scope has such a map, so
+	// the PromQL of every other query is unchanged.
+	User bool
 	// Fresh, when positive, makes the gauge builders (GaugePromQL, GaugePromQLBy) count a stored
 	// series at a step only if it has a sample within Fresh before the step:
 	// `(x and last_over_time(x[Fresh]))` instead of x. PromQL's 5-minute lookback otherwise keeps
@@ -49,7 +53,8 @@ type Scope struct {
 }
 
 // GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
-// "model_name", "engine" → "engine" (vLLM's data-parallel engine index). Anything else → "".
+// "model_name", "engine" → "engine" (vLLM's data-parallel engine index), DimensionPrefix+"x" →
+// "x". Anything else → "".
 func GroupLabel(canonical string) string {
 	switch canonical {
 	case "target":
@@ -59,8 +64,15 @@ func GroupLabel(canonical string) string {
 	case "engine":
 		return "engine"
 	}
+	if l, ok := strings.CutPrefix(canonical, DimensionPrefix); ok && l != "" {
+		return l
+	}
 	return ""
 }
+
+// DimensionPrefix marks a group that is a stored label of a target's own metrics (settings
+// Target.Metrics keeps their labels), e.g. "label:dtype" groups by dtype.
+const DimensionPrefix = "label:"
 
 // HistogramQueries are the three instant/range queries that carry everything about a latency
 // signal over a window: per-second bucket rates by `le` (cumulative, Prometheus classic
@@ -232,11 +244,14 @@ func selector(name, matchers string) string {
 
 // collect gathers, per engine in Engines order, the metrics of signal s accepted by keep,
 // skipping names already taken by an earlier engine.
-func collect(s Signal, keep func(Metric) bool) ([]Engine, map[Engine][]Metric) {
+func collect(s Signal, sc Scope, keep func(Metric) bool) ([]Engine, map[Engine][]Metric) {
 	var order []Engine
 	per := map[Engine][]Metric{}
 	seen := map[string]bool{}
 	for _, e := range Engines {
+		if e == EngineCustom && !sc.User {
+			continue
+		}
 		a := Lookup(e, s)
 		for _, m := range a.Metrics {
 			k := m.Name + "{" + m.Match + "}"
@@ -298,7 +313,7 @@ func HistogramPromQL(s Signal, sc Scope, window time.Duration) (HistogramQueries
 	if err := checkSignal(s); err != nil {
 		return HistogramQueries{}, err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 })
 	if len(order) == 0 {
 		return HistogramQueries{}, fmt.Errorf("catalog: signal %q is not read from a histogram by any engine", s)
 	}
@@ -455,7 +470,7 @@ func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...stri
 	if err != nil {
 		return "", err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindCounter })
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
 	}
@@ -506,7 +521,7 @@ func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, e
 	if err != nil {
 		return "", err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindGauge })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindGauge })
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
 	}
@@ -611,7 +626,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	order, per := collect(s, func(m Metric) bool {
+	order, per := collect(s, sc, func(m Metric) bool {
 		return m.Kind == KindHistogram || (m.Kind == KindCounter && meanDenominator[m.Name] != "")
 	})
 	if len(order) == 0 {

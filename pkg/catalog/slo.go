@@ -23,7 +23,7 @@ func SampleCountPromQL(s Signal, sc Scope, window time.Duration) (string, error)
 	if err != nil {
 		return "", err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindHistogram || m.Kind == KindCounter })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindHistogram || m.Kind == KindCounter })
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a histogram or counter by any engine", s)
 	}

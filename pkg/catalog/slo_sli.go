@@ -27,7 +27,11 @@ const InferenceHandlerMatchers = `handler=~"/v1/.*", handler!~"/v1/models|/metri
 // ErrorSLINames are the stored names an error_ratio objective reads besides
 // the finished-request counter; KeepMetricNames includes them.
 func ErrorSLINames() []string {
-	return append([]string{HTTPRequestsName}, vllmNames(AdmissionRejectionsBase)...)
+	out := []string{HTTPRequestsName}
+	for _, m := range Lookup(EngineVLLM, Rejections).Metrics {
+		out = append(out, m.Name)
+	}
+	return out
 }
 
 // ErrorSLIQueries are the rate queries of an error_ratio objective over one
@@ -35,7 +39,8 @@ func ErrorSLINames() []string {
 //
 //	HTTP:       sum by (job, status) (rate(http_requests_total{job=~"a", handler=~"/v1/.*", handler!~"/v1/models|/metrics|/health"}[5m]))
 //	Finishes:   CounterRatePromQL(RequestsFinished, …, "finished_reason")
-//	Rejections: sum by (job) (rate(vllm:admission_rejections_total{job=~"a"}[5m]) or rate(ray_vllm:…[5m]))
+//	Rejections: CounterRatePromQL(Rejections, …) without the model restriction and groups:
+//	            sum by (job) (rate(vllm:admission_rejections_total{job=~"a"}[5m]) or rate(ray_vllm:…[5m]))
 //
 // slo.ErrorRatioCounts classifies them (5xx bad, 4xx by option, error
 // finishes bad, aborts by option, rejections bad). The HTTP and rejection
@@ -75,12 +80,14 @@ func ErrorSLIPromQL(sc Scope, window time.Duration) (ErrorSLIQueries, error) {
 	if q.Finishes, err = CounterRatePromQL(RequestsFinished, withJob, window, "finished_reason"); err != nil {
 		return ErrorSLIQueries{}, err
 	}
-	rejGroups := slices.DeleteFunc(slices.Clone(groups), func(s string) bool { return s == "model_name" || s == "engine" })
-	var parts []string
-	for _, n := range vllmNames(AdmissionRejectionsBase) {
-		parts = append(parts, "rate("+selector(n, strings.Join(jobSel, ", "))+"["+w+"])")
+	// Rejections: the catalogue's rejections signal (one entry, also read by throughput),
+	// without the model restriction and model/engine groups its family does not carry.
+	rej := withJob
+	rej.Models = nil
+	rej.By = slices.DeleteFunc(slices.Clone(withJob.By), func(s string) bool { return s == "model" || s == "engine" })
+	if q.Rejections, err = CounterRatePromQL(Rejections, rej, window); err != nil {
+		return ErrorSLIQueries{}, err
 	}
-	q.Rejections = aggregate("sum", rejGroups, strings.Join(parts, " or "))
 	return q, nil
 }
 

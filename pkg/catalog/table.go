@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 )
@@ -157,6 +158,19 @@ var table = map[Engine]map[Signal]entry{
 			gauge(vllmNames("gpu_prefix_cache_hit_rate")...)},
 		IterationTokens: {Exact, "", hist(vllmNames("iteration_tokens_total")...)},
 		PromptLength:    {Exact, "", hist(vllmNames("request_prompt_tokens")...)},
+		// Newer V1 families (NewVLLMSignals); LookupFor marks them absent for V0 and for
+		// versions before they existed.
+		Rejections:              {Exact, "Requests refused at admission (HTTP 503), by reason; the family has no engine label.", ctr(vllmNames(AdmissionRejectionsBase)...)},
+		RequestsWaitingByReason: {Exact, "", gauge(vllmNames("num_requests_waiting_by_reason")...)},
+		PromptTokensBySource:    {Exact, "", ctr(vllmNames("prompt_tokens_by_source_total")...)},
+		PromptTokensCached:      {Exact, "", ctr(vllmNames("prompt_tokens_cached_total")...)},
+		KVOffloadBytes:          {Exact, "Only with a KV offloading connector (--kv-transfer-config with OffloadingConnector).", ctr(vllmNames("kv_offload_total_bytes_total")...)},
+		KVOffloadTime:           {Exact, "Only with a KV offloading connector (--kv-transfer-config with OffloadingConnector).", ctr(vllmNames("kv_offload_total_time_total")...)},
+		NIXLTransferBytes:       {Exact, "Only with the NIXL connector (disaggregated prefill/decode).", hist(vllmNames("nixl_bytes_transferred")...)},
+		NIXLTransferTime:        {Exact, "Only with the NIXL connector (disaggregated prefill/decode).", hist(vllmNames("nixl_xfer_time_seconds")...)},
+		LoRARequestsInfo:        {Exact, "Only with --enable-lora; the value is a timestamp and the adapters are comma-joined label values (see ParseLoRAInfo).", gauge(vllmNames("lora_requests_info")...)},
+		LoRAAdaptersLoaded:      {Exact, "", gauge(vllmNames("lora_adapter_loaded")...)},
+		ToolCallInvocations:     {Exact, "Counted by the delegating tool-call parser only (not the harmony path); streaming counts once per delta, non-streaming once per choice.", ctr(vllmNames("tool_call_parser_invocations_total")...)},
 	},
 	EngineSGLang: {
 		QueueTime: {Exact, "Scheduler wait-queue time; pre-release 0.3 builds exported waiting_request_latency_seconds instead (meaning inferred from its name).",
@@ -320,6 +334,19 @@ func Lookup(e Engine, s Signal) Availability {
 	return a
 }
 
+// newVLLMSince holds, per signal of NewVLLMSignals, the first vLLM minor version (0.x) that
+// can export it: LookupFor reports the signal absent for V0 pages and for detected ranges
+// ending before it. Sources: engines.md §1.1 (0.13: prompt tokens by source, cached prompt
+// tokens, waiting by reason; NIXL and offload connector metrics are V1-only, by 0.11), vLLM
+// 0.24.0 release notes (tool_call_parser_invocations_total, PR #44448), lora_requests_info
+// since 0.6.4. Admission rejections and the loaded-adapter gauge are 2026 additions whose
+// first release is not pinned: they are absent only for V0.
+var newVLLMSince = map[Signal]int{
+	Rejections: 7, RequestsWaitingByReason: 13, PromptTokensBySource: 13, PromptTokensCached: 13,
+	KVOffloadBytes: 11, KVOffloadTime: 11, NIXLTransferBytes: 9, NIXLTransferTime: 9,
+	LoRARequestsInfo: 0 /* V0 too: never absent by version */, LoRAAdaptersLoaded: 7, ToolCallInvocations: 24,
+}
+
 // VersionSGLangPrerelease is the Version Detect reports for SGLang pages that carry the
 // never-released metric names of the 2024 work-in-progress builds (new_seq, queue_req, …).
 const VersionSGLangPrerelease = "0.3-prerelease"
@@ -339,6 +366,10 @@ func LookupFor(d Detection, s Signal) Availability {
 			a.Status = Approximate
 			a.Note = "This vLLM (V0 or before 0.11) has no per-request TPOT; shown from time_per_output_token_seconds, which is the gap between consecutive tokens (an inter-token latency), so long requests weigh more."
 			a.Metrics = hist(vllmNames("time_per_output_token_seconds")...)
+		}
+		if since, isNew := newVLLMSince[s]; isNew && since > 0 && (d.Generation == "v0" || (ok && hi < since)) {
+			a.Status, a.Metrics = Absent, nil
+			a.Note = fmt.Sprintf("This vLLM (%s) predates the family: it appeared in vLLM V1 0.%d.", d.Describe(), since)
 		}
 		if s == PrefixCacheHitRate && (d.Generation == "v1" || (ok && lo >= 11)) {
 			a.Status, a.Metrics = Absent, nil

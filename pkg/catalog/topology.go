@@ -184,7 +184,7 @@ func ImpossiblePromQL(s Signal, sc Scope) (string, error) {
 	if err := checkSignal(s); err != nil {
 		return "", err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindGauge })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindGauge })
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
 	}
@@ -211,7 +211,7 @@ func CounterScanSelectors(s Signal, sc Scope) ([]string, error) {
 	if err := checkSignal(s); err != nil {
 		return nil, err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindCounter })
 	if len(order) == 0 {
 		return nil, fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
 	}
@@ -270,7 +270,7 @@ func SeriesRatePromQL(s Signal, series map[string]string, sc Scope, window time.
 		return "", err
 	}
 	name := series["__name__"]
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter && m.Name == name })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindCounter && m.Name == name })
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: %q is not a counter of signal %q", name, s)
 	}
@@ -339,7 +339,7 @@ func NonFiniteScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) 
 		}
 		base = append(base, "model_name=~"+re)
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindCounter || m.Kind == KindHistogram })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindCounter || m.Kind == KindHistogram })
 	var parts []string
 	for _, e := range order {
 		for _, m := range per[e] {
@@ -388,7 +388,7 @@ func HistogramResetScanPromQL(s Signal, sc Scope, rng time.Duration) (string, er
 	if err != nil {
 		return "", err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 })
 	var parts []string
 	for _, e := range order {
 		for _, m := range per[e] {
@@ -436,7 +436,7 @@ func HistogramSeriesPromQL(s Signal, name string, labels map[string]string, sc S
 	if err := checkSignal(s); err != nil {
 		return HistogramQueries{}, err
 	}
-	order, per := collect(s, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 && m.Name == name })
+	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindHistogram && m.Scale == 1 && m.Name == name })
 	if len(order) == 0 {
 		return HistogramQueries{}, fmt.Errorf("catalog: %q is not a histogram of signal %q", name, s)
 	}

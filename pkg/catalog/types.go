@@ -12,6 +12,7 @@ const (
 	EngineLlamaCpp      Engine = "llamacpp"       // llama.cpp server and the ik_llama.cpp fork (`llamacpp:`)
 	EngineTRTLLM        Engine = "trtllm"         // TensorRT-LLM trtllm-serve (`trtllm_`, first builds unprefixed)
 	EngineTriton        Engine = "triton"         // Triton Inference Server core and TRT-LLM backend (`nv_`)
+	EngineCustom        Engine = "custom"         // a service's own metrics mapped in targets[].metrics, stored as UserMetricPrefix
 	EngineDCGM          Engine = "dcgm"           // NVIDIA dcgm-exporter (`DCGM_FI_`)
 	EngineInferscopeGPU Engine = "inferscope-gpu" // Inferscope's own GPU agent (GPUAgentPrefix)
 	EngineUnknown       Engine = "unknown"        // nothing recognised
@@ -20,7 +21,7 @@ const (
 // Engines lists every known engine except EngineUnknown, in the catalogue's fixed order
 // (LLM engines first, then GPU exporters). Builders visit engines in this order.
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCpp, EngineTRTLLM,
-	EngineTriton, EngineDCGM, EngineInferscopeGPU}
+	EngineTriton, EngineCustom, EngineDCGM, EngineInferscopeGPU}
 
 // Signal is a canonical, engine-independent quantity (DESIGN §3).
 type Signal string
@@ -81,19 +82,64 @@ const (
 	// buckets 1, 2, 5, 10, 20, … up to max_model_len). The diagnosis reads its tail for
 	// head-of-line blocking by long prompts.
 	PromptLength Signal = "prompt_length"
+
+	// The families below are newer vLLM V1 families (2026). Each is an extra signal (not in
+	// the contract list); query types read them only where a target in scope exports them.
+
+	// Rejections is a counter of requests refused at admission (HTTP 503), by {reason}
+	// (vllm:admission_rejections_total; no engine label). Requests.
+	Rejections Signal = "rejections"
+	// RequestsWaitingByReason is the waiting-queue gauge split by {reason}: "capacity" (no room
+	// in the batch or the KV cache) and "deferred" (waiting on grammar compilation or a remote
+	// KV transfer); the reasons sum to requests_waiting. Requests.
+	RequestsWaitingByReason Signal = "requests_waiting_by_reason"
+	// PromptTokensBySource is a counter of prompt tokens by {source}: local_compute,
+	// local_cache_hit, external_kv_transfer; the sources sum to prompt_tokens. Tokens.
+	PromptTokensBySource Signal = "prompt_tokens_by_source"
+	// PromptTokensCached is a counter of prompt tokens served from a cache (local prefix cache
+	// plus external KV transfer). Tokens. Divided by prompt_tokens it is the token-weighted
+	// prefix-cache hit ratio, next to the block-level prefix_cache_hits/prefix_cache_queries.
+	PromptTokensCached Signal = "prompt_tokens_cached"
+	// KVOffloadBytes is a counter of bytes moved by the KV offloading connector, by
+	// {transfer_type} (e.g. cpu_to_gpu, gpu_to_cpu). Bytes.
+	KVOffloadBytes Signal = "kv_offload_bytes"
+	// KVOffloadTime is a counter of seconds spent in KV offloading transfers, by
+	// {transfer_type}. Seconds.
+	KVOffloadTime Signal = "kv_offload_time"
+	// NIXLTransferBytes is the histogram of bytes per NIXL KV-cache transfer (disaggregated
+	// prefill/decode); its _sum rate is bytes/s, its _count rate transfers/s. Bytes.
+	NIXLTransferBytes Signal = "nixl_transfer_bytes"
+	// NIXLTransferTime is the histogram of the duration of each NIXL KV-cache transfer. Seconds.
+	NIXLTransferTime Signal = "nixl_transfer_time"
+	// LoRARequestsInfo is vLLM's LoRA info gauge: its value is the Unix time of the last
+	// update (not a count), and its labels running_lora_adapters and waiting_lora_adapters hold
+	// comma-joined adapter names, max_lora the slot count. Read it with ParseLoRAInfo.
+	LoRARequestsInfo Signal = "lora_requests_info"
+	// LoRAAdaptersLoaded is the per-adapter residency gauge, 1 while {adapter_name} is loaded
+	// at {level} ("gpu" or "cpu"), with {pinned}. Adapters.
+	LoRAAdaptersLoaded Signal = "lora_adapters_loaded"
+	// ToolCallInvocations is a counter of tool-call parser invocations by {mode} (streaming
+	// counts once per delta, non-streaming once per choice), {outcome} (tool_call,
+	// no_tool_call) and {request_type}. Invocations.
+	ToolCallInvocations Signal = "tool_call_invocations"
 )
+
+// NewVLLMSignals are the extra signals of the newer vLLM families, in AllSignals order.
+var NewVLLMSignals = []Signal{Rejections, RequestsWaitingByReason, PromptTokensBySource, PromptTokensCached,
+	KVOffloadBytes, KVOffloadTime, NIXLTransferBytes, NIXLTransferTime, LoRARequestsInfo, LoRAAdaptersLoaded, ToolCallInvocations}
 
 // LatencyStages are the per-request latency histograms, in the order a request lives them.
 var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E}
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
-// then the extras PrefixCacheHitRate, Energy, GREngineActive and PromptLength. Signals(e) returns one
-// Availability per entry.
-var AllSignals = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
+// then the extras PrefixCacheHitRate, Energy, GREngineActive and PromptLength, then
+// NewVLLMSignals. Signals(e) returns one Availability per entry.
+var AllSignals = append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
-	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength}
+	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength},
+	NewVLLMSignals...)
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string

@@ -380,6 +380,52 @@ func (c *Collector) waitPools(n int, limit time.Duration) error {
 	}
 }
 
+// userRelabel builds the metric_relabel_configs that store a target's own metrics (settings
+// Target.Metrics) under the catalogue's names of engine "custom" (catalog.UserMetricName): a
+// histogram's _bucket, _sum and _count samples and a counter's or gauge's sample are renamed,
+// their other labels kept; with Target.ModelLabel set, that label's value is copied into
+// model_name on the renamed samples. They run before the store's own rules, which then keep
+// the renamed samples like any catalogue family. None for a target without a map.
+func userRelabel(t settings.Target) ([]*relabel.Config, error) {
+	if len(t.Metrics) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(t.Metrics))
+	for k := range t.Metrics {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	name := model.LabelNames{model.MetricNameLabel}
+	var out []*relabel.Config
+	for _, k := range keys {
+		to, kind, ok := catalog.UserMetricName(catalog.Signal(k))
+		if !ok {
+			return nil, fmt.Errorf("%q is not a signal that can be mapped", k)
+		}
+		from := regexp.QuoteMeta(t.Metrics[k])
+		repl := to
+		if kind == catalog.KindHistogram {
+			from += "(_bucket|_sum|_count)"
+			repl += "$1"
+		}
+		re, err := relabel.NewRegexp(from)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &relabel.Config{SourceLabels: name, Separator: ";", Regex: re, TargetLabel: model.MetricNameLabel,
+			Replacement: repl, Action: relabel.Replace, NameValidationScheme: model.UTF8Validation})
+	}
+	if t.ModelLabel != "" && t.ModelLabel != "model_name" {
+		re, err := relabel.NewRegexp(regexp.QuoteMeta(catalog.UserMetricPrefix) + ".*;(.+)")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &relabel.Config{SourceLabels: model.LabelNames{model.MetricNameLabel, model.LabelName(t.ModelLabel)}, Separator: ";",
+			Regex: re, TargetLabel: "model_name", Replacement: "$1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation})
+	}
+	return out, nil
+}
+
 // scrapeConfigs builds one Prometheus scrape config and one static target
 // group per target and GPU agent, keyed by name (the job label).
 func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]*targetgroup.Group, []endpoint, error) {
@@ -392,7 +438,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		groups = map[string][]*targetgroup.Group{}
 		eps    []endpoint
 	)
-	add := func(ep endpoint, field string, labels map[string]string, hc config_util.HTTPClientConfig) error {
+	add := func(ep endpoint, field string, labels map[string]string, hc config_util.HTTPClientConfig, user []*relabel.Config) error {
 		u, err := url.Parse(ep.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%s.url: %q is not an http(s) URL such as http://10.0.0.5:8000/metrics", field, ep.url)
@@ -425,7 +471,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			LabelNameLengthLimit:  labelNameLengthLimit,
 			LabelValueLengthLimit: labelValueLengthLimit,
 			HTTPClientConfig:      hc,
-			MetricRelabelConfigs:  metricRelabel,
+			MetricRelabelConfigs:  append(user, metricRelabel...),
 		}
 		scfgs = append(scfgs, sc)
 		ls := model.LabelSet{}
@@ -451,7 +497,11 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		case t.BasicAuthUser != "":
 			hc.BasicAuth = &config_util.BasicAuth{Username: t.BasicAuthUser, Password: config_util.Secret(t.BasicAuthPassword)}
 		}
-		if err := add(endpoint{t.Name, KindTarget, t.URL}, fmt.Sprintf("targets[%d]", i), t.Labels, hc); err != nil {
+		user, err := userRelabel(t)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("targets[%d].metrics: %w", i, err)
+		}
+		if err := add(endpoint{t.Name, KindTarget, t.URL}, fmt.Sprintf("targets[%d]", i), t.Labels, hc, user); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -462,7 +512,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		if a.BearerToken != "" {
 			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(a.BearerToken)}
 		}
-		if err := add(endpoint{a.Name, KindAgent, a.URL}, fmt.Sprintf("gpuAgents[%d]", i), nil, hc); err != nil {
+		if err := add(endpoint{a.Name, KindAgent, a.URL}, fmt.Sprintf("gpuAgents[%d]", i), nil, hc, nil); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -100,7 +100,7 @@ func (r *Run) IdleNotices(ctx context.Context, signals []catalog.Signal) error {
 			}
 		}
 		for _, g := range groups {
-			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}}
+			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}, User: r.Plan.Scope.User}
 			var q string
 			kind := g.metrics[0].Kind
 			if kind == catalog.KindHistogram {
@@ -138,4 +138,45 @@ func (r *Run) IdleNotices(ctx context.Context, signals []catalog.Signal) error {
 		}
 	}
 	return nil
+}
+
+// Exporting reports whether at least one target in scope exports signal s (exactly or
+// approximately) over the queried range, by the targets' one detection (Views). Query types
+// read the optional families of newer engines (catalog.NewVLLMSignals) only then, so a panel
+// over targets that never had a family runs no query for it and shows nothing about it.
+func (r *Run) Exporting(ctx context.Context, s catalog.Signal) bool {
+	for _, v := range r.Views(ctx) {
+		if v.OK && v.Assess(s).Exported() {
+			return true
+		}
+	}
+	return false
+}
+
+// OptionalNotices is ScopeNotices for optional signals: for each signal that at least one
+// target in scope exports (Exporting), every other target with a known engine gets its
+// not_seen or absent sentence (catalog.TargetSignal); signals no target exports add nothing.
+// It returns the signals that are exported somewhere, in the order given.
+func (r *Run) OptionalNotices(ctx context.Context, signals []catalog.Signal) []catalog.Signal {
+	var on []catalog.Signal
+	for _, s := range signals {
+		if r.Exporting(ctx, s) {
+			on = append(on, s)
+		}
+	}
+	for _, v := range r.Views(ctx) {
+		if !v.OK {
+			continue
+		}
+		for _, s := range on {
+			a := v.Assess(s)
+			switch a.State {
+			case catalog.StateNotSeen:
+				r.Notes.Add(analysis.Warning, a.NotSeenSentence(v.Name, v.Det.Engine))
+			case catalog.StateAbsent:
+				r.Notes.Add(analysis.Info, a.AbsentSentence(v.Name, v.Det.Engine))
+			}
+		}
+	}
+	return on
 }

@@ -3,20 +3,25 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 )
 
 // CallResource serves the editor and template-variable helpers:
 // GET /targets, /models, /agents, /gpus (JSON arrays of strings) and
 // GET /signals (per target: engine and the state of every signal in the last
-// hour of stored samples: exported, approximate, not_seen or absent).
+// hour of stored samples: exported, approximate, not_seen or absent), and
+// GET /pagemetrics?target=<name> (PageMetrics of the target's page, probed now, for the
+// configuration editor's targets[].metrics; embedded mode only).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	if err := i.storeReady(); err != nil {
 		b, _ := json.Marshal(map[string]string{"error": i.scrub.text(i.pending.pendingError(err).Error())})
@@ -88,6 +93,27 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		}
 		writeJSON(w, out)
 	})
+	mux.HandleFunc("GET /pagemetrics", func(w http.ResponseWriter, r *http.Request) {
+		name := r.URL.Query().Get("target")
+		if _, ok := i.settings.Target(name); !ok || i.settings.IsRemote() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			msg := fmt.Sprintf("target: %q is not a target configured in this data source (save it first)", name)
+			if i.settings.IsRemote() {
+				msg = "pagemetrics: mapping your own metrics works in embedded mode only"
+			}
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+			return
+		}
+		pr := collect.Probe(r.Context(), i.settings, name)
+		if pr.Err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": i.scrub.sanitize(pr.Err.Error())})
+			return
+		}
+		writeJSON(w, pageMetrics(pr.Names, pr.Labels))
+	})
 	mux.HandleFunc("GET /discover", func(w http.ResponseWriter, r *http.Request) {
 		d, err := i.discover(r.Context())
 		if err != nil {
@@ -122,4 +148,60 @@ func (i *Instance) labelValues(ctx context.Context, label string, jobs []string)
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// PageMetrics are the metric names of one target's page, sorted, as the configuration editor
+// offers them for targets[].metrics: Histograms by base name (a name with _bucket, _sum and
+// _count samples), Counters by sample name (ending in _total, their _created samples left
+// out), Gauges (every other sample name), and Labels (the label names a modelLabel or a
+// groupBy dimension may name; le and quantile left out).
+type PageMetrics struct {
+	Histograms []string `json:"histograms"`
+	Counters   []string `json:"counters"`
+	Gauges     []string `json:"gauges"`
+	Labels     []string `json:"labels"`
+}
+
+// pageMetrics sorts a probed page's sample names into PageMetrics.
+func pageMetrics(names []string, labels map[string][]string) PageMetrics {
+	has := map[string]bool{}
+	for _, n := range names {
+		has[n] = true
+	}
+	out := PageMetrics{Histograms: []string{}, Counters: []string{}, Gauges: []string{}, Labels: []string{}}
+	hist := map[string]bool{}
+	for _, n := range names {
+		if b, ok := strings.CutSuffix(n, "_bucket"); ok && has[b+"_sum"] && has[b+"_count"] {
+			hist[b] = true
+			out.Histograms = append(out.Histograms, b)
+		}
+	}
+	for _, n := range names {
+		part := false
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(n, suf); ok && hist[b] {
+				part = true
+			}
+		}
+		if b, ok := strings.CutSuffix(n, "_created"); ok && (has[b+"_total"] || hist[b]) {
+			part = true
+		}
+		switch {
+		case part:
+		case strings.HasSuffix(n, "_total"):
+			out.Counters = append(out.Counters, n)
+		default:
+			out.Gauges = append(out.Gauges, n)
+		}
+	}
+	for l := range labels {
+		if l != "le" && l != "quantile" {
+			out.Labels = append(out.Labels, l)
+		}
+	}
+	sort.Strings(out.Histograms)
+	sort.Strings(out.Counters)
+	sort.Strings(out.Gauges)
+	sort.Strings(out.Labels)
+	return out
 }

@@ -173,7 +173,16 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	}
 	// The same detection and availability as queries: the page's names
 	// filtered as the collector stores them.
-	v := i.env().ViewFromNames(name, catalog.StoredNames(pr.Names))
+	// A target's own metrics (targets[].metrics) are renamed as the collector stores them, and
+	// their model is read from its modelLabel.
+	names, modelLabel := pr.Names, "model_name"
+	if t, ok := i.settings.Target(name); ok {
+		names = catalog.RenameUserMetrics(names, t.Metrics)
+		if t.ModelLabel != "" {
+			modelLabel = t.ModelLabel
+		}
+	}
+	v := i.env().ViewFromNames(name, catalog.StoredNames(names))
 	d := v.Det
 	h.Engine, h.Generation, h.Version, h.ReExporter = string(d.Engine), d.Generation, d.Version, d.ReExporter
 	for _, u := range pr.Upstreams {
@@ -182,7 +191,7 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	for _, f := range pr.Faults {
 		h.PageFaults = append(h.PageFaults, i.scrub.sanitize(f))
 	}
-	for _, m := range pr.Labels["model_name"] {
+	for _, m := range pr.Labels[modelLabel] {
 		h.Models = append(h.Models, i.scrub.sanitize(m))
 	}
 	sort.Strings(h.Models)

@@ -116,7 +116,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 	}
 	r.ScopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage,
 		catalog.Preemptions, catalog.RequestsFinished, catalog.GenerationTokens, catalog.TTFT, catalog.E2E})
-	sc := catalog.Scope{Targets: names, Models: models, By: []string{"target"}}
+	sc := catalog.Scope{Targets: names, Models: models, By: []string{"target"}, User: p.Scope.User}
 
 	type read struct {
 		name string

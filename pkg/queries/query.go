@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +33,8 @@ type Common struct {
 	QueryType string   `json:"queryType"`
 	Targets   []string `json:"targets,omitempty"`
 	Models    []string `json:"models,omitempty"`
-	// GroupBy is none|target|model|engine (engine = vLLM data-parallel rank).
+	// GroupBy is none|target|model|engine|adapter (engine = vLLM data-parallel rank; adapter =
+	// LoRA adapter, where an engine labels its request metrics by adapter, else a notice).
 	GroupBy string `json:"groupBy,omitempty"`
 	// Window is the rate window in Prometheus notation; default max(step, 4 × scrape
 	// interval); Grafana's interval variables are expanded (expandMacros).
@@ -40,7 +42,7 @@ type Common struct {
 }
 
 // commonEnums are the enumerated values of the common fields (the query schema).
-var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "engine"}}
+var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "engine", "adapter"}}
 
 // common returns the embedded common fields.
 func (c *Common) common() *Common { return c }
@@ -156,11 +158,14 @@ func Decode(name string, q backend.DataQuery, s *settings.Settings) (*Decoded, e
 			return nil, badQueryf("models: an empty model name; leave models empty to select every model")
 		}
 	}
-	by, err := groupBy(c.GroupBy)
+	by, err := groupBy(c.GroupBy, s, c.Targets)
 	if err != nil {
 		return nil, err
 	}
-	p.Scope = catalog.Scope{Targets: c.Targets, Models: c.Models, By: by}
+	if c.GroupBy == "adapter" {
+		p.Notes = append(p.Notes, analysis.Notice{Severity: analysis.Info, Text: noteNoAdapterLabel})
+	}
+	p.Scope = catalog.Scope{Targets: c.Targets, Models: c.Models, By: by, User: userMetricsInScope(s, c.Targets)}
 	if s.IsRemote() {
 		// A remote store gets no staleness marker when its server's targets are relabelled or
 		// moved (the embedded store does: collect/stale.go), so a gauge series counts only with
@@ -316,15 +321,45 @@ func expandMacros(w string, q backend.DataQuery, step, scrape time.Duration) str
 	return w
 }
 
-// groupBy turns the groupBy field into the scope's canonical groups.
-func groupBy(g string) ([]string, error) {
+// noteNoAdapterLabel is the notice of groupBy adapter: no engine the catalogue reads labels its
+// request metrics by LoRA adapter (vLLM's model_name is the served model; the adapters are
+// only listed in lora_requests_info and lora_adapter_loaded), so the answer is not split.
+const noteNoAdapterLabel = "groupBy adapter: no engine in scope labels its request metrics by LoRA adapter (vLLM names the served model in model_name and lists adapters only in lora_requests_info and lora_adapter_loaded), so the series are not split by adapter; the saturation query shows the adapters with running and waiting requests and those loaded"
+
+// notDimensions are labels a groupBy may not name as a dimension: the scrape's, the histogram
+// bound, and the plugin's own output labels.
+var notDimensions = []string{"job", "instance", "le", "quantile", "model_name", "target", "model", "stage", "stat", "bound", "signal", "source"}
+
+// userMetricsInScope reports whether a target in scope (all when targets is empty) maps its own
+// metrics to signals (settings Target.Metrics): only then do the builders read engine "custom".
+func userMetricsInScope(s *settings.Settings, targets []string) bool {
+	for _, t := range s.Targets {
+		if len(t.Metrics) > 0 && (len(targets) == 0 || slices.Contains(targets, t.Name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupBy turns the groupBy field into the scope's canonical groups. adapter has no group:
+// no engine labels requests by adapter (see noteNoAdapterLabel).
+//
+// Where a target in scope maps its own metrics (settings Target.Metrics), any other label of
+// them may be named (e.g. "dtype"): its group is catalog.DimensionPrefix + the label.
+func groupBy(g string, s *settings.Settings, targets []string) ([]string, error) {
 	switch g {
-	case "", "none":
+	case "", "none", "adapter":
 		return nil, nil
 	case "target", "model", "engine":
 		return []string{g}, nil
 	}
-	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine", g)
+	if userMetricsInScope(s, targets) {
+		if !model.LabelName(g).IsValidLegacy() || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
+			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, engine, adapter or a label such as dtype)", g)
+		}
+		return []string{catalog.DimensionPrefix + g}, nil
+	}
+	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine, adapter", g)
 }
 
 // meta is what every frame of a run's answer carries: its PromQL, its notices and the

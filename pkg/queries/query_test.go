@@ -3,6 +3,7 @@ package queries
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +139,26 @@ func TestExpandMacros(t *testing.T) {
 	assert.Equal(t, "60000ms", expandMacros("${__rate_interval_ms}ms", q, 15*time.Second, 15*time.Second))
 	assert.Equal(t, "300", expandMacros("$__range_s", q, 15*time.Second, 15*time.Second))
 	assert.Equal(t, "300000", expandMacros("$__range_ms", q, 15*time.Second, 15*time.Second))
+}
+
+// TestGroupByAdapterSaysWhyNotSplit: groupBy adapter is accepted by every query type; no
+// engine labels its request metrics by LoRA adapter, so the answer is not split and the plan
+// carries the notice saying so.
+func TestGroupByAdapterSaysWhyNotSplit(t *testing.T) {
+	s := testSettings(t)
+	to := time.Unix(1_800_000_000, 0)
+	for _, qt := range []string{"latency", "throughput", "saturation", "slo", "goodput", "breakdown"} {
+		d, err := decodeQuery(backend.DataQuery{RefID: "A", QueryType: qt, JSON: json.RawMessage(`{"groupBy":"adapter","profile":"p"}`),
+			Interval: time.Second, MaxDataPoints: 100, TimeRange: backend.TimeRange{From: to.Add(-time.Hour), To: to}}, &s)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "groupBy", qt)
+			continue
+		}
+		assert.Empty(t, d.Plan.Scope.By, qt)
+		var texts []string
+		for _, n := range d.Plan.Notes {
+			texts = append(texts, n.Text)
+		}
+		assert.Contains(t, strings.Join(texts, "\n"), "groupBy adapter: no engine in scope labels its request metrics by LoRA adapter", qt)
+	}
 }

@@ -13,7 +13,9 @@ import (
 )
 
 // Saturation is the saturation query: running and waiting requests, KV-cache usage,
-// preemptions/s and the prefix-cache hit ratio. It has only the common fields.
+// preemptions/s and the prefix-cache hit ratio; where a target exports them (vLLM 0.13+), the
+// waiting requests split by reason (capacity, deferred) and the token-weighted prefix-cache
+// hit ratio next to the block-level one. It has only the common fields.
 type Saturation struct{ Common }
 
 func runSaturation(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Saturation) (data.Frames, error) {
@@ -56,6 +58,43 @@ func runSaturation(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Saturat
 		*c.dst = m
 		if err := r.LeaveOutBackwards(ctx, c.s, sc, p.Window, m); err != nil {
 			r.Skipped("the check for "+string(c.s)+" counters going backwards", err)
+		}
+	}
+	// The newer vLLM families, read only where a target in scope exports them.
+	for _, s := range r.OptionalNotices(ctx, []catalog.Signal{catalog.RequestsWaitingByReason, catalog.PromptTokensCached, catalog.LoRARequestsInfo, catalog.LoRAAdaptersLoaded}) {
+		switch s {
+		case catalog.LoRARequestsInfo:
+			q, err := catalog.GaugePromQLBy(s, p.Scope, "max", "running_lora_adapters", "waiting_lora_adapters", "max_lora")
+			if err != nil {
+				return nil, err
+			}
+			if in.LoRAInfo, err = r.Range(ctx, q); err != nil {
+				return nil, err
+			}
+		case catalog.LoRAAdaptersLoaded:
+			q, err := catalog.GaugePromQLBy(s, p.Scope, "sum", "level")
+			if err != nil {
+				return nil, err
+			}
+			if in.LoRALoaded, err = r.Range(ctx, q); err != nil {
+				return nil, err
+			}
+		case catalog.RequestsWaitingByReason:
+			q, err := catalog.GaugePromQLBy(s, p.Scope, "sum", "reason")
+			if err != nil {
+				return nil, err
+			}
+			if in.WaitingByReason, err = r.Range(ctx, q); err != nil {
+				return nil, err
+			}
+		case catalog.PromptTokensCached:
+			var err error
+			if in.PromptCached, err = optionalRate(ctx, r, p, s); err != nil {
+				return nil, err
+			}
+			if in.PromptTokens, err = optionalRate(ctx, r, p, catalog.PromptTokens); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := r.PrefixHitRateGauge(ctx, &in); err != nil {

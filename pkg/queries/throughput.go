@@ -13,7 +13,10 @@ import (
 )
 
 // Throughput is the throughput query: finished requests/s by finish reason, prompt and
-// generation tokens/s. It has only the common fields.
+// generation tokens/s; where a target in scope exports them, vLLM's admission rejections/s by
+// reason (signal rejections), tool-call parser invocations/s by outcome, and the KV transfer
+// breakdown (output="kv_transfer": offload bytes/s and transfer seconds/s by transfer type,
+// NIXL bytes and seconds per transfer). It has only the common fields.
 type Throughput struct{ Common }
 
 func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Throughput) (data.Frames, error) {
@@ -43,5 +46,48 @@ func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Through
 			r.Skipped("the check for "+string(c.s)+" counters going backwards", err)
 		}
 	}
+	// The newer vLLM families, read only where a target in scope exports them.
+	on := r.OptionalNotices(ctx, []catalog.Signal{catalog.Rejections, catalog.ToolCallInvocations,
+		catalog.KVOffloadBytes, catalog.KVOffloadTime, catalog.NIXLTransferBytes, catalog.NIXLTransferTime})
+	for _, s := range on {
+		var err error
+		switch s {
+		case catalog.Rejections:
+			in.Rejections, err = optionalRate(ctx, r, p, s, "reason")
+		case catalog.ToolCallInvocations:
+			in.ToolCalls, err = optionalRate(ctx, r, p, s, "mode", "outcome", "request_type")
+		case catalog.KVOffloadBytes:
+			in.KVOffloadBytes, err = optionalRate(ctx, r, p, s, "transfer_type")
+		case catalog.KVOffloadTime:
+			in.KVOffloadTime, err = optionalRate(ctx, r, p, s, "transfer_type")
+		case catalog.NIXLTransferBytes, catalog.NIXLTransferTime:
+			var q string
+			if q, err = catalog.MeanPromQL(s, p.Scope, p.Window); err == nil {
+				m, rerr := r.Range(ctx, q)
+				err = rerr
+				if s == catalog.NIXLTransferBytes {
+					in.NIXLBytesPerTransfer = m
+				} else {
+					in.NIXLSecondsPerTransfer = m
+				}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	return frames.TimeSeries(throughput.Compute(in, r.Steps), meta(r, nil)), nil
+}
+
+// optionalRate is the counter rate of an optional signal by the extra labels, with the
+// backwards-counter guard of the other counters.
+func optionalRate(ctx context.Context, r *fetch.Run, p fetch.Plan, s catalog.Signal, extra ...string) (model.Matrix, error) {
+	m, sc, err := r.CounterRate(ctx, s, p.Scope, p.Window, extra...)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.LeaveOutBackwards(ctx, s, sc, p.Window, m, extra...); err != nil {
+		r.Skipped("the check for "+string(s)+" counters going backwards", err)
+	}
+	return m, nil
 }

@@ -60,6 +60,16 @@ type Target struct {
 	// Selector identifies the target's series on the remote server in remote
 	// mode, e.g. {job="vllm", instance="10.0.0.5:8000"}; empty means {job="<name>"}.
 	Selector string `json:"selector,omitempty"`
+	// Metrics maps signals (keys of UserSignals) to the target's own metric names, for
+	// services instrumented by hand, e.g. {"ttft": "llm_ttft_seconds", "prompt_tokens":
+	// "llm_prompt_tokens_total"}: histograms by base name, counters and gauges by sample name.
+	// The collector stores them under the catalogue's names of engine "custom"; other labels are
+	// kept. Embedded mode only.
+	Metrics map[string]string `json:"metrics,omitempty"`
+	// ModelLabel names the label of the mapped metrics that holds the model (e.g. "model");
+	// its value is copied into model_name. Empty: the metrics carry model_name themselves, or
+	// labels.model_name names the model.
+	ModelLabel string `json:"modelLabel,omitempty"`
 
 	// BearerToken comes from secureJsonData key "<name>.bearerToken".
 	BearerToken string `json:"-"`
@@ -283,6 +293,9 @@ func (s *Settings) Validate() error {
 			if reservedLabels[k] {
 				return fmt.Errorf("%s.labels: %q is set by the scrape or the engine's page and cannot be overridden", f, k)
 			}
+		}
+		if err := checkUserMetrics(f, t, s.IsRemote()); err != nil {
+			return err
 		}
 		if t.BearerToken != "" && t.BasicAuthUser != "" {
 			return fmt.Errorf("%s: set either a bearer token or basic auth, not both", f)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
 // Input holds PromQL range results, grouped by the same group labels:
@@ -25,6 +26,22 @@ type Input struct {
 	// export a hit-rate gauge (vLLM V0), already averaged and with the −1
 	// "caching disabled" sentinel filtered out.
 	PrefixHitRatio model.Matrix
+	// WaitingByReason is vLLM's waiting gauge split by reason (capacity: no room in the batch
+	// or the KV cache; deferred: waiting on grammar compilation or a remote KV transfer),
+	// summed by the group labels and reason; nil when no target exports it.
+	WaitingByReason model.Matrix
+	// PromptCached and PromptTokens are per-second rates of cached prompt tokens (local
+	// prefix cache plus external KV transfer) and of all prompt tokens, by the group labels;
+	// PromptCached is nil when no target exports it.
+	PromptCached, PromptTokens model.Matrix
+	// LoRAInfo is vLLM's lora_requests_info, one series per label set (max by the group
+	// labels and running_lora_adapters, waiting_lora_adapters, max_lora): its value is a
+	// timestamp, so only the labels are read (catalog.ParseLoRAInfo). A changed adapter list is
+	// a new series; the old one goes stale at the next scrape. nil when no target exports it.
+	LoRAInfo model.Matrix
+	// LoRALoaded is vLLM's lora_adapter_loaded summed by the group labels and level (gpu,
+	// cpu): adapters resident at each level. nil when no target exports it.
+	LoRALoaded model.Matrix
 }
 
 // Compute returns series labelled signal ∈ {requests_running,
@@ -67,6 +84,124 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 		l := copyLabels(gaugeLabels[k])
 		l["signal"] = "prefix_cache_hit_ratio"
 		out = append(out, analysis.Series{Name: "prefix-cache hit ratio", Labels: l, Unit: "percentunit", Times: steps, Values: gauge[k]})
+	}
+	for _, w := range analysis.FromMatrix(in.WaitingByReason, steps, "waiting", "short", map[string]string{"signal": "requests_waiting_by_reason"}) {
+		if r, ok := w.Labels["reason"]; ok {
+			w.Name = "waiting " + r
+		}
+		out = append(out, w)
+	}
+	out = append(out, ratio(in.PromptCached, in.PromptTokens, steps, "prefix-cache token hit ratio", "prefix_cache_token_hit_ratio")...)
+	out = append(out, loraInfo(in.LoRAInfo, steps)...)
+	for _, l := range analysis.FromMatrix(in.LoRALoaded, steps, "LoRA adapters loaded", "short", map[string]string{"signal": "lora_adapters_loaded"}) {
+		if lv, ok := l.Labels["level"]; ok {
+			l.Name += " " + lv
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// loraInfo turns lora_requests_info series into three series per group: the number of
+// distinct adapters with running requests, with waiting requests, and the adapter slots
+// (max_lora). Per step, every info series of the group that has a sample there counts (one
+// per engine); a step with none is NaN. Adapters are counted once per engine series, so two
+// engines running the same adapter count it twice (it occupies a slot in each).
+func loraInfo(m model.Matrix, steps []time.Time) []analysis.Series {
+	if len(m) == 0 {
+		return nil
+	}
+	type acc struct {
+		labels                 map[string]string
+		running, waiting, slot []float64
+	}
+	groups := map[string]*acc{}
+	idx := make(map[int64]int, len(steps))
+	for i, t := range steps {
+		idx[t.UnixMilli()] = i
+	}
+	nan := func() []float64 {
+		v := make([]float64, len(steps))
+		for i := range v {
+			v[i] = math.NaN()
+		}
+		return v
+	}
+	add := func(v []float64, i int, x float64) {
+		if math.IsNaN(v[i]) {
+			v[i] = 0
+		}
+		v[i] += x
+	}
+	for _, ss := range m {
+		raw := map[string]string{}
+		group := map[string]string{}
+		for k, v := range ss.Metric {
+			raw[string(k)] = string(v)
+			if g, ok := analysis.GroupLabels[string(k)]; ok {
+				group[g] = string(v)
+			}
+		}
+		key := model.LabelSet{}
+		for k, v := range group {
+			key[model.LabelName(k)] = model.LabelValue(v)
+		}
+		a := groups[key.String()]
+		if a == nil {
+			a = &acc{labels: group, running: nan(), waiting: nan(), slot: nan()}
+			groups[key.String()] = a
+		}
+		info := catalog.ParseLoRAInfo(raw, 0)
+		for _, p := range ss.Values {
+			i, ok := idx[int64(p.Timestamp)]
+			if !ok {
+				continue
+			}
+			add(a.running, i, float64(len(info.Running)))
+			add(a.waiting, i, float64(len(info.Waiting)))
+			if info.MaxLoRA >= 0 {
+				add(a.slot, i, float64(info.MaxLoRA))
+			}
+		}
+	}
+	var out []analysis.Series
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		a := groups[k]
+		for _, s := range []struct {
+			name string
+			v    []float64
+		}{{"LoRA adapters running", a.running}, {"LoRA adapters waiting", a.waiting}, {"LoRA adapter slots", a.slot}} {
+			l := copyLabels(a.labels)
+			l["signal"] = "lora_requests_info"
+			out = append(out, analysis.Series{Name: s.name, Labels: l, Unit: "short", Times: steps, Values: s.v})
+		}
+	}
+	return out
+}
+
+// ratio is num/den per group and step (NaN where den is 0 or missing), for groups of num.
+// The token-weighted prefix-cache hit ratio is rate(prompt_tokens_cached) /
+// rate(prompt_tokens): the share of prompt tokens not computed locally (vLLM's
+// prompt_tokens_by_source: local_cache_hit + external_kv_transfer over all sources).
+func ratio(num, den model.Matrix, steps []time.Time, name, signal string) []analysis.Series {
+	if len(num) == 0 {
+		return nil
+	}
+	n, nl := analysis.Align(num, steps)
+	d, _ := analysis.Align(den, steps)
+	var out []analysis.Series
+	for _, k := range slices.Sorted(maps.Keys(nl)) {
+		dk := d[k]
+		v := make([]float64, len(steps))
+		for i := range steps {
+			v[i] = math.NaN()
+			if dk != nil && dk[i] > 0 {
+				v[i] = n[k][i] / dk[i]
+			}
+		}
+		l := copyLabels(nl[k])
+		l["signal"] = signal
+		out = append(out, analysis.Series{Name: name, Labels: l, Unit: "percentunit", Times: steps, Values: v})
 	}
 	return out
 }

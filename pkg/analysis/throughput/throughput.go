@@ -20,6 +20,19 @@ const UnitTokensPerSecond = "count:tok/s"
 // summed by the group labels (finished additionally by finished_reason).
 type Input struct {
 	Finished, PromptTokens, GenerationTokens model.Matrix
+	// Rejections is the rate of vLLM's admission rejections (requests/s), summed by the group
+	// labels and reason; nil when no target in scope exports the family.
+	Rejections model.Matrix
+	// ToolCalls is the rate of tool-call parser invocations (invocations/s), summed by the
+	// group labels, mode, outcome and request_type; nil when no target exports it.
+	ToolCalls model.Matrix
+	// KVOffloadBytes and KVOffloadTime are the rates of the KV offloading connector's byte
+	// (bytes/s) and time (seconds of transfer per second) counters, summed by the group labels
+	// and transfer_type; nil when no target exports them.
+	KVOffloadBytes, KVOffloadTime model.Matrix
+	// NIXLBytesPerTransfer and NIXLSecondsPerTransfer are the windowed means of the NIXL
+	// connector's histograms (rate of _sum / rate of _count): bytes and seconds per transfer.
+	NIXLBytesPerTransfer, NIXLSecondsPerTransfer model.Matrix
 }
 
 // Compute returns series labelled signal ∈ {requests_finished,
@@ -39,5 +52,33 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 	}
 	out = append(out, analysis.FromMatrix(in.PromptTokens, steps, "prompt tokens/s", UnitTokensPerSecond, map[string]string{"signal": "prompt_tokens"})...)
 	out = append(out, analysis.FromMatrix(in.GenerationTokens, steps, "generation tokens/s", UnitTokensPerSecond, map[string]string{"signal": "generation_tokens"})...)
+	for _, s := range analysis.FromMatrix(in.Rejections, steps, "rejections/s", "reqps", map[string]string{"signal": "rejections"}) {
+		if r, ok := s.Labels["reason"]; ok {
+			s.Name = "rejections/s " + r
+		}
+		out = append(out, s)
+	}
+	for _, s := range analysis.FromMatrix(in.ToolCalls, steps, "tool-call parser invocations/s", "short", map[string]string{"signal": "tool_call_invocations"}) {
+		if o, ok := s.Labels["outcome"]; ok {
+			s.Name += " " + o
+		}
+		out = append(out, s)
+	}
+	out = append(out, kvTransfer(in.KVOffloadBytes, steps, "KV offload bytes/s", "Bps", "kv_offload_bytes")...)
+	out = append(out, kvTransfer(in.KVOffloadTime, steps, "KV offload transfer seconds/s", "short", "kv_offload_time")...)
+	out = append(out, kvTransfer(in.NIXLBytesPerTransfer, steps, "NIXL bytes per transfer", "bytes", "nixl_transfer_bytes")...)
+	out = append(out, kvTransfer(in.NIXLSecondsPerTransfer, steps, "NIXL seconds per transfer", "s", "nixl_transfer_time")...)
+	return out
+}
+
+// kvTransfer labels the KV transfer series: output="kv_transfer" (the breakdown a panel
+// filters on), the signal, and the transfer type in the name where the family has one.
+func kvTransfer(m model.Matrix, steps []time.Time, name, unit, signal string) []analysis.Series {
+	out := analysis.FromMatrix(m, steps, name, unit, map[string]string{"signal": signal, "output": "kv_transfer"})
+	for i := range out {
+		if t, ok := out[i].Labels["transfer_type"]; ok {
+			out[i].Name += " " + t
+		}
+	}
 	return out
 }
