@@ -110,9 +110,11 @@ type Baseline struct {
 	// MeanConcurrency is the mean number of requests in flight measured by the
 	// tool (GuideLLM request_concurrency); NaN when not reported.
 	MeanConcurrency float64
-	// Completed is the number of successful requests; Duration the benchmark's
-	// length in seconds. NaN when not reported.
-	Completed, Duration float64
+	// Completed is the number of successful requests, Failed the number of
+	// requests that ended in an error (vLLM: num_prompts − completed;
+	// GuideLLM: request_totals.errored); Duration the benchmark's length in
+	// seconds. NaN when not reported.
+	Completed, Failed, Duration float64
 	// MeanInputTokens and MeanOutputTokens are the mean prompt and output
 	// lengths in tokens per request; NaN when not reported.
 	MeanInputTokens, MeanOutputTokens float64
@@ -122,7 +124,7 @@ func newBaseline(tool string) Baseline {
 	nan := math.NaN()
 	return Baseline{Tool: tool, Stages: map[string]Metric{},
 		RequestThroughput: nan, OutputThroughput: nan, TotalThroughput: nan,
-		RequestRate: nan, Concurrency: nan, MeanConcurrency: nan, Completed: nan, Duration: nan,
+		RequestRate: nan, Concurrency: nan, MeanConcurrency: nan, Completed: nan, Failed: nan, Duration: nan,
 		MeanInputTokens: nan, MeanOutputTokens: nan}
 }
 

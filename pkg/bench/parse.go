@@ -244,6 +244,13 @@ func parseVLLM(top map[string]json.RawMessage) (Baseline, error) {
 			return b, err
 		}
 	}
+	prompts, err := num(top, "num_prompts")
+	if err != nil {
+		return b, err
+	}
+	if prompts >= b.Completed {
+		b.Failed = prompts - b.Completed
+	}
 	in, err := num(top, "total_input_tokens")
 	if err != nil {
 		return b, err
@@ -451,6 +458,14 @@ func parseGuideLLM(top map[string]json.RawMessage) ([]Baseline, error) {
 				return nil, err
 			}
 			*x.dst = v
+		}
+		if tot, err := object(bm, "request_totals"); err == nil && tot != nil {
+			if v, err := num(tot, "successful"); err == nil && v >= 0 {
+				b.Completed = v
+			}
+			if v, err := num(tot, "errored"); err == nil && v >= 0 {
+				b.Failed = v
+			}
 		}
 		if err := guideLLMLoad(f, bm, &b); err != nil {
 			return nil, err

@@ -194,3 +194,32 @@ func ps(m Metric) []float64 {
 	}
 	return out
 }
+
+func TestCheckLatencyBracketRule(t *testing.T) {
+	b := read(t, "vllm-burst-default-percentiles.json")[0] // TTFT p50 850 ms, p99 1500 ms
+	cases := []struct {
+		threshold, target float64
+		want              Outcome
+	}{
+		{1.0, 0.95, Possibly},  // p50 0.85 ≤ 1 < 1.5 = p99: p95 could be either side
+		{2.0, 0.95, Met},       // p99 1.5 ≤ 2 bounds p95
+		{0.8, 0.95, Breached},  // p50 0.85 > 0.8 already
+		{1.5, 0.99, Met},       // reported exactly, at the threshold
+		{1.49, 0.99, Breached}, // reported exactly, above
+		{2.0, 0.999, Possibly}, // nothing reported above p99
+	}
+	for _, c := range cases {
+		got := CheckLatency(b, "ttft", c.threshold, c.target)
+		assert.Equal(t, c.want, got.Outcome, "threshold %v target %v: %s", c.threshold, c.target, got.Reason)
+	}
+	got := CheckLatency(b, "e2e", 10, 0.99)
+	assert.Equal(t, Possibly, got.Outcome)
+	assert.Contains(t, got.Reason, "does not report e2e")
+
+	v := read(t, "vllm-llama7b-rate5.json")[0] // 100 of 100 prompts completed
+	e := CheckError(v, 0.99)
+	assert.Equal(t, Met, e.Outcome)
+	g := read(t, "guidellm-sweep.json")[0] // 40 successful, 0 errored
+	assert.Equal(t, Met, CheckError(g, 0.999).Outcome)
+	assert.Equal(t, Possibly, CheckError(read(t, "genai-perf-concurrency8.json")[0], 0.99).Outcome)
+}
