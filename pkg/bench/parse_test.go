@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -222,4 +223,21 @@ func TestCheckLatencyBracketRule(t *testing.T) {
 	g := read(t, "guidellm-sweep.json")[0] // 40 successful, 0 errored
 	assert.Equal(t, Met, CheckError(g, 0.999).Outcome)
 	assert.Equal(t, Possibly, CheckError(read(t, "genai-perf-concurrency8.json")[0], 0.99).Outcome)
+}
+
+func TestReadDirKeepsGoodFilesBesideBadOnes(t *testing.T) {
+	fsys := fstest.MapFS{
+		"good.json":      {Data: []byte(`{"request_throughput": 2, "p99_ttft_ms": 300}`)},
+		"broken.json":    {Data: []byte(`{"request_throughput": `)},
+		"sweep.json":     {Data: []byte(`{"benchmarks": [{"metrics": {"requests_per_second": {"successful": {"mean": 1}}}}, {"metrics": {"requests_per_second": {"successful": {"mean": 2}}}}]}`)},
+		"notes.txt":      {Data: []byte(`ignored`)},
+		"bad name!.json": {Data: []byte(`{}`)},
+	}
+	d := ReadDir(fsys)
+	assert.Equal(t, []string{"good", "sweep#0", "sweep#1"}, d.Names())
+	v, _ := d.Baselines["good"].Stages["ttft"].At(99)
+	assert.InDelta(t, 0.3, v, 1e-12)
+	require.Len(t, d.Problems, 2)
+	assert.Contains(t, d.Problems[0], "bad name!.json: the file name is not a usable baseline name")
+	assert.Contains(t, d.Problems[1], "broken: not a JSON object")
 }
