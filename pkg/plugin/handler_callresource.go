@@ -16,7 +16,8 @@ import (
 // CallResource serves the editor and template-variable helpers:
 // GET /targets, /models, /agents, /gpus (JSON arrays of strings) and
 // GET /signals (per target: engine and the state of every signal in the last
-// hour of stored samples: exported, approximate, not_seen or absent).
+// hour of stored samples: exported, approximate, not_seen or absent);
+// GET and POST /baselines list and upload benchmark baselines (resource_baselines.go).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	return i.resources.CallResource(ctx, req, scrubSender{s: i.scrub, next: sender})
 }
@@ -93,6 +94,7 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		}
 		writeJSON(w, d)
 	})
+	i.addBaselineRoutes(mux)
 	return httpadapter.New(mux)
 }
 
