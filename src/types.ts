@@ -185,6 +185,8 @@ export interface InferscopeOptions extends DataSourceJsonData {
   mode?: DataSourceMode;
   /** Remote mode: how long one request to the server may take (Prometheus notation, default 30s). */
   remoteTimeout?: string;
+  /** Directory of benchmark result files (pkg/settings.Baselines); each file's name is a baseline's name. */
+  baselinesPath?: string;
 }
 
 export const DATA_SOURCE_MODES = ['embedded', 'remote'] as const;

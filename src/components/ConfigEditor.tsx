@@ -28,6 +28,7 @@ import {
 import { KeyValueEditor } from './KeyValueEditor';
 import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
 import { SLOProfilesEditor } from './SLOProfilesEditor';
+import { BaselinesEditor } from './BaselinesEditor';
 
 type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -481,6 +482,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       </FieldSet>
 
       <SLOProfilesEditor options={options} onOptionsChange={onOptionsChange} />
+      <BaselinesEditor options={options} onOptionsChange={onOptionsChange} />
     </Stack>
   );
 }
