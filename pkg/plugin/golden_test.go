@@ -165,6 +165,10 @@ func buildGoldenFixture(t *testing.T) goldenFix {
 	if err != nil {
 		return goldenFix{err: err}
 	}
+	// The benchmark cases read their baselines from testdata (an absolute path, as settings require).
+	if st.BaselinesPath, err = filepath.Abs(filepath.Join("testdata", "baselines")); err != nil {
+		return goldenFix{err: err}
+	}
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 	end := start.Add(goldenSpan)
 	inst.now = func() time.Time { return end }
@@ -258,6 +262,9 @@ var goldenCases = []goldenCase{
 	{name: "buckets_default", query: q("buckets")},
 	{name: "buckets_profile_thresholds", query: q("buckets", "profile", "chat", "thresholds", []float64{0.25, 3}, "stats", []string{"p50", "p99"})},
 
+	// benchmark: production at the baseline's request rate (4 req/s) next to it.
+	{name: "benchmark", query: q("benchmark", "targets", []string{"vllm-a"}, "baseline", "vllm-a-rate4")},
+
 	// A query routed by the queryType of its JSON alone (DataQuery.QueryType empty).
 	{name: "routed_by_json_throughput", query: q("", "queryType", "throughput", "targets", []string{"vllm-a"})},
 
@@ -269,6 +276,7 @@ var goldenCases = []goldenCase{
 	{name: "error_targets_format", query: q("targets", "format", "graph")},
 	{name: "error_goodput_no_profile", query: q("goodput")},
 	{name: "error_unknown_target", query: q("latency", "targets", []string{"nowhere"})},
+	{name: "error_benchmark_unknown_baseline", query: q("benchmark", "baseline", "nope")},
 }
 
 // q builds a query JSON: the query type (set as DataQuery.QueryType too,
@@ -348,6 +356,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"gpu": {""}, "events": {""},
 		"diagnosis": {"", "annotations", "timeline", "numeric"},
 		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
+		"benchmark": {""},
 	}
 	have := map[string][]string{}
 	for _, c := range goldenCases {
