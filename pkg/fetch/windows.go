@@ -21,6 +21,9 @@ type WindowReads struct {
 	Windows []baseline.Window
 	// PromptLength and OutputLength are per window (parallel to Windows), in tokens per request; NaN where unknown.
 	PromptLength, OutputLength []float64
+	// Sum and Count are per window the rates of each stage's histogram _sum (s/s) and _count
+	// (requests/s); a stage is absent where not measured.
+	Sum, Count []map[string]float64
 }
 
 // Windows reads every step of the run's grid over [from, to] (the plan's range
@@ -44,6 +47,8 @@ func (r *Run) Windows(ctx context.Context, stages []string, sc catalog.Scope, wi
 		out.Windows = append(out.Windows, baseline.Window{At: t, RequestRate: nan, Running: nan, OutputTokens: nan, Buckets: map[string][]hist.Bucket{}})
 		out.PromptLength = append(out.PromptLength, nan)
 		out.OutputLength = append(out.OutputLength, nan)
+		out.Sum = append(out.Sum, map[string]float64{})
+		out.Count = append(out.Count, map[string]float64{})
 	}
 	scalar := func(m model.Matrix, set func(i int, v float64)) {
 		for _, s := range m {
@@ -64,6 +69,9 @@ func (r *Run) Windows(ctx context.Context, stages []string, sc catalog.Scope, wi
 		if err != nil {
 			continue
 		}
+		reads = append(reads,
+			read{hq.Sum, func(m model.Matrix) { scalar(m, func(i int, v float64) { out.Sum[i][st] += v }) }},
+			read{hq.Count, func(m model.Matrix) { scalar(m, func(i int, v float64) { out.Count[i][st] += v }) }})
 		reads = append(reads, read{hq.Buckets, func(m model.Matrix) {
 			for _, s := range m {
 				le, err := hist.ParseLe(string(s.Metric["le"]))

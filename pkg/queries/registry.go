@@ -26,6 +26,7 @@ var registry = []*Type{
 	register("goodput", false, nil, runGoodput),
 	register("buckets", false, bucketsEnums, runBuckets),
 	register("benchmark", false, nil, runBenchmark),
+	register("regression", false, regressionEnums, runRegression),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may
