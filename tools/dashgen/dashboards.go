@@ -183,7 +183,7 @@ func Latency() *dashboard.DashboardBuilder {
 	}
 	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90 and p99: the bucket the quantile falls in, its width relative to the value, clamping, and extra bucket bounds that would bring the error under 10 %, as JSON for vLLM's --custom-histogram-buckets.",
 		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p99"})...)))
-	return b
+	return withRegression(b)
 }
 
 // SLO is attainment, budget, burn rates and goodput.
