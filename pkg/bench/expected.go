@@ -92,3 +92,22 @@ func Lookup(table []Expectation, model, gpu string) (Expectation, bool) {
 	}
 	return best, found
 }
+
+// CheckExpected judges a baseline against an expected-performance row:
+// output tokens/s at least TokensPerSecond, and P95 TTFT and P95 ITL at most
+// their figures by the bracket rule (CheckLatency with target 0.95). GPU
+// utilisation is not in a benchmark result and is not checked here.
+func CheckExpected(b Baseline, e Expectation) []Check {
+	nan := math.NaN()
+	thr := Check{Stage: "output_throughput", Threshold: e.TokensPerSecond, Target: nan, Quantile: nan,
+		Value: b.OutputThroughput, PLower: nan, Lower: nan, PUpper: nan, Upper: nan}
+	switch {
+	case math.IsNaN(b.OutputThroughput):
+		thr.Outcome, thr.Reason = Possibly, fmt.Sprintf("the %s result does not report output throughput", b.Tool)
+	case b.OutputThroughput >= e.TokensPerSecond:
+		thr.Outcome, thr.Reason = Met, fmt.Sprintf("%.4g tok/s ≥ %g expected for %s on %s", b.OutputThroughput, e.TokensPerSecond, e.Model, e.GPU)
+	default:
+		thr.Outcome, thr.Reason = Breached, fmt.Sprintf("%.4g tok/s < %g expected for %s on %s", b.OutputThroughput, e.TokensPerSecond, e.Model, e.GPU)
+	}
+	return []Check{thr, CheckLatency(b, "ttft", e.TTFTP95, 0.95), CheckLatency(b, "itl", e.ITLP95, 0.95)}
+}

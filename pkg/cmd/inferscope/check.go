@@ -36,7 +36,7 @@ const (
 )
 
 const usage = `usage:
-  inferscope check --bench FILE [--profile NAME] [--settings DS.json]
+  inferscope check --bench FILE [--profile NAME] [--settings DS.json] [--gpu 1xA100 [--model NAME]]
   inferscope check --prometheus URL --from T --to T [--profile NAME] [--settings DS.json]
                    [--targets a,b] [--models m1,m2] [--by target|model] [--bearer-token-file F]
 
@@ -56,6 +56,8 @@ type row struct {
 	attainment, attLower, attUpper float64
 	outcome                        bench.Outcome
 	reason                         string
+	// unit of threshold and quantile: "" for seconds, "tok/s" for throughput rows.
+	unit string
 }
 
 // run is the whole command: args without the program name; it returns the exit code.
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	models := fs.String("models", "", "comma-separated model names (Prometheus mode)")
 	by := fs.String("by", "", "group rows by target or model (Prometheus mode)")
 	tokenFile := fs.String("bearer-token-file", "", "file holding a bearer token for the Prometheus server")
+	gpu := fs.String("gpu", "", "also check the expected-performance row of the result's model on this GPU (e.g. 1xA100)")
+	modelName := fs.String("model", "", "with --gpu: the model's row to use (default: the model the result names)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitUsage
@@ -91,6 +95,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "check: give exactly one of --bench or --prometheus\n%s\n", usage)
 		return exitUsage
 	}
+	if (*gpu != "" || *modelName != "") && *benchFile == "" {
+		fmt.Fprintln(stderr, "check: --gpu and --model apply to --bench only")
+		return exitUsage
+	}
+	if *modelName != "" && *gpu == "" {
+		fmt.Fprintln(stderr, "check: --model needs --gpu")
+		return exitUsage
+	}
+	table, err := loadExpected(*settingsFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "check:", err)
+		return exitUsage
+	}
 	profiles, err := loadProfiles(*settingsFile, *profile)
 	if err != nil {
 		fmt.Fprintln(stderr, "check:", err)
@@ -102,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "check: --from, --to, --targets, --models and --by apply to --prometheus only")
 			return exitUsage
 		}
-		rows, err = checkBench(*benchFile, profiles)
+		rows, err = checkBench(*benchFile, profiles, table, *gpu, *modelName)
 	} else {
 		var start, end time.Time
 		now := time.Now()
@@ -217,8 +234,31 @@ func parseTime(flagName, s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%s: %q is neither RFC 3339, Unix seconds, now nor now-<duration>", flagName, s)
 }
 
-// checkBench judges every objective of profiles on each baseline of the file.
-func checkBench(path string, profiles []settings.Profile) ([]row, error) {
+// loadExpected returns the expected-performance table of the settings file (the published defaults without one).
+func loadExpected(path string) ([]bench.Expectation, error) {
+	if path == "" {
+		return bench.DefaultExpectations(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--settings: %v", err)
+	}
+	var wrapper struct {
+		JSONData json.RawMessage `json:"jsonData"`
+	}
+	if json.Unmarshal(data, &wrapper) == nil && len(wrapper.JSONData) > 0 {
+		data = wrapper.JSONData
+	}
+	s, err := settings.Load(data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--settings %s: %v", path, err)
+	}
+	return s.ExpectedPerformance, nil
+}
+
+// checkBench judges every objective of profiles on each baseline of the file,
+// and with gpu the expected-performance row of the model on that GPU.
+func checkBench(path string, profiles []settings.Profile, table []bench.Expectation, gpu, modelName string) ([]row, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("--bench: %v", err)
@@ -249,6 +289,31 @@ func checkBench(path string, profiles []settings.Profile) ([]row, error) {
 					source: b.Name, requests: b.Completed, value: c.Value, lower: c.Lower, upper: c.Upper,
 					attainment: nan, attLower: nan, attUpper: nan, outcome: c.Outcome, reason: c.Reason})
 			}
+		}
+		if gpu == "" {
+			continue
+		}
+		m := modelName
+		if m == "" {
+			m = b.Model
+		}
+		e, ok := bench.Lookup(table, m, gpu)
+		if !ok {
+			return nil, fmt.Errorf("--gpu: the expected-performance table has no row for model %q on %s", m, gpu)
+		}
+		for _, c := range bench.CheckExpected(b, e) {
+			nan := math.NaN()
+			name, target := c.Stage+"-p95", 0.95
+			if c.Stage == "output_throughput" {
+				name, target = "tokens-per-second", nan
+			}
+			unit := ""
+			if c.Stage == "output_throughput" {
+				unit = "tok/s"
+			}
+			rows = append(rows, row{unit: unit, profile: "expected:" + e.Model + "@" + e.GPU, objective: name, signal: c.Stage, threshold: c.Threshold, target: target,
+				source: b.Name, requests: b.Completed, value: c.Value, lower: c.Lower, upper: c.Upper,
+				attainment: nan, attLower: nan, attUpper: nan, outcome: c.Outcome, reason: c.Reason})
 		}
 	}
 	return rows, nil
@@ -409,17 +474,22 @@ func printTable(w io.Writer, rows []row, isBench bool) {
 	fmt.Fprintf(tw, "profile\tobjective\tsignal\tthreshold\ttarget\t%s\trequests\tquantile\tquantile_lower\tquantile_upper\tattainment\tattainment_lower\tattainment_upper\tstatus\treason\n", src)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.profile, r.objective, r.signal, fsec(r.threshold), fpct(r.target), r.source, fnum(r.requests),
-			fsec(r.value), fsec(r.lower), fsec(r.upper), fpct(r.attainment), fpct(r.attLower), fpct(r.attUpper), r.outcome, r.reason)
+			r.profile, r.objective, r.signal, fval(r.threshold, r.unit), fpct(r.target), r.source, fnum(r.requests),
+			fval(r.value, r.unit), fval(r.lower, r.unit), fval(r.upper, r.unit), fpct(r.attainment), fpct(r.attLower), fpct(r.attUpper), r.outcome, r.reason)
 	}
 	tw.Flush()
 }
 
-func fsec(v float64) string {
+func fval(v float64, unit string) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64) + "s"
+	if unit == "" {
+		unit = "s"
+	} else {
+		unit = " " + unit
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + unit
 }
 
 func fpct(v float64) string {

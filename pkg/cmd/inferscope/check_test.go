@@ -138,3 +138,23 @@ func TestCheckPrometheusExitCodes(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "--prometheus")
 }
+
+// --gpu adds the expected-performance row of the result's model: the
+// Llama-2-7B fixture reaches 640 output tok/s against the 800 expected on
+// one A100 (breached), P95 TTFT 210 ms ≤ 500 ms and P95 ITL 40 ms ≤ 50 ms (met).
+func TestCheckExpectedPerformance(t *testing.T) {
+	code, out, errs := check(t, "--bench", fixture("vllm-llama7b-rate5.json"), "--profile", "batch-analysis", "--gpu", "1xA100")
+	assert.Equal(t, exitBreached, code, errs)
+	assert.Contains(t, out, "640 tok/s < 800 expected for Llama-2-7B on 1xA100")
+	assert.Contains(t, out, "p95 itl = 40 ms ≤ 50 ms")
+
+	ds := writeSettings(t, `{"expectedPerformance":[{"model":"Llama-2-7B","gpu":"1xA100","tokensPerSecond":600,"ttftP95":0.5,"itlP95":0.05,"gpuUtilisation":0.7}]}`)
+	code, out, _ = check(t, "--bench", fixture("vllm-llama7b-rate5.json"), "--profile", "batch-analysis", "--gpu", "1xA100", "--settings", ds)
+	assert.Equal(t, exitMet, code, out)
+
+	code, _, errs = check(t, "--bench", fixture("vllm-llama7b-rate5.json"), "--gpu", "1xH100")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, `no row for model "meta-llama/Llama-2-7b-chat-hf" on 1xH100`)
+	code, _, _ = check(t, "--prometheus", "http://127.0.0.1:1", "--from", "now-1h", "--to", "now", "--gpu", "1xA100")
+	assert.Equal(t, exitUsage, code)
+}
