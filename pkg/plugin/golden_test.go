@@ -527,6 +527,7 @@ var goldenResources = []struct{ name, method, path string }{
 	{"discover_embedded", "GET", "discover"},
 	{"unknown_route", "GET", "nope"},
 	{"targets_post", "POST", "targets"},
+	{"baselines", "GET", "baselines"},
 }
 
 // goldenSender keeps the CallResource responses it is sent.
