@@ -44,7 +44,7 @@ func (r *Run) Windows(ctx context.Context, stages []string, sc catalog.Scope, wi
 	for t := AlignToStep(from, r.Plan.Step); !t.After(to); t = t.Add(r.Plan.Step) {
 		idx[t.UnixMilli()] = len(out.Windows)
 		nan := math.NaN()
-		out.Windows = append(out.Windows, baseline.Window{At: t, RequestRate: nan, Running: nan, OutputTokens: nan, Buckets: map[string][]hist.Bucket{}})
+		out.Windows = append(out.Windows, baseline.Window{At: t, RequestRate: nan, Running: nan, OutputTokens: nan, Buckets: map[string]map[string][]hist.Bucket{}})
 		out.PromptLength = append(out.PromptLength, nan)
 		out.OutputLength = append(out.OutputLength, nan)
 		out.Sum = append(out.Sum, map[string]float64{})
@@ -64,24 +64,36 @@ func (r *Run) Windows(ctx context.Context, stages []string, sc catalog.Scope, wi
 		set func(m model.Matrix)
 	}
 	var reads []read
+	byTarget := sc
+	byTarget.By = []string{"target"}
 	for _, st := range stages {
 		hq, err := catalog.HistogramPromQL(catalog.Signal(st), sc, window)
+		if err != nil {
+			continue
+		}
+		// Buckets per target: their layouts may differ, and a sum over targets with
+		// different bounds is not a histogram (baseline.Merge keeps them apart).
+		hqt, err := catalog.HistogramPromQL(catalog.Signal(st), byTarget, window)
 		if err != nil {
 			continue
 		}
 		reads = append(reads,
 			read{hq.Sum, func(m model.Matrix) { scalar(m, func(i int, v float64) { out.Sum[i][st] += v }) }},
 			read{hq.Count, func(m model.Matrix) { scalar(m, func(i int, v float64) { out.Count[i][st] += v }) }})
-		reads = append(reads, read{hq.Buckets, func(m model.Matrix) {
+		reads = append(reads, read{hqt.Buckets, func(m model.Matrix) {
 			for _, s := range m {
 				le, err := hist.ParseLe(string(s.Metric["le"]))
 				if err != nil {
 					continue
 				}
+				job := string(s.Metric["job"])
 				for _, p := range s.Values {
 					if i, ok := idx[int64(p.Timestamp)]; ok {
 						w := &out.Windows[i]
-						w.Buckets[st] = append(w.Buckets[st], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
+						if w.Buckets[st] == nil {
+							w.Buckets[st] = map[string][]hist.Bucket{}
+						}
+						w.Buckets[st][job] = append(w.Buckets[st][job], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
 					}
 				}
 			}

@@ -8,7 +8,8 @@
 // Merging windows sums bucket rates per bound (the windows are equally long,
 // so rates add like counts); quantiles are Prometheus's
 // histogram_quantile interpolation (hist.Quantile) with the bucket holding
-// the quantile as bounds.
+// the quantile as bounds; targets whose bucket layouts differ are merged as
+// distributions (hist.QuantilesMerged).
 package baseline
 
 import (
@@ -23,14 +24,15 @@ import (
 
 // Window is one step of production over the selection: RequestRate in
 // finished requests/s, Running the mean requests in flight (running gauge),
-// OutputTokens in generated tokens/s, and per stage (bench.Stages names) the
-// cumulative bucket rates of the window. NaN or absent where not measured.
+// OutputTokens in generated tokens/s, and per stage (bench.Stages names) and
+// target the cumulative bucket rates of the window (targets apart: their
+// bucket layouts may differ). NaN or absent where not measured.
 type Window struct {
 	At           time.Time
 	RequestRate  float64
 	Running      float64
 	OutputTokens float64
-	Buckets      map[string][]hist.Bucket
+	Buckets      map[string]map[string][]hist.Bucket
 }
 
 // Basis names the load measure windows were matched on.
@@ -113,29 +115,46 @@ func Select(ws []Window, b bench.Baseline, tolerance float64) Selection {
 	return s
 }
 
-// Merge sums the bucket rates of the kept windows per upper bound (bounds
-// compared as numbers); nil when no kept window has the stage.
-func Merge(ws []Window, keep []bool, stage string) []hist.Bucket {
-	sum := map[float64]float64{}
+// Merge sums, per target, the bucket rates of the kept windows per upper
+// bound (bounds compared as numbers), and returns one histogram per target
+// in target order; nil when no kept window has the stage. Targets are not
+// added bucket by bucket: their layouts may differ (hist.QuantilesMerged
+// merges them as distributions).
+func Merge(ws []Window, keep []bool, stage string) [][]hist.Bucket {
+	sums := map[string]map[float64]float64{}
 	for i, w := range ws {
 		if i < len(keep) && !keep[i] {
 			continue
 		}
-		for _, b := range w.Buckets[stage] {
-			if math.IsNaN(b.Count) || math.IsNaN(b.UpperBound) {
-				continue
+		for target, bs := range w.Buckets[stage] {
+			for _, b := range bs {
+				if math.IsNaN(b.Count) || math.IsNaN(b.UpperBound) {
+					continue
+				}
+				if sums[target] == nil {
+					sums[target] = map[float64]float64{}
+				}
+				sums[target][b.UpperBound] += b.Count
 			}
-			sum[b.UpperBound] += b.Count
 		}
 	}
-	if len(sum) == 0 {
+	if len(sums) == 0 {
 		return nil
 	}
-	out := make([]hist.Bucket, 0, len(sum))
-	for le, c := range sum {
-		out = append(out, hist.Bucket{UpperBound: le, Count: c})
+	targets := make([]string, 0, len(sums))
+	for t := range sums {
+		targets = append(targets, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].UpperBound < out[j].UpperBound })
+	sort.Strings(targets)
+	out := make([][]hist.Bucket, 0, len(targets))
+	for _, t := range targets {
+		part := make([]hist.Bucket, 0, len(sums[t]))
+		for le, c := range sums[t] {
+			part = append(part, hist.Bucket{UpperBound: le, Count: c})
+		}
+		sort.Slice(part, func(i, j int) bool { return part[i].UpperBound < part[j].UpperBound })
+		out = append(out, part)
+	}
 	return out
 }
 
@@ -176,12 +195,19 @@ var Quantiles = []struct {
 func Compare(b bench.Baseline, ws []Window, sel Selection, margin float64) []Row {
 	var rows []Row
 	nan := math.NaN()
+	qs := make([]float64, len(Quantiles))
+	for i, q := range Quantiles {
+		qs[i] = q.Q
+	}
 	for _, stage := range bench.Stages {
-		merged := Merge(ws, sel.Keep, stage)
-		for _, q := range Quantiles {
+		var est []hist.Estimate
+		if parts := Merge(ws, sel.Keep, stage); parts != nil {
+			est = hist.QuantilesMerged(hist.EstimatorPrometheus, qs, parts, nan, nan).Estimates
+		}
+		for k, q := range Quantiles {
 			r := Row{Metric: stage, Stat: q.Name, Unit: "s", Production: nan, ProductionLower: nan, ProductionUp: nan, Baseline: nan, Ratio: nan}
-			if merged != nil {
-				e := hist.Quantile(q.Q, merged)
+			if k < len(est) {
+				e := est[k]
 				r.Production, r.ProductionLower, r.ProductionUp = e.Value, e.Lower, e.Upper
 			}
 			if m, ok := b.Stages[stage]; ok {

@@ -11,13 +11,13 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
 
-func ttft(counts ...float64) map[string][]hist.Bucket {
+func ttft(counts ...float64) map[string]map[string][]hist.Bucket {
 	les := []float64{0.1, 0.2, 0.4, 0.8, math.Inf(1)}
 	b := make([]hist.Bucket, len(les))
 	for i := range les {
 		b[i] = hist.Bucket{UpperBound: les[i], Count: counts[i]}
 	}
-	return map[string][]hist.Bucket{"ttft": b}
+	return map[string]map[string][]hist.Bucket{"ttft": {"a": b}}
 }
 
 // Hand-made windows: at 5 req/s (kept, baseline rate 5 ± 25 %) the TTFT
