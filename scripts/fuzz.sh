@@ -15,6 +15,7 @@ targets=(
   "./pkg/plugin FuzzDecodeQuery"
   "./pkg/hist FuzzHist"
   "./pkg/collect FuzzParsePage"
+  "./pkg/bench FuzzParse"
 )
 status=0
 for t in "${targets[@]}"; do
