@@ -161,6 +161,12 @@ func TestDashboardsRender(t *testing.T) {
 							assert.Equal(t, p.FieldConfig.Defaults.Unit, fld.Config.Unit, "field %q of frame %q (labels %v)", fld.Name, f.Name, fld.Labels)
 						}
 					}
+					if m["queryType"] == "regression" {
+						// A two-minute live history holds no restart, version, model or
+						// cache-configuration change: no verdict is the right answer
+						// (verdicts are tested on simulator histories in pkg/plugin).
+						continue
+					}
 					assert.Positive(t, rows, "no data for %v; notices: %v", m, noticesOf(r.frames))
 				}
 			})
