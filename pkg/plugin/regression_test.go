@@ -109,3 +109,32 @@ func TestRegressionSeesNoChangeAcrossAPlainRestart(t *testing.T) {
 	}
 	t.Log(why)
 }
+
+// Two ranges the user picks on the slower-engine history: the first era's
+// last 30 minutes against the second era's first 30 minutes (minus warm-up)
+// is the same verdict as around the restart; two ranges of the first era
+// alone are no change.
+func TestRegressionOnPickedRanges(t *testing.T) {
+	inst, from, to := twoEras(t, 101, func(c *sim.Config) {
+		c.Version = sim.V013
+		c.GPU.BWEfficiency *= 0.5
+	})
+	ms := func(d time.Duration) string { return fmt.Sprint(from.Add(d).UnixMilli()) }
+	run := func(bf, bt, af, at time.Duration) map[string]string {
+		dr := runQuery(t, inst, map[string]any{"queryType": "regression", "targets": []string{"vllm-r"}, "stages": []string{"itl", "ttft"},
+			"before": map[string]string{"from": ms(bf), "to": ms(bt)}, "after": map[string]string{"from": ms(af), "to": ms(at)}}, from, to, time.Minute)
+		require.NoError(t, dr.Error)
+		f := dr.Frames[0]
+		stage, _ := f.FieldByName("stage")
+		verdict, _ := f.FieldByName("verdict")
+		change, _ := f.FieldByName("change")
+		out := map[string]string{}
+		for i := 0; i < f.Rows(); i++ {
+			assert.Equal(t, "ranges", change.At(i))
+			out[stage.At(i).(string)] = verdict.At(i).(string)
+		}
+		return out
+	}
+	assert.Equal(t, map[string]string{"itl": "regressed", "ttft": "regressed"}, run(10*time.Minute, 40*time.Minute, 43*time.Minute, 73*time.Minute))
+	assert.Equal(t, map[string]string{"itl": "no change", "ttft": "no change"}, run(5*time.Minute, 20*time.Minute, 22*time.Minute, 38*time.Minute))
+}
