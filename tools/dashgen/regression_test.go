@@ -15,7 +15,8 @@ func TestRegressionPanelIDMatchesTheAlertRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(d.Panels); n != regressionPanelID || d.Panels[n-1].Panel == nil || *d.Panels[n-1].Panel.Title != "Regression verdicts after changes" {
+	last := d.Panels[len(d.Panels)-1].Panel
+	if last == nil || last.Id == nil || *last.Id != regressionPanelID || *last.Title != "Regression verdicts after changes" {
 		t.Fatalf("the regression table is not panel %d of the latency dashboard", regressionPanelID)
 	}
 	rules, err := os.ReadFile(filepath.Join("..", "..", "provisioning", "alerting", "inferscope-rules.yaml"))

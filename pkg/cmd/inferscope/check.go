@@ -119,6 +119,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "check: --from, --to, --targets, --models and --by apply to --prometheus only")
 			return exitUsage
 		}
+		for _, p := range profiles {
+			for _, o := range p.Objectives {
+				if o.Kind == settings.KindAvailability {
+					fmt.Fprintf(stderr, "check: %s/%s skipped: availability is the time a live target was serving, which a benchmark result does not measure (check it with --prometheus)\n", p.Name, o.Name)
+				}
+			}
+		}
 		rows, err = checkBench(*benchFile, profiles, table, *gpu, *modelName)
 	} else {
 		var start, end time.Time
@@ -171,7 +178,9 @@ func loadProfiles(path, name string) ([]settings.Profile, error) {
 		ps = settings.DefaultProfiles()
 		for i := range ps {
 			for j := range ps[i].Objectives {
-				ps[i].Objectives[j].Kind = settings.KindLatency
+				if ps[i].Objectives[j].Kind == "" {
+					ps[i].Objectives[j].Kind = settings.KindLatency
+				}
 			}
 		}
 	} else {
@@ -278,6 +287,9 @@ func checkBench(path string, profiles []settings.Profile, table []bench.Expectat
 	for _, b := range bs {
 		for _, p := range profiles {
 			for _, o := range p.Objectives {
+				if o.Kind == settings.KindAvailability {
+					continue // not measured by a benchmark: run names it on stderr
+				}
 				var c bench.Check
 				if o.Kind == settings.KindErrorRatio {
 					c = bench.CheckError(b, o.Target)
@@ -396,6 +408,46 @@ func checkPrometheus(ctx context.Context, base, tokenFile string, start, end tim
 				for g := range total {
 					groups[g] = slo.ErrorCounts(bad[g], total[g])
 				}
+			} else if o.Kind == settings.KindAvailability {
+				// Time based (slo.AvailabilityVector's counts): per target, the
+				// seconds it answered its scrape and was serving over the
+				// seconds with a known state, sampled at res.
+				base.signal, base.threshold = "availability", nan
+				res := max(15*time.Second, (window / 10000).Truncate(time.Second))
+				gq, kq, err := catalog.AvailabilityPromQL(catalog.Scope{Targets: targets}, window, res)
+				if err != nil {
+					return nil, err
+				}
+				good, err := query(gq)
+				if err != nil {
+					return nil, err
+				}
+				known, err := query(kq)
+				if err != nil {
+					return nil, err
+				}
+				availGroup := func(m model.Metric) string {
+					if by == "target" {
+						return groupOf(m)
+					}
+					return "all" // serving is per target: a model's share is the whole range's
+				}
+				g := map[string]float64{}
+				for _, s := range good {
+					if v := float64(s.Value); v > 0 {
+						g[string(s.Metric["job"])] = v
+					}
+				}
+				for _, s := range known {
+					n := float64(s.Value)
+					if !(n > 0) {
+						continue
+					}
+					sec := res.Seconds()
+					ok := math.Min(g[string(s.Metric["job"])], n) * sec
+					k := availGroup(s.Metric)
+					groups[k] = groups[k].Add(slo.Counts{Good: ok, GoodLower: ok, GoodUpper: ok, Total: n * sec})
+				}
 			} else {
 				hq, err := catalog.HistogramPromQL(catalog.Signal(o.Signal), sc, window)
 				if err != nil {
@@ -433,8 +485,12 @@ func checkPrometheus(ctx context.Context, base, tokenFile string, start, end tim
 				c := groups[g]
 				r := base
 				r.source = g
-				// Rates × window = requests (rate() extrapolates: approximately).
+				// Rates × window = requests (rate() extrapolates: approximately);
+				// an availability objective counts seconds, not requests.
 				r.requests = c.Total * window.Seconds()
+				if o.Kind == settings.KindAvailability {
+					r.requests = nan
+				}
 				r.attainment, r.attLower, r.attUpper = c.Attainment()
 				if b := buckets[g]; len(b) > 0 && c.Total > 0 {
 					est := hist.Quantile(o.Target, b)
