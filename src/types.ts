@@ -100,7 +100,7 @@ export interface InferscopeQuery extends DataQuery {
   bounds?: boolean;
 
   // breakdown; diagnosis, burn_rate and targets use their own formats
-  format?: BreakdownFormat | LatencyFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat;
+  format?: BreakdownFormat | LatencyFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat | RegressionFormat;
   /** diagnosis: keep only these classes' findings and numeric series (e.g. ["stalled"] for an alert rule). */
   classes?: string[];
 
@@ -120,7 +120,33 @@ export interface InferscopeQuery extends DataQuery {
   objectives?: string[];
   /** buckets: thresholds in seconds to place in the bucket layout. */
   thresholds?: number[];
+
+  // benchmark
+  /** Baseline name: a result file of the settings' baselinesPath without .json ("name#i": one benchmark of a GuideLLM sweep). */
+  baseline?: string;
+  /** How far (relative) a window's load may be from the baseline's to be compared; default 0.25. */
+  tolerance?: number;
+  /** Relative gap under which a metric is "as benchmarked"; default 0.1. */
+  margin?: number;
+
+  // regression
+  /** How long before and after each change is compared (Prometheus notation, default 30m). */
+  span?: string;
+  /** Two ranges to compare instead of the changes (from/to: RFC 3339 or Unix ms; both or neither). */
+  before?: TimeRangeConfig;
+  after?: TimeRangeConfig;
+  /** Relative change a verdict needs with 95 % confidence; default 0.05. */
+  minEffect?: number;
 }
+
+/** A user-picked range of the regression query (pkg/queries.TimeRange). */
+export interface TimeRangeConfig {
+  from: string;
+  to: string;
+}
+
+export const REGRESSION_FORMATS = ['table', 'annotations', 'numeric'] as const;
+export type RegressionFormat = (typeof REGRESSION_FORMATS)[number];
 
 /** Variable query: which list GET /<kind> resource to read. */
 export const VARIABLE_KINDS = ['targets', 'models', 'agents', 'gpus', 'signals', 'profiles'] as const;
@@ -188,6 +214,8 @@ export interface InferscopeOptions extends DataSourceJsonData {
   mode?: DataSourceMode;
   /** Remote mode: how long one request to the server may take (Prometheus notation, default 30s). */
   remoteTimeout?: string;
+  /** Directory of benchmark result files (pkg/settings.Baselines); each file's name is a baseline's name. */
+  baselinesPath?: string;
 }
 
 export const DATA_SOURCE_MODES = ['embedded', 'remote'] as const;

@@ -165,6 +165,10 @@ func buildGoldenFixture(t *testing.T) goldenFix {
 	if err != nil {
 		return goldenFix{err: err}
 	}
+	// The benchmark cases read their baselines from testdata (an absolute path, as settings require).
+	if st.BaselinesPath, err = filepath.Abs(filepath.Join("testdata", "baselines")); err != nil {
+		return goldenFix{err: err}
+	}
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 	end := start.Add(goldenSpan)
 	inst.now = func() time.Time { return end }
@@ -258,6 +262,18 @@ var goldenCases = []goldenCase{
 	{name: "buckets_default", query: q("buckets")},
 	{name: "buckets_profile_thresholds", query: q("buckets", "profile", "chat", "thresholds", []float64{0.25, 3}, "stats", []string{"p50", "p99"})},
 
+	// benchmark: production at the baseline's request rate (4 req/s) next to it.
+	{name: "benchmark", query: q("benchmark", "targets", []string{"vllm-a"}, "baseline", "vllm-a-rate4")},
+
+	// regression: around vllm-b's restarts (table, annotations, numeric for alert rules),
+	// and two picked ranges of vllm-a.
+	{name: "regression", query: q("regression", "targets", []string{"vllm-b"})},
+	{name: "regression_annotations", query: q("regression", "targets", []string{"vllm-b"}, "format", "annotations")},
+	{name: "regression_numeric", query: q("regression", "targets", []string{"vllm-b"}, "format", "numeric")},
+	{name: "regression_ranges", query: q("regression", "targets", []string{"vllm-a"}, "stages", []string{"ttft", "itl"},
+		"before", map[string]string{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:15:00Z"},
+		"after", map[string]string{"from": "2026-01-01T00:15:00Z", "to": "2026-01-01T00:30:00Z"})},
+
 	// A query routed by the queryType of its JSON alone (DataQuery.QueryType empty).
 	{name: "routed_by_json_throughput", query: q("", "queryType", "throughput", "targets", []string{"vllm-a"})},
 
@@ -269,6 +285,8 @@ var goldenCases = []goldenCase{
 	{name: "error_targets_format", query: q("targets", "format", "graph")},
 	{name: "error_goodput_no_profile", query: q("goodput")},
 	{name: "error_unknown_target", query: q("latency", "targets", []string{"nowhere"})},
+	{name: "error_benchmark_unknown_baseline", query: q("benchmark", "baseline", "nope")},
+	{name: "error_regression_one_range", query: q("regression", "before", map[string]string{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:15:00Z"})},
 }
 
 // q builds a query JSON: the query type (set as DataQuery.QueryType too,
@@ -348,6 +366,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"gpu": {""}, "events": {""},
 		"diagnosis": {"", "annotations", "timeline", "numeric"},
 		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
+		"benchmark": {""}, "regression": {"", "annotations", "numeric"},
 	}
 	have := map[string][]string{}
 	for _, c := range goldenCases {
@@ -508,6 +527,7 @@ var goldenResources = []struct{ name, method, path string }{
 	{"discover_embedded", "GET", "discover"},
 	{"unknown_route", "GET", "nope"},
 	{"targets_post", "POST", "targets"},
+	{"baselines", "GET", "baselines"},
 }
 
 // goldenSender keeps the CallResource responses it is sent.

@@ -19,9 +19,10 @@ import (
 // CallResource serves the editor and template-variable helpers:
 // GET /targets, /models, /agents, /gpus (JSON arrays of strings) and
 // GET /signals (per target: engine and the state of every signal in the last
-// hour of stored samples: exported, approximate, not_seen or absent), and
+// hour of stored samples: exported, approximate, not_seen or absent),
 // GET /pagemetrics?target=<name> (PageMetrics of the target's page, probed now, for the
-// configuration editor's targets[].metrics; embedded mode only).
+// configuration editor's targets[].metrics; embedded mode only), and
+// GET and POST /baselines list and upload benchmark baselines (resource_baselines.go).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	if err := i.storeReady(); err != nil {
 		b, _ := json.Marshal(map[string]string{"error": i.scrub.text(i.pending.pendingError(err).Error())})
@@ -124,6 +125,7 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		}
 		writeJSON(w, d)
 	})
+	i.addBaselineRoutes(mux)
 	return httpadapter.New(mux)
 }
 

@@ -25,6 +25,8 @@ var registry = []*Type{
 	register("burn_rate", false, burnRateEnums, runBurnRate),
 	register("goodput", false, nil, runGoodput),
 	register("buckets", false, bucketsEnums, runBuckets),
+	register("benchmark", false, nil, runBenchmark),
+	register("regression", false, regressionEnums, runRegression),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may

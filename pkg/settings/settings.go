@@ -127,6 +127,9 @@ type Settings struct {
 
 	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
 	SLOSettings
+
+	// Baselines holds baselinesPath and expectedPerformance (baselines.go).
+	Baselines
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -219,6 +222,7 @@ func (s *Settings) applyDefaults() error {
 		s.SampleLimit = DefaultSampleLimit
 	}
 	s.Diagnosis.applyDefaults()
+	s.applyBaselineDefaults()
 	if err := s.storageDefaults(); err != nil {
 		return err
 	}
@@ -264,6 +268,9 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("sampleLimit: %d must be positive", s.SampleLimit)
 	}
 	if err := s.Diagnosis.validate(); err != nil {
+		return err
+	}
+	if err := s.validateBaselines(); err != nil {
 		return err
 	}
 	seen := map[string]string{}

@@ -43,6 +43,7 @@ import {
 import { KeyValueEditor } from './KeyValueEditor';
 import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
 import { SLOProfilesEditor } from './SLOProfilesEditor';
+import { BaselinesEditor } from './BaselinesEditor';
 
 type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -613,6 +614,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       </ConfigSection>
 
       <SLOProfilesEditor options={options} onOptionsChange={onOptionsChange} />
+      <BaselinesEditor options={options} onOptionsChange={onOptionsChange} />
     </Stack>
   );
 }

@@ -27,6 +27,13 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   profile: { type: 'string', templating: 'scalar' },
   objectives: { type: 'string[]', templating: 'list', carry: true },
   thresholds: { type: 'number[]', templating: 'none' },
+  baseline: { type: 'string', templating: 'scalar' },
+  tolerance: { type: 'number', templating: 'none' },
+  margin: { type: 'number', templating: 'none' },
+  span: { type: 'string', templating: 'scalar' },
+  before: { type: 'object', templating: 'none' },
+  after: { type: 'object', templating: 'none' },
+  minEffect: { type: 'number', templating: 'none' },
 };
 
 /** Fields every query type has (the shared controls); the type's own are in its `fields`. */

@@ -1,5 +1,6 @@
 import { InferscopeQuery, QueryType } from '../types';
 import { breakdownType } from './breakdown';
+import { benchmarkType } from './benchmark';
 import { bucketsType } from './buckets';
 import { burnRateType } from './burn_rate';
 import { QueryTypeDefinition } from './definition';
@@ -9,6 +10,7 @@ import { goodputType } from './goodput';
 import { gpuType } from './gpu';
 import { latencyType } from './latency';
 import { rawType } from './raw';
+import { regressionType } from './regression';
 import { saturationType } from './saturation';
 import { sloType } from './slo';
 import { targetsType } from './targets';
@@ -33,6 +35,8 @@ const BY_ID = {
   burn_rate: burnRateType,
   goodput: goodputType,
   buckets: bucketsType,
+  benchmark: benchmarkType,
+  regression: regressionType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */

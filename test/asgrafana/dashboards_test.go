@@ -247,6 +247,12 @@ func TestDashboardsRender(t *testing.T) {
 							assert.Equal(t, p.unitFor(t, display), fld.Config.Unit, "field %q of frame %q (labels %v)", fld.Name, f.Name, fld.Labels)
 						}
 					}
+					if m["queryType"] == "regression" {
+						// A two-minute live history holds no restart, version, model or
+						// cache-configuration change: no verdict is the right answer
+						// (verdicts are tested on simulator histories in pkg/plugin).
+						continue
+					}
 					if metric, _ := m["metric"].(string); strings.HasPrefix(metric, "http_") {
 						// The embedded collector drops http_* families (pkg/collect): the
 						// HTTP status panel fills only from a remote Prometheus.

@@ -90,6 +90,7 @@ var loadQueries = []map[string]any{
 	{"queryType": "burn_rate", "profile": "interactive-chat"},
 	{"queryType": "goodput", "profile": "interactive-chat"},
 	{"queryType": "buckets", "stage": "ttft"},
+	{"queryType": "regression"}, // benchmark needs a baselines directory: pkg/plugin tests it
 }
 
 // TestLoad: LOAD_CONCURRENCY concurrent QueryData calls, a mix of every

@@ -214,7 +214,7 @@ func Latency() *dashboard.DashboardBuilder {
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText())).
 		OverrideByName("custom_histogram_buckets", props(prop("custom.inspect", true), prop("custom.width", 320))))
-	return b
+	return withRegression(b)
 }
 
 // rangeMapAny is a catch-all regex mapping colouring any other value red.
