@@ -348,9 +348,11 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"gpu": {""}, "events": {""},
 		"diagnosis": {"", "annotations", "timeline", "numeric"},
 		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
+		"probe": {""},
 	}
 	have := map[string][]string{}
-	for _, c := range goldenCases {
+	// probeGoldenCases (probe_test.go) run on the probe fixture.
+	for _, c := range append(slices.Clone(goldenCases), probeGoldenCases...) {
 		if strings.HasPrefix(c.name, "error_") {
 			continue
 		}

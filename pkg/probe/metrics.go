@@ -100,11 +100,24 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// Init creates an endpoint's series at zero (counters, the configured load),
-// so rates start from the first scrape.
+// initErrors are the error series created at zero for every endpoint: a
+// counter series that first appears at 1 is invisible to rate() and
+// increase() until its second increment, so the usual classes and codes
+// start at 0. A 4xx or 5xx code not listed is still counted; its first
+// occurrence is then missed by rate().
+var initErrors = [][2]string{{ClassConnect, ""}, {ClassTimeout, ""}, {ClassHTTP429, "429"}, {ClassStreamCut, ""},
+	{ClassStreamError, ""}, {ClassBadResponse, ""}, {ClassHTTP4xx, "400"}, {ClassHTTP4xx, "401"}, {ClassHTTP4xx, "403"},
+	{ClassHTTP4xx, "404"}, {ClassHTTP4xx, "408"}, {ClassHTTP4xx, "413"}, {ClassHTTP4xx, "422"}, {ClassHTTP5xx, "500"},
+	{ClassHTTP5xx, "502"}, {ClassHTTP5xx, "503"}, {ClassHTTP5xx, "504"}}
+
+// Init creates an endpoint's series at zero (counters, the usual error
+// classes and codes, the configured load), so rates start from the first scrape.
 func (m *Metrics) Init(endpoint, model string, intervalSeconds float64, maxTokens int) {
 	m.requests.WithLabelValues(endpoint, model)
 	m.outTokens.WithLabelValues(endpoint, model)
+	for _, e := range initErrors {
+		m.errors.WithLabelValues(endpoint, model, e[0], e[1])
+	}
 	m.interval.WithLabelValues(endpoint, model).Set(intervalSeconds)
 	m.maxTokens.WithLabelValues(endpoint, model).Set(float64(maxTokens))
 }
