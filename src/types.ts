@@ -43,6 +43,18 @@ export type Estimator = (typeof ESTIMATORS)[number];
 export const GROUP_BY = ['none', 'target', 'model', 'engine'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 
+/** latency: the engine's histograms, or the client-side probes of the targets (docs/probe.md). */
+export const SOURCES = ['engine', 'probe'] as const;
+export type Source = (typeof SOURCES)[number];
+
+/** probe: per-request jitter, errors by class, or spike and sustained-breach windows. */
+export const PROBE_VIEWS = ['jitter', 'errors', 'spikes'] as const;
+export type ProbeView = (typeof PROBE_VIEWS)[number];
+
+/** probe, view spikes: the per-request value compared with the threshold. */
+export const PROBE_SIGNALS = ['max_gap', 'ttft', 'e2e'] as const;
+export type ProbeSignal = (typeof PROBE_SIGNALS)[number];
+
 export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
 export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
 
@@ -117,6 +129,17 @@ export interface InferscopeQuery extends DataQuery {
   objectives?: string[];
   /** buckets: thresholds in seconds to place in the bucket layout. */
   thresholds?: number[];
+
+  // latency: where the numbers come from
+  source?: Source;
+
+  // probe
+  view?: ProbeView;
+  signal?: ProbeSignal;
+  /** spikes: seconds, one of the probe's bucket bounds. */
+  threshold?: number;
+  /** spikes: share of a window's requests above the threshold that makes a sustained breach (0..1). */
+  sustainedShare?: number;
 }
 
 /** Variable query: which list GET /<kind> resource to read. */

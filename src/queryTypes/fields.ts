@@ -1,4 +1,4 @@
-import { ESTIMATORS, GPU_SIGNALS, GROUP_BY, LATENCY_STAGES } from '../types';
+import { ESTIMATORS, GPU_SIGNALS, GROUP_BY, LATENCY_STAGES, PROBE_SIGNALS, PROBE_VIEWS, SOURCES } from '../types';
 import { FieldSpec, QueryField } from './definition';
 
 /**
@@ -27,6 +27,11 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   profile: { type: 'string', templating: 'scalar' },
   objectives: { type: 'string[]', templating: 'list', carry: true },
   thresholds: { type: 'number[]', templating: 'none' },
+  source: { type: 'string', templating: 'scalar', enum: SOURCES },
+  view: { type: 'string', templating: 'scalar', enum: PROBE_VIEWS },
+  signal: { type: 'string', templating: 'scalar', enum: PROBE_SIGNALS },
+  threshold: { type: 'number', templating: 'none' },
+  sustainedShare: { type: 'number', templating: 'none' },
 };
 
 /** Fields every query type has (the shared controls); the type's own are in its `fields`. */

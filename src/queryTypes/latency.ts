@@ -18,6 +18,7 @@ export const latencyType = defineQueryType({
     stats: { owned: true },
     estimator: { owned: true },
     bounds: { owned: true },
+    source: { owned: true },
     // Draws the profile's thresholds; kept when the type changes, like the targets.
     profile: { owned: false },
   },

@@ -6,10 +6,11 @@ import { DEFAULT_QUERY, QUERY_TYPES, queryTypeDefinition } from './registry';
  * The tables the registry replaced (QueryEditor's USES, queryModel's
  * TYPE_FIELDS and CARRY, types' TYPE_DEFAULTS, as of the commit before it),
  * kept here as the reference the registry must reproduce: the query JSON the
- * editors produce must not change.
+ * editors produce must not change. Types and fields added since (issue 26:
+ * latency's source, the probe type) are appended to the tables.
  */
 const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
-  latency: ['stages', 'stats', 'estimator', 'bounds'],
+  latency: ['stages', 'stats', 'estimator', 'bounds', 'source'],
   breakdown: ['format'],
   throughput: [],
   saturation: [],
@@ -22,6 +23,7 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   burn_rate: ['objectives'],
   goodput: [],
   buckets: ['thresholds'],
+  probe: ['view', 'signal', 'threshold', 'sustainedShare'],
 };
 const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
@@ -38,6 +40,7 @@ const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   burn_rate: {},
   goodput: {},
   buckets: { stats: ['p50', 'p90', 'p99'] },
+  probe: { view: 'jitter' },
 };
 const T = true;
 const F = false;
@@ -55,6 +58,7 @@ const OLD_USES: Record<string, [boolean, boolean, boolean, boolean]> = {
   burn_rate: [T, T, T, F],
   goodput: [T, T, T, T],
   buckets: [T, T, T, F],
+  probe: [T, T, F, T],
 };
 
 function oldSwitch(query: InferscopeQuery, t: string): InferscopeQuery {
@@ -101,11 +105,16 @@ function full(type: string): InferscopeQuery {
     profile: 'chat',
     objectives: ['ttft-p99'],
     thresholds: [0.5],
+    source: 'probe',
+    view: 'spikes',
+    signal: 'ttft',
+    threshold: 0.5,
+    sustainedShare: 0.6,
   };
 }
 
 describe('query-type registry', () => {
-  it('lists the thirteen types in the picker order of before', () => {
+  it('lists the types in the picker order of before, the probe type last', () => {
     expect(QUERY_TYPES).toEqual(Object.keys(OLD_TYPE_FIELDS));
   });
 

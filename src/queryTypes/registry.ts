@@ -8,6 +8,7 @@ import { eventsType } from './events';
 import { goodputType } from './goodput';
 import { gpuType } from './gpu';
 import { latencyType } from './latency';
+import { probeType } from './probe';
 import { rawType } from './raw';
 import { saturationType } from './saturation';
 import { sloType } from './slo';
@@ -33,6 +34,7 @@ const BY_ID = {
   burn_rate: burnRateType,
   goodput: goodputType,
   buckets: bucketsType,
+  probe: probeType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */
