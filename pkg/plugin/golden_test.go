@@ -348,7 +348,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"gpu": {""}, "events": {""},
 		"diagnosis": {"", "annotations", "timeline", "numeric"},
 		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
-		"probe": {""},
+		"probe": {"", "sustained"},
 	}
 	have := map[string][]string{}
 	// probeGoldenCases (probe_test.go) run on the probe fixture.

@@ -162,6 +162,7 @@ var probeGoldenCases = []goldenCase{
 	{name: "probe_jitter", query: q("probe", "window", "5m")},
 	{name: "probe_errors", query: q("probe", "view", "errors", "window", "5m")},
 	{name: "probe_spikes", query: q("probe", "view", "spikes", "window", "5m", "threshold", 0.5)},
+	{name: "probe_spikes_sustained", query: q("probe", "view", "spikes", "format", "sustained", "window", "5m", "threshold", 0.5)},
 	{name: "latency_source_probe", query: q("latency", "source", "probe", "stages", []string{"ttft", "itl"}, "stats", []string{"p50", "mean"}, "groupBy", "target", "window", "5m")},
 	{name: "breakdown_outside_engine", query: q("breakdown", "groupBy", "target", "window", "5m")},
 }

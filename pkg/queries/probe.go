@@ -45,9 +45,13 @@ type Probe struct {
 	// SustainedShare is the share of a window's requests above the threshold
 	// that makes it a sustained breach (0 < share ≤ 1, default 0.5).
 	SustainedShare float64 `json:"sustainedShare,omitempty"`
+	// Format is timeseries (default: every series of the view) or sustained
+	// (view spikes only: just the stat="sustained" series, 1 while a window is
+	// a sustained breach, for alert rules that must not page on a spike).
+	Format string `json:"format,omitempty"`
 }
 
-var probeEnums = map[string][]string{"view": {"jitter", "errors", "spikes"}, "signal": {"max_gap", "ttft", "e2e"}}
+var probeEnums = map[string][]string{"view": {"jitter", "errors", "spikes"}, "signal": {"max_gap", "ttft", "e2e"}, "format": {"timeseries", "sustained"}}
 
 func (q *Probe) validate(*settings.Settings) error {
 	if q.View != "" && !slices.Contains(probeEnums["view"], q.View) {
@@ -55,6 +59,15 @@ func (q *Probe) validate(*settings.Settings) error {
 	}
 	if q.Signal != "" && !slices.Contains(probeEnums["signal"], q.Signal) {
 		return badQueryf("signal: %q is not one of max_gap, ttft, e2e", q.Signal)
+	}
+	switch q.Format {
+	case "", "timeseries":
+	case "sustained":
+		if q.View != "spikes" {
+			return badQueryf("format: sustained needs view spikes")
+		}
+	default:
+		return badQueryf("format: %q is neither timeseries nor sustained", q.Format)
 	}
 	if q.SustainedShare < 0 || q.SustainedShare > 1 {
 		return badQueryf("sustainedShare: %v is not between 0 and 1", q.SustainedShare)
@@ -200,6 +213,9 @@ func runProbe(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Probe) (data
 			*rd.dst = m
 		}
 		series = client.Spikes(in, r.Steps)
+		if q.Format == "sustained" {
+			series = slices.DeleteFunc(series, func(s analysis.Series) bool { return s.Labels["stat"] != "sustained" })
+		}
 		r.Notes.Add(analysis.Info, fmt.Sprintf("spikes: %s above %g s per %s window; sustained = at least %g%% of at least 2 probe requests above it, spike = at least one above it otherwise; counts are exact (the threshold is a bucket bound), rounded to whole requests",
 			signalOr(q.Signal), th, model.Duration(p.Window), 100*share))
 	}

@@ -167,6 +167,7 @@ func Overview() *dashboard.DashboardBuilder {
 		24, 6, query(sel("queryType", "diagnosis", "format", "timeline")...)))
 	b.WithPanel(ts("GPU saturation", "Per GPU: SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1); a notice says which was used.",
 		"percentunit", 24, 8, query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})))
+	probePanels(b)
 	return b
 }
 
