@@ -188,3 +188,25 @@ func FormatBounds(bounds []float64) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// ProbeSuccessPromQL is the probe's request outcome rates per group in the
+// shape of a finished-requests read (a finished_reason label): successful
+// requests/s as finished_reason="stop" and failed ones as
+// finished_reason="error", so an error-ratio objective counts the probe's
+// failures against everything it sent (an availability SLI; the probe sends at
+// a fixed interval, so the share of failed requests is the share of time the
+// endpoint failed its users).
+func ProbeSuccessPromQL(probes, models, by []string, window time.Duration) string {
+	g := probeGroups(by)
+	w := "[" + model.Duration(window).String() + "]"
+	errs := aggregate("sum", g, "rate("+probeSelector(ProbeErrorsTotal, probes, models)+w+")")
+	reqs := aggregate("sum", g, "rate("+probeSelector(ProbeRequestsTotal, probes, models)+w+")")
+	return renameModel(g, `label_replace(`+errs+`, "finished_reason", "error", "", "") or label_replace(`+reqs+` - `+errs+`, "finished_reason", "stop", "", "")`)
+}
+
+// ProbeSampleCountPromQL is the number of stored scrapes of the probes'
+// request counter over window (max over series), the probe's counterpart of
+// SampleCountPromQL.
+func ProbeSampleCountPromQL(probes []string, window time.Duration) string {
+	return "max(count_over_time(" + probeSelector(ProbeRequestsTotal, probes, nil) + "[" + model.Duration(window).String() + "]))"
+}

@@ -21,7 +21,7 @@ var registry = []*Type{
 	register("gpu", true, gpuEnums, runGPU),
 	register("events", false, nil, runEvents),
 	register("diagnosis", false, diagnosisEnums, runDiagnosis),
-	register("slo", false, nil, runSLO),
+	register("slo", false, sloEnums, runSLO),
 	register("burn_rate", false, burnRateEnums, runBurnRate),
 	register("goodput", false, nil, runGoodput),
 	register("buckets", false, bucketsEnums, runBuckets),

@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -11,10 +12,12 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/client"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // SLO is the slo query: one table row per objective × group.
@@ -24,9 +27,38 @@ type SLO struct {
 	Profile string `json:"profile,omitempty"`
 	// Objectives restricts the profile to these objective names (empty: all).
 	Objectives []string `json:"objectives,omitempty"`
+	// Source is engine (default) or probe: the objectives are evaluated on the
+	// targets' client-side probes (latency objectives on ttft, itl, tpot, e2e
+	// from the probe's histograms; error-ratio objectives on the probe's failed
+	// requests, an availability SLI). Rows carry target, probe and source="probe".
+	Source string `json:"source,omitempty"`
 }
 
+var sloEnums = map[string][]string{"source": sources}
+
 func (q *SLO) lists() []namedList { return []namedList{{"objectives", &q.Objectives}} }
+
+func (q *SLO) validate(*settings.Settings) error { return checkSource(q.Source) }
+
+// sloProbe holds, for source probe, each objective's probes (by the index of
+// the objective) and every probe's target; nil for source engine.
+type sloProbe struct {
+	names  [][]string
+	target map[string]string
+}
+
+// windowQueries is the package's windowQueries, or for source probe the
+// probe's bucket rates (latency) or outcome rates (error ratio).
+func (sp *sloProbe) windowQueries(ctx context.Context, r *fetch.Run, k int, s selected, w time.Duration, les []string) ([]string, error) {
+	if sp == nil {
+		return windowQueries(ctx, r, s, w, les)
+	}
+	by := s.sub.Scope.By
+	if s.obj.Kind == settings.KindErrorRatio {
+		return []string{catalog.ProbeSuccessPromQL(sp.names[k], s.sub.Scope.Models, by, w)}, nil
+	}
+	return []string{catalog.ProbeHistogramPromQL(catalog.ProbeStageHistograms[s.signal()], sp.names[k], s.sub.Scope.Models, by, w).Buckets}, nil
+}
 
 // runSLO answers the slo query: one table row per objective × group.
 func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Frames, error) {
@@ -34,6 +66,29 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	objs, err := selectObjectives(env, p, q.Profile, q.Objectives, true, &r.Notes)
 	if err != nil {
 		return nil, err
+	}
+	var sp *sloProbe
+	if q.Source == "probe" {
+		sp = &sloProbe{target: map[string]string{}}
+		kept := objs[:0]
+		for _, s := range objs {
+			if _, ok := catalog.ProbeStageHistograms[s.signal()]; s.obj.Kind == settings.KindLatency && !ok {
+				r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the probe does not measure %s (it is inside the engine); use source engine", s.profile, s.obj.Name, s.obj.Signal))
+				continue
+			}
+			ps := probesOf(env, s.sub)
+			if len(ps.names) == 0 {
+				r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no client-side probe is configured for its targets (settings probes[])", s.profile, s.obj.Name))
+				continue
+			}
+			for n, t := range ps.target {
+				sp.target[n] = t
+			}
+			sp.names = append(sp.names, ps.names)
+			kept = append(kept, s)
+		}
+		objs = kept
+		r.Notes.Add(analysis.Info, "source probe: objectives evaluated on the client-side probes' own requests (latency as users see it; error ratio = failed probe requests, an availability SLI); see docs/probe.md")
 	}
 	var signals []catalog.Signal
 	for _, s := range objs {
@@ -58,7 +113,10 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	shared := map[string][]string{}
 	leOf := make([][]string, len(objs))
 	for k, s := range objs {
-		les := objectiveLe(ctx, r, s, p.To.Add(-s.obj.Period), p.To)
+		var les []string
+		if sp == nil {
+			les = objectiveLe(ctx, r, s, p.To.Add(-s.obj.Period), p.To)
+		}
 		if les == nil {
 			continue
 		}
@@ -81,6 +139,7 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 		if leOf[k] != nil {
 			les = shared[leOf[k][0]]
 		}
+		obj := k
 		windows := append([]time.Duration{rangeW, s.obj.Period}, slo.Windows...)
 		for k, w := range windows {
 			if _, done := oq.byWindow[w]; done {
@@ -90,14 +149,16 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			if k == 0 {
 				filter = nil
 			}
-			qs, err := windowQueries(ctx, r, s, w, filter)
+			qs, err := sp.windowQueries(ctx, r, obj, s, w, filter)
 			if err != nil {
 				return nil, err
 			}
 			oq.byWindow[w] = qs
 			all = append(all, qs...)
 		}
-		if oq.covered, err = catalog.SampleCountPromQL(s.signal(), s.sub.Scope, s.obj.Period); err != nil {
+		if sp != nil {
+			oq.covered = catalog.ProbeSampleCountPromQL(sp.names[k], s.obj.Period)
+		} else if oq.covered, err = catalog.SampleCountPromQL(s.signal(), s.sub.Scope, s.obj.Period); err != nil {
 			return nil, err
 		}
 		all = append(all, oq.covered)
@@ -153,7 +214,11 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 					w.Burn[win] = c
 				}
 			}
-			rows = append(rows, slo.NewReport(spec, g.Labels, w, covered))
+			labels := g.Labels
+			if sp != nil {
+				labels = client.JoinProbes([]analysis.Series{{Labels: maps.Clone(g.Labels)}}, sp.target)[0].Labels
+			}
+			rows = append(rows, slo.NewReport(spec, labels, w, covered))
 		}
 		if covered < s.obj.Period-2*env.Settings.ScrapeInterval {
 			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(s.obj.Period)))

@@ -27,7 +27,7 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   profile: { type: 'string', templating: 'scalar' },
   objectives: { type: 'string[]', templating: 'list', carry: true },
   thresholds: { type: 'number[]', templating: 'none' },
-  source: { type: 'string', templating: 'scalar', enum: SOURCES },
+  source: { type: 'string', templating: 'scalar', enum: SOURCES, carry: true },
   view: { type: 'string', templating: 'scalar', enum: PROBE_VIEWS },
   signal: { type: 'string', templating: 'scalar', enum: PROBE_SIGNALS },
   threshold: { type: 'number', templating: 'none' },

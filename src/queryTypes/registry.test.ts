@@ -19,13 +19,13 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   gpu: ['agents', 'gpus', 'signals'],
   diagnosis: ['format'],
   events: [],
-  slo: ['objectives'],
+  slo: ['objectives', 'source'],
   burn_rate: ['objectives'],
   goodput: [],
   buckets: ['thresholds'],
   probe: ['view', 'signal', 'threshold', 'sustainedShare'],
 };
-const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives'];
+const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives', 'source'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   latency: { stages: ['ttft', 'e2e'], stats: ['p50', 'p99'], estimator: 'prometheus', bounds: true },
   breakdown: { format: 'timeseries' },
