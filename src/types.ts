@@ -191,10 +191,21 @@ export interface GPUAgentConfig {
   selector?: string;
 }
 
+/** A client-side probe (pkg/settings.Probe, without secrets; docs/probe.md). */
+export interface ProbeConfig {
+  name: string;
+  /** The probe's metrics page, e.g. http://inferscope-probe:9401/metrics. */
+  url: string;
+  /** The engine target the probe's requests reach. */
+  target: string;
+  tlsSkipVerify?: boolean;
+}
+
 /** jsonData of an Inferscope data source (pkg/settings.Settings). */
 export interface InferscopeOptions extends DataSourceJsonData {
   targets?: TargetConfig[];
   gpuAgents?: GPUAgentConfig[];
+  probes?: ProbeConfig[];
   scrapeInterval?: string;
   scrapeTimeout?: string;
   retention?: string;
