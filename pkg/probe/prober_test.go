@@ -21,7 +21,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
 )
 
-// TestProberBoundsLoadAndExposesMetrics runs the prober for 2.5 s at a 1 s
+// TestProberBoundsLoadAndExposesMetrics runs the prober for 2.7 s at a 1 s
 // interval against the simulator behind an API-key check: at most 3 requests
 // (t = 0, 1, 2 s), each counted once, the key sent but never logged or served.
 func TestProberBoundsLoadAndExposesMetrics(t *testing.T) {
@@ -52,7 +52,7 @@ func TestProberBoundsLoadAndExposesMetrics(t *testing.T) {
 	require.NoError(t, err)
 	var results []Result
 	p.OnResult = func(r Result) { mu.Lock(); results = append(results, r); mu.Unlock() }
-	pctx, pcancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+	pctx, pcancel := context.WithTimeout(ctx, 2700*time.Millisecond)
 	defer pcancel()
 	p.Start(pctx)
 	p.Wait()
