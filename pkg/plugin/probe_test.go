@@ -169,6 +169,7 @@ var probeGoldenCases = []goldenCase{
 	{name: "probe_spikes", query: q("probe", "view", "spikes", "window", "5m", "threshold", 0.5)},
 	{name: "probe_spikes_sustained", query: q("probe", "view", "spikes", "format", "sustained", "window", "5m", "threshold", 0.5)},
 	{name: "latency_source_probe", query: q("latency", "source", "probe", "stages", []string{"ttft", "itl"}, "stats", []string{"p50", "mean"}, "groupBy", "target", "window", "5m")},
+	{name: "targets_table_probe", query: q("targets")},
 	{name: "slo_source_probe", query: q("slo", "profile", "client", "source", "probe", "groupBy", "target")},
 	{name: "breakdown_outside_engine", query: q("breakdown", "groupBy", "target", "window", "5m")},
 }
