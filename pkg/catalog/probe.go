@@ -95,12 +95,13 @@ func probeSelector(name string, probes, models []string, extra ...string) string
 	return name + "{" + strings.Join(m, ", ") + "}"
 }
 
-// renameModel copies the probe's model label into model_name (the label
-// every Inferscope result uses for the model) when the groups hold it.
+// renameModel moves the probe's model label to model_name (the label every
+// Inferscope result uses for the model) when the groups hold it: each group
+// is one series, so the sum without model only drops the label.
 func renameModel(groups []string, q string) string {
 	for _, g := range groups {
 		if g == "model" {
-			return `label_replace(` + q + `, "model_name", "$1", "model", "(.+)")`
+			return `sum without (model) (label_replace(` + q + `, "model_name", "$1", "model", "(.+)"))`
 		}
 	}
 	return q

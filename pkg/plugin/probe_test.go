@@ -383,3 +383,16 @@ func TestProbeSLO(t *testing.T) {
 	}
 	assert.True(t, found, "notice about queue_time: %v", notices)
 }
+
+// TestProbeByModel: grouped by model, probe series carry the model the probe
+// asked for as model (like every Inferscope result), once.
+func TestProbeByModel(t *testing.T) {
+	fs := probeQuery(t, q("latency", "source", "probe", "stages", []string{"ttft"}, "stats", []string{"mean"}, "groupBy", "model", "window", "5m"), 5*time.Minute, goldenSpan)
+	require.NotEmpty(t, fs)
+	l := fs[0].Fields[1].Labels
+	assert.Equal(t, probeModel, l["model"])
+	assert.NotContains(t, l, "exported_model")
+	v, ok := valueAt(t, fs, sim.DefaultStart.Add(10*time.Minute), map[string]string{"model": probeModel, "stat": "mean"})
+	require.True(t, ok)
+	assert.InDelta(t, 0.120, v, 1e-9)
+}
