@@ -42,7 +42,7 @@ type Config struct {
 	Model     string        `yaml:"model"`
 	API       string        `yaml:"api"`      // "chat" (default) or "completions": the path appended to a base URL
 	Interval  time.Duration `yaml:"interval"` // between two requests to one endpoint, ≥ MinInterval
-	Timeout   time.Duration `yaml:"timeout"`  // one whole request, stream included; ≤ Interval·10
+	Timeout   time.Duration `yaml:"timeout"`  // one whole request, stream included; ≤ Interval·10; 0 = min(30 s, Interval·10)
 	// PromptTokens is the approximate prompt length in tokens (one common English word each).
 	PromptTokens  int    `yaml:"promptTokens"`
 	MaxTokens     int    `yaml:"maxTokens"`
@@ -54,7 +54,7 @@ type Config struct {
 }
 
 func defaults() Config {
-	return Config{Listen: DefaultListen, API: "chat", Interval: 5 * time.Second, Timeout: 30 * time.Second, PromptTokens: 32, MaxTokens: 32, IgnoreEOS: true}
+	return Config{Listen: DefaultListen, API: "chat", Interval: 5 * time.Second, PromptTokens: 32, MaxTokens: 32, IgnoreEOS: true}
 }
 
 type multi []string
@@ -77,7 +77,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Co
 	fs.StringVar(&cfg.Model, "model", "", "model name sent in each request")
 	fs.StringVar(&cfg.API, "api", cfg.API, "chat or completions: the path appended to a base URL")
 	fs.DurationVar(&cfg.Interval, "interval", cfg.Interval, "interval between two requests to one endpoint")
-	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "limit on one whole request, stream included")
+	fs.DurationVar(&cfg.Timeout, "timeout", 0, "limit on one whole request, stream included (default 30s, or 10 × --interval if shorter)")
 	fs.IntVar(&cfg.PromptTokens, "prompt-tokens", cfg.PromptTokens, "approximate prompt length, tokens")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", cfg.MaxTokens, "max_tokens of each request")
 	fs.BoolVar(&cfg.IgnoreEOS, "ignore-eos", cfg.IgnoreEOS, "send ignore_eos (vLLM, SGLang) so each request generates max_tokens tokens")
@@ -169,7 +169,10 @@ func (c *Config) Validate() error {
 	if c.Interval < MinInterval {
 		return fmt.Errorf("--interval: %s is shorter than the minimum %s", c.Interval, MinInterval)
 	}
-	if c.Timeout <= 0 || c.Timeout > 10*c.Interval {
+	if c.Timeout == 0 {
+		c.Timeout = min(30*time.Second, 10*c.Interval)
+	}
+	if c.Timeout < 0 || c.Timeout > 10*c.Interval {
 		return fmt.Errorf("--timeout: %s must be > 0 and at most 10 × --interval (%s)", c.Timeout, 10*c.Interval)
 	}
 	if c.PromptTokens < 1 || c.PromptTokens > 8192 {

@@ -107,6 +107,10 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, "https://b.example/v1/completions", c.Endpoints[1].URL)
 	assert.False(t, Chat(c.Endpoints[1].URL))
 	assert.Equal(t, "m", c.Endpoints[1].Model)
+	assert.Equal(t, 30*time.Second, c.Timeout)
+	c, err = ParseFlags([]string{"--endpoint", "http://a:8000", "--model", "m", "--interval", "1s"}, env(nil), io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Second, c.Timeout, "the default timeout shrinks to 10 × a short interval")
 
 	c, err = ParseFlags([]string{"--endpoint", "http://a:8000/v1", "--model", "m", "--api", "completions"}, env(map[string]string{APIKeyEnv: " k1 "}), io.Discard)
 	require.NoError(t, err)
