@@ -48,6 +48,7 @@ func (e *Env) Inventory(ctx context.Context) []inventory.Row {
 					o.Detection = catalog.Detection{Engine: ProbeEngine, Evidence: []string{"inferscope_probe_* families"}}
 				}
 			}
+			o.Models = catalog.WithoutPlaceholders(o.Models) // TensorRT-LLM's "undefined" is no model
 		}
 		obs = append(obs, o)
 	}

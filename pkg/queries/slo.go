@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/client"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -60,6 +61,17 @@ func (sp *sloProbe) windowQueries(ctx context.Context, r *fetch.Run, k int, s se
 	return []string{catalog.ProbeHistogramPromQL(catalog.ProbeStageHistograms[s.signal()], sp.names[k], s.sub.Scope.Models, by, w).Buckets}, nil
 }
 
+// kindCounts is the package's kindCounts, or for source probe (an error-ratio
+// objective) countsByGroup over the probe's outcome rates, which carry a
+// finished_reason label (catalog.ProbeSuccessPromQL).
+func (sp *sloProbe) kindCounts(env *fetch.Env, s selected, v model.Vector, seconds float64, notes *analysis.Notices) (map[string]slo.Counts, map[string]slo.Layered, []slo.Group) {
+	if sp != nil && s.obj.Kind == settings.KindErrorRatio {
+		out, _, groups := countsByGroup(s, v, seconds, notes)
+		return out, nil, groups
+	}
+	return kindCounts(env, s, v, seconds, notes)
+}
+
 // runSLO answers the slo query: one table row per objective × group.
 func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Frames, error) {
 	r := fetch.NewRun(ctx, env, p)
@@ -72,6 +84,10 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 		sp = &sloProbe{target: map[string]string{}}
 		kept := objs[:0]
 		for _, s := range objs {
+			if s.obj.Kind == settings.KindAvailability {
+				r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: an availability objective reads the targets' up series, not a probe; use source engine (on source probe an error_ratio objective is the availability SLI)", s.profile, s.obj.Name))
+				continue
+			}
 			if _, ok := catalog.ProbeStageHistograms[s.signal()]; s.obj.Kind == settings.KindLatency && !ok {
 				r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the probe does not measure %s (it is inside the engine); use source engine", s.profile, s.obj.Name, s.obj.Signal))
 				continue
@@ -92,8 +108,11 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	}
 	var signals []catalog.Signal
 	for _, s := range objs {
-		if !slices.Contains(signals, s.signal()) {
+		if s.obj.Kind != settings.KindAvailability && !slices.Contains(signals, s.signal()) {
 			signals = append(signals, s.signal())
+		}
+		if sp == nil {
+			errorNotices(ctx, r, s)
 		}
 	}
 	r.ScopeNotices(ctx, signals)
@@ -104,6 +123,9 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	type objQueries struct {
 		byWindow map[time.Duration][]string
 		covered  string
+		// sums and counts are the range window's _sum and _count rates of a latency
+		// objective's histogram, for its sanity verdict (with the range's full buckets).
+		sums, counts []string
 	}
 	plans := make([]objQueries, len(objs))
 	var all []string
@@ -115,7 +137,7 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	for k, s := range objs {
 		var les []string
 		if sp == nil {
-			les = objectiveLe(ctx, r, s, p.To.Add(-s.obj.Period), p.To)
+			les = objectiveLe(ctx, r, s, p.To.Add(-budgetWindow(s, p.To)), p.To)
 		}
 		if les == nil {
 			continue
@@ -140,7 +162,7 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			les = shared[leOf[k][0]]
 		}
 		obj := k
-		windows := append([]time.Duration{rangeW, s.obj.Period}, slo.Windows...)
+		windows := append([]time.Duration{rangeW, budgetWindow(s, p.To)}, slo.Windows...)
 		for k, w := range windows {
 			if _, done := oq.byWindow[w]; done {
 				continue
@@ -157,8 +179,17 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			all = append(all, qs...)
 		}
 		if sp != nil {
+			// The probe's histograms are read as they are: the engine's sanity
+			// verdicts judge the engine's own histograms.
 			oq.covered = catalog.ProbeSampleCountPromQL(sp.names[k], s.obj.Period)
-		} else if oq.covered, err = catalog.SampleCountPromQL(s.signal(), s.sub.Scope, s.obj.Period); err != nil {
+		} else {
+			if oq.sums, oq.counts, err = verdictQueries(ctx, r, s, rangeW); err != nil {
+				return nil, err
+			}
+			all = append(append(all, oq.sums...), oq.counts...)
+			oq.covered, err = coveredQuery(s)
+		}
+		if err != nil {
 			return nil, err
 		}
 		all = append(all, oq.covered)
@@ -171,21 +202,29 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	var rows []slo.Report
 	for k, s := range objs {
 		oq := plans[k]
-		covered := s.obj.Period
+		pw := budgetWindow(s, p.To)
+		covered := pw
 		if cv := vs[oq.covered]; len(cv) > 0 {
 			covered = time.Duration(float64(cv[0].Value) * float64(env.Settings.ScrapeInterval))
 		} else {
 			covered = 0
 		}
-		if covered > s.obj.Period {
-			covered = s.obj.Period
+		if covered > pw {
+			covered = pw
 		}
 		spec := s.spec()
-		rangeCounts, rangeBuckets, groups := countsByGroup(s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.Notes)
-		periodCounts, periodBuckets, pGroups := countsByGroup(s, concat(vs, oq.byWindow[s.obj.Period]), s.obj.Period.Seconds(), &r.Notes)
+		spec.Period = factorPeriod(s, p.To)
+		rangeCounts, rangeLayered, groups := sp.kindCounts(env, s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.Notes)
+		periodCounts, periodLayered, pGroups := sp.kindCounts(env, s, concat(vs, oq.byWindow[pw]), pw.Seconds(), &r.Notes)
+		// One verdict per histogram and window: where the range's buckets are disproved by
+		// their own _sum or _count, the row draws nothing from them (status unknown).
+		var verdicts sanity.Verdicts
+		if sp == nil {
+			verdicts = sanity.JudgeWindow(s.obj.Signal, concat(vs, oq.byWindow[rangeW]), concat(vs, oq.sums), concat(vs, oq.counts), p.To)
+		}
 		burn := map[time.Duration]map[string]slo.Counts{}
 		for _, w := range slo.Windows {
-			burn[w], _, _ = countsByGroup(s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.Notes)
+			burn[w], _, _ = sp.kindCounts(env, s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.Notes)
 		}
 		// Groups seen over the range or the period (a group idle over the
 		// range still has a budget).
@@ -198,17 +237,34 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			}
 		}
 		slices.SortFunc(all, func(a, b slo.Group) int { return strings.Compare(a.Key, b.Key) })
+		var disproved map[string]string
+		if sp == nil {
+			if disproved, err = disprovedGroups(ctx, r, s, rangeW, p.To); err != nil {
+				return nil, err
+			}
+		}
 		if len(all) == 0 {
-			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, s.signal(), model.Duration(s.obj.Period)))
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s), model.Duration(pw)))
 			continue
 		}
+		layout := rangeLayered[all[0].Key]
+		if len(layout.Parts) == 0 {
+			layout = periodLayered[all[0].Key]
+		}
+		if sp == nil {
+			thresholdNotice(ctx, r, s, firstPart(layout), p.To.Add(-s.obj.Period), p.To)
+		}
 		for _, g := range all {
-			layout := rangeBuckets[g.Key]
-			if layout == nil {
-				layout = periodBuckets[g.Key]
+			layout, ok := rangeLayered[g.Key]
+			if !ok {
+				layout = periodLayered[g.Key]
 			}
-			thresholdNotice(s, layout, &r.Notes)
-			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeBuckets: rangeBuckets[g.Key]}
+			layeredThresholdNotice(s, layout, &r.Notes)
+			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeParts: rangeLayered[g.Key].Parts}
+			if v, ok := verdicts.Find(g.Labels); ok && v.Disproved(0) {
+				w.Disproved = v.Sentence()
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, w.Disproved))
+			}
 			for _, win := range slo.Windows {
 				if c, ok := burn[win][g.Key]; ok {
 					w.Burn[win] = c
@@ -218,10 +274,15 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			if sp != nil {
 				labels = client.JoinProbes([]analysis.Series{{Labels: maps.Clone(g.Labels)}}, sp.target)[0].Labels
 			}
-			rows = append(rows, slo.NewReport(spec, labels, w, covered))
+			row := slo.NewReport(spec, labels, w, covered)
+			if why, bad := disproved[g.Key]; bad && row.Status == slo.OK {
+				// A histogram that contradicts itself gives no grounds for "ok".
+				row.Status, row.Reason = slo.Possible, "the histogram contradicts itself over the range, so no status can be trusted: "+why
+			}
+			rows = append(rows, row)
 		}
-		if covered < s.obj.Period-2*env.Settings.ScrapeInterval {
-			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(s.obj.Period)))
+		if covered < pw-2*env.Settings.ScrapeInterval {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(pw)))
 		}
 	}
 	return frames.SLOTable(rows, meta(r, nil)), nil

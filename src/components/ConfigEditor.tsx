@@ -1,6 +1,18 @@
 import React, { useState } from 'react';
 import { DataSourcePluginOptionsEditorProps, SelectableValue } from '@grafana/data';
-import { Box, Button, FieldSet, InlineField, Input, SecretInput, Select, Stack, Switch, Text } from '@grafana/ui';
+import {
+  Box,
+  Button,
+  InlineField,
+  Input,
+  RadioButtonGroup,
+  SecretInput,
+  Select,
+  Stack,
+  Switch,
+  Text,
+} from '@grafana/ui';
+import { ConfigSection, ConfigSubSection, DataSourceDescription } from '@grafana/plugin-ui';
 
 import {
   addAgent,
@@ -8,6 +20,8 @@ import {
   addTarget,
   isSecretConfigured,
   nameError,
+  durationError,
+  urlError,
   parseGPUList,
   removeAgent,
   removeProbe,
@@ -27,6 +41,7 @@ import {
   InferscopeSecureJsonData,
   secretKey,
   SETTINGS_DEFAULTS,
+  TargetConfig,
 } from '../types';
 import { KeyValueEditor } from './KeyValueEditor';
 import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
@@ -75,6 +90,119 @@ function SecretField({ id, label, options, name, kind, onOptionsChange, tooltip 
         onReset={() => onOptionsChange(resetSecret(options, name, kind))}
       />
     </InlineField>
+  );
+}
+
+type AuthMethod = 'none' | 'basic' | 'bearer';
+
+const AUTH_OPTIONS: Array<SelectableValue<AuthMethod>> = [
+  { label: 'No auth', value: 'none' },
+  { label: 'Basic auth', value: 'basic' },
+  { label: 'Bearer token', value: 'bearer' },
+];
+
+/** The method a target's saved or typed settings use (basic auth wins, as in pkg/collect). */
+export function authMethodOf(o: Settings, t: TargetConfig): AuthMethod {
+  if (
+    t.basicAuthUser ||
+    isSecretConfigured(o, t.name, 'basicAuthPassword') ||
+    o.secureJsonData?.[secretKey(t.name, 'basicAuthPassword')]
+  ) {
+    return 'basic';
+  }
+  if (isSecretConfigured(o, t.name, 'bearerToken') || o.secureJsonData?.[secretKey(t.name, 'bearerToken')]) {
+    return 'bearer';
+  }
+  return 'none';
+}
+
+/**
+ * A target's authentication: a picker (no auth, basic auth, bearer token) and the fields of
+ * the chosen method only. Picking a method clears the other method's user and secrets, so
+ * what is saved is what is shown.
+ */
+function TargetAuth({
+  i,
+  n,
+  target: t,
+  options,
+  onOptionsChange,
+}: {
+  i: number;
+  n: number;
+  target: TargetConfig;
+  options: Settings;
+  onOptionsChange: (o: Settings) => void;
+}) {
+  const [method, setMethod] = useState<AuthMethod>(() => authMethodOf(options, t));
+  const pick = (m: AuthMethod) => {
+    setMethod(m);
+    let o = options;
+    if (m !== 'basic') {
+      if (t.basicAuthUser) {
+        o = updateTarget(o, i, { basicAuthUser: undefined });
+      }
+      if (
+        isSecretConfigured(o, t.name, 'basicAuthPassword') ||
+        o.secureJsonData?.[secretKey(t.name, 'basicAuthPassword')]
+      ) {
+        o = resetSecret(o, t.name, 'basicAuthPassword');
+      }
+    }
+    if (
+      m !== 'bearer' &&
+      (isSecretConfigured(o, t.name, 'bearerToken') || o.secureJsonData?.[secretKey(t.name, 'bearerToken')])
+    ) {
+      o = resetSecret(o, t.name, 'bearerToken');
+    }
+    if (o !== options) {
+      onOptionsChange(o);
+    }
+  };
+  return (
+    <>
+      <InlineField label="Authentication" labelWidth={LABEL_WIDTH} tooltip="How the metrics page is fetched">
+        <RadioButtonGroup
+          aria-label={`Target ${n} authentication`}
+          options={AUTH_OPTIONS}
+          value={method}
+          onChange={pick}
+        />
+      </InlineField>
+      {method === 'basic' && (
+        <>
+          <InlineField label="Basic auth user" labelWidth={LABEL_WIDTH}>
+            <Input
+              id={`target-${i}-user`}
+              aria-label={`Target ${n} basic auth user`}
+              width={40}
+              value={t.basicAuthUser ?? ''}
+              onChange={(e) => onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))}
+            />
+          </InlineField>
+          <SecretField
+            id={`target-${i}-password`}
+            label={`Target ${n} basic auth password`}
+            options={options}
+            name={t.name}
+            kind="basicAuthPassword"
+            onOptionsChange={onOptionsChange}
+            tooltip="Stored encrypted; only the backend reads it"
+          />
+        </>
+      )}
+      {method === 'bearer' && (
+        <SecretField
+          id={`target-${i}-token`}
+          label={`Target ${n} bearer token`}
+          options={options}
+          name={t.name}
+          kind="bearerToken"
+          onOptionsChange={onOptionsChange}
+          tooltip="Stored encrypted; only the backend reads it"
+        />
+      )}
+    </>
   );
 }
 
@@ -154,6 +282,14 @@ const DURATION_FIELDS: Array<{
   },
 ];
 
+/** With more targets than this, saved targets start collapsed (a new one stays open). */
+const COLLAPSE_ABOVE = 5;
+
+/** The Collection fields holding a Prometheus duration (checked as typed). */
+function isDurationKey(k: string): k is 'scrapeInterval' | 'scrapeTimeout' | 'retention' {
+  return k === 'scrapeInterval' || k === 'scrapeTimeout' || k === 'retention';
+}
+
 /** The numeric limits of the Collection section. */
 const LIMIT_FIELDS: Array<{
   key: 'bodySizeLimit' | 'sampleLimit';
@@ -201,8 +337,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
   return (
     <Stack direction="column" gap={2}>
+      <DataSourceDescription
+        dataSourceName="Inferscope LLM"
+        docsLink="https://github.com/inferscope/inferscope-llm-datasource#configuration-data-source-settings"
+        hasRequiredFields
+      />
       <RemoteSettings options={options} onOptionsChange={onOptionsChange} />
-      <FieldSet label="Targets">
+      <ConfigSection title="Targets">
         <Text color="secondary" element="p">
           Inference servers whose Prometheus /metrics page is scraped. The name becomes the job label of every series
           and is what queries select by.
@@ -213,146 +354,124 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             const n = i + 1;
             return (
               <Box key={tKey(i)} borderStyle="solid" borderColor="weak" padding={1.5} data-testid={`target-${i}`}>
-                <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(err)} error={err} required>
-                  <Input
-                    id={`target-${i}-name`}
-                    aria-label={`Target ${n} name`}
-                    width={40}
-                    value={t.name}
-                    onChange={(e) => onOptionsChange(updateTarget(options, i, { name: e.currentTarget.value }))}
-                  />
-                </InlineField>
-                {remote ? (
-                  <SelectorField
-                    id={`target-${i}-selector`}
-                    label={`Target ${n} selector`}
-                    name={t.name}
-                    value={t.selector}
-                    onChange={(selector) => onOptionsChange(updateTarget(options, i, { selector }))}
-                  />
-                ) : null}
-                <InlineField
-                  label="Metrics URL"
-                  labelWidth={LABEL_WIDTH}
-                  required={!remote}
-                  tooltip={
-                    remote ? 'Optional in remote mode: shown in the targets table only' : 'URL of the metrics page'
-                  }
+                <ConfigSubSection
+                  title={`Target ${n}: ${t.name || 'unnamed'}${t.url ? ` (${t.url})` : ''}`}
+                  isCollapsible
+                  isInitiallyOpen={targets.length <= COLLAPSE_ABOVE || (i === targets.length - 1 && !t.url)}
                 >
-                  <Input
-                    id={`target-${i}-url`}
-                    aria-label={`Target ${n} URL`}
-                    width={60}
-                    value={t.url}
-                    placeholder="http://10.0.0.5:8000/metrics"
-                    onChange={(e) => onOptionsChange(updateTarget(options, i, { url: e.currentTarget.value }))}
-                  />
-                </InlineField>
-                <InlineField label="Engine" labelWidth={LABEL_WIDTH} tooltip="Override engine detection">
-                  <Select
-                    inputId={`target-${i}-engine`}
-                    aria-label={`Target ${n} engine`}
-                    width={40}
-                    options={ENGINE_OPTIONS}
-                    value={t.engine ?? ''}
-                    onChange={(v) => onOptionsChange(updateTarget(options, i, { engine: v.value ?? '' }))}
-                  />
-                </InlineField>
-                <InlineField
-                  label="Extra labels"
-                  labelWidth={LABEL_WIDTH}
-                  tooltip="Added to every series scraped from this target (not job or instance)"
-                >
-                  <KeyValueEditor
-                    name={`Target ${n} label`}
-                    addLabel="Add label"
-                    value={t.labels}
-                    keyPlaceholder="cluster"
-                    valuePlaceholder="eu-1"
-                    onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
-                  />
-                </InlineField>
-                {remote ? null : (
-                  <>
-                    <InlineField
-                      label="Basic auth user"
-                      labelWidth={LABEL_WIDTH}
-                      tooltip="Use either basic auth or a bearer token"
-                    >
-                      <Input
-                        id={`target-${i}-user`}
-                        aria-label={`Target ${n} basic auth user`}
-                        width={40}
-                        value={t.basicAuthUser ?? ''}
-                        onChange={(e) =>
-                          onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))
-                        }
-                      />
-                    </InlineField>
-                    <SecretField
-                      id={`target-${i}-password`}
-                      label={`Target ${n} basic auth password`}
-                      options={options}
-                      name={t.name}
-                      kind="basicAuthPassword"
-                      onOptionsChange={onOptionsChange}
-                      tooltip="Stored encrypted; only the backend reads it"
+                  <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(err)} error={err} required>
+                    <Input
+                      id={`target-${i}-name`}
+                      aria-label={`Target ${n} name`}
+                      width={40}
+                      value={t.name}
+                      onChange={(e) => onOptionsChange(updateTarget(options, i, { name: e.currentTarget.value }))}
                     />
-                    <SecretField
-                      id={`target-${i}-token`}
-                      label={`Target ${n} bearer token`}
-                      options={options}
+                  </InlineField>
+                  {remote ? (
+                    <SelectorField
+                      id={`target-${i}-selector`}
+                      label={`Target ${n} selector`}
                       name={t.name}
-                      kind="bearerToken"
-                      onOptionsChange={onOptionsChange}
-                      tooltip="Stored encrypted; only the backend reads it"
+                      value={t.selector}
+                      onChange={(selector) => onOptionsChange(updateTarget(options, i, { selector }))}
                     />
-                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                      <Switch
-                        id={`target-${i}-tls`}
-                        aria-label={`Target ${n} skip TLS verify`}
-                        value={Boolean(t.tlsSkipVerify)}
-                        onChange={(e) =>
-                          onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                        }
-                      />
-                    </InlineField>
-                  </>
-                )}
-                <InlineField
-                  label="GPU agent"
-                  labelWidth={LABEL_WIDTH}
-                  tooltip="GPU agent of the node serving this target"
-                >
-                  <Select
-                    inputId={`target-${i}-agent`}
-                    aria-label={`Target ${n} GPU agent`}
-                    width={40}
-                    options={agentOptions}
-                    value={t.agent ?? ''}
-                    onChange={(v) =>
-                      onOptionsChange(updateTarget(options, i, v.value ? { agent: v.value } : { agent: '', gpus: [] }))
+                  ) : null}
+                  <InlineField
+                    label="Metrics URL"
+                    labelWidth={LABEL_WIDTH}
+                    required={!remote}
+                    invalid={t.url !== '' && Boolean(urlError(`targets[${i}].url`, t.url, remote))}
+                    error={t.url !== '' ? urlError(`targets[${i}].url`, t.url, remote) : undefined}
+                    tooltip={
+                      remote ? 'Optional in remote mode: shown in the targets table only' : 'URL of the metrics page'
                     }
-                  />
-                </InlineField>
-                {t.agent ? (
-                  <GPUListInput
-                    id={`target-${i}-gpus`}
-                    label={`Target ${n} GPU indices`}
-                    value={t.gpus}
-                    onChange={(gpus) => onOptionsChange(updateTarget(options, i, { gpus }))}
-                  />
-                ) : null}
-                <Button
-                  variant="destructive"
-                  fill="outline"
-                  size="sm"
-                  icon="trash-alt"
-                  aria-label={`Remove target ${n}`}
-                  onClick={() => onOptionsChange(removeTarget(options, i))}
-                >
-                  Remove target
-                </Button>
+                  >
+                    <Input
+                      id={`target-${i}-url`}
+                      aria-label={`Target ${n} URL`}
+                      width={60}
+                      value={t.url}
+                      placeholder="http://10.0.0.5:8000/metrics"
+                      onChange={(e) => onOptionsChange(updateTarget(options, i, { url: e.currentTarget.value }))}
+                    />
+                  </InlineField>
+                  <InlineField label="Engine" labelWidth={LABEL_WIDTH} tooltip="Override engine detection">
+                    <Select
+                      inputId={`target-${i}-engine`}
+                      aria-label={`Target ${n} engine`}
+                      width={40}
+                      options={ENGINE_OPTIONS}
+                      value={t.engine ?? ''}
+                      onChange={(v) => onOptionsChange(updateTarget(options, i, { engine: v.value ?? '' }))}
+                    />
+                  </InlineField>
+                  <InlineField
+                    label="Extra labels"
+                    labelWidth={LABEL_WIDTH}
+                    tooltip="Added to every series scraped from this target (not job or instance)"
+                  >
+                    <KeyValueEditor
+                      name={`Target ${n} label`}
+                      addLabel="Add label"
+                      value={t.labels}
+                      keyPlaceholder="cluster"
+                      valuePlaceholder="eu-1"
+                      onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
+                    />
+                  </InlineField>
+                  {remote ? null : (
+                    <>
+                      <TargetAuth i={i} n={n} target={t} options={options} onOptionsChange={onOptionsChange} />
+                      <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                        <Switch
+                          id={`target-${i}-tls`}
+                          aria-label={`Target ${n} skip TLS verify`}
+                          value={Boolean(t.tlsSkipVerify)}
+                          onChange={(e) =>
+                            onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                          }
+                        />
+                      </InlineField>
+                    </>
+                  )}
+                  <InlineField
+                    label="GPU agent"
+                    labelWidth={LABEL_WIDTH}
+                    tooltip="GPU agent of the node serving this target"
+                  >
+                    <Select
+                      inputId={`target-${i}-agent`}
+                      aria-label={`Target ${n} GPU agent`}
+                      width={40}
+                      options={agentOptions}
+                      value={t.agent ?? ''}
+                      onChange={(v) =>
+                        onOptionsChange(
+                          updateTarget(options, i, v.value ? { agent: v.value } : { agent: '', gpus: [] })
+                        )
+                      }
+                    />
+                  </InlineField>
+                  {t.agent ? (
+                    <GPUListInput
+                      id={`target-${i}-gpus`}
+                      label={`Target ${n} GPU indices`}
+                      value={t.gpus}
+                      onChange={(gpus) => onOptionsChange(updateTarget(options, i, { gpus }))}
+                    />
+                  ) : null}
+                  <Button
+                    variant="destructive"
+                    fill="outline"
+                    size="sm"
+                    icon="trash-alt"
+                    aria-label={`Remove target ${n}`}
+                    onClick={() => onOptionsChange(removeTarget(options, i))}
+                  >
+                    Remove target
+                  </Button>
+                </ConfigSubSection>
               </Box>
             );
           })}
@@ -362,9 +481,9 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Button>
           </div>
         </Stack>
-      </FieldSet>
+      </ConfigSection>
 
-      <FieldSet label="GPU agents">
+      <ConfigSection title="GPU agents">
         <Text color="secondary" element="p">
           Node-level GPU metrics endpoints: the Inferscope NVML agent or NVIDIA dcgm-exporter. Names share one namespace
           with targets.
@@ -393,7 +512,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(selector) => onOptionsChange(updateAgent(options, i, { selector }))}
                   />
                 ) : null}
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required={!remote}>
+                <InlineField
+                  label="Metrics URL"
+                  labelWidth={LABEL_WIDTH}
+                  required={!remote}
+                  invalid={a.url !== '' && Boolean(urlError(`gpuAgents[${i}].url`, a.url, remote))}
+                  error={a.url !== '' ? urlError(`gpuAgents[${i}].url`, a.url, remote) : undefined}
+                >
                   <Input
                     id={`agent-${i}-url`}
                     aria-label={`Agent ${n} URL`}
@@ -455,9 +580,9 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Button>
           </div>
         </Stack>
-      </FieldSet>
+      </ConfigSection>
 
-      <FieldSet label="Client-side probes">
+      <ConfigSection title="Client-side probes">
         <Text color="secondary" element="p">
           inferscope-probe endpoints (docs/probe.md): each sends small streaming requests to the target it exercises and
           serves TTFT, token jitter and errors as users see them. Names share one namespace with targets and agents.
@@ -477,7 +602,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(e) => onOptionsChange(updateProbe(options, i, { name: e.currentTarget.value }))}
                   />
                 </InlineField>
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required={!remote}>
+                <InlineField
+                  label="Metrics URL"
+                  labelWidth={LABEL_WIDTH}
+                  required={!remote}
+                  invalid={p.url !== '' && Boolean(urlError(`probes[${i}].url`, p.url, remote))}
+                  error={p.url !== '' ? urlError(`probes[${i}].url`, p.url, remote) : undefined}
+                >
                   <Input
                     id={`probe-${i}-url`}
                     aria-label={`Probe ${n} URL`}
@@ -546,11 +677,18 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Button>
           </div>
         </Stack>
-      </FieldSet>
+      </ConfigSection>
 
-      <FieldSet label="Collection">
+      <ConfigSection title="Collection">
         {DURATION_FIELDS.filter((f) => !remote || f.key === 'scrapeInterval').map((f) => (
-          <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
+          <InlineField
+            key={f.key}
+            label={f.label}
+            labelWidth={LABEL_WIDTH}
+            tooltip={f.tooltip}
+            invalid={isDurationKey(f.key) && Boolean(durationError(f.key, options.jsonData[f.key] ?? ''))}
+            error={isDurationKey(f.key) ? durationError(f.key, options.jsonData[f.key] ?? '') : undefined}
+          >
             <Input
               id={f.id}
               aria-label={f.label}
@@ -575,7 +713,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
           </InlineField>
         ))}
-      </FieldSet>
+      </ConfigSection>
 
       <SLOProfilesEditor options={options} onOptionsChange={onOptionsChange} />
     </Stack>

@@ -12,6 +12,10 @@ func probePanels(b *dashboard.DashboardBuilder) {
 		query(sel("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p99"}, "groupBy", "target", "bounds", false, "source", "engine")...)).
 		WithTarget(queryRef("B", sel("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p99"}, "groupBy", "target", "bounds", false, "source", "probe")...)))
 	b.WithPanel(ts("Token jitter (probe)",
-		"Per probe request: the largest gap between two streamed tokens (max_gap, exact per request, not a bucket bound), the mean of each request's gap standard deviation (stddev_mean) and the largest gap variance (variance_max, s²). One stalled token shows as a max_gap spike while the averages stay flat.",
-		"", 12, 8, query(sel("queryType", "probe", "view", "jitter")...)))
+		"Per probe request: the largest gap between two streamed tokens (max_gap, exact per request, not a bucket bound), and the mean of each request's gap standard deviation (stddev_mean), in seconds (the query's variance_max, in s², is hidden: one unit per axis). One stalled token shows as a max_gap spike while the averages stay flat.",
+		unitSeconds, 12, 8, query(sel("queryType", "probe", "view", "jitter")...)).
+		// variance_max is in s², not seconds: one unit per axis, so it is hidden here
+		// (the probe query's jitter view still returns it).
+		OverrideByRegexp(`.*variance_max.*`, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": true}))).
+		Id(9)) // the probe's sustained-token-stalls alert rule links here
 }
