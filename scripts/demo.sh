@@ -17,6 +17,7 @@ arch=$(docker version --format '{{.Server.Arch}}' 2>/dev/null | tr -d '[:space:]
 [ -n "$arch" ] || arch=$(go env GOARCH)
 mkdir -p .demo/bin
 CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -o .demo/bin/vllm-sim ./pkg/cmd/vllm-sim
+CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -o .demo/bin/inferscope-probe ./pkg/cmd/inferscope-probe
 if docker compose version >/dev/null 2>&1; then
   exec docker compose up "$@"
 fi

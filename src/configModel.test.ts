@@ -1,11 +1,16 @@
 import {
   addAgent,
+  addProbe,
   addTarget,
   durationError,
+  nameError,
   parseGPUList,
   removeAgent,
+  removeProbe,
+  removeTarget,
   Settings,
   updateAgent,
+  updateProbe,
   updateTarget,
   urlError,
 } from './configModel';
@@ -56,6 +61,19 @@ describe('configModel', () => {
     const o = base({ targets: [{ name: 't', url: 'http://t', engine: 'vllm', tlsSkipVerify: true }] });
     const r = updateTarget(updateTarget(o, 0, { engine: '' }), 0, { tlsSkipVerify: false });
     expect(r.jsonData.targets).toEqual([{ name: 't', url: 'http://t' }]);
+  });
+
+  it('probes join a target: renamed and removed targets carry over, names are shared, secrets follow', () => {
+    const o = addProbe(base({ targets: [{ name: 'vllm-a', url: 'http://a' }] }));
+    expect(o.jsonData.probes).toEqual([{ name: 'probe-1', url: '', target: 'vllm-a' }]);
+    expect(nameError(updateProbe(o, 0, { name: 'vllm-a' }), 'vllm-a')).toContain('used twice');
+    const renamed = updateTarget(o, 0, { name: 'vllm-b' });
+    expect(renamed.jsonData.probes?.[0].target).toBe('vllm-b');
+    expect(removeTarget(renamed, 0).jsonData.probes?.[0].target).toBe('');
+    const withToken = { ...o, secureJsonData: { 'probe-1.bearerToken': 'tok' } } as Settings;
+    expect(updateProbe(withToken, 0, { name: 'probe-a' }).secureJsonData).toEqual({ 'probe-a.bearerToken': 'tok' });
+    expect(removeProbe(withToken, 0).secureJsonData).toEqual({});
+    expect(removeProbe(withToken, 0).jsonData.probes).toEqual([]);
   });
 
   it('parses GPU index lists', () => {

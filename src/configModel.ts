@@ -4,6 +4,7 @@ import {
   GPUAgentConfig,
   InferscopeOptions,
   InferscopeSecureJsonData,
+  ProbeConfig,
   SecretKind,
   secretKey,
   TargetConfig,
@@ -22,7 +23,11 @@ const SECRET_KINDS: SecretKind[] = ['bearerToken', 'basicAuthPassword'];
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$/;
 
 function allNames(o: Settings): string[] {
-  return [...(o.jsonData.targets ?? []).map((t) => t.name), ...(o.jsonData.gpuAgents ?? []).map((a) => a.name)];
+  return [
+    ...(o.jsonData.targets ?? []).map((t) => t.name),
+    ...(o.jsonData.gpuAgents ?? []).map((a) => a.name),
+    ...(o.jsonData.probes ?? []).map((p) => p.name),
+  ];
 }
 
 /** A name not used by any target or agent: `${prefix}-1`, `${prefix}-2`, ... */
@@ -42,7 +47,7 @@ export function nameError(o: Settings, name: string): string | undefined {
     return "1-63 letters, digits, '_', '.', ':' or '-', starting with a letter or digit";
   }
   if (allNames(o).filter((n) => n === name).length > 1) {
-    return `"${name}" is used twice; target and agent names must be unique`;
+    return `"${name}" is used twice; target, agent and probe names must be unique`;
   }
   return undefined;
 }
@@ -125,8 +130,53 @@ export function addTarget(o: Settings): Settings {
 export function removeTarget(o: Settings, index: number): Settings {
   const targets = [...(o.jsonData.targets ?? [])];
   const [gone] = targets.splice(index, 1);
-  const next = withTargets(o, targets);
+  let next = withTargets(o, targets);
+  if (gone) {
+    // A probe of the removed target is kept with no target: the settings then
+    // say which probe needs one (probes[i].target) instead of losing it.
+    next = retargetProbes(next, gone.name, '');
+  }
   return gone ? dropSecrets(next, gone.name).next : next;
+}
+
+/** Points the probes of target `from` at target `to`. */
+function retargetProbes(o: Settings, from: string, to: string): Settings {
+  if (!o.jsonData.probes) {
+    return o;
+  }
+  const probes = o.jsonData.probes.map((p) => (p.target === from ? { ...p, target: to } : p));
+  return { ...o, jsonData: { ...o.jsonData, probes } };
+}
+
+/** Adds a probe of the first target, with a fresh name. */
+export function addProbe(o: Settings): Settings {
+  const target = o.jsonData.targets?.[0]?.name ?? '';
+  const probes = [...(o.jsonData.probes ?? []), { name: freshName(o, 'probe'), url: '', target }];
+  return { ...o, jsonData: { ...o.jsonData, probes } };
+}
+
+/** Removes a probe and its secret. */
+export function removeProbe(o: Settings, index: number): Settings {
+  const probes = [...(o.jsonData.probes ?? [])];
+  const [gone] = probes.splice(index, 1);
+  const next = { ...o, jsonData: { ...o.jsonData, probes } };
+  return gone ? dropSecrets(next, gone.name).next : next;
+}
+
+/** Updates a probe; a rename carries its secret along. */
+export function updateProbe(o: Settings, index: number, patch: Partial<ProbeConfig>): Settings {
+  const probes = [...(o.jsonData.probes ?? [])];
+  const old = probes[index];
+  if (!old) {
+    return o;
+  }
+  const merged: ProbeConfig = { ...old, ...patch };
+  if (!merged.tlsSkipVerify) {
+    delete merged.tlsSkipVerify;
+  }
+  probes[index] = merged;
+  const next = { ...o, jsonData: { ...o.jsonData, probes } };
+  return patch.name !== undefined && patch.name !== old.name ? followRename(next, old.name, merged.name) : next;
 }
 
 /** Applies a patch to target `index`; a rename carries its unsaved secrets along. */
@@ -149,7 +199,10 @@ export function updateTarget(o: Settings, index: number, patch: Partial<TargetCo
     delete merged.labels;
   }
   targets[index] = merged;
-  const next = withTargets(o, targets);
+  let next = withTargets(o, targets);
+  if (patch.name !== undefined && patch.name !== old.name) {
+    next = retargetProbes(next, old.name, merged.name);
+  }
   return patch.name !== undefined ? followRename(next, old.name, merged.name) : next;
 }
 

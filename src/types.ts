@@ -43,6 +43,18 @@ export type Estimator = (typeof ESTIMATORS)[number];
 export const GROUP_BY = ['none', 'target', 'model', 'engine', 'adapter'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 
+/** latency: the engine's histograms, or the client-side probes of the targets (docs/probe.md). */
+export const SOURCES = ['engine', 'probe'] as const;
+export type Source = (typeof SOURCES)[number];
+
+/** probe: per-request jitter, errors by class, or spike and sustained-breach windows. */
+export const PROBE_VIEWS = ['jitter', 'errors', 'spikes'] as const;
+export type ProbeView = (typeof PROBE_VIEWS)[number];
+
+/** probe, view spikes: the per-request value compared with the threshold. */
+export const PROBE_SIGNALS = ['max_gap', 'ttft', 'e2e'] as const;
+export type ProbeSignal = (typeof PROBE_SIGNALS)[number];
+
 export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
 export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
 /** Latency formats: the statistics as series, or requests/s per histogram bucket for the heatmap panel. */
@@ -137,6 +149,16 @@ export interface InferscopeQuery extends DataQuery {
   after?: TimeRangeConfig;
   /** Relative change a verdict needs with 95 % confidence; default 0.05. */
   minEffect?: number;
+  // latency: where the numbers come from
+  source?: Source;
+
+  // probe
+  view?: ProbeView;
+  signal?: ProbeSignal;
+  /** spikes: seconds, one of the probe's bucket bounds. */
+  threshold?: number;
+  /** spikes: share of a window's requests above the threshold that makes a sustained breach (0..1). */
+  sustainedShare?: number;
 }
 
 /** A user-picked range of the regression query (pkg/queries.TimeRange). */
@@ -197,10 +219,21 @@ export interface GPUAgentConfig {
   selector?: string;
 }
 
+/** A client-side probe (pkg/settings.Probe, without secrets; docs/probe.md). */
+export interface ProbeConfig {
+  name: string;
+  /** The probe's metrics page, e.g. http://inferscope-probe:9401/metrics. */
+  url: string;
+  /** The engine target the probe's requests reach. */
+  target: string;
+  tlsSkipVerify?: boolean;
+}
+
 /** jsonData of an Inferscope data source (pkg/settings.Settings). */
 export interface InferscopeOptions extends DataSourceJsonData {
   targets?: TargetConfig[];
   gpuAgents?: GPUAgentConfig[];
+  probes?: ProbeConfig[];
   scrapeInterval?: string;
   scrapeTimeout?: string;
   retention?: string;

@@ -708,6 +708,7 @@ func buildKeepNames() []string {
 		add(d)
 	}
 	add(AgentMetricNames...)
+	add(ProbeMetricNames...)
 	evidence := func(n string) { add(n, n+"_count", strings.TrimSuffix(n, "_total")+"_total") }
 	for _, m := range vllmMarkers {
 		b := strings.TrimPrefix(m.name, "vllm:")

@@ -44,6 +44,7 @@ import (
 const (
 	KindTarget = "target"
 	KindAgent  = "agent"
+	KindProbe  = "probe" // a client-side probe (settings probes[])
 )
 
 // dropRegex matches sample names that are never stored whatever the catalogue
@@ -102,7 +103,7 @@ const defaultMetricsPath = "/metrics"
 type TargetStatus struct {
 	// Name is the target or agent name, the `job` label of its series.
 	Name string
-	// Kind is KindTarget or KindAgent.
+	// Kind is KindTarget, KindAgent or KindProbe.
 	Kind string
 	// URL is the scraped URL as configured.
 	URL string
@@ -513,6 +514,17 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(a.BearerToken)}
 		}
 		if err := add(endpoint{a.Name, KindAgent, a.URL}, fmt.Sprintf("gpuAgents[%d]", i), nil, hc, nil); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	for i, pr := range cfg.Probes {
+		hc := config_util.DefaultHTTPClientConfig
+		hc.FollowRedirects = false
+		hc.TLSConfig.InsecureSkipVerify = pr.TLSSkipVerify
+		if pr.BearerToken != "" {
+			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(pr.BearerToken)}
+		}
+		if err := add(endpoint{pr.Name, KindProbe, pr.URL}, fmt.Sprintf("probes[%d]", i), nil, hc, nil); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -3,6 +3,8 @@ package fetch
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -22,6 +24,9 @@ func (e *Env) shownURL(url, selector string) string {
 	return url
 }
 
+// ProbeEngine is what the targets table shows as the engine of a client-side probe.
+const ProbeEngine catalog.Engine = "inferscope-probe"
+
 // Inventory gathers what the collector and the store know about every target and agent
 // (the last hour of stored names and models).
 func (e *Env) Inventory(ctx context.Context) []inventory.Row {
@@ -36,6 +41,13 @@ func (e *Env) Inventory(ctx context.Context) []inventory.Row {
 			v := e.ViewOf(ctx, name, now.Add(-Lookback), now)
 			o.MetricNames, o.Detection = v.Names, v.Det
 			o.Models, _ = e.Querier.LabelValues(ctx, "model_name", catalog.JobSelector(name), now.Add(-Lookback), now)
+			if kind == "probe" {
+				// A probe is no engine: it is shown as the probe, with the models it asks for.
+				o.Models, _ = e.Querier.LabelValues(ctx, "model", catalog.JobSelector(name), now.Add(-Lookback), now)
+				if slices.ContainsFunc(v.Names, func(n string) bool { return strings.HasPrefix(n, catalog.ProbePrefix) }) {
+					o.Detection = catalog.Detection{Engine: ProbeEngine, Evidence: []string{"inferscope_probe_* families"}}
+				}
+			}
 			o.Models = catalog.WithoutPlaceholders(o.Models) // TensorRT-LLM's "undefined" is no model
 		}
 		obs = append(obs, o)
@@ -45,6 +57,9 @@ func (e *Env) Inventory(ctx context.Context) []inventory.Row {
 	}
 	for _, a := range e.Settings.GPUAgents {
 		add(a.Name, "agent", e.shownURL(a.URL, a.SelectorOrDefault()), "")
+	}
+	for _, p := range e.Settings.Probes {
+		add(p.Name, "probe", e.shownURL(p.URL, catalog.JobSelector(p.Name)), "")
 	}
 	return inventory.Build(obs)
 }

@@ -367,9 +367,11 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"diagnosis": {"", "annotations", "timeline", "numeric"},
 		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
 		"benchmark": {""}, "regression": {"", "annotations", "numeric"},
+		"probe": {"", "sustained"},
 	}
 	have := map[string][]string{}
-	for _, c := range goldenCases {
+	// probeGoldenCases (probe_test.go) run on the probe fixture.
+	for _, c := range append(slices.Clone(goldenCases), probeGoldenCases...) {
 		if strings.HasPrefix(c.name, "error_") {
 			continue
 		}

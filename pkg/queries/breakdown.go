@@ -2,11 +2,14 @@ package queries
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/client"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -63,7 +66,11 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 			in[s] = mi
 		}
 		series := latency.BreakdownBy(in, r.Steps, split, &r.Notes)
-		return frames.TimeSeries(series, meta(r, nil)), nil
+		outside, err := outsideEngine(ctx, r, env, p, split == "")
+		if err != nil {
+			return nil, err
+		}
+		return frames.TimeSeries(append(series, outside...), meta(r, nil)), nil
 	case "table":
 		// The table covers the whole selected range, evaluated at its real
 		// end (not the step-aligned one, which can leave out the last step).
@@ -90,4 +97,73 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 		return frames.BreakdownTable(rows, meta(r, nil)), nil
 	}
 	return nil, badQueryf("format: %q is neither timeseries nor table", q.Format)
+}
+
+// outsideEngine is the breakdown's "outside the engine" row, present only when
+// the targets in scope have client-side probes (settings probes[]): per step,
+// the probes' mean client TTFT minus the mean engine TTFT of the targets they
+// exercise (rate(_sum)/rate(_count) of each over the window): the time spent in
+// the API server, tokenizer, gateway and network before the first token. Per
+// target when the breakdown is grouped by target, else over every probed
+// target (client and engine means each over their own requests: the probe's
+// few requests against all the engine's). Not shown when grouped by model.
+func outsideEngine(ctx context.Context, r *fetch.Run, env *fetch.Env, p fetch.Plan, byTarget bool) ([]analysis.Series, error) {
+	ps := probesOf(env, p)
+	if len(ps.names) == 0 {
+		return nil, nil
+	}
+	if slices.Contains(p.Scope.By, "model") || slices.Contains(p.Scope.By, "engine") {
+		r.Notes.Add(analysis.Info, "outside the engine (client TTFT − engine TTFT) is shown per target or overall, not grouped by model or engine")
+		return nil, nil
+	}
+	var targets []string
+	for _, n := range ps.names {
+		if !slices.Contains(targets, ps.target[n]) {
+			targets = append(targets, ps.target[n])
+		}
+	}
+	by := []string{"target"}
+	ch := catalog.ProbeHistogramPromQL(catalog.ProbeTTFT, ps.names, p.Scope.Models, by, p.Window)
+	eh, err := catalog.HistogramPromQL(catalog.TTFT, catalog.Scope{Targets: targets, Models: p.Scope.Models, By: by, Finite: p.Scope.Finite}, p.Window)
+	if err != nil {
+		return nil, err
+	}
+	var m [4]model.Matrix
+	for k, q := range []string{ch.Sum, ch.Count, eh.Sum, eh.Count} {
+		if m[k], err = r.Range(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	toOne := map[string]string{}
+	if !byTarget {
+		for _, n := range ps.names {
+			toOne[n] = ""
+		}
+		for _, t := range targets {
+			toOne[t] = ""
+		}
+	}
+	clientMean := client.MeanByTarget(m[0], m[1], r.Steps, mergeMaps(ps.target, toOne))
+	engineMean := client.MeanByTarget(m[2], m[3], r.Steps, toOne)
+	r.Notes.Add(analysis.Info, "outside the engine = client-side probe TTFT − engine TTFT (means over the window): API server, tokenizer, gateway and network; the probe's own requests against all the engine's")
+	var out []analysis.Series
+	for _, t := range slices.Sorted(maps.Keys(clientMean)) {
+		em, ok := engineMean[t]
+		if !ok {
+			continue
+		}
+		l := map[string]string{"stage": "outside_engine"}
+		if byTarget {
+			l["target"] = t
+		}
+		out = append(out, analysis.Series{Name: "outside the engine", Labels: l, Unit: "s", Times: r.Steps, Values: client.Outside(clientMean[t], em)})
+	}
+	return out, nil
+}
+
+// mergeMaps returns a's entries overridden by b's.
+func mergeMaps(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
 }

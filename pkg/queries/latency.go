@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/client"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -33,6 +34,10 @@ type Latency struct {
 	Bounds *bool `json:"bounds,omitempty"`
 	// Profile names an SLO profile whose latency thresholds are drawn on their stages.
 	Profile string `json:"profile,omitempty"`
+	// Source is engine (default: the engine's histograms) or probe (the
+	// client-side probes of the targets: ttft, itl, tpot and e2e as users see
+	// them; series carry target, probe and source="probe").
+	Source string `json:"source,omitempty"`
 	// Format is timeseries (default: the statistics as series) or heatmap: per stage, the
 	// requests per second in each histogram bucket over time (latency.HeatmapRows), as a
 	// heatmap-rows frame for Grafana's heatmap panel; stats, estimator and bounds are unused.
@@ -44,14 +49,31 @@ func (q *Latency) lists() []namedList {
 }
 
 func (q *Latency) validate(*settings.Settings) error {
+	if err := checkSource(q.Source); err != nil {
+		return err
+	}
 	if q.Format != "" && q.Format != "timeseries" && q.Format != "heatmap" {
 		return badQueryf("format: %q is neither timeseries nor heatmap", q.Format)
+	}
+	if q.Format == "heatmap" && q.Source == "probe" {
+		return badQueryf("format: heatmap reads the engine's histograms; with source probe use timeseries")
 	}
 	_, err := estimator(q.Estimator)
 	return err
 }
 
-var latencyEnums = map[string][]string{"stages": signalNames(catalog.LatencyStages), "estimator": {"prometheus", "refined"}, "format": {"timeseries", "heatmap"}}
+var latencyEnums = map[string][]string{"stages": signalNames(catalog.LatencyStages), "estimator": {"prometheus", "refined"}, "source": sources, "format": {"timeseries", "heatmap"}}
+
+// sources are the values of the source field of latency and slo.
+var sources = []string{"engine", "probe"}
+
+// checkSource validates a source field.
+func checkSource(s string) error {
+	if s != "" && !slices.Contains(sources, s) {
+		return badQueryf("source: %q is neither engine nor probe", s)
+	}
+	return nil
+}
 
 // estimator parses the estimator field.
 func estimator(e string) (hist.Estimator, error) {
@@ -115,6 +137,9 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 		}
 		seenStat[st.Name] = true
 		opt.Stats = append(opt.Stats, st)
+	}
+	if q.Source == "probe" {
+		return runLatencyProbe(ctx, env, p, q, stages, opt)
 	}
 	if q.Format == "heatmap" {
 		return runLatencyHeatmap(ctx, env, p, stages)
@@ -275,3 +300,49 @@ func onlyMean(stats []latency.Stat) bool {
 
 // maxStats caps the statistics of one latency query.
 const maxStats = 20
+
+// runLatencyProbe answers a latency query with source "probe": the stages'
+// probe histograms (catalog.ProbeHistogramPromQL) of the targets' probes,
+// through the same estimator and bounds as the engine's (latency.Compute),
+// joined to the targets (client.JoinProbes).
+func runLatencyProbe(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency, stages []catalog.Signal, opt latency.Options) (data.Frames, error) {
+	r := fetch.NewRun(ctx, env, p)
+	for _, s := range stages {
+		if _, ok := catalog.ProbeStageHistograms[s]; !ok {
+			return nil, badQueryf("stages: the probe measures ttft, itl, tpot and e2e as the client sees them; %s is inside the engine (use source engine)", s)
+		}
+	}
+	ps := probesOf(env, p)
+	if len(ps.names) == 0 {
+		noProbeNotice(r)
+		return frames.TimeSeries(nil, meta(r, nil)), nil
+	}
+	by := p.Scope.By
+	if !slices.Contains(by, "target") && !slices.Contains(by, "model") {
+		by = nil
+	}
+	var series []analysis.Series
+	for _, s := range stages {
+		h := catalog.ProbeHistogramPromQL(catalog.ProbeStageHistograms[s], ps.names, p.Scope.Models, by, p.Window)
+		in := latency.Input{Stage: s, Scale: 1}
+		var err error
+		if in.Buckets, err = r.Range(ctx, h.Buckets); err != nil {
+			return nil, err
+		}
+		if needMeanStat(opt.Stats) {
+			if in.Sum, err = r.Range(ctx, h.Sum); err != nil {
+				return nil, err
+			}
+			if in.Count, err = r.Range(ctx, h.Count); err != nil {
+				return nil, err
+			}
+		}
+		series = append(series, latency.Compute(in, r.Steps, opt, &r.Notes)...)
+	}
+	r.Notes.Add(analysis.Info, "source probe: latency as the client-side probe measured it (API server, tokenizer, gateway and network included), from its own requests only; see docs/probe.md")
+	th, err := objectiveThresholds(env.Settings, q.Profile)
+	if err != nil {
+		return nil, err
+	}
+	return frames.TimeSeries(client.JoinProbes(series, ps.target), meta(r, th)), nil
+}

@@ -21,12 +21,13 @@ var registry = []*Type{
 	register("gpu", true, gpuEnums, runGPU),
 	register("events", false, nil, runEvents),
 	register("diagnosis", false, diagnosisEnums, runDiagnosis),
-	register("slo", false, nil, runSLO),
+	register("slo", false, sloEnums, runSLO),
 	register("burn_rate", false, burnRateEnums, runBurnRate),
 	register("goodput", false, nil, runGoodput),
 	register("buckets", false, bucketsEnums, runBuckets),
 	register("benchmark", false, nil, runBenchmark),
 	register("regression", false, regressionEnums, runRegression),
+	register("probe", false, probeEnums, runProbe),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may

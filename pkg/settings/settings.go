@@ -105,6 +105,8 @@ type Settings struct {
 
 	Targets   []Target   `json:"targets"`
 	GPUAgents []GPUAgent `json:"gpuAgents,omitempty"`
+	// Probes are client-side probes (probe.go), each joined to the target it exercises.
+	Probes []Probe `json:"probes,omitempty"`
 
 	// Durations in Prometheus notation ("15s", "6h"); the parsed values are below.
 	ScrapeIntervalRaw string `json:"scrapeInterval,omitempty"`
@@ -165,6 +167,9 @@ func load(dsURL string, basicAuth bool, jsonData []byte, secure map[string]strin
 		if a.Kind == "" {
 			a.Kind = "inferscope"
 		}
+	}
+	for i := range s.Probes {
+		s.Probes[i].BearerToken = secure[SecretKey(s.Probes[i].Name, "bearerToken")]
 	}
 	if err := s.applyDefaults(); err != nil {
 		return Settings{}, err
@@ -334,6 +339,9 @@ func (s *Settings) Validate() error {
 		if !contains(AgentKinds, a.Kind) {
 			return fmt.Errorf("%s.kind: %q is not one of %s", f, a.Kind, strings.Join(AgentKinds, ", "))
 		}
+	}
+	if err := s.validateProbes(seen); err != nil {
+		return err
 	}
 	for i, t := range s.Targets {
 		if t.Agent != "" && !agents[t.Agent] {

@@ -50,6 +50,33 @@ func TestLoadErrorsNameTheField(t *testing.T) {
 	}
 }
 
+func TestProbes(t *testing.T) {
+	s, err := Load([]byte(`{"targets":[{"name":"vllm-a","url":"http://a:8000/metrics"},{"name":"vllm-b","url":"http://b:8000/metrics"}],
+		"probes":[{"name":"probe-a","url":"http://p:9401/metrics","target":"vllm-a"},{"name":"probe-a2","url":"http://p2:9401/metrics","target":"vllm-a"}]}`),
+		map[string]string{"probe-a.bearerToken": "pt0k"})
+	require.NoError(t, err)
+	assert.Equal(t, "pt0k", s.Probes[0].BearerToken)
+	assert.Equal(t, []string{"probe-a", "probe-a2"}, s.ProbesOf([]string{"vllm-a"}))
+	assert.Empty(t, s.ProbesOf([]string{"vllm-b"}))
+	assert.Equal(t, []string{"probe-a", "probe-a2"}, s.ProbesOf(nil))
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "pt0k")
+
+	tg := `"targets":[{"name":"vllm-a","url":"http://a:8000/metrics"}]`
+	for in, want := range map[string]string{
+		`{` + tg + `,"probes":[{"name":"p","url":"http://p/m"}]}`:                        "probes[0].target: name the engine target",
+		`{` + tg + `,"probes":[{"name":"p","url":"http://p/m","target":"nope"}]}`:        `probes[0].target: "nope" is not a configured target`,
+		`{` + tg + `,"probes":[{"name":"vllm-a","url":"http://p/m","target":"vllm-a"}]}`: `probes[0].name: "vllm-a" is already used by targets[0]`,
+		`{` + tg + `,"probes":[{"name":"p","url":"ftp://p/m","target":"vllm-a"}]}`:       "probes[0].url",
+		`{` + tg + `,"probes":[{"name":"p q","url":"http://p/m","target":"vllm-a"}]}`:    "probes[0].name",
+	} {
+		_, err := Load([]byte(in), nil)
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+	}
+}
+
 // TestFullwidthHostNormalised: a host in fullwidth digits and dots is mapped
 // to the ASCII address the network uses (UTS #46, as browsers do), so the
 // URL scraped is the URL shown; a host that cannot be mapped is refused with

@@ -173,6 +173,49 @@ type Config struct {
 	FlakyErrorRatio  float64 // share of /metrics requests answered with 500
 	FlakyStallRatio  float64 // share of /metrics requests that stall for FlakyStall
 	FlakyStall       time.Duration
+
+	// APIFaults are injected by the OpenAI-compatible endpoints only (the
+	// client-side probe's test bed); the engine, its metrics and /metrics never
+	// see them.
+	APIFaults APIFaults
+}
+
+// APIFaults are client-visible faults of /v1/completions and
+// /v1/chat/completions, each drawn per request (shares 0..1, independent
+// draws in this order: 429, 5xx, then cut, stall and slow for streams).
+// Server.Streams records which fault each request got (its ground truth).
+type APIFaults struct {
+	TooManyShare float64 // answered 429 before reaching the engine (a rate-limiting gateway)
+	ErrorShare   float64 // answered ErrorCode (default 503) before reaching the engine
+	ErrorCode    int     // 5xx status of ErrorShare; 0 = 503
+	CutShare     float64 // streams closed (connection dropped) after CutAfter tokens, without [DONE]
+	CutAfter     int     // tokens sent before a cut, ≥ 1
+	StallShare   float64 // streams in which token StallToken is held back for Stall (one-token stall)
+	StallToken   int     // 1-based index of the stalled token, ≥ 2 (a gap, not TTFT)
+	Stall        time.Duration
+	SlowShare    float64       // streams whose every token is held back SlowPerToken more (a slow stream)
+	SlowPerToken time.Duration // added before each token of a slow stream
+}
+
+func (f APIFaults) validate() error {
+	for _, x := range []float64{f.TooManyShare, f.ErrorShare, f.CutShare, f.StallShare, f.SlowShare} {
+		if !(x >= 0 && x <= 1) {
+			return errors.New("sim: API fault shares must be between 0 and 1")
+		}
+	}
+	if f.ErrorCode != 0 && (f.ErrorCode < 500 || f.ErrorCode > 599) {
+		return fmt.Errorf("sim: API error code %d is not a 5xx status", f.ErrorCode)
+	}
+	if f.CutShare > 0 && f.CutAfter < 1 {
+		return errors.New("sim: API cut needs CutAfter ≥ 1 token")
+	}
+	if f.StallShare > 0 && (f.StallToken < 2 || f.Stall <= 0) {
+		return errors.New("sim: API stall needs StallToken ≥ 2 and a positive Stall")
+	}
+	if f.SlowShare > 0 && f.SlowPerToken <= 0 {
+		return errors.New("sim: API slow streams need a positive SlowPerToken")
+	}
+	return nil
 }
 
 // TraceEntry is one request of an arrival trace: At seconds after start.
@@ -303,6 +346,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RestartEvery > 0 && c.RestartDowntime >= c.RestartEvery {
 		return errors.New("sim: restart downtime must be shorter than the restart period")
+	}
+	if err := c.APIFaults.validate(); err != nil {
+		return err
 	}
 	if c.NumGPUBlocks == 0 {
 		kv := g.MemoryBytes*c.GPUMemoryUtil - c.Model.Params*c.Model.BytesPerParam - 4*(1<<30)

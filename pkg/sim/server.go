@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,11 +31,91 @@ type Server struct {
 	off   float64
 	ready chan struct{}
 	once  sync.Once
+
+	faultRng *rand.Rand // draws of Config.APIFaults (guarded by mu)
+	streams  []StreamTruth
+}
+
+// Fault names in StreamTruth.Fault.
+const (
+	FaultNone    = ""
+	FaultTooMany = "429"
+	FaultError   = "5xx"
+	FaultCut     = "cut"
+	FaultStall   = "stall"
+	FaultSlow    = "slow"
+)
+
+// maxStreamLog bounds the ground-truth log of API requests.
+const maxStreamLog = 4096
+
+// StreamTruth is the ground truth of one API generate request as the server
+// sent it: wall-clock times of the handler's start and of each token chunk
+// written and flushed (Sent[i] is token i+1), the injected fault (Fault*), the
+// HTTP status, and the engine's own record (nil when the request never reached
+// the engine). Done is true when data: [DONE] was written.
+type StreamTruth struct {
+	ID       string
+	Status   int
+	Fault    string
+	Received time.Time
+	Sent     []time.Time
+	Done     bool
+	Request  *Request
+}
+
+// Streams returns a copy of the ground-truth log of API requests, oldest first
+// (the last 4096).
+func (v *Server) Streams() []StreamTruth {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]StreamTruth, len(v.streams))
+	for i, st := range v.streams {
+		st.Sent = append([]time.Time(nil), st.Sent...)
+		out[i] = st
+	}
+	return out
+}
+
+func (v *Server) record(st *StreamTruth) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.streams) == maxStreamLog {
+		v.streams = append(v.streams[:0], v.streams[1:]...)
+	}
+	v.streams = append(v.streams, *st)
+}
+
+// drawFaults decides the faults of one request (see APIFaults).
+func (v *Server) drawFaults() (status int, stream []string) {
+	f := v.s.cfg.APIFaults
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	draw := func(share float64) bool { return share > 0 && v.faultRng.Float64() < share }
+	if draw(f.TooManyShare) {
+		return http.StatusTooManyRequests, nil
+	}
+	if draw(f.ErrorShare) {
+		if f.ErrorCode == 0 {
+			return http.StatusServiceUnavailable, nil
+		}
+		return f.ErrorCode, nil
+	}
+	if draw(f.CutShare) {
+		stream = append(stream, FaultCut)
+	}
+	if draw(f.StallShare) {
+		stream = append(stream, FaultStall)
+	}
+	if draw(f.SlowShare) {
+		stream = append(stream, FaultSlow)
+	}
+	return 0, stream
 }
 
 // NewServer wraps s. Call Run to start the clock.
 func NewServer(s *Sim) *Server {
-	return &Server{s: s, wake: make(chan struct{}, 1), rng: newRand(s.cfg.Seed, 3), ready: make(chan struct{})}
+	return &Server{s: s, wake: make(chan struct{}, 1), rng: newRand(s.cfg.Seed, 3), ready: make(chan struct{}), faultRng: newRand(s.cfg.Seed, 5)}
 }
 
 // simNow maps the wall clock to simulated seconds (0 before Run).
@@ -232,6 +313,8 @@ func tokenText(id uint64, i int) string {
 }
 
 func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
+	truth := &StreamTruth{Received: time.Now()}
+	defer func() { v.record(truth) }()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "reading body: "+err.Error())
@@ -278,6 +361,19 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		v.mu.Unlock()
 	}
 	out = min(out, maxTokens)
+	status, faults := v.drawFaults()
+	switch {
+	case status == http.StatusTooManyRequests:
+		truth.Status, truth.Fault = status, FaultTooMany
+		w.Header().Set("Retry-After", "1")
+		apiError(w, status, "RateLimitError", "rate limit reached (simulated)")
+		return
+	case status != 0:
+		truth.Status, truth.Fault = status, FaultError
+		apiError(w, status, "ServiceUnavailableError", "upstream unavailable (simulated)")
+		return
+	}
+	truth.Fault = strings.Join(faults, "+")
 	events := make(chan Event, out+2)
 	v.s.AdvanceTo(v.simNow())
 	req, err := v.s.Submit(prompt, out, maxTokens, func(_ *Request, ev Event) {
@@ -286,7 +382,9 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		default: // cannot happen: the buffer holds every token and the final event
 		}
 	})
+	truth.Request = req
 	if errors.Is(err, ErrDown) {
+		truth.Status = http.StatusServiceUnavailable
 		apiError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server is restarting")
 		return
 	}
@@ -302,8 +400,9 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		id = fmt.Sprintf("chatcmpl-%016x", req.ID)
 		object = "chat.completion"
 	}
+	truth.ID, truth.Status = id, http.StatusOK
 	if g.Stream {
-		v.stream(w, r, req, events, chat, id, created, prompt, g.StreamOptions != nil && g.StreamOptions.IncludeUsage)
+		v.stream(w, r, req, events, chat, id, created, prompt, g.StreamOptions != nil && g.StreamOptions.IncludeUsage, faults, truth)
 		return
 	}
 	var text strings.Builder
@@ -336,7 +435,17 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 }
 
-func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, events <-chan Event, chat bool, id string, created int64, prompt int, usage bool) {
+func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, events <-chan Event, chat bool, id string, created int64, prompt int, usage bool, faults []string, truth *StreamTruth) {
+	f := v.s.cfg.APIFaults
+	has := func(name string) bool { return slices.Contains(faults, name) }
+	hold := func(d time.Duration) bool {
+		select {
+		case <-r.Context().Done():
+			return false
+		case <-time.After(d):
+			return true
+		}
+	}
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -381,6 +490,11 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 			var choice map[string]any
 			switch ev.Kind {
 			case EventToken:
+				if has(FaultSlow) && !hold(f.SlowPerToken) || has(FaultStall) && ev.Index == f.StallToken && !hold(f.Stall) {
+					v.s.Abort(req)
+					v.kick()
+					return
+				}
 				t := tokenText(req.ID, ev.Index)
 				choice = map[string]any{"index": 0, "logprobs": nil, "finish_reason": nil}
 				if chat {
@@ -392,6 +506,12 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 					v.s.Abort(req)
 					v.kick()
 					return
+				}
+				truth.Sent = append(truth.Sent, time.Now())
+				if has(FaultCut) && ev.Index == f.CutAfter {
+					v.s.Abort(req)
+					v.kick()
+					panic(http.ErrAbortHandler) // drop the connection: no [DONE], no terminating chunk
 				}
 				continue
 			case EventAbort:
@@ -416,6 +536,7 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 			if fl != nil {
 				fl.Flush()
 			}
+			truth.Done = true
 			return
 		}
 	}

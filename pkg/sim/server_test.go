@@ -290,3 +290,28 @@ func Test500ConcurrentStreams(t *testing.T) {
 	}
 	assert.Zero(t, failed)
 }
+
+// TestAPIFaultsValidateAndRecord: fault shares outside 0..1 and incomplete
+// stall or cut settings are refused; a 429 and a 5xx are answered with their
+// status and never reach the engine (pkg/probe's tests read the ground-truth
+// log of Server.Streams).
+func TestAPIFaultsValidateAndRecord(t *testing.T) {
+	for _, f := range []APIFaults{{TooManyShare: 1.5}, {ErrorShare: 1, ErrorCode: 404}, {CutShare: 1}, {StallShare: 1, StallToken: 1, Stall: time.Second},
+		{SlowShare: 1}} {
+		c := DefaultConfig()
+		c.APIFaults = f
+		assert.Error(t, c.Validate(), "%+v", f)
+	}
+	for _, tc := range []struct {
+		f     APIFaults
+		code  int
+		fault string
+	}{{APIFaults{TooManyShare: 1}, 429, FaultTooMany}, {APIFaults{ErrorShare: 1, ErrorCode: 504}, 504, FaultError}} {
+		s, hs := startServer(t, func(c *Config) { c.APIFaults = tc.f })
+		resp, err := http.Post(hs.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"hi","max_tokens":4}`))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, tc.code, resp.StatusCode)
+		assert.Empty(t, s.Finished(), "a faulted request never reaches the engine")
+	}
+}

@@ -16,6 +16,7 @@ import { ConfigSection, ConfigSubSection, DataSourceDescription } from '@grafana
 
 import {
   addAgent,
+  addProbe,
   addTarget,
   isSecretConfigured,
   nameError,
@@ -23,12 +24,14 @@ import {
   urlError,
   parseGPUList,
   removeAgent,
+  removeProbe,
   removeTarget,
   resetSecret,
   setOption,
   setSecret,
   Settings,
   updateAgent,
+  updateProbe,
   updateTarget,
 } from '../configModel';
 import {
@@ -324,6 +327,9 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
   // local state (label rows, GPU text) never follows the wrong item.
   const tKey = (i: number) => `t-${targets.length}-${i}`;
   const aKey = (i: number) => `a-${agents.length}-${i}`;
+  const probes = options.jsonData.probes ?? [];
+  const pKey = (i: number) => `p-${probes.length}-${i}`;
+  const targetOptions: Array<SelectableValue<string>> = targets.map((t) => ({ label: t.name, value: t.name }));
 
   const numberOption = (key: 'bodySizeLimit' | 'sampleLimit', raw: string) => {
     const t = raw.trim();
@@ -572,6 +578,103 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           <div>
             <Button icon="plus" variant="secondary" onClick={() => onOptionsChange(addAgent(options))}>
               Add GPU agent
+            </Button>
+          </div>
+        </Stack>
+      </ConfigSection>
+
+      <ConfigSection title="Client-side probes">
+        <Text color="secondary" element="p">
+          inferscope-probe endpoints (docs/probe.md): each sends small streaming requests to the target it exercises and
+          serves TTFT, token jitter and errors as users see them. Names share one namespace with targets and agents.
+        </Text>
+        <Stack direction="column" gap={2}>
+          {probes.map((p, i) => {
+            const err = nameError(options, p.name);
+            const n = i + 1;
+            return (
+              <Box key={pKey(i)} borderStyle="solid" borderColor="weak" padding={1.5} data-testid={`probe-${i}`}>
+                <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(err)} error={err} required>
+                  <Input
+                    id={`probe-${i}-name`}
+                    aria-label={`Probe ${n} name`}
+                    width={40}
+                    value={p.name}
+                    onChange={(e) => onOptionsChange(updateProbe(options, i, { name: e.currentTarget.value }))}
+                  />
+                </InlineField>
+                <InlineField
+                  label="Metrics URL"
+                  labelWidth={LABEL_WIDTH}
+                  required={!remote}
+                  invalid={p.url !== '' && Boolean(urlError(`probes[${i}].url`, p.url, remote))}
+                  error={p.url !== '' ? urlError(`probes[${i}].url`, p.url, remote) : undefined}
+                >
+                  <Input
+                    id={`probe-${i}-url`}
+                    aria-label={`Probe ${n} URL`}
+                    width={60}
+                    value={p.url}
+                    placeholder="http://inferscope-probe:9401/metrics"
+                    onChange={(e) => onOptionsChange(updateProbe(options, i, { url: e.currentTarget.value }))}
+                  />
+                </InlineField>
+                <InlineField
+                  label="Target"
+                  labelWidth={LABEL_WIDTH}
+                  required
+                  invalid={!p.target}
+                  error={p.target ? undefined : 'Choose the target this probe exercises'}
+                  tooltip="The engine target the probe's requests reach: its client-side numbers are joined to this target"
+                >
+                  <Select
+                    inputId={`probe-${i}-target`}
+                    aria-label={`Probe ${n} target`}
+                    width={40}
+                    options={targetOptions}
+                    value={p.target || null}
+                    onChange={(v) => onOptionsChange(updateProbe(options, i, { target: v.value ?? '' }))}
+                  />
+                </InlineField>
+                {remote ? null : (
+                  <>
+                    <SecretField
+                      id={`probe-${i}-token`}
+                      label={`Probe ${n} bearer token`}
+                      options={options}
+                      name={p.name}
+                      kind="bearerToken"
+                      onOptionsChange={onOptionsChange}
+                      tooltip="Stored encrypted; only the backend reads it"
+                    />
+                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                      <Switch
+                        id={`probe-${i}-tls`}
+                        aria-label={`Probe ${n} skip TLS verify`}
+                        value={Boolean(p.tlsSkipVerify)}
+                        onChange={(e) =>
+                          onOptionsChange(updateProbe(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                        }
+                      />
+                    </InlineField>
+                  </>
+                )}
+                <Button
+                  variant="destructive"
+                  fill="outline"
+                  size="sm"
+                  icon="trash-alt"
+                  aria-label={`Remove probe ${n}`}
+                  onClick={() => onOptionsChange(removeProbe(options, i))}
+                >
+                  Remove probe
+                </Button>
+              </Box>
+            );
+          })}
+          <div>
+            <Button icon="plus" variant="secondary" onClick={() => onOptionsChange(addProbe(options))}>
+              Add probe
             </Button>
           </div>
         </Stack>

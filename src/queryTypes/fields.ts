@@ -1,4 +1,4 @@
-import { ESTIMATORS, GPU_SIGNALS, GROUP_BY, LATENCY_STAGES } from '../types';
+import { ESTIMATORS, GPU_SIGNALS, GROUP_BY, LATENCY_STAGES, PROBE_SIGNALS, PROBE_VIEWS, SOURCES } from '../types';
 import { FieldSpec, QueryField } from './definition';
 
 /**
@@ -34,6 +34,11 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   before: { type: 'object', templating: 'none' },
   after: { type: 'object', templating: 'none' },
   minEffect: { type: 'number', templating: 'none' },
+  source: { type: 'string', templating: 'scalar', enum: SOURCES, carry: true },
+  view: { type: 'string', templating: 'scalar', enum: PROBE_VIEWS },
+  signal: { type: 'string', templating: 'scalar', enum: PROBE_SIGNALS },
+  threshold: { type: 'number', templating: 'none' },
+  sustainedShare: { type: 'number', templating: 'none' },
 };
 
 /** Fields every query type has (the shared controls); the type's own are in its `fields`. */

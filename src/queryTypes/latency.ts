@@ -19,6 +19,7 @@ export const latencyType = defineQueryType({
     stats: { owned: true },
     estimator: { owned: true },
     bounds: { owned: true },
+    source: { owned: true },
     format: { owned: true, enum: LATENCY_FORMATS },
     // Draws the profile's thresholds; kept when the type changes, like the targets.
     profile: { owned: false },

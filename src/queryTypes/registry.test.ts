@@ -6,10 +6,11 @@ import { DEFAULT_QUERY, QUERY_TYPES, queryTypeDefinition } from './registry';
  * The tables the registry replaced (QueryEditor's USES, queryModel's
  * TYPE_FIELDS and CARRY, types' TYPE_DEFAULTS, as of the commit before it),
  * kept here as the reference the registry must reproduce: the query JSON the
- * editors produce must not change.
+ * editors produce must not change. Types and fields added since (issue 26:
+ * latency's source, the probe type) are appended to the tables.
  */
 const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
-  latency: ['stages', 'stats', 'estimator', 'bounds'],
+  latency: ['stages', 'stats', 'estimator', 'bounds', 'source'],
   breakdown: ['format'],
   throughput: [],
   saturation: [],
@@ -18,15 +19,16 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   gpu: ['agents', 'gpus', 'signals'],
   diagnosis: ['format'],
   events: [],
-  slo: ['objectives'],
+  slo: ['objectives', 'source'],
   burn_rate: ['objectives'],
   goodput: [],
   buckets: ['thresholds'],
   // Types added after the registry (issue 25), with the fields they own.
   benchmark: ['baseline', 'tolerance', 'margin'],
   regression: ['format', 'span', 'before', 'after', 'minEffect'],
+  probe: ['view', 'signal', 'threshold', 'sustainedShare'],
 };
-const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives'];
+const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives', 'source'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   latency: { stages: ['ttft', 'e2e'], stats: ['p50', 'p99'], estimator: 'prometheus', bounds: true },
   breakdown: { format: 'timeseries' },
@@ -43,6 +45,7 @@ const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   buckets: { stats: ['p50', 'p90', 'p99'] },
   benchmark: {},
   regression: { format: 'table' },
+  probe: { view: 'jitter' },
 };
 const T = true;
 const F = false;
@@ -62,6 +65,7 @@ const OLD_USES: Record<string, [boolean, boolean, boolean, boolean]> = {
   buckets: [T, T, T, F],
   benchmark: [T, T, F, T],
   regression: [T, T, F, F],
+  probe: [T, T, F, T],
 };
 
 function oldSwitch(query: InferscopeQuery, t: string): InferscopeQuery {
@@ -115,11 +119,17 @@ function full(type: string): InferscopeQuery {
     before: { from: '1', to: '2' },
     after: { from: '2', to: '3' },
     minEffect: 0.1,
+    source: 'probe',
+    view: 'spikes',
+    signal: 'ttft',
+    threshold: 0.5,
+    sustainedShare: 0.6,
   };
 }
 
 describe('query-type registry', () => {
   it('lists the types in the picker order of before (the new ones last)', () => {
+  it('lists the types in the picker order of before, the probe type last', () => {
     expect(QUERY_TYPES).toEqual(Object.keys(OLD_TYPE_FIELDS));
   });
 

@@ -9,6 +9,7 @@ import { eventsType } from './events';
 import { goodputType } from './goodput';
 import { gpuType } from './gpu';
 import { latencyType } from './latency';
+import { probeType } from './probe';
 import { rawType } from './raw';
 import { regressionType } from './regression';
 import { saturationType } from './saturation';
@@ -37,6 +38,7 @@ const BY_ID = {
   buckets: bucketsType,
   benchmark: benchmarkType,
   regression: regressionType,
+  probe: probeType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */

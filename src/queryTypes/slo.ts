@@ -13,6 +13,6 @@ export const sloType = defineQueryType({
   description: 'SLO table: attainment, observed quantile, error budget, burn rates and status per objective',
   defaults: {},
   shared: { targets: true, models: true, groupBy: true, window: false },
-  fields: { profile: { owned: false }, objectives: { owned: true } },
+  fields: { profile: { owned: false }, objectives: { owned: true }, source: { owned: true } },
   editor: SLOEditor,
 });

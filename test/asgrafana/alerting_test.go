@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/probe"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
 )
 
@@ -34,6 +35,37 @@ func serveSim(t *testing.T, scenario string, seed uint64) (metrics, gpu string) 
 	go func() { _ = srv.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return serve(t, srv.Handler()), serve(t, srv.GPUHandler())
+}
+
+// serveProbe runs an inferscope-probe against the simulator whose /metrics URL
+// is simMetrics (one request per second) and returns the probe's /metrics URL.
+func serveProbe(t *testing.T, simMetrics string) string {
+	t.Helper()
+	base := strings.TrimSuffix(simMetrics, "/metrics")
+	p, err := probe.NewProber(probe.Config{Endpoints: []probe.Endpoint{{Name: "sim", URL: base}}, Model: sim.DefaultConfig().Model.Name,
+		API: "chat", Interval: time.Second, Timeout: 5 * time.Second, PromptTokens: 16, MaxTokens: 16, IgnoreEOS: true}, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.Start(ctx)
+	t.Cleanup(func() { cancel(); p.Wait() })
+	return serve(t, p.Handler())
+}
+
+// serveStallingSim is a healthy simulator whose streams all hold token 3 back
+// 0.6 s: a sustained token stall as the client sees it.
+func serveStallingSim(t *testing.T) string {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 6
+	cfg.APIFaults = sim.APIFaults{StallShare: 1, StallToken: 3, Stall: 600 * time.Millisecond}
+	s, err := sim.New(cfg, sim.Options{})
+	require.NoError(t, err)
+	srv := sim.NewServer(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return serve(t, srv.Handler())
 }
 
 // slowPage is a vLLM V1 page whose TTFT histogram gains 10 requests per
@@ -109,6 +141,7 @@ func TestAlertRules(t *testing.T) {
 		http.Error(w, "overloaded", http.StatusServiceUnavailable)
 	}))
 	drop := &dropPage{}
+	stalling := serveStallingSim(t)
 	jd, err := json.Marshal(map[string]any{
 		"scrapeInterval": "1s", "scrapeTimeout": "800ms",
 		"targets": []tgt{
@@ -120,6 +153,11 @@ func TestAlertRules(t *testing.T) {
 			{"name": "slow", "url": serve(t, &slowPage{})},
 			{"name": "dropper", "url": serve(t, drop)},
 			{"name": "down", "url": down},
+			{"name": "stalling", "url": stalling},
+		},
+		"probes": []tgt{
+			{"name": "probe-healthy", "url": serveProbe(t, healthy), "target": "healthy"},
+			{"name": "probe-stalling", "url": serveProbe(t, stalling), "target": "stalling"},
 		},
 		"gpuAgents": []tgt{
 			{"name": "healthy-gpu", "url": healthyGPU, "kind": "inferscope"},
@@ -135,13 +173,14 @@ func TestAlertRules(t *testing.T) {
 
 	want := map[string]map[string]string{ // rule uid → labels of the series that must fire
 		// Every request of slow is over every TTFT threshold: out of its objective now.
-		"inferscope-slo-sustained":     {"target": "slow", "objective": "ttft-p99", "profile": "interactive-chat"},
-		"inferscope-stalled":           {"target": "stalled", "class": "stalled"},
-		"inferscope-kv-cache-pressure": {"target": "kv", "class": "kv_cache_pressure"},
-		"inferscope-queue-saturation":  {"target": "queue", "class": "queue_saturation"},
-		"inferscope-gpu-throttled":     {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
-		"inferscope-target-down":       {"target": "down"},
-		"inferscope-telemetry-missing": {"target": "dropper", "signal": "ttft"},
+		"inferscope-slo-sustained":                {"target": "slow", "objective": "ttft-p99", "profile": "interactive-chat"},
+		"inferscope-stalled":                      {"target": "stalled", "class": "stalled"},
+		"inferscope-kv-cache-pressure":            {"target": "kv", "class": "kv_cache_pressure"},
+		"inferscope-queue-saturation":             {"target": "queue", "class": "queue_saturation"},
+		"inferscope-gpu-throttled":                {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
+		"inferscope-target-down":                  {"target": "down"},
+		"inferscope-telemetry-missing":            {"target": "dropper", "signal": "ttft"},
+		"inferscope-probe-sustained-token-stalls": {"target": "stalling", "probe": "probe-stalling"},
 	}
 	// The burn-rate rules must stay silent here: the store holds seconds, and a row counts only
 	// once the store covers its long window (1 h at least), so a new store never pages on a burn

@@ -157,6 +157,10 @@ func Overview() *dashboard.DashboardBuilder {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
 	}
 
+	// Client-side probe: latency as users see it, and token jitter.
+	b.WithRow(row("Client-side probe"))
+	probePanels(b)
+
 	// Saturation.
 	b.WithRow(row("Saturation"))
 	b.WithPanel(ts("Queue", "Requests running in the engines' batches and waiting for a slot, summed per target: a waiting count that does not drain is a full server.",

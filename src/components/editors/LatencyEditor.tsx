@@ -3,7 +3,7 @@ import { SelectableValue } from '@grafana/data';
 import { InlineField, InlineSwitch, RadioButtonGroup, Stack } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { Estimator, LATENCY_FORMATS, LatencyFormat } from '../../types';
+import { Estimator, LATENCY_FORMATS, LatencyFormat, Source } from '../../types';
 import { variableOptions } from '../useResourceOptions';
 import { LW, Multi, STAGE_OPTIONS, STAT_OPTIONS, useStats, withField } from './common';
 import { ProfilePicker } from './ProfilePicker';
@@ -23,6 +23,15 @@ const ESTIMATOR_OPTIONS: Array<SelectableValue<Estimator>> = [
     label: 'refined',
     value: 'refined',
     description: 'Uses the bucket counts and the exact mean; stays within the bucket bounds',
+  },
+];
+
+const SOURCE_OPTIONS: Array<SelectableValue<Source>> = [
+  { label: 'engine', value: 'engine', description: "The engine's own histograms" },
+  {
+    label: 'probe',
+    value: 'probe',
+    description: 'The client-side probes of the targets: TTFT, ITL, TPOT and E2E as users see them',
   },
 ];
 
@@ -80,6 +89,18 @@ export function LatencyEditor({ query, onChange, profiles }: QueryTypeEditorProp
             options={ESTIMATOR_OPTIONS}
             value={query.estimator ?? 'prometheus'}
             onChange={(v) => onChange(withField(query, 'estimator', v))}
+          />
+        </InlineField>
+        <InlineField
+          label="Source"
+          labelWidth={LW}
+          tooltip="engine: the engine's histograms; probe: the client-side probes configured for the targets (settings probes[])"
+        >
+          <RadioButtonGroup
+            aria-label="Source"
+            options={SOURCE_OPTIONS}
+            value={query.source ?? 'engine'}
+            onChange={(v) => onChange(withField(query, 'source', v))}
           />
         </InlineField>
         <InlineSwitch

@@ -38,6 +38,23 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
           onChange={(v) => set({ objectives: v })}
         />
       </Stack>
+      {query.queryType === 'slo' && (
+        <InlineField
+          label="Source"
+          labelWidth={14}
+          tooltip="engine: the engine's histograms and finish reasons; probe: the client-side probes of the targets (latency as users see it, failed probe requests as an availability SLI)"
+        >
+          <RadioButtonGroup
+            aria-label="Source"
+            options={[
+              { label: 'engine', value: 'engine' },
+              { label: 'probe', value: 'probe' },
+            ]}
+            value={query.source ?? 'engine'}
+            onChange={(v) => onChange(v === 'engine' ? withoutSource(query) : { ...query, source: 'probe' })}
+          />
+        </InlineField>
+      )}
       {query.queryType === 'burn_rate' && (
         <InlineField
           label="Output"
@@ -72,6 +89,12 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
       </Text>
     </Stack>
   );
+}
+
+function withoutSource(q: InferscopeQuery): InferscopeQuery {
+  const next = { ...q };
+  delete next.source;
+  return next;
 }
 
 function withoutFormat(q: InferscopeQuery): InferscopeQuery {
