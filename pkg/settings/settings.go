@@ -58,6 +58,9 @@ type Target struct {
 	// Selector identifies the target's series on the remote server in remote
 	// mode, e.g. {job="vllm", instance="10.0.0.5:8000"}; empty means {job="<name>"}.
 	Selector string `json:"selector,omitempty"`
+	// CostPerHour is what the hardware serving this target costs per hour, in the root
+	// currency; 0 (default) means no price of its own (see GPUAgent.CostPerGPUHour).
+	CostPerHour float64 `json:"costPerHour,omitempty"`
 
 	// BearerToken comes from secureJsonData key "<name>.bearerToken".
 	BearerToken string `json:"-"`
@@ -75,6 +78,10 @@ type GPUAgent struct {
 	// Selector identifies the agent's series on the remote server in remote
 	// mode (see Target.Selector).
 	Selector string `json:"selector,omitempty"`
+	// CostPerGPUHour is the price of one GPU of this node per hour (root currency), applied to
+	// the GPUs each target on it uses (targets[].gpus, all the agent reports when empty) when
+	// the target has no costPerHour; 0 (default) means no price.
+	CostPerGPUHour float64 `json:"costPerGPUHour,omitempty"`
 
 	// BearerToken comes from secureJsonData key "<name>.bearerToken".
 	BearerToken string `json:"-"`
@@ -115,6 +122,9 @@ type Settings struct {
 
 	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
 	SLOSettings
+
+	// CostSettings holds the currency and the energy price (cost.go).
+	CostSettings
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -196,6 +206,7 @@ func (s *Settings) applyDefaults() error {
 		s.SampleLimit = DefaultSampleLimit
 	}
 	s.Diagnosis.applyDefaults()
+	s.applyCostDefaults()
 	if err := s.storageDefaults(); err != nil {
 		return err
 	}
@@ -300,6 +311,9 @@ func (s *Settings) Validate() error {
 		}
 	}
 	if err := s.validateRemote(); err != nil {
+		return err
+	}
+	if err := s.validateCost(); err != nil {
 		return err
 	}
 	return s.validateSLO()
