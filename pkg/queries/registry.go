@@ -25,6 +25,7 @@ var registry = []*Type{
 	register("burn_rate", false, burnRateEnums, runBurnRate),
 	register("goodput", false, nil, runGoodput),
 	register("buckets", false, bucketsEnums, runBuckets),
+	register("cost", false, costEnums, runCost),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may

@@ -2,6 +2,7 @@ import { InferscopeQuery, QueryType } from '../types';
 import { breakdownType } from './breakdown';
 import { bucketsType } from './buckets';
 import { burnRateType } from './burn_rate';
+import { costType } from './cost';
 import { QueryTypeDefinition } from './definition';
 import { diagnosisType } from './diagnosis';
 import { eventsType } from './events';
@@ -33,6 +34,7 @@ const BY_ID = {
   burn_rate: burnRateType,
   goodput: goodputType,
   buckets: bucketsType,
+  cost: costType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */
