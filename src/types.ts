@@ -117,6 +117,8 @@ export interface InferscopeQuery extends DataQuery {
   objectives?: string[];
   /** buckets: thresholds in seconds to place in the bucket layout. */
   thresholds?: number[];
+  /** cost: a duration such as 7d; adds cost_spike_ratio (cost per 1M tokens over its mean over it). */
+  baseline?: string;
 }
 
 /** Variable query: which list GET /<kind> resource to read. */

@@ -2,12 +2,15 @@ package plugin
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
@@ -164,5 +167,88 @@ func TestCostQueryErrorsNameTheField(t *testing.T) {
 		dr := runQuery(t, inst, field, end.Add(-time.Minute), end, time.Minute)
 		require.Error(t, dr.Error, q)
 		assert.Contains(t, dr.Error.Error(), q)
+	}
+}
+
+// costSpikeRuleModel returns the query model of the provisioned Grafana-managed cost-spike
+// rule and its threshold.
+func costSpikeRuleModel(t *testing.T) (map[string]any, float64) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "provisioning", "alerting", "inferscope-rules.yaml"))
+	require.NoError(t, err)
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				UID  string `yaml:"uid"`
+				Data []struct {
+					RefID string         `yaml:"refId"`
+					Model map[string]any `yaml:"model"`
+				} `yaml:"data"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &f))
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			if r.UID != "inferscope-cost-spike" {
+				continue
+			}
+			require.Len(t, r.Data, 3)
+			th := r.Data[2].Model["conditions"].([]any)[0].(map[string]any)["evaluator"].(map[string]any)["params"].([]any)[0]
+			return r.Data[0].Model, toFloat64(th)
+		}
+	}
+	t.Fatal("no rule inferscope-cost-spike")
+	return nil, 0
+}
+
+func toFloat64(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return math.NaN()
+}
+
+// TestCostSpikeRuleOnAStoredWeek stores eight days of a target priced 3.6 per hour at 1-minute
+// scrapes: 2000 tokens/s (0.5 per 1M tokens), then from D (a 5-minute boundary) 500 tokens/s
+// (2.0 per 1M). It runs the provisioned rule's query (ratio to the 7-day mean) and its
+// reduce-last and threshold: not firing before D; at D+10m the 5-minute grid of the 7 days
+// before holds 2014 points at 0.5 and 2 at 2.0 (D+5m, D+10m), mean (1007 + 4) / 2016, ratio
+// 2.0 / 0.5014881 = 3.98813, above 2, and it stays above for the rule's 30 minutes.
+func TestCostSpikeRuleOnAStoredWeek(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0).Truncate(5 * time.Minute)
+	d := t0.Add(8 * 24 * time.Hour)
+	prompt, gen := 0.0, 0.0
+	for ts := t0; !ts.After(d.Add(45 * time.Minute)); ts = ts.Add(time.Minute) {
+		h.sample(ts, "a", "vllm:prompt_tokens_total", nil, prompt)
+		h.sample(ts, "a", "vllm:generation_tokens_total", nil, gen)
+		if ts.Before(d) {
+			prompt, gen = prompt+1500*60, gen+500*60
+		} else {
+			prompt, gen = prompt+375*60, gen+125*60
+		}
+	}
+	h.instance()
+	st, err := settings.Load([]byte(`{"scrapeInterval":"1m","targets":[{"name":"a","url":"http://a:8000/metrics","costPerHour":3.6}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(h.db, source.EmbeddedOptions{}))
+	model, threshold := costSpikeRuleModel(t)
+	assert.Equal(t, 2.0, threshold)
+	ratioAt := func(at time.Time) float64 {
+		dr := runQuery(t, inst, model, at.Add(-10*time.Minute), at, time.Minute)
+		require.NoError(t, dr.Error)
+		require.Len(t, dr.Frames, 1)
+		v := dr.Frames[0].Fields[1]
+		assert.Equal(t, "cost_spike_ratio", v.Labels["stat"])
+		return reduceLastStrict(v)
+	}
+	assert.InDelta(t, 1.0, ratioAt(d), 1e-9, "steady: the cost equals its mean")
+	assert.InDelta(t, 2.0/((2014*0.5+2*2.0)/2016), ratioAt(d.Add(10*time.Minute)), 1e-9)
+	for m := 5; m <= 40; m += 5 {
+		assert.Greater(t, ratioAt(d.Add(time.Duration(m)*time.Minute)), threshold, "D+%dm", m)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
@@ -31,11 +32,17 @@ type Cost struct {
 	// Profile names an SLO profile: with it, the cost per 1M tokens of requests meeting
 	// every objective of the profile (bounds from the goodput bounds) is added.
 	Profile string `json:"profile,omitempty"`
+	// Baseline, a duration such as 7d, adds the series cost_spike_ratio: the cost per 1M
+	// tokens over the mean of the same cost over the preceding Baseline (the cost-spike
+	// alert rule's input). Empty: no ratio.
+	Baseline string `json:"baseline,omitempty"`
+
+	baseline time.Duration
 }
 
 func (q *Cost) lists() []namedList { return []namedList{{"stats", &q.Stats}} }
 
-var costEnums = map[string][]string{"stats": cost.Stats}
+var costEnums = map[string][]string{"stats": append(slices.Clone(cost.Stats), cost.SpikeRatio)}
 
 func (q *Cost) validate(s *settings.Settings) error {
 	if q.GroupBy != "" && q.GroupBy != "target" {
@@ -45,9 +52,19 @@ func (q *Cost) validate(s *settings.Settings) error {
 		return badQueryf("models: prices are per target, so the cost query cannot be restricted to models (select targets instead)")
 	}
 	for _, st := range q.Stats {
-		if !slices.Contains(cost.Stats, st) {
-			return badQueryf("stats: %q is not one of %s", st, strings.Join(cost.Stats, ", "))
+		if !slices.Contains(cost.Stats, st) && st != cost.SpikeRatio {
+			return badQueryf("stats: %q is not one of %s", st, strings.Join(append(slices.Clone(cost.Stats), cost.SpikeRatio), ", "))
 		}
+	}
+	if q.Baseline != "" {
+		d, err := model.ParseDuration(q.Baseline)
+		if err != nil || time.Duration(d) < time.Hour || time.Duration(d) > maxWindow {
+			return badQueryf("baseline: %q is not a duration from 1h to 31d such as 7d", q.Baseline)
+		}
+		q.baseline = time.Duration(d)
+	}
+	if slices.Contains(q.Stats, cost.SpikeRatio) && q.Baseline == "" {
+		return badQueryf("stats: %s needs a baseline such as 7d", cost.SpikeRatio)
 	}
 	return nil
 }
@@ -57,8 +74,9 @@ func (q *Cost) validate(s *settings.Settings) error {
 // (tokens/s), the idle share (catalog.IdleSharePromQL), and from the target's GPU agent the
 // energy counters' rate (W) per GPU, or the mean power draw as a fallback, summed over the
 // GPUs the target uses (targets[].gpus, every GPU the agent reports when empty; their number
-// also multiplies costPerGPUHour). With a profile it adds the goodput bounds. cost.Compute
-// turns them into series labelled target and stat (plus bound for the cost of goodput).
+// also multiplies costPerGPUHour). With a profile it adds the goodput bounds, with a baseline
+// the spike ratio (costSpikeRatio). cost.Compute turns them into series labelled target and
+// stat (plus bound for the cost of goodput).
 func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.Frames, error) {
 	p.Scope.By = []string{"target"}
 	r := fetch.NewRun(ctx, env, p)
@@ -67,6 +85,108 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 		return nil, err
 	}
 	targets := env.Targets(q.Targets)
+	inputs, err := costInputs(ctx, env, r, targets, true)
+	if err != nil {
+		return nil, err
+	}
+	if q.Profile != "" {
+		_, groups, err := goodputGroups(ctx, env, r, p, q.Profile, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range groups {
+			if in, ok := inputs[g.Labels["target"]]; ok {
+				in.GoodLower, in.GoodUpper, in.GoodRequests = g.Lower, g.Upper, g.Requests
+			}
+		}
+		r.Notes.Add(analysis.Info, fmt.Sprintf("cost per 1M good tokens: tokens of requests meeting profile %s are taken as the goodput share of all tokens (good requests assumed of average length); the bounds are those of goodput", q.Profile))
+	}
+	var baseline map[string]analysis.Series
+	if q.baseline > 0 {
+		if baseline, err = costBaseline(ctx, env, p, targets, q.baseline); err != nil {
+			return nil, err
+		}
+	}
+
+	unit := cost.CurrencyUnit(env.Settings.Currency)
+	var series []analysis.Series
+	var unpriced, fallback []string
+	anyPriced := false
+	for _, t := range targets {
+		in := inputs[t.Name]
+		price := env.Settings.PriceOf(t)
+		if t.Agent == "" {
+			if price.Priced() && env.Settings.EnergyPricePerKWh > 0 {
+				r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token, and its cost leaves energy out", t.Name))
+			} else {
+				r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token", t.Name))
+			}
+		}
+		res := cost.Compute(*in, r.Steps, unit)
+		if !res.Priced {
+			unpriced = append(unpriced, t.Name)
+		} else {
+			anyPriced = true
+			if price.PerHour == 0 && len(t.GPUs) == 0 && allNaN(in.GPUs) {
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s is priced per GPU-hour but its agent %s reported no GPU in the range, and targets[].gpus is empty: its GPU count, hence its cost, is unknown", t.Name, t.Agent))
+			}
+		}
+		if res.PowerFallback > 0 {
+			fallback = append(fallback, t.Name)
+		}
+		if res.EnergyMissing && res.Priced && t.Agent != "" {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("energyPricePerKWh is set but no energy counter or power reading of target %s's GPUs is stored in the range: its cost leaves energy out", t.Name))
+		}
+		series = append(series, res.Series...)
+		if b, ok := baseline[t.Name]; ok && res.Priced {
+			for _, s := range res.Series {
+				if s.Labels["stat"] == cost.CostPer1MTokens {
+					series = append(series, cost.SpikeRatioSeries(s, b, q.baseline))
+				}
+			}
+		}
+	}
+	if len(unpriced) > 0 {
+		r.Notes.Add(analysis.Info, fmt.Sprintf("no price for %s: set targets[].costPerHour, or costPerGPUHour on its GPU agent, in the data source settings to see its cost", strings.Join(unpriced, ", ")))
+	}
+	if len(fallback) > 0 {
+		r.Notes.Add(analysis.Info, fmt.Sprintf("energy of %s is the mean power draw × time where no GPU energy counter (NVML total energy, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) is stored: an estimate from sampled power", strings.Join(fallback, ", ")))
+	}
+	wants := func(stats ...string) bool {
+		if len(q.Stats) == 0 {
+			return true
+		}
+		for _, st := range stats {
+			if slices.Contains(q.Stats, st) {
+				return true
+			}
+		}
+		return false
+	}
+	if anyPriced && wants(cost.PrefillCostPerHour, cost.DecodeCostPerHour, cost.PrefixCacheSavings) {
+		r.Notes.Add(analysis.Info, "prefill and decode costs are approximate: the cost is split by token counts (computed prompt tokens vs output tokens), though a decode token costs more GPU time than a prefill token; prefix-cache savings price a cached prompt token like a computed token")
+	}
+	if q.baseline > 0 {
+		r.Notes.Add(analysis.Info, fmt.Sprintf("cost spike ratio: cost per 1M tokens over its mean over the preceding %s, read at %s resolution (windows without tokens left out of the mean)", model.Duration(q.baseline), model.Duration(baselineStep(p, q.baseline))))
+	}
+	if len(q.Stats) > 0 {
+		kept := series[:0]
+		for _, s := range series {
+			if slices.Contains(q.Stats, s.Labels["stat"]) {
+				kept = append(kept, s)
+			}
+		}
+		series = kept
+	}
+	return frames.TimeSeries(series, meta(r, nil)), nil
+}
+
+// costInputs reads the rates of cost.Input for each target on r's step grid (r.Plan's
+// window): token, request and (all) cache-hit rates and the idle share, and the energy and
+// power of the GPUs each target uses. With all false only what the cost per 1M tokens needs
+// is read (tokens, energy, power).
+func costInputs(ctx context.Context, env *fetch.Env, r *fetch.Run, targets []settings.Target, all bool) (map[string]*cost.Input, error) {
+	p := r.Plan
 	n := len(r.Steps)
 	perTarget := func(m model.Matrix) map[string][]float64 {
 		vals, labels := analysis.Align(m, r.Steps)
@@ -76,8 +196,12 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 		}
 		return out
 	}
+	signals := []catalog.Signal{catalog.GenerationTokens, catalog.PromptTokens}
+	if all {
+		signals = append(signals, catalog.RequestsFinished, catalog.PrefixCacheHits)
+	}
 	rates := map[catalog.Signal]map[string][]float64{}
-	for _, s := range []catalog.Signal{catalog.GenerationTokens, catalog.PromptTokens, catalog.RequestsFinished, catalog.PrefixCacheHits} {
+	for _, s := range signals {
 		m, sc, err := r.CounterRate(ctx, s, p.Scope, p.Window)
 		if err != nil {
 			return nil, err
@@ -87,15 +211,18 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 		}
 		rates[s] = perTarget(m)
 	}
-	idleQ, err := catalog.IdleSharePromQL(p.Scope, p.Window, env.Settings.ScrapeInterval)
-	if err != nil {
-		return nil, err
+	var idle map[string][]float64
+	if all {
+		idleQ, err := catalog.IdleSharePromQL(p.Scope, p.Window, env.Settings.ScrapeInterval)
+		if err != nil {
+			return nil, err
+		}
+		idleM, err := r.Range(ctx, idleQ)
+		if err != nil {
+			return nil, err
+		}
+		idle = perTarget(idleM)
 	}
-	idleM, err := r.Range(ctx, idleQ)
-	if err != nil {
-		return nil, err
-	}
-	idle := perTarget(idleM)
 
 	// Per-GPU energy (counter rate) and power of the agents the targets use.
 	var agents []string
@@ -153,32 +280,18 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 		return sum, count
 	}
 
-	var profileGroups map[string]goodputGroup
-	if q.Profile != "" {
-		_, groups, err := goodputGroups(ctx, env, r, p, q.Profile, nil)
-		if err != nil {
-			return nil, err
-		}
-		profileGroups = map[string]goodputGroup{}
-		for _, g := range groups {
-			profileGroups[g.Labels["target"]] = g
-		}
-		r.Notes.Add(analysis.Info, fmt.Sprintf("cost per 1M good tokens: tokens of requests meeting profile %s are taken as the goodput share of all tokens (good requests assumed of average length); the bounds are those of goodput", q.Profile))
-	}
-
-	unit := cost.CurrencyUnit(env.Settings.Currency)
-	var series []analysis.Series
-	var unpriced, fallback []string
-	anyPriced := false
+	out := map[string]*cost.Input{}
 	for _, t := range targets {
 		price := env.Settings.PriceOf(t)
-		in := cost.Input{Target: t.Name, PerHour: price.PerHour, PerGPUHour: price.PerGPUHour,
-			EnergyPricePerKWh:  env.Settings.EnergyPricePerKWh,
-			OutputTokens:       orNaN(rates[catalog.GenerationTokens][t.Name], n),
-			PromptTokens:       orNaN(rates[catalog.PromptTokens][t.Name], n),
-			Requests:           orNaN(rates[catalog.RequestsFinished][t.Name], n),
-			CachedPromptTokens: rates[catalog.PrefixCacheHits][t.Name],
-			Idle:               orNaN(idle[t.Name], n)}
+		in := &cost.Input{Target: t.Name, PerHour: price.PerHour, PerGPUHour: price.PerGPUHour,
+			EnergyPricePerKWh: env.Settings.EnergyPricePerKWh,
+			OutputTokens:      orNaN(rates[catalog.GenerationTokens][t.Name], n),
+			PromptTokens:      orNaN(rates[catalog.PromptTokens][t.Name], n),
+			Requests:          orNaN(rates[catalog.RequestsFinished][t.Name], n),
+			Idle:              orNaN(idle[t.Name], n)}
+		if all {
+			in.CachedPromptTokens = rates[catalog.PrefixCacheHits][t.Name]
+		}
 		if t.Agent != "" {
 			var energyGPUs, powerGPUs []float64
 			in.EnergyWatts, energyGPUs = gpuSum(energyM, t)
@@ -192,50 +305,47 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 					in.GPUs[i] = math.NaN()
 				}
 			}
-		} else if price.Priced() && env.Settings.EnergyPricePerKWh > 0 {
-			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token, and its cost leaves energy out", t.Name))
-		} else {
-			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token", t.Name))
 		}
-		if g, ok := profileGroups[t.Name]; ok {
-			in.GoodLower, in.GoodUpper, in.GoodRequests = g.Lower, g.Upper, g.Requests
-		}
-		res := cost.Compute(in, r.Steps, unit)
-		if !res.Priced {
-			unpriced = append(unpriced, t.Name)
-		} else {
-			anyPriced = true
-			if price.PerHour == 0 && len(t.GPUs) == 0 && allNaN(in.GPUs) {
-				r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s is priced per GPU-hour but its agent %s reported no GPU in the range, and targets[].gpus is empty: its GPU count, hence its cost, is unknown", t.Name, t.Agent))
+		out[t.Name] = in
+	}
+	return out, nil
+}
+
+// baselineStep is the resolution of the baseline's reads: the query's step, at least 5
+// minutes, and at most 2016 points over the baseline (5 minutes over 7 days).
+func baselineStep(p fetch.Plan, baseline time.Duration) time.Duration {
+	step := max(p.Step, 5*time.Minute)
+	if baseline/step > 2016 {
+		step = (baseline / 2016).Truncate(time.Minute)
+	}
+	return step
+}
+
+// costBaseline computes each priced target's cost per 1M tokens over the baseline before the
+// query's range and the range itself, at baselineStep resolution with windows of that step
+// (at least the query's window), so every moment counts once.
+func costBaseline(ctx context.Context, env *fetch.Env, p fetch.Plan, targets []settings.Target, baseline time.Duration) (map[string]analysis.Series, error) {
+	bp := p
+	bp.Step = baselineStep(p, baseline)
+	bp.Window = max(p.Window, bp.Step)
+	bp.Start = fetch.AlignToStep(p.Start.Add(-baseline), bp.Step)
+	bp.End = fetch.AlignToStep(p.End, bp.Step)
+	bp.Notes = nil
+	br := fetch.NewRun(ctx, env, bp)
+	inputs, err := costInputs(ctx, env, br, targets, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]analysis.Series{}
+	for name, in := range inputs {
+		res := cost.Compute(*in, br.Steps, "")
+		for _, s := range res.Series {
+			if s.Labels["stat"] == cost.CostPer1MTokens {
+				out[name] = s
 			}
 		}
-		if res.PowerFallback > 0 {
-			fallback = append(fallback, t.Name)
-		}
-		if res.EnergyMissing && res.Priced && t.Agent != "" {
-			r.Notes.Add(analysis.Warning, fmt.Sprintf("energyPricePerKWh is set but no energy counter or power reading of target %s's GPUs is stored in the range: its cost leaves energy out", t.Name))
-		}
-		series = append(series, res.Series...)
 	}
-	if len(unpriced) > 0 {
-		r.Notes.Add(analysis.Info, fmt.Sprintf("no price for %s: set targets[].costPerHour, or costPerGPUHour on its GPU agent, in the data source settings to see its cost", strings.Join(unpriced, ", ")))
-	}
-	if len(fallback) > 0 {
-		r.Notes.Add(analysis.Info, fmt.Sprintf("energy of %s is the mean power draw × time where no GPU energy counter (NVML total energy, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) is stored: an estimate from sampled power", strings.Join(fallback, ", ")))
-	}
-	if anyPriced {
-		r.Notes.Add(analysis.Info, "prefill and decode costs are approximate: the cost is split by token counts (computed prompt tokens vs output tokens), though a decode token costs more GPU time than a prefill token; prefix-cache savings price a cached prompt token like a computed token")
-	}
-	if len(q.Stats) > 0 {
-		kept := series[:0]
-		for _, s := range series {
-			if slices.Contains(q.Stats, s.Labels["stat"]) {
-				kept = append(kept, s)
-			}
-		}
-		series = kept
-	}
-	return frames.TimeSeries(series, meta(r, nil)), nil
+	return out, nil
 }
 
 // nanSlice returns n NaNs.

@@ -21,6 +21,7 @@ export const COST_STATS = [
   'decode_cost_per_hour',
   'prefix_cache_savings_per_hour',
   'cost_per_1m_good_tokens',
+  'cost_spike_ratio',
 ] as const;
 
 export const costType = defineQueryType({
@@ -34,6 +35,7 @@ export const costType = defineQueryType({
     // The latency type's stats are quantiles: switching resets them.
     stats: { owned: true, enum: COST_STATS },
     profile: { owned: false },
+    baseline: { owned: true },
   },
   editor: CostEditor,
 });

@@ -25,6 +25,7 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   gpus: { type: 'string[]', templating: 'list' },
   signals: { type: 'string[]', templating: 'list', enum: GPU_SIGNALS },
   profile: { type: 'string', templating: 'scalar' },
+  baseline: { type: 'string', templating: 'scalar' },
   objectives: { type: 'string[]', templating: 'list', carry: true },
   thresholds: { type: 'number[]', templating: 'none' },
 };

@@ -145,6 +145,10 @@ func TestAlertRules(t *testing.T) {
 		"inferscope-gpu-throttled":               {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
 		"inferscope-target-down":                 {"target": "down"},
 		"inferscope-telemetry-missing":           {"target": "dropper", "signal": "ttft"},
+		// A 7-day baseline cannot be built by seconds-old simulators: the rule fires in
+		// pkg/plugin TestCostSpikeRuleOnAStoredWeek on a stored week; here it must evaluate
+		// without error and stay silent.
+		"inferscope-cost-spike": nil,
 	}
 	require.Len(t, rules, len(want), "every rule has a scenario in this test")
 	for _, rule := range rules {
@@ -160,7 +164,9 @@ func TestAlertRules(t *testing.T) {
 			require.NotEmpty(t, rule.Labels["severity"])
 			res := evalRule(t, host, ds, rule, time.Now().Add(-1500*time.Millisecond))
 			require.Empty(t, res.err)
-			assert.True(t, res.firingFor(w), "%s should fire for %v: %s", rule.UID, w, ruleSummary(res))
+			if w != nil {
+				assert.True(t, res.firingFor(w), "%s should fire for %v: %s", rule.UID, w, ruleSummary(res))
+			}
 			if rule.UID == "inferscope-slo-page-code-completion" || rule.UID == "inferscope-slo-ticket-code-completion" {
 				return
 			}

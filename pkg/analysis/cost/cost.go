@@ -215,3 +215,49 @@ func CurrencyUnit(code string) string {
 	}
 	return "suffix: " + code
 }
+
+// SpikeRatio is the stat of the cost-spike series (SpikeRatioSeries); it is not in Stats
+// because it needs a baseline.
+const SpikeRatio = "cost_spike_ratio"
+
+// SpikeRatioSeries returns the cost-spike ratio of a cost-per-1M-tokens series cur: at each
+// step t, cur(t) divided by the mean of base's values (the same cost on a coarser grid) at
+// times in (t − baseline, t], NaN values left out (a time mean, as Prometheus's
+// avg_over_time). A ratio above 2 is the cost-spike rule's condition. NaN where either is
+// unknown.
+func SpikeRatioSeries(cur, base analysis.Series, baseline time.Duration) analysis.Series {
+	out := analysis.Series{Name: "cost spike ratio", Labels: map[string]string{"target": cur.Labels["target"], "stat": SpikeRatio},
+		Unit: "short", Times: cur.Times, Values: make([]float64, len(cur.Times))}
+	// Prefix sums over base's finite values.
+	sum := make([]float64, len(base.Values)+1)
+	cnt := make([]int, len(base.Values)+1)
+	for i, v := range base.Values {
+		sum[i+1], cnt[i+1] = sum[i], cnt[i]
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			sum[i+1] += v
+			cnt[i+1]++
+		}
+	}
+	// upTo returns the number of base points at or before t.
+	upTo := func(t time.Time) int {
+		lo, hi := 0, len(base.Times)
+		for lo < hi {
+			m := (lo + hi) / 2
+			if base.Times[m].After(t) {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		return lo
+	}
+	for i, t := range cur.Times {
+		a, b := upTo(t.Add(-baseline)), upTo(t)
+		n := cnt[b] - cnt[a]
+		out.Values[i] = math.NaN()
+		if n > 0 {
+			out.Values[i] = per(cur.Values[i], (sum[b]-sum[a])/float64(n))
+		}
+	}
+	return out
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 )
 
 func one(v float64) []float64 { return []float64{v} }
@@ -102,4 +104,17 @@ func TestComputeWithoutPriceHasNoCost(t *testing.T) {
 func TestCurrencyUnit(t *testing.T) {
 	assert.Equal(t, "currencyUSD", CurrencyUnit("USD"))
 	assert.Equal(t, "suffix: CAD", CurrencyUnit("CAD"))
+}
+
+// The ratio divides by the time mean of the baseline points in (t − baseline, t]: with points
+// 1, 1, NaN, 3 at minutes 0..3 and a 2-minute baseline, at minute 3 the mean is of minute 2
+// (NaN, left out) and 3: 3, ratio 6/3 = 2; at minute 1 of minutes 0 and 1: 1, ratio 4.
+func TestSpikeRatioSeriesHandComputed(t *testing.T) {
+	m := func(i int) time.Time { return time.Unix(int64(60*i), 0) }
+	base := analysis.Series{Times: []time.Time{m(0), m(1), m(2), m(3)}, Values: []float64{1, 1, math.NaN(), 3}}
+	cur := analysis.Series{Labels: map[string]string{"target": "a", "stat": CostPer1MTokens},
+		Times: []time.Time{m(1), m(3)}, Values: []float64{4, 6}}
+	r := SpikeRatioSeries(cur, base, 2*time.Minute)
+	assert.Equal(t, map[string]string{"target": "a", "stat": SpikeRatio}, r.Labels)
+	assert.InDeltaSlice(t, []float64{4, 2}, r.Values, 1e-12)
 }

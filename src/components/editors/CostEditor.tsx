@@ -1,10 +1,10 @@
 import React from 'react';
-import { Stack, Text } from '@grafana/ui';
+import { InlineField, Input, Stack, Text } from '@grafana/ui';
 
 import { COST_STATS } from '../../queryTypes/cost';
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { variableOptions } from '../useResourceOptions';
-import { Multi, withField } from './common';
+import { LW, Multi, withField } from './common';
 import { ProfilePicker } from './ProfilePicker';
 
 const COST_STAT_OPTIONS = COST_STATS.map((s) => ({ label: s.replace(/_/g, ' '), value: s }));
@@ -43,6 +43,19 @@ export function CostEditor({
             onChange(next);
           }}
         />
+        <InlineField
+          label="Baseline"
+          labelWidth={LW}
+          tooltip="A duration such as 7d: adds cost_spike_ratio, the cost per 1M tokens over its mean over the baseline"
+        >
+          <Input
+            id="inferscope-cost-baseline"
+            width={12}
+            placeholder="none"
+            defaultValue={query.baseline ?? ''}
+            onBlur={(e) => onChange(withField(query, 'baseline', e.currentTarget.value.trim()))}
+          />
+        </InlineField>
       </Stack>
       <Text color="secondary" variant="bodySmall">
         Prices come from the data source settings (costPerHour per target, costPerGPUHour per GPU agent,
