@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
 )
@@ -453,5 +452,3 @@ func Replicas(load, knee, utilisation float64) int {
 	}
 	return max(1, int(math.Ceil(load/(utilisation*knee))))
 }
-
-var _ = time.Second

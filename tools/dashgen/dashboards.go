@@ -248,5 +248,6 @@ func All() map[string]*dashboard.DashboardBuilder {
 		"inferscope-slo.json":      SLO(),
 		"inferscope-gpu.json":      GPU(),
 		"inferscope-targets.json":  Targets(),
+		"inferscope-cost.json":     Cost(),
 	}
 }
