@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
 )
@@ -410,13 +411,42 @@ func Headroom(knee, load float64) float64 {
 	return knee / load
 }
 
-// DaysToKnee fits a least-squares line to the load history (requests/s over time) and returns
-// the days until it reaches knee: +Inf when the trend is flat or falling, 0 when already past.
+// DaysToKnee returns the days until the load trend reaches knee: a least-squares line
+// through the load history (requests/s over time), or, when the history covers at least two
+// days, through each day's peak (the highest value of each 24 h from the first point, so a
+// daily cycle is fitted where it matters: the peak reaches the knee first). +Inf when the
+// trend is flat or falling, 0 when the last fitted value is already past the knee, NaN with
+// fewer than two points.
 func DaysToKnee(series []Point, knee float64) float64 {
 	pts := slices.DeleteFunc(slices.Clone(series), func(p Point) bool { return math.IsNaN(p.V) })
 	if len(pts) < 2 {
 		return math.NaN()
 	}
+	t0 := pts[0].T
+	if pts[len(pts)-1].T.Sub(t0) >= 48*time.Hour {
+		var peaks []Point
+		for _, p := range pts {
+			d := int(p.T.Sub(t0) / (24 * time.Hour))
+			if d >= len(peaks) {
+				peaks = append(peaks, p)
+			} else if p.V > peaks[d].V {
+				peaks[d] = p
+			}
+		}
+		// A last day shorter than a day has not seen its peak yet.
+		if pts[len(pts)-1].T.Sub(t0) < time.Duration(len(peaks))*24*time.Hour-time.Hour {
+			peaks = peaks[:len(peaks)-1]
+		}
+		if len(peaks) >= 2 {
+			return linearDays(peaks, pts[len(pts)-1].T, knee)
+		}
+	}
+	return linearDays(pts, pts[len(pts)-1].T, knee)
+}
+
+// linearDays fits a least-squares line through pts and returns the days from now until it
+// reaches knee (0 when its value at now is past it, +Inf when it does not rise).
+func linearDays(pts []Point, now time.Time, knee float64) float64 {
 	t0 := pts[0].T
 	var sx, sy, sxx, sxy float64
 	for _, p := range pts {
@@ -433,15 +463,14 @@ func DaysToKnee(series []Point, knee float64) float64 {
 	}
 	slope := (n*sxy - sx*sy) / den
 	icpt := (sy - slope*sx) / n
-	last := pts[len(pts)-1].T.Sub(t0).Hours() / 24
-	now := icpt + slope*last
-	if now >= knee {
+	at := icpt + slope*now.Sub(t0).Hours()/24
+	if at >= knee {
 		return 0
 	}
 	if slope <= 0 {
 		return math.Inf(1)
 	}
-	return (knee - now) / slope
+	return (knee - at) / slope
 }
 
 // Replicas is the recommended replica count for a load: ceil(load / (utilisation × knee)),

@@ -63,3 +63,18 @@ func TestChangeApply(t *testing.T) {
 	assert.Equal(t, 32, c4.MaxNumSeqs)
 	assert.Equal(t, 0.6, c4.PrefixHitRatio)
 }
+
+// With days of history and a daily cycle, the trend is that of the daily peaks: load
+// 10 + 0.5·day + 5·sin(2π·hour/24) peaks at 15 + 0.5·day (hour 6); a knee of 20 is reached by
+// the peak 10 − 0.5·(days so far) days later. Over 4 days (last point at day 4): the peak line
+// is 15.0 + 0.5·(d + 0.25) at day d + 0.25, at day 4 worth 17.0, so (20 − 17) / 0.5 = 6 days.
+// A line through every point (mean 10 + 0.5·d) would say (20 − 12) / 0.5 ≈ 16 days.
+func TestDaysToKneeFollowsDailyPeaks(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var pts []Point
+	for h := 0; h <= 96; h++ {
+		d := float64(h) / 24
+		pts = append(pts, Point{T: t0.Add(time.Duration(h) * time.Hour), V: 10 + 0.5*d + 5*math.Sin(2*math.Pi*float64(h%24)/24)})
+	}
+	assert.InDelta(t, 6, DaysToKnee(pts, 20), 1e-6)
+}
