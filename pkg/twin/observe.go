@@ -57,7 +57,8 @@ type Point struct {
 
 // Observe reads Observed for the target whose series carry job=<job>, over [to−span, to], with
 // instant queries at to (increase and avg_over_time over the span). The names are vLLM V1's
-// (0.10 and later).
+// (0.10 and later; ITL and KV usage also under their 0.10 names). The PromQL is written here,
+// not in pkg/catalog: the twin is outside the plugin's layers and reads vLLM only.
 func Observe(ctx context.Context, q source.Querier, job string, to time.Time, span time.Duration) (Observed, error) {
 	o := Observed{Span: span}
 	w := model.Duration(span).String()
@@ -91,10 +92,16 @@ func Observe(ctx context.Context, q source.Querier, job string, to time.Time, sp
 	o.PromptMean = ratio("vllm:request_prompt_tokens_sum", "vllm:request_prompt_tokens_count")
 	o.OutputMean = ratio("vllm:request_generation_tokens_sum", "vllm:request_generation_tokens_count")
 	o.ITLMean = ratio("vllm:inter_token_latency_seconds_sum", "vllm:inter_token_latency_seconds_count")
+	if math.IsNaN(o.ITLMean) { // vLLM 0.10 and earlier V1 releases: the ITL data under the old name
+		o.ITLMean = ratio("vllm:time_per_output_token_seconds_sum", "vllm:time_per_output_token_seconds_count")
+	}
 	o.PrefillMean = ratio("vllm:request_prefill_time_seconds_sum", "vllm:request_prefill_time_seconds_count")
 	o.PrefixHitRatio = ratio("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
 	o.RunningMean, _ = scalar(fmt.Sprintf("avg(avg_over_time(vllm:num_requests_running%s[%s]))", sel, w))
 	o.KVUsageMean, _ = scalar(fmt.Sprintf("avg(avg_over_time(vllm:kv_cache_usage_perc%s[%s]))", sel, w))
+	if math.IsNaN(o.KVUsageMean) {
+		o.KVUsageMean, _ = scalar(fmt.Sprintf("avg(avg_over_time(vllm:gpu_cache_usage_perc%s[%s]))", sel, w))
+	}
 	buckets := func(metric string) ([]Bucket, error) {
 		v, err := q.Query(ctx, fmt.Sprintf("sum by (le) (increase(%s_bucket%s[%s]))", metric, sel, w), to)
 		if err != nil {
