@@ -117,11 +117,30 @@ export interface InferscopeQuery extends DataQuery {
   objectives?: string[];
   /** buckets: thresholds in seconds to place in the bucket layout. */
   thresholds?: number[];
+  /** cost: the series to keep, by their stat label (COST_STATS); empty: all. */
+  series?: string[];
   /** cost: a duration such as 7d; adds cost_spike_ratio (cost per 1M tokens over its mean over it). */
   baseline?: string;
 }
 
-/** Variable query: which list GET /<kind> resource to read. */
+/** The cost query's series (pkg/analysis/cost Stats), in output order. */
+export const COST_STATS = [
+  'cost_per_hour',
+  'energy_cost_per_hour',
+  'cost_per_1m_output_tokens',
+  'cost_per_1m_tokens',
+  'cost_per_request',
+  'idle_share',
+  'idle_cost_per_hour',
+  'energy_per_output_token',
+  'prefill_cost_per_hour',
+  'decode_cost_per_hour',
+  'prefix_cache_savings_per_hour',
+  'cost_per_1m_good_tokens',
+  'cost_spike_ratio',
+] as const;
+/** Variable query: which list GET
+ /<kind> resource to read. */
 export const VARIABLE_KINDS = ['targets', 'models', 'agents', 'gpus', 'signals', 'profiles'] as const;
 export type VariableKind = (typeof VARIABLE_KINDS)[number];
 

@@ -162,7 +162,7 @@ func TestCostQueryErrorsNameTheField(t *testing.T) {
 	for q, field := range map[string]map[string]any{
 		"groupBy: \"model\"":             {"queryType": "cost", "groupBy": "model"},
 		"models: prices are per target":  {"queryType": "cost", "models": []string{"m"}},
-		"stats: \"cheap\" is not one of": {"queryType": "cost", "stats": []string{"cheap"}},
+		"series: \"cheap\" is not one of": {"queryType": "cost", "series": []string{"cheap"}},
 	} {
 		dr := runQuery(t, inst, field, end.Add(-time.Minute), end, time.Minute)
 		require.Error(t, dr.Error, q)

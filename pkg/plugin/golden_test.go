@@ -261,8 +261,8 @@ var goldenCases = []goldenCase{
 	// cost: every stat of every target (priced per GPU-hour with energy, per hour, and
 	// unpriced), and the alert rule's stat with a profile's cost of goodput.
 	{name: "cost", query: q("cost")},
-	{name: "cost_goodput", query: q("cost", "profile", "chat", "stats", []string{"cost_per_1m_tokens", "cost_per_1m_good_tokens"}, "targets", []string{"vllm-a", "vllm-b"})},
-	{name: "cost_spike_ratio", query: q("cost", "stats", []string{"cost_spike_ratio"}, "baseline", "1h", "window", "5m")},
+	{name: "cost_goodput", query: q("cost", "profile", "chat", "series", []string{"cost_per_1m_tokens", "cost_per_1m_good_tokens"}, "targets", []string{"vllm-a", "vllm-b"})},
+	{name: "cost_spike_ratio", query: q("cost", "series", []string{"cost_spike_ratio"}, "baseline", "1h", "window", "5m")},
 	{name: "buckets_profile_thresholds", query: q("buckets", "profile", "chat", "thresholds", []float64{0.25, 3}, "stats", []string{"p50", "p99"})},
 
 	// A query routed by the queryType of its JSON alone (DataQuery.QueryType empty).

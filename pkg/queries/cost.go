@@ -27,8 +27,9 @@ import (
 // always grouped by target and takes no models filter.
 type Cost struct {
 	Common
-	// Stats keeps these series (cost.Stats); empty: all.
-	Stats []string `json:"stats,omitempty"`
+	// Series keeps these series, named by their stat label (cost.Stats, cost.SpikeRatio);
+	// empty: all but the spike ratio.
+	Series []string `json:"series,omitempty"`
 	// Profile names an SLO profile: with it, the cost per 1M tokens of requests meeting
 	// every objective of the profile (bounds from the goodput bounds) is added.
 	Profile string `json:"profile,omitempty"`
@@ -40,9 +41,9 @@ type Cost struct {
 	baseline time.Duration
 }
 
-func (q *Cost) lists() []namedList { return []namedList{{"stats", &q.Stats}} }
+func (q *Cost) lists() []namedList { return []namedList{{"series", &q.Series}} }
 
-var costEnums = map[string][]string{"stats": append(slices.Clone(cost.Stats), cost.SpikeRatio)}
+var costEnums = map[string][]string{"series": append(slices.Clone(cost.Stats), cost.SpikeRatio)}
 
 func (q *Cost) validate(s *settings.Settings) error {
 	if q.GroupBy != "" && q.GroupBy != "target" {
@@ -51,9 +52,9 @@ func (q *Cost) validate(s *settings.Settings) error {
 	if len(q.Models) > 0 {
 		return badQueryf("models: prices are per target, so the cost query cannot be restricted to models (select targets instead)")
 	}
-	for _, st := range q.Stats {
+	for _, st := range q.Series {
 		if !slices.Contains(cost.Stats, st) && st != cost.SpikeRatio {
-			return badQueryf("stats: %q is not one of %s", st, strings.Join(append(slices.Clone(cost.Stats), cost.SpikeRatio), ", "))
+			return badQueryf("series: %q is not one of %s", st, strings.Join(append(slices.Clone(cost.Stats), cost.SpikeRatio), ", "))
 		}
 	}
 	if q.Baseline != "" {
@@ -63,8 +64,8 @@ func (q *Cost) validate(s *settings.Settings) error {
 		}
 		q.baseline = time.Duration(d)
 	}
-	if slices.Contains(q.Stats, cost.SpikeRatio) && q.Baseline == "" {
-		return badQueryf("stats: %s needs a baseline such as 7d", cost.SpikeRatio)
+	if slices.Contains(q.Series, cost.SpikeRatio) && q.Baseline == "" {
+		return badQueryf("series: %s needs a baseline such as 7d", cost.SpikeRatio)
 	}
 	return nil
 }
@@ -153,11 +154,11 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 		r.Notes.Add(analysis.Info, fmt.Sprintf("energy of %s is the mean power draw × time where no GPU energy counter (NVML total energy, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) is stored: an estimate from sampled power", strings.Join(fallback, ", ")))
 	}
 	wants := func(stats ...string) bool {
-		if len(q.Stats) == 0 {
+		if len(q.Series) == 0 {
 			return true
 		}
 		for _, st := range stats {
-			if slices.Contains(q.Stats, st) {
+			if slices.Contains(q.Series, st) {
 				return true
 			}
 		}
@@ -169,10 +170,10 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 	if q.baseline > 0 {
 		r.Notes.Add(analysis.Info, fmt.Sprintf("cost spike ratio: cost per 1M tokens over its mean over the preceding %s, read at %s resolution (windows without tokens left out of the mean)", model.Duration(q.baseline), model.Duration(baselineStep(p, q.baseline))))
 	}
-	if len(q.Stats) > 0 {
+	if len(q.Series) > 0 {
 		kept := series[:0]
 		for _, s := range series {
-			if slices.Contains(q.Stats, s.Labels["stat"]) {
+			if slices.Contains(q.Series, s.Labels["stat"]) {
 				kept = append(kept, s)
 			}
 		}

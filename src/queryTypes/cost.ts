@@ -1,4 +1,5 @@
 import { CostEditor } from '../components/editors/CostEditor';
+import { COST_STATS } from '../types';
 import { defineQueryType } from './definition';
 
 declare module '../types' {
@@ -6,23 +7,6 @@ declare module '../types' {
     cost: true;
   }
 }
-
-/** The cost query's series (pkg/analysis/cost Stats), in output order. */
-export const COST_STATS = [
-  'cost_per_hour',
-  'energy_cost_per_hour',
-  'cost_per_1m_output_tokens',
-  'cost_per_1m_tokens',
-  'cost_per_request',
-  'idle_share',
-  'idle_cost_per_hour',
-  'energy_per_output_token',
-  'prefill_cost_per_hour',
-  'decode_cost_per_hour',
-  'prefix_cache_savings_per_hour',
-  'cost_per_1m_good_tokens',
-  'cost_spike_ratio',
-] as const;
 
 export const costType = defineQueryType({
   id: 'cost',
@@ -32,8 +16,7 @@ export const costType = defineQueryType({
   defaults: {},
   shared: { targets: true, models: false, groupBy: false, window: true },
   fields: {
-    // The latency type's stats are quantiles: switching resets them.
-    stats: { owned: true, enum: COST_STATS },
+    series: { owned: true, enum: COST_STATS },
     profile: { owned: false },
     baseline: { owned: true },
   },

@@ -26,6 +26,7 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   signals: { type: 'string[]', templating: 'list', enum: GPU_SIGNALS },
   profile: { type: 'string', templating: 'scalar' },
   baseline: { type: 'string', templating: 'scalar' },
+  series: { type: 'string[]', templating: 'list' },
   objectives: { type: 'string[]', templating: 'list', carry: true },
   thresholds: { type: 'number[]', templating: 'none' },
 };

@@ -6,7 +6,8 @@ import { DEFAULT_QUERY, QUERY_TYPES, queryTypeDefinition } from './registry';
  * The tables the registry replaced (QueryEditor's USES, queryModel's
  * TYPE_FIELDS and CARRY, types' TYPE_DEFAULTS, as of the commit before it),
  * kept here as the reference the registry must reproduce: the query JSON the
- * editors produce must not change.
+ * editors produce must not change. Types added since (cost) have their entry
+ * at the end of each table.
  */
 const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   latency: ['stages', 'stats', 'estimator', 'bounds'],
@@ -22,6 +23,7 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   burn_rate: ['objectives'],
   goodput: [],
   buckets: ['thresholds'],
+  cost: ['series', 'baseline'],
 };
 const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
@@ -38,6 +40,7 @@ const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   burn_rate: {},
   goodput: {},
   buckets: { stats: ['p50', 'p90', 'p99'] },
+  cost: {},
 };
 const T = true;
 const F = false;
@@ -55,6 +58,7 @@ const OLD_USES: Record<string, [boolean, boolean, boolean, boolean]> = {
   burn_rate: [T, T, T, F],
   goodput: [T, T, T, T],
   buckets: [T, T, T, F],
+  cost: [T, F, F, T],
 };
 
 function oldSwitch(query: InferscopeQuery, t: string): InferscopeQuery {
@@ -101,11 +105,13 @@ function full(type: string): InferscopeQuery {
     profile: 'chat',
     objectives: ['ttft-p99'],
     thresholds: [0.5],
+    series: ['cost_per_1m_tokens'],
+    baseline: '7d',
   };
 }
 
 describe('query-type registry', () => {
-  it('lists the thirteen types in the picker order of before', () => {
+  it('lists the thirteen types in the picker order of before, then the new ones', () => {
     expect(QUERY_TYPES).toEqual(Object.keys(OLD_TYPE_FIELDS));
   });
 

@@ -10,10 +10,10 @@ import (
 // its first panel).
 const UIDCost = "inferscope-cost"
 
-// costQuery is a cost query of the selected targets keeping the given stats (prices are per
+// costQuery is a cost query of the selected targets keeping the series of the given stats (prices are per
 // target: the cost query takes no models filter).
 func costQuery(stats ...string) queryBuilder {
-	return query("queryType", "cost", "targets", []string{"$target"}, "stats", stats)
+	return query("queryType", "cost", "targets", []string{"$target"}, "series", stats)
 }
 
 // Cost is the cost dashboard: what serving costs per target, per token and per request, how

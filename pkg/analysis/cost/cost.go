@@ -11,7 +11,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 )
 
-// Stat names (the `stat` label of each series, and the cost query's `stats` values).
+// Stat names (the `stat` label of each series, and the cost query's `series` values).
 const (
 	CostPerHour          = "cost_per_hour"             // currency/h: hardware + measured energy
 	EnergyCostPerHour    = "energy_cost_per_hour"      // currency/h: W / 1000 × energyPricePerKWh

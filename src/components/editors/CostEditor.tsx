@@ -1,8 +1,8 @@
 import React from 'react';
 import { InlineField, Input, Stack, Text } from '@grafana/ui';
 
-import { COST_STATS } from '../../queryTypes/cost';
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
+import { COST_STATS } from '../../types';
 import { variableOptions } from '../useResourceOptions';
 import { LW, Multi, withField } from './common';
 import { ProfilePicker } from './ProfilePicker';
@@ -25,9 +25,9 @@ export function CostEditor({
           label="Series"
           id="inferscope-cost-stats"
           tooltip="Cost and energy series to keep; empty: all"
-          value={query.stats}
+          value={query.series}
           options={[...COST_STAT_OPTIONS, ...variableOptions()]}
-          onChange={(v) => onChange(withField(query, 'stats', v))}
+          onChange={(v) => onChange(withField(query, 'series', v))}
         />
         <ProfilePicker
           profiles={profiles}
