@@ -177,6 +177,8 @@ export interface TargetConfig {
   gpus?: number[];
   /** Remote mode: label selector of the target's series on the server; empty = {job="<name>"}. */
   selector?: string;
+  /** What the hardware serving this target costs per hour (root currency); absent = no own price. */
+  costPerHour?: number;
 }
 
 /** A node-level GPU metrics endpoint (pkg/settings.GPUAgent, without secrets). */
@@ -187,6 +189,8 @@ export interface GPUAgentConfig {
   tlsSkipVerify?: boolean;
   /** Remote mode: label selector of the agent's series on the server; empty = {job="<name>"}. */
   selector?: string;
+  /** Price of one GPU of this node per hour, for targets on it without their own price. */
+  costPerGPUHour?: number;
 }
 
 /** jsonData of an Inferscope data source (pkg/settings.Settings). */
@@ -206,6 +210,10 @@ export interface InferscopeOptions extends DataSourceJsonData {
   mode?: DataSourceMode;
   /** Remote mode: how long one request to the server may take (Prometheus notation, default 30s). */
   remoteTimeout?: string;
+  /** ISO 4217 code of every price (default USD). */
+  currency?: string;
+  /** Price of a kWh; adds the measured GPU energy to the cost. */
+  energyPricePerKWh?: number;
 }
 
 export const DATA_SOURCE_MODES = ['embedded', 'remote'] as const;
