@@ -11,6 +11,7 @@ export default defineConfig([
       '**/yarn-error.log*',
       '**/.pnpm-debug.log*',
       '**/node_modules/',
+      'harness/dist-panels/',
       '.yarn/cache',
       '.yarn/unplugged',
       '.yarn/build-state.yml',

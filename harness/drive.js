@@ -73,6 +73,7 @@ async function main() {
     await page.getByRole('button', { name: 'Add target' }).click();
     await page.getByLabel('Target 1 name').fill('vllm-a');
     await page.getByLabel('Target 1 URL').fill('http://10.0.0.5:8000/metrics');
+    await page.getByRole('radio', { name: 'Bearer token' }).click();
     await page.getByLabel('Target 1 bearer token').fill('s3cret');
     await page.getByRole('button', { name: 'Add label' }).click();
     await page.getByLabel('Target 1 label 1 key').fill('cluster');
@@ -121,11 +122,11 @@ async function main() {
     // QueryEditor
     const typeSelect = page.getByLabel('Query type');
     await typeSelect.click();
-    await page.getByRole('option', { name: /^gpu/ }).click();
+    await page.getByRole('option', { name: /^GPU/ }).click();
     let q = await json('query-state');
     check(q.queryType === 'gpu' && !('stages' in q), `switch to gpu: ${JSON.stringify(q)}`);
     await typeSelect.click();
-    await page.getByRole('option', { name: /^latency/ }).click();
+    await page.getByRole('option', { name: /^Latency/ }).click();
     await page.getByRole('radio', { name: 'refined' }).click();
     const stats = page.getByLabel('Stats');
     await stats.fill('p99.9');
@@ -157,7 +158,7 @@ async function main() {
     // QueryEditor: an slo query on that profile.
     const runsBefore = Number(await page.locator('#query-runs').innerText());
     await typeSelect.click();
-    await page.getByRole('option', { name: /^slo/ }).click();
+    await page.getByRole('option', { name: /^SLO table/ }).click();
     await page.getByLabel('Profile', { exact: true }).click();
     await page.getByRole('option', { name: 'chat-eu' }).click();
     await page.getByLabel('Objectives').click();

@@ -4,18 +4,24 @@
 # every target's seeds; this script explores beyond them.
 #   scripts/fuzz.sh            # 60 s per target
 #   FUZZTIME=10m scripts/fuzz.sh
+#   scripts/fuzz.sh --list     # the targets, one "<package> <Target>" a line
 # A failing input is written to <package>/testdata/fuzz/<Target>/ by the Go
 # tool: commit it with the fix, so that every later `go test` replays it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FUZZTIME="${FUZZTIME:-60s}"
 PARALLEL="${PARALLEL:-1}"
-targets=(
-  "./pkg/settings FuzzLoad"
-  "./pkg/plugin FuzzDecodeQuery"
-  "./pkg/hist FuzzHist"
-  "./pkg/collect FuzzParsePage"
-)
+# Every fuzz target of the module, found in the sources (so a new one is never
+# missed): "<package dir> <Target>" per line.
+mapfile -t targets < <(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' pkg | sort |
+  while read -r f; do
+    grep -oE '^func Fuzz[A-Za-z0-9_]*' "$f" | sed "s|^func |./$(dirname "$f") |"
+  done)
+if [[ "${1:-}" == "--list" ]]; then
+  printf '%s\n' "${targets[@]}"
+  exit 0
+fi
+echo "${#targets[@]} fuzz targets"
 status=0
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"

@@ -1,4 +1,14 @@
-import { addAgent, addTarget, parseGPUList, removeAgent, Settings, updateAgent, updateTarget } from './configModel';
+import {
+  addAgent,
+  addTarget,
+  durationError,
+  parseGPUList,
+  removeAgent,
+  Settings,
+  updateAgent,
+  updateTarget,
+  urlError,
+} from './configModel';
 
 const base = (jsonData: Settings['jsonData'], extra: Partial<Settings> = {}) =>
   ({ jsonData, secureJsonFields: {}, secureJsonData: {}, ...extra }) as Settings;
@@ -52,5 +62,35 @@ describe('configModel', () => {
     expect(parseGPUList('0, 1,3,1')).toEqual({ gpus: [0, 1, 3] });
     expect(parseGPUList('')).toEqual({ gpus: [] });
     expect(parseGPUList('0,x').error).toBe('"x" is not a GPU index (0, 1, 2, ...)');
+  });
+});
+
+describe('urlError and durationError: the backend sentences (pkg/settings, checked with settings.Load)', () => {
+  it('refuses what pkg/settings refuses, with the same sentence', () => {
+    expect(urlError('targets[0].url', 'ftp://not a url', false)).toBe(
+      'targets[0].url: "ftp://not a url" is not an http(s) URL such as http://10.0.0.5:8000/metrics'
+    );
+    expect(urlError('targets[0].url', '10.0.0.5:8000/metrics', false)).toBe(
+      'targets[0].url: "10.0.0.5:8000/metrics" is not an http(s) URL such as http://10.0.0.5:8000/metrics'
+    );
+    expect(urlError('targets[0].url', 'http://u:p@10.0.0.5:8000/metrics', false)).toBe(
+      'targets[0].url: put credentials in the basic-auth user and password fields, not in the URL'
+    );
+    expect(durationError('scrapeInterval', '5 seconds')).toBe(
+      'scrapeInterval: "5 seconds" is not a positive duration such as 15s or 6h'
+    );
+    expect(durationError('scrapeInterval', '0s')).toBe(
+      'scrapeInterval: "0s" is not a positive duration such as 15s or 6h'
+    );
+    expect(durationError('retention', '1.5h')).toBe('retention: "1.5h" is not a positive duration such as 15s or 6h');
+  });
+
+  it('accepts what pkg/settings accepts', () => {
+    expect(urlError('targets[0].url', 'http://10.0.0.5:8000/metrics', false)).toBeUndefined();
+    expect(urlError('gpuAgents[1].url', 'https://gpu.example.com/metrics', false)).toBeUndefined();
+    expect(urlError('targets[0].url', '', true)).toBeUndefined();
+    expect(durationError('scrapeInterval', '')).toBeUndefined();
+    expect(durationError('scrapeInterval', '15s')).toBeUndefined();
+    expect(durationError('retention', '1w2d')).toBeUndefined();
   });
 });

@@ -245,3 +245,46 @@ export function parseGPUList(text: string): { gpus: number[]; error?: string } {
   }
   return { gpus };
 }
+
+/**
+ * The backend's sentence for a metrics URL it refuses (pkg/settings checkURL), or undefined:
+ * `field` is the settings path, e.g. targets[0].url. Empty is allowed in remote mode only.
+ */
+export function urlError(field: string, raw: string, remote: boolean): string | undefined {
+  if (remote && raw === '') {
+    return undefined;
+  }
+  let u: URL | undefined;
+  try {
+    u = new URL(raw);
+  } catch {
+    u = undefined;
+  }
+  // Go's url.Parse refuses spaces and other characters a host cannot hold; WHATWG URL
+  // percent-encodes some of them, so refuse whitespace here explicitly.
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.host === '' || /\s/.test(raw)) {
+    return `${field}: ${JSON.stringify(raw)} is not an http(s) URL such as http://10.0.0.5:8000/metrics`;
+  }
+  if (u.username !== '' || u.password !== '') {
+    return `${field}: put credentials in the basic-auth user and password fields, not in the URL`;
+  }
+  return undefined;
+}
+
+/** Prometheus durations (pkg/settings parseDuration accepts what model.ParseDuration does). */
+const SETTINGS_DURATION_RE = /^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$/;
+
+/**
+ * The backend's sentence for a duration setting it refuses (pkg/settings parseDuration), or
+ * undefined; empty means the default.
+ */
+export function durationError(field: string, raw: string): string | undefined {
+  if (raw === '') {
+    return undefined;
+  }
+  const positive = /[1-9]/.test(raw);
+  if (!SETTINGS_DURATION_RE.test(raw) || !positive) {
+    return `${field}: ${JSON.stringify(raw)} is not a positive duration such as 15s or 6h`;
+  }
+  return undefined;
+}

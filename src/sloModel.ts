@@ -87,8 +87,9 @@ export function removeObjective(o: Settings, pi: number, oi: number): Settings {
 }
 
 /**
- * Applies a patch to objective oi of profile pi. Switching to error_ratio
- * drops the signal and threshold, which that kind does not take; empty
+ * Applies a patch to objective oi of profile pi. Switching to error_ratio or
+ * availability drops the signal and threshold, which those kinds do not take;
+ * leaving error_ratio drops its include4xx/includeAborts options; empty
  * optional fields are removed so the backend defaults apply.
  */
 export function updateObjective(o: Settings, pi: number, oi: number, patch: Partial<ObjectiveConfig>): Settings {
@@ -101,12 +102,21 @@ export function updateObjective(o: Settings, pi: number, oi: number, patch: Part
         return x;
       }
       const next: ObjectiveConfig = { ...x, ...patch };
-      if (next.kind === 'error_ratio') {
+      if (next.kind === 'error_ratio' || next.kind === 'availability') {
         delete next.signal;
         delete next.threshold;
       } else if (patch.kind === 'latency' && next.signal === undefined) {
         next.signal = 'e2e';
         next.threshold = 10;
+      }
+      if (next.kind !== 'error_ratio') {
+        delete next.include4xx;
+        delete next.includeAborts;
+      }
+      for (const k of ['include4xx', 'includeAborts'] as const) {
+        if (next[k] === false) {
+          delete next[k];
+        }
       }
       for (const k of ['period', 'targets', 'models'] as const) {
         const v = next[k];
@@ -169,7 +179,7 @@ export function objectiveErrors(
   if (typeof obj.target !== 'number' || !(obj.target > 0 && obj.target < 1)) {
     e.target = 'a ratio strictly between 0 and 1, such as 0.99';
   }
-  if (obj.period !== undefined && obj.period !== '') {
+  if (obj.period !== undefined && obj.period !== '' && obj.period !== 'month') {
     const secs = durationSeconds(obj.period);
     if (Number.isNaN(secs)) {
       e.period = `"${obj.period}" is not a duration such as 30d or 4w`;

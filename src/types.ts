@@ -45,9 +45,12 @@ export type GroupBy = (typeof GROUP_BY)[number];
 
 export const BREAKDOWN_FORMATS = ['timeseries', 'table'] as const;
 export type BreakdownFormat = (typeof BREAKDOWN_FORMATS)[number];
+/** Latency formats: the statistics as series, or requests/s per histogram bucket for the heatmap panel. */
+export const LATENCY_FORMATS = ['timeseries', 'heatmap'] as const;
+export type LatencyFormat = (typeof LATENCY_FORMATS)[number];
 
 /** burn_rate: every window's burn rate and the status (timeseries), or the status series only (for alert rules). */
-export const BURN_RATE_FORMATS = ['timeseries', 'status'] as const;
+export const BURN_RATE_FORMATS = ['timeseries', 'status', 'sustained', 'budget'] as const;
 export type BurnRateFormat = (typeof BURN_RATE_FORMATS)[number];
 
 /** targets: the inventory table, or per target and signal 1 when a family it had left its latest scrape. */
@@ -97,7 +100,7 @@ export interface InferscopeQuery extends DataQuery {
   bounds?: boolean;
 
   // breakdown; diagnosis, burn_rate and targets use their own formats
-  format?: BreakdownFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat;
+  format?: BreakdownFormat | LatencyFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat;
   /** diagnosis: keep only these classes' findings and numeric series (e.g. ["stalled"] for an alert rule). */
   classes?: string[];
 
@@ -222,13 +225,17 @@ export type DataSourceMode = (typeof DATA_SOURCE_MODES)[number];
 /** secureJsonData key of the bearer token sent to the remote server (settings.RemoteBearerTokenKey). */
 export const REMOTE_BEARER_TOKEN_KEY = 'remoteBearerToken';
 
-export const OBJECTIVE_KINDS = ['latency', 'error_ratio'] as const;
+export const OBJECTIVE_KINDS = ['latency', 'error_ratio', 'availability'] as const;
 export type ObjectiveKind = (typeof OBJECTIVE_KINDS)[number];
 
 /** One service-level objective (pkg/settings.Objective). */
 export interface ObjectiveConfig {
   name: string;
-  /** latency (default) or error_ratio (requests finished with abort or error). */
+  /**
+   * latency (default); error_ratio (HTTP 5xx of the inference handlers, engine error finishes and
+   * admission rejections over all inference requests); availability (share of the period the
+   * target answered its scrape and was not stalled).
+   */
   kind?: ObjectiveKind;
   /** Latency stage (latency objectives). */
   signal?: string;
@@ -236,7 +243,11 @@ export interface ObjectiveConfig {
   threshold?: number;
   /** Ratio of good requests, strictly between 0 and 1 (0.99). */
   target: number;
-  /** Prometheus duration, default 30d, at least 3d. */
+  /** error_ratio only: also count HTTP 4xx answers as bad. */
+  include4xx?: boolean;
+  /** error_ratio only: also count finished_reason="abort" (V1 includes client disconnects). */
+  includeAborts?: boolean;
+  /** Prometheus duration, default 30d, at least 3d; or "month" for the calendar month (UTC). */
   period?: string;
   targets?: string[];
   models?: string[];
@@ -250,16 +261,41 @@ export interface ProfileConfig {
 
 /** The backend's default profiles (settings.DefaultProfiles), used when jsonData has none. */
 export const DEFAULT_SLO_PROFILES: ProfileConfig[] = [
-  ['interactive-chat', 3, 0.05],
-  ['code-completion', 0.5, 0.03],
-  ['batch-analysis', 30, 0.2],
-].map(([name, ttft, itl]) => ({
-  name: name as string,
-  objectives: [
-    { name: 'ttft-p99', kind: 'latency', signal: 'ttft', threshold: ttft as number, target: 0.99, period: '30d' },
-    { name: 'itl-p99', kind: 'latency', signal: 'itl', threshold: itl as number, target: 0.99, period: '30d' },
-  ],
-}));
+  ...[
+    ['interactive-chat', 3, 0.05],
+    ['code-completion', 0.5, 0.03],
+    ['batch-analysis', 30, 0.2],
+  ].map(([name, ttft, tpot]) => ({
+    name: name as string,
+    objectives: [
+      {
+        name: 'ttft-p99',
+        kind: 'latency' as const,
+        signal: 'ttft',
+        threshold: ttft as number,
+        target: 0.99,
+        period: '30d',
+      },
+      {
+        name: 'tpot-p99',
+        kind: 'latency' as const,
+        signal: 'tpot',
+        threshold: tpot as number,
+        target: 0.99,
+        period: '30d',
+      },
+    ],
+  })),
+  {
+    name: 'service',
+    objectives: [
+      { name: 'ttft-p95', kind: 'latency', signal: 'ttft', threshold: 2, target: 0.95, period: '30d' },
+      { name: 'itl-p95', kind: 'latency', signal: 'itl', threshold: 0.1, target: 0.95, period: '30d' },
+      { name: 'error-ratio', kind: 'error_ratio', target: 0.98, period: '30d' },
+      { name: 'availability', kind: 'availability', target: 0.999, period: '30d' },
+    ],
+  },
+];
 
 /**
  * secureJsonData keys are "<name>.bearerToken" and "<name>.basicAuthPassword"

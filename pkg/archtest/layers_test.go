@@ -18,7 +18,7 @@ const module = "github.com/inferscope/inferscope-llm-datasource/"
 // as Go enforces). Data flows one way: settings, store and source → catalogue → collector →
 // analysis → read layer (fetch) and frames → query types → SDK edge → main.
 var layers = map[string]int{
-	"pkg/settings": 0, "pkg/hist": 0, "pkg/source": 0,
+	"pkg/settings": 0, "pkg/hist": 0, "pkg/source": 0, "pkg/redact": 0, "pkg/bounds": 0,
 	"pkg/catalog": 1,
 	"pkg/collect": 2, "pkg/analysis": 2,
 	"pkg/analysis/*": 3,

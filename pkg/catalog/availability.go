@@ -73,6 +73,11 @@ func AssessAll(d Detection, stored []string) []TargetSignal {
 	return out
 }
 
+// storedAll reports whether every gauge a derived metric reads is stored.
+func storedAll(stored map[string]bool, m Metric) bool {
+	return stored[m.Name] && stored[m.Over] && (m.Plus == "" || stored[m.Plus])
+}
+
 func storedSet(names []string) map[string]bool {
 	set := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -104,6 +109,21 @@ func assess(d Detection, stored map[string]bool, s Signal) TargetSignal {
 	case len(ts.Metrics) == 0:
 		ts.State = StateNotSeen
 		ts.Note = ""
+	case ts.Metrics[0].Over != "" && storedAll(stored, ts.Metrics[0]):
+		// A ratio of the engine's own counts (SGLang's physical KV occupancy) is exact.
+		ts.State = StateExported
+		ts.Note = notePhysicalKV
+	case ts.Metrics[0].Over != "":
+		// The ratio's other gauges are missing: read the next metric, if any.
+		ts.Metrics = ts.Metrics[1:]
+		if len(ts.Metrics) == 0 {
+			ts.State = StateNotSeen
+			ts.Note = ""
+		} else if a.Status == Approximate {
+			ts.State = StateApproximate
+		} else {
+			ts.State = StateExported
+		}
 	case a.Status == Approximate:
 		ts.State = StateApproximate
 	default:

@@ -17,6 +17,10 @@ type Detection struct {
 	Version string
 	// Evidence lists, in a fixed order, each fact the conclusion rests on, as sentences.
 	Evidence []string
+	// ReExporter is set when the page is a gateway's re-export of other servers' engine series
+	// (ReExporterProductionStack, ReExporterSMG), "" for an engine's own page. Engine is then
+	// the engine whose names the copies carry. See ReExportLabels.
+	ReExporter string
 }
 
 // openEnd is the upper bound of an open version range ("0.13+").
@@ -240,6 +244,7 @@ func Detect(names []string) Detection {
 			d.Evidence = append(d.Evidence, "nv_trt_llm_* families present: Triton TensorRT-LLM backend")
 		}
 	}
+	detectReExporter(ns, &d)
 	return d
 }
 

@@ -31,6 +31,21 @@ type Scope struct {
 	// as much again as the query itself, so callers set it only where a result held a
 	// non-finite value: a clean history needs no filter.
 	Finite bool
+	// Fresh, when positive, makes the gauge builders (GaugePromQL, GaugePromQLBy) count a stored
+	// series at a step only if it has a sample within Fresh before the step:
+	// `(x and last_over_time(x[Fresh]))` instead of x. PromQL's 5-minute lookback otherwise keeps
+	// a series that stopped being scraped without a staleness marker (a target relabelled or
+	// moved, a re-created Prometheus target, a remote store fed by a server that was restarted)
+	// "present" next to its successor, and every sum of a gauge counts it twice. About 2.5 scrape
+	// intervals is right: a series scraped on time always has a sample in the window, a stopped
+	// one leaves the sums one or two scrapes after its last sample. Staleness markers are still
+	// honoured (the `x` side). Zero keeps the plain selector (the lookback alone decides).
+	Fresh time.Duration
+	// Upstreams are the URLs (or host:port) of the targets in the settings. A series carrying a
+	// ReExportLabels label whose value names one of them (a gateway's copy of that target's
+	// series) is left out by every builder, so the engine counts once, from its own page;
+	// copies of engines that are not targets stay. Empty: nothing is left out.
+	Upstreams []string
 }
 
 // GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
@@ -156,6 +171,11 @@ func chain(e Engine, ms []Metric, sc Scope, byModel bool, t term) (string, error
 		}
 		base = append(base, "job=~"+re)
 	}
+	up, err := upstreamMatchers(sc)
+	if err != nil {
+		return "", err
+	}
+	base = append(base, up...)
 	render := func(extra string) string {
 		parts := make([]string, 0, len(ms))
 		for _, m := range ms {
@@ -245,6 +265,7 @@ func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, ga
 		if err != nil {
 			return "", err
 		}
+		c = dropPlaceholders(e, groups, c)
 		parts = append(parts, collapse(e, gauge, c))
 	}
 	return strings.Join(parts, " or "), nil
@@ -339,7 +360,11 @@ func histogramQueries(order []Engine, per map[Engine][]Metric, sc Scope, window 
 			case suffix == "_bucket":
 				return finiteSet(r)
 			}
-			return finite(r)
+			// _sum and _count leave the windows out where any bucket of the same histogram is
+			// not finite, as finiteSet does for the buckets: the three stay one histogram (its
+			// sanity verdict compares them).
+			b := f + "(" + selector(m.Name+"_bucket", sel) + "[" + w + "])"
+			return "(" + finite(r) + " unless ignoring (le) (" + b + " unless " + b + " > -Inf < +Inf))"
 		})
 	}
 	b, err := build("_bucket")
@@ -485,7 +510,17 @@ func GaugePromQLBy(s Signal, sc Scope, agg string, extraBy ...string) (string, e
 	if len(order) == 0 {
 		return "", fmt.Errorf("catalog: signal %q is not read from a gauge by any engine", s)
 	}
-	inner, err := join(order, per, sc, groups, true, boundedTerm(s))
+	bt := boundedTerm(s)
+	if sc.Fresh > 0 {
+		w, err := windowString(sc.Fresh)
+		if err != nil {
+			return "", err
+		}
+		bt = func(m Metric, sel string) string {
+			return "(" + freshGaugeTerm(m, sel, w) + rangeFilter(s) + ")"
+		}
+	}
+	inner, err := join(order, per, sc, groups, true, bt)
 	if err != nil {
 		return "", err
 	}
@@ -515,8 +550,25 @@ func rangeFilter(s Signal) string {
 	return f + " <= " + formatScale(hi)
 }
 
-func gaugeTerm(m Metric, sel string) string {
-	r := selector(m.Name, sel)
+func gaugeTerm(m Metric, sel string) string { return freshGaugeTerm(m, sel, "") }
+
+// freshGaugeTerm is gaugeTerm with the selector x read as `(x and last_over_time(x[w]))` when w
+// is not empty (Scope.Fresh): a series with no sample within w before the step is left out.
+func freshGaugeTerm(m Metric, sel, w string) string {
+	one := func(name string) string {
+		r := selector(name, sel)
+		if w != "" {
+			r = "(" + r + " and last_over_time(" + r + "[" + w + "]))"
+		}
+		return r
+	}
+	r := one(m.Name)
+	if m.Over != "" {
+		if m.Plus != "" {
+			r = "(" + r + " + " + one(m.Plus) + ")"
+		}
+		r = "(" + r + " / " + one(m.Over) + ")"
+	}
 	if f, ok := sentinelFilter[m.Name]; ok {
 		r = "(" + r + " " + f + ")"
 	}
@@ -544,8 +596,9 @@ var meanDenominator = map[string]string{
 //	sum by (job) (rate(a_sum[5m]) or … or (rate(nv_inference_queue_duration_us[5m]) * 0.000001))
 //	  / sum by (job) (rate(a_count[5m]) or … or rate(nv_inference_request_success[5m]))
 //
-// A group with no events in the window gives NaN (0/0), like hist.Mean. Errors as for
-// HistogramPromQL.
+// A group with no events in the window gives NaN (0/0), like hist.Mean. The time counters'
+// rates are always filtered with finite (a NaN or ±Inf sample leaves that series out of the
+// windows it spoils); histogram terms only with Scope.Finite. Errors as for HistogramPromQL.
 func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 	if err := checkSignal(s); err != nil {
 		return "", err
@@ -574,6 +627,12 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 		if m.Scale != 1 {
 			r = "(" + r + " * " + formatScale(m.Scale) + ")"
 		}
+		if m.Kind == KindCounter {
+			// Time counters (llama.cpp, Triton) are few series and no caller re-asks for them
+			// with Scope.Finite: a series whose time or event rate is NaN or ±Inf is always left
+			// out, of the numerator and the denominator alike (`and` pairs them by labels).
+			return "(" + finite(r) + " and " + finite("rate("+selector(meanDenominator[m.Name], sel)+"["+w+"])") + ")"
+		}
 		return finiteIf(sc, r)
 	})
 	if err != nil {
@@ -583,7 +642,7 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 		if m.Kind == KindHistogram {
 			return finiteIf(sc, "rate("+selector(m.Name+"_count", sel)+"["+w+"])")
 		}
-		return finiteIf(sc, "rate("+selector(meanDenominator[m.Name], sel)+"["+w+"])")
+		return "(" + finite("rate("+selector(meanDenominator[m.Name], sel)+"["+w+"])") + " and " + finite("rate("+selector(m.Name, sel)+"["+w+"])") + ")"
 	})
 	if err != nil {
 		return "", err
@@ -621,6 +680,12 @@ func buildKeepNames() []string {
 				} else {
 					add(m.Name)
 				}
+				if m.Over != "" {
+					add(m.Over)
+					if m.Plus != "" {
+						add(m.Plus)
+					}
+				}
 			}
 		}
 	}
@@ -646,6 +711,7 @@ func buildKeepNames() []string {
 		}
 	}
 	add("llamacpp:kv_cache_usage_ratio")
+	add(ErrorSLINames()...)
 	// V0's time_per_output_token_seconds is read through LookupFor (TPOT on old vLLM).
 	out := make([]string, 0, len(set))
 	for n := range set {

@@ -19,17 +19,17 @@ import (
 // (regexp.QuoteMeta), for a `job=~"…"` matcher (PromQL anchors it). No name gives "$^", which
 // matches nothing rather than everything.
 func Alternation(names []string) string {
-	out := ""
+	var out strings.Builder // linear in the names (+= was quadratic)
 	for i, n := range names {
 		if i > 0 {
-			out += "|"
+			out.WriteByte('|')
 		}
-		out += regexp.QuoteMeta(n)
+		out.WriteString(regexp.QuoteMeta(n))
 	}
-	if out == "" {
+	if out.Len() == 0 {
 		return "$^"
 	}
-	return out
+	return out.String()
 }
 
 // NameAlternation renders metric names as a PromQL regex alternation, each name once (first
@@ -198,9 +198,11 @@ func ResetCandidatesPromQL(sel string, rng time.Duration) string {
 // RawMetricSelector selects one stored metric by name, restricted to the given jobs and to
 // equality matchers (label → value, in sorted label order).
 func RawMetricSelector(metric string, jobs []string, matchers map[string]string) string {
-	sel := `{__name__=` + strconv.Quote(metric) + `, job=~` + strconv.Quote(Alternation(jobs))
+	var sel strings.Builder // linear in the matchers (+= was quadratic)
+	sel.WriteString(`{__name__=` + strconv.Quote(metric) + `, job=~` + strconv.Quote(Alternation(jobs)))
 	for _, k := range slices.Sorted(maps.Keys(matchers)) {
-		sel += ", " + k + "=" + strconv.Quote(matchers[k])
+		sel.WriteString(", " + k + "=" + strconv.Quote(matchers[k]))
 	}
-	return sel + "}"
+	sel.WriteString("}")
+	return sel.String()
 }

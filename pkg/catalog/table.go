@@ -1,6 +1,9 @@
 package catalog
 
-import "strconv"
+import (
+	"regexp"
+	"strconv"
+)
 
 // entry is one cell of the catalogue: how engine e provides signal s.
 type entry struct {
@@ -21,7 +24,29 @@ func metricsOf(k Kind, scale float64, names []string) []Metric {
 	return out
 }
 
+// sglangPhysicalKV is SGLang 0.5.11+'s physical KV-pool occupancy, (kv_used_tokens +
+// kv_evictable_tokens) / max_total_num_tokens, under both exposures (see Metric.Over).
+func sglangPhysicalKV() []Metric {
+	used, evict, total := sglangNames("kv_used_tokens"), sglangNames("kv_evictable_tokens"), sglangNames("max_total_num_tokens")
+	out := make([]Metric, len(used))
+	for i := range used {
+		out[i] = Metric{Name: used[i], Kind: KindGauge, Scale: 1, Plus: evict[i], Over: total[i]}
+	}
+	return out
+}
+
+// notePhysicalKV is the note of SGLang's KV usage when its physical occupancy is stored.
+const notePhysicalKV = "SGLang 0.5.11+: physical KV-pool occupancy, (kv_used_tokens + kv_evictable_tokens) / max_total_num_tokens; evictable radix-cache tokens count as occupied."
+
 func scaled(k Kind, scale float64, names ...string) []Metric { return metricsOf(k, scale, names) }
+
+// labelValueOrDict matches label = v, and also the Python dict repr `{'label': 'v'}` that
+// IBM TGIS-compatible servers put in the value (tgi_batch_inference_duration{method="{'method':
+// 'prefill'}"}: the label set passed through str()): method=~"prefill|\\{'method': 'prefill'\\}".
+func labelValueOrDict(label, v string) string {
+	re := regexp.QuoteMeta(v) + "|" + regexp.QuoteMeta("{'"+label+"': '"+v+"'}")
+	return label + "=~" + strconv.Quote(re)
+}
 
 func withMatch(ms []Metric, match string) []Metric {
 	for i := range ms {
@@ -150,7 +175,7 @@ var table = map[Engine]map[Signal]entry{
 		RequestsRunning: {Exact, "", gauge(sglangNames("num_running_reqs", "num_requests_running")...)},
 		RequestsWaiting: {Exact, "", gauge(sglangNames("num_queue_reqs", "num_requests_waiting")...)},
 		KVCacheUsage: {Approximate, "SGLang's token_usage is used tokens / KV capacity and counts evictable radix-cache tokens as free, so it reads lower than vLLM's block usage.",
-			gauge(sglangNames("token_usage")...)},
+			append(sglangPhysicalKV(), gauge(sglangNames("token_usage")...)...)},
 		Preemptions: {Exact, "SGLang calls preemption retraction.", ctr(sglangNames("num_retracted_requests_total")...)},
 		PrefixCacheQueries: {Approximate, "SGLang has no cache-query counter; prompt tokens stand in for tokens looked up in the radix cache.",
 			ctr(sglangNames("prompt_tokens_total")...)},
@@ -161,11 +186,11 @@ var table = map[Engine]map[Signal]entry{
 	},
 	EngineTGI: {
 		QueueTime:        {Exact, "", hist("tgi_request_queue_duration")},
-		PrefillTime:      {Approximate, "TGI has no per-request prefill time; this is the duration of each prefill batch (tgi_batch_inference_duration{method=\"prefill\"}), shared by the requests in the batch.", withMatch(hist("tgi_batch_inference_duration"), `method="prefill"`)},
+		PrefillTime:      {Approximate, "TGI has no per-request prefill time; this is the duration of each prefill batch (tgi_batch_inference_duration{method=\"prefill\"}), shared by the requests in the batch.", withMatch(hist("tgi_batch_inference_duration"), labelValueOrDict("method", "prefill"))},
 		DecodeTime:       {Absent, "TGI has no per-request decode time; inference_time includes prefill.", nil},
 		InferenceTime:    {Exact, "", hist("tgi_request_inference_duration")},
 		TTFT:             {Absent, "TGI exports no time to first token; queue time plus the prefill batch duration approximates it.", nil},
-		ITL:              {Approximate, noteTGIITL, withMatch(hist("tgi_batch_forward_duration"), `method="decode"`)},
+		ITL:              {Approximate, noteTGIITL, withMatch(hist("tgi_batch_forward_duration"), labelValueOrDict("method", "decode"))},
 		TPOT:             {Approximate, noteTGITPOT, hist("tgi_request_mean_time_per_token_duration")},
 		E2E:              {Exact, "Validation + queue + inference.", hist("tgi_request_duration")},
 		PromptTokens:     {Approximate, noteTGITokens, ctr("tgi_request_input_length_sum")},

@@ -36,7 +36,7 @@ func TestAvailabilityTables(t *testing.T) {
 			TPOT:            {Approximate, "sglang:time_per_output_token_seconds", KindHistogram, 1},
 			PrefillTime:     {Absent, "", "", 0},
 			DecodeTime:      {Absent, "", "", 0},
-			KVCacheUsage:    {Approximate, "sglang:token_usage", KindGauge, 1},
+			KVCacheUsage:    {Approximate, "sglang:kv_used_tokens", KindGauge, 1},
 			Preemptions:     {Exact, "sglang:num_retracted_requests_total", KindCounter, 1},
 			RequestsWaiting: {Exact, "sglang:num_queue_reqs", KindGauge, 1},
 		},

@@ -130,6 +130,13 @@ type Metric struct {
 	// Match holds extra label matchers in PromQL syntax that select the relevant series of a
 	// shared family, e.g. `method="decode"`; empty normally. (Addition to the contract.)
 	Match string
+	// Plus and Over, when Over is set, make a gauge a ratio derived from gauges of the same
+	// labels: (Name + Plus) / Over (Plus may be empty). SGLang 0.5.11+ exports its KV pool's
+	// token counts (sglang:kv_used_tokens, sglang:kv_evictable_tokens) next to the capacity
+	// (sglang:max_total_num_tokens); their ratio is the pool's physical occupancy, where
+	// token_usage counts evictable radix-cache tokens as free. Such a ratio of the engine's own
+	// counts carries the signal exactly (Assess: StateExported). (Addition to the contract.)
+	Plus, Over string
 }
 
 // Availability says whether and how an engine provides a signal.

@@ -2,7 +2,7 @@
 // manager (github.com/prometheus/prometheus/scrape) scrapes every configured
 // target and GPU agent into a TSDB (github.com/prometheus/prometheus/tsdb) kept
 // on disk with its write-ahead log, one directory per data source (keyed by
-// its UID, see DataSourceDir), and source.NewEmbedded queries it with the PromQL
+// its organisation and UID, see OrgDataSourceDir), and source.NewEmbedded queries it with the PromQL
 // engine. Stored series look exactly like a Prometheus server's: raw engine
 // metric names, job=<target name>, instance=<host:port>, plus the target's
 // extra labels, and the synthetic up / scrape_duration_seconds series.
@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"sync"
@@ -51,6 +52,11 @@ const (
 // HTTP-instrumentator families that inference servers add to their pages.
 const dropRegex = `.*_created|python_.*|http_.*`
 
+// keepHTTPLabel is a temporary label marking http_requests_total, the one
+// HTTP-instrumentator family the catalogue reads (the error SLI's 5xx
+// answers, catalog.ErrorSLINames), so that dropRegex spares it.
+const keepHTTPLabel = "__tmp_inferscope_keep_http"
+
 // bucketLabel is a temporary label marking the _bucket samples of engine
 // families the catalogue does not read; it never reaches the TSDB.
 const bucketLabel = "__tmp_inferscope_unused_bucket"
@@ -73,10 +79,11 @@ func storeRelabel() ([]*relabel.Config, error) {
 	}
 	name := model.LabelNames{model.MetricNameLabel}
 	return []*relabel.Config{
-		{SourceLabels: name, Separator: ";", Regex: relabel.MustNewRegexp(dropRegex), Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: name, Separator: ";", Regex: relabel.MustNewRegexp(regexp.QuoteMeta(catalog.HTTPRequestsName)), TargetLabel: keepHTTPLabel, Replacement: "1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation},
+		{SourceLabels: model.LabelNames{keepHTTPLabel, model.MetricNameLabel}, Separator: ";", Regex: relabel.MustNewRegexp(";(?:" + dropRegex + ")"), Action: relabel.Drop, NameValidationScheme: model.UTF8Validation},
 		{SourceLabels: name, Separator: ";", Regex: bucket, TargetLabel: bucketLabel, Replacement: "1", Action: relabel.Replace, NameValidationScheme: model.UTF8Validation},
 		{SourceLabels: model.LabelNames{bucketLabel, model.MetricNameLabel}, Separator: ";", Regex: either, Action: relabel.Keep, NameValidationScheme: model.UTF8Validation},
-		{Regex: relabel.MustNewRegexp(bucketLabel), Separator: ";", Replacement: "$1", Action: relabel.LabelDrop, NameValidationScheme: model.UTF8Validation},
+		{Regex: relabel.MustNewRegexp(bucketLabel + "|" + keepHTTPLabel), Separator: ";", Replacement: "$1", Action: relabel.LabelDrop, NameValidationScheme: model.UTF8Validation},
 	}, nil
 }
 
@@ -135,6 +142,8 @@ type Collector struct {
 	endpoints []endpoint
 	drain     time.Duration
 	errors    *errorLog
+	mask      func(string) string
+	sweep     *staleSweep
 
 	// queries in flight through Querier; Close waits for them.
 	qmu      sync.RWMutex
@@ -149,8 +158,12 @@ type Collector struct {
 // Options are the per-data-source parts of Start.
 type Options struct {
 	// Dir is the data source's store directory, usually
-	// DataSourceDir(storagePath, uid). Required; created if missing.
+	// OrgDataSourceDir(storagePath, org, uid). Required; created if missing.
 	Dir string
+	// LegacyDir is where an older version kept this data source's store
+	// (DataSourceDir(storagePath, uid), keyed by UID alone); when Dir does not
+	// exist and LegacyDir does, it is moved to Dir with its history. Empty: none.
+	LegacyDir string
 	// UID is the data source's UID, the `datasource` label of the plugin's own metrics.
 	UID string
 	// Logger receives scrape, TSDB and PromQL logs; nil discards them.
@@ -160,6 +173,10 @@ type Options struct {
 	LockWait time.Duration
 	// QueryDrain is how long Close waits for queries in flight; 0 means DefaultQueryDrain.
 	QueryDrain time.Duration
+	// Mask, when set, masks the data source's secrets in scrape errors as
+	// they are read (Status, ScrapeErrors), before anything shortens them:
+	// a page may echo the scrape's Authorization header (see package redact).
+	Mask func(string) string
 }
 
 // Defaults of Options.
@@ -225,6 +242,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 
 	st, err := acquireStore(opts.Dir, storeOptions{
 		retention: cfg.Retention, maxBytes: cfg.RetentionSize, lockWait: opts.LockWait, logger: logger, uid: opts.UID,
+		legacyDir: opts.LegacyDir,
 	})
 	if err != nil {
 		return nil, err
@@ -239,8 +257,15 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		runDone:   make(chan struct{}),
 		drain:     opts.QueryDrain,
 		errors:    newErrorLog(),
+		mask:      opts.Mask,
+	}
+	if c.mask == nil {
+		c.mask = func(s string) string { return s }
 	}
 	c.handOver()
+	// Scraping by any earlier instance (or process) ended by now: the series
+	// it wrote that these settings no longer scrape get staleness markers.
+	stoppedAt := time.Now()
 	// Each collector has its own registry: instances are re-created when
 	// settings change and a second registration on a shared one panics.
 	reg := prometheus.NewRegistry()
@@ -248,7 +273,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		DiscoveryReloadOnStartup: true,
 		DiscoveryReloadInterval:  model.Duration(time.Second),
 		HTTPClientOptions:        []config_util.HTTPClientOption{config_util.WithDialContextFunc(c.tracker.dial)},
-	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st}, nil, reg)
+	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st, sampleLimit: max(cfg.SampleLimit, 0), timeout: cfg.ScrapeTimeout}, nil, reg)
 	if err != nil {
 		c.releaseStore()
 		return nil, fmt.Errorf("collector: create scrape manager: %w", err)
@@ -266,6 +291,11 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 	}()
 	c.tsets <- groups
 	c.errors.start(c, cfg.ScrapeInterval/2)
+	jobs := make([]string, 0, len(eps))
+	for _, ep := range eps {
+		jobs = append(jobs, ep.name)
+	}
+	c.startStaleSweep(stoppedAt, cfg.ScrapeInterval, jobs)
 	if err := c.waitPools(len(groups), 5*time.Second); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -310,9 +340,19 @@ func (c *Collector) releaseStore() {
 	}
 }
 
-// Notice is a sentence for the data source's health check when its stored
-// history had to be set aside at start (a corrupted directory), else "".
-func (c *Collector) Notice() string { return c.store.notice }
+// Notice is what opening the data source's store found, for its health
+// check: transient errors retried, WAL records dropped by the repair, blocks
+// quarantined, the directory set aside, and every set-aside directory or
+// block still kept; empty when the store opened cleanly.
+func (c *Collector) Notice() string { n, _ := c.store.health(); return n }
+
+// HistoryMissing reports whether part of the stored history cannot be read
+// (dropped by a WAL repair at this opening, or set aside and still kept):
+// the health check is not OK while it is.
+func (c *Collector) HistoryMissing() bool { _, lost := c.store.health(); return lost }
+
+// StoreHealth is Notice and HistoryMissing at once.
+func (c *Collector) StoreHealth() (notice string, missing bool) { return c.store.health() }
 
 // Dir is the store directory.
 func (c *Collector) Dir() string { return c.dir }
@@ -376,7 +416,9 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			Scheme:                 u.Scheme,
 			EnableCompression:      true,
 			BodySizeLimit:          units.Base2Bytes(cfg.BodySizeLimit),
-			SampleLimit:            uint(max(cfg.SampleLimit, 0)),
+			// The sample limit is enforced while parsing, by the
+			// appender (meteredAppendable), not by Prometheus's after it.
+			SampleLimit: 0,
 			// A page with absurd label sets fails its scrape instead of
 			// filling the TSDB (vLLM's widest series, cache_config_info, has ~25 labels).
 			LabelLimit:            labelLimit,
@@ -445,12 +487,12 @@ func (c *Collector) Status() []TargetStatus {
 			st.LastScrape = t.LastScrape()
 			st.LastDuration = t.LastScrapeDuration()
 			if err := t.LastError(); err != nil {
-				st.LastError = err.Error()
+				st.LastError = c.mask(err.Error())
 			}
 		}
 		if f, ok := c.store.appendFailure(ep.name); ok {
 			st.Up = false
-			st.LastError = "the page was scraped but its samples could not be stored: " + f.err
+			st.LastError = "the page was scraped but its samples could not be stored: " + c.mask(f.err)
 		}
 		st.Series = c.seriesCount(ep.name)
 		out = append(out, st)
@@ -483,6 +525,7 @@ func (c *Collector) seriesCount(name string) int {
 // waits for their goroutines. Safe to call more than once.
 func (c *Collector) stopScraping() {
 	c.stopOnce.Do(func() {
+		c.stopSweep()
 		c.tracker.closeAll()
 		c.errors.stop()
 		c.mgr.Stop()

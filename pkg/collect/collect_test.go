@@ -346,7 +346,7 @@ func TestScrapeConfigs(t *testing.T) {
 	assert.Equal(t, config.PrometheusText0_0_4, a.ScrapeProtocols[0])
 	assert.Equal(t, "/custom/metrics", a.MetricsPath)
 	assert.Equal(t, url.Values{"x": {"1"}, "y": {"2"}}, a.Params)
-	assert.Equal(t, uint(77), a.SampleLimit)
+	assert.Equal(t, uint(0), a.SampleLimit, "the sample limit is enforced while parsing, by meteredAppendable")
 	assert.EqualValues(t, 1000, a.BodySizeLimit)
 	assert.Equal(t, model.Duration(15*time.Second), a.ScrapeInterval)
 	assert.Equal(t, model.Duration(10*time.Second), a.ScrapeTimeout)
@@ -354,7 +354,7 @@ func TestScrapeConfigs(t *testing.T) {
 	require.NotNil(t, a.HTTPClientConfig.BasicAuth)
 	assert.Equal(t, "u", a.HTTPClientConfig.BasicAuth.Username)
 	assert.EqualValues(t, "pw", a.HTTPClientConfig.BasicAuth.Password)
-	require.Len(t, a.MetricRelabelConfigs, 4)
+	require.Len(t, a.MetricRelabelConfigs, 5) // mark http_requests_total, drop, mark unused buckets, keep, drop the marks
 	assert.Equal(t, model.LabelSet{"__address__": "10.0.0.5:8443"}, groups["a"][0].Targets[0])
 	assert.Equal(t, model.LabelSet{"dc": "eu"}, groups["a"][0].Labels)
 	assert.Equal(t, "/metrics", scfgs[1].MetricsPath)
@@ -370,7 +370,8 @@ func TestScrapeConfigs(t *testing.T) {
 		"vllm:prompt_tokens_created":              false,
 		"python_gc_objects_collected_total":       false,
 		"process_cpu_seconds_total":               false,
-		"http_requests_total":                     false,
+		"http_requests_total":                     true,
+		"http_request_size_bytes_sum":             false,
 		"go_goroutines":                           false,
 		"vllm:e2e_request_latency_seconds_bucket": true,
 		"vllm:num_requests_running":               true,

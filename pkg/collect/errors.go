@@ -105,6 +105,7 @@ func (c *Collector) ScrapeErrors(name string, from, to time.Time) []ScrapeError 
 	var out []ScrapeError
 	for _, e := range l.per[name] {
 		if !e.At.Before(from) && !e.At.After(to) {
+			e.Error = c.mask(e.Error)
 			out = append(out, e)
 		}
 	}

@@ -2,8 +2,14 @@ package collect
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/storage"
@@ -43,7 +49,53 @@ var (
 )
 
 func init() {
-	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{})
+	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{}, tsdbCollector{})
+}
+
+// tsdbCounterRE selects the TSDB's own counters of trouble that the plugin
+// re-exports: WAL corruptions, failed compactions, head and WAL truncations
+// (done and failed), failed checkpoints, reloads and WAL writes.
+var tsdbCounterRE = regexp.MustCompile(`^prometheus_tsdb_[a-z_]*(corruptions|failed|failures|truncations)_total$`)
+
+// tsdbCollector re-exports, per open store, the TSDB's own counters of
+// trouble (tsdbCounterRE) from the registry given to tsdb.Open, renamed
+// prometheus_tsdb_* → inferscope_tsdb_* and labelled with the data source:
+// e.g. inferscope_tsdb_wal_corruptions_total{datasource="…"}. Unchecked (it
+// describes nothing): the families are the TSDB's.
+type tsdbCollector struct{}
+
+func (tsdbCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (tsdbCollector) Collect(ch chan<- prometheus.Metric) {
+	stores.Lock()
+	open := make([]*store, 0, len(stores.m))
+	for _, s := range stores.m {
+		open = append(open, s)
+	}
+	stores.Unlock()
+	for _, s := range open {
+		if s.reg == nil {
+			continue
+		}
+		mfs, err := s.reg.Gather()
+		if err != nil {
+			continue
+		}
+		for _, mf := range mfs {
+			if !tsdbCounterRE.MatchString(mf.GetName()) {
+				continue
+			}
+			var v float64
+			for _, m := range mf.GetMetric() {
+				v += counterOf(m)
+			}
+			name := "inferscope_tsdb_" + strings.TrimPrefix(mf.GetName(), "prometheus_tsdb_")
+			d := prometheus.NewDesc(name, "The embedded TSDB's "+mf.GetName()+": "+mf.GetHelp(), []string{"datasource"}, nil)
+			if m, err := prometheus.NewConstMetric(d, prometheus.CounterValue, v, s.uid); err == nil {
+				ch <- m
+			}
+		}
+	}
 }
 
 // storageCollector reports the size of every open store at collection time.
@@ -91,14 +143,55 @@ func forgetDataSource(uid string) {
 // report (up, scrape_duration_seconds, …) to one appender and commits once,
 // or, when the scrape failed, rolls the page back and commits the report
 // alone; so each commit carrying an up sample is one scrape attempt.
+//
+// It also enforces, while the page is parsed, the sample limit and the
+// scrape timeout (see pageLimits): Prometheus's own sample_limit lets the
+// scrape loop parse the rest of the page after the limit (to count it), and
+// its scrape_timeout covers the fetch but not the parsing.
 type meteredAppendable struct {
 	db storage.Appendable
 	st *store
+	// sampleLimit (0: none) and timeout (0: none) bound each scrape's page.
+	sampleLimit int
+	timeout     time.Duration
 }
 
 func (m meteredAppendable) Appender(ctx context.Context) storage.Appender {
-	return &meteredAppender{Appender: m.db.Appender(ctx), st: m.st}
+	a := &meteredAppender{Appender: m.db.Appender(ctx), st: m.st, limit: m.sampleLimit}
+	if m.timeout > 0 {
+		// The scrape loop takes its appender as the scrape starts.
+		a.deadline = time.Now().Add(m.timeout)
+		a.timeout = m.timeout
+	}
+	return a
 }
+
+// reportNames are the scrape loop's own series, appended after the page;
+// they do not count against the sample limit (as in Prometheus).
+var reportNames = map[string]bool{"up": true, "scrape_duration_seconds": true, "scrape_samples_scraped": true,
+	"scrape_samples_post_metric_relabeling": true, "scrape_series_added": true}
+
+// ErrSampleLimit is the error of a scrape whose page holds more samples of
+// the stored families than the sample limit: parsing stops at the first
+// sample over it and nothing of the page is stored.
+var ErrSampleLimit = errors.New("sample limit exceeded")
+
+// ErrParseTimeout is the error of a scrape whose page was still being parsed
+// and stored when the scrape timeout passed: parsing stops there and nothing
+// of the page is stored.
+var ErrParseTimeout = errors.New("scrape timeout exceeded while storing the page")
+
+// pageLimitError is ErrSampleLimit or ErrParseTimeout with its sentence.
+type pageLimitError struct {
+	msg  string
+	kind error
+}
+
+func (e pageLimitError) Error() string        { return e.msg }
+func (e pageLimitError) Is(target error) bool { return target == e.kind }
+
+// deadlineEvery is how many samples pass between two looks at the clock.
+const deadlineEvery = 256
 
 // meteredAppender is one scrape's appender.
 type meteredAppender struct {
@@ -110,9 +203,35 @@ type meteredAppender struct {
 	duration float64
 	sawUp    bool
 	sawDur   bool
+
+	limit    int
+	deadline time.Time
+	timeout  time.Duration
+	page     int // page samples seen (not stale markers, not report series)
+}
+
+// pageLimits returns the error that stops the page at its current sample:
+// over the sample limit, or past the scrape timeout.
+func (a *meteredAppender) pageLimits(l labels.Labels, v float64) error {
+	if value.IsStaleNaN(v) || reportNames[l.Get(labels.MetricName)] {
+		return nil
+	}
+	a.page++
+	if a.limit > 0 && a.page > a.limit {
+		return pageLimitError{kind: ErrSampleLimit, msg: fmt.Sprintf(
+			"sample limit exceeded: the page holds more than %d samples of the families Inferscope stores (the sample limit); parsing stopped there and nothing of this scrape was stored: raise sampleLimit or drop series at the source", a.limit)}
+	}
+	if !a.deadline.IsZero() && a.page%deadlineEvery == 0 && time.Now().After(a.deadline) {
+		return pageLimitError{kind: ErrParseTimeout, msg: fmt.Sprintf(
+			"scrape timeout exceeded: the page was still being parsed and stored %s after the scrape started (scrapeTimeout), after %d samples; parsing stopped there and nothing of this scrape was stored", a.timeout, a.page)}
+	}
+	return nil
 }
 
 func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
+	if err := a.pageLimits(l, v); err != nil {
+		return 0, err
+	}
 	r, err := a.Appender.Append(ref, l, t, v)
 	if err == nil && !value.IsStaleNaN(v) {
 		// Staleness markers (written for every series of a failed or
@@ -129,6 +248,17 @@ func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64
 		a.duration, a.sawDur = v, true
 	}
 	return r, err
+}
+
+// AppendHistogram counts a native histogram as one sample against the
+// limits, as Prometheus does.
+func (a *meteredAppender) AppendHistogram(ref storage.SeriesRef, l labels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
+	if (h == nil || !value.IsStaleNaN(h.Sum)) && (fh == nil || !value.IsStaleNaN(fh.Sum)) {
+		if err := a.pageLimits(l, 0); err != nil {
+			return 0, err
+		}
+	}
+	return a.Appender.AppendHistogram(ref, l, t, h, fh)
 }
 
 func (a *meteredAppender) Commit() error {

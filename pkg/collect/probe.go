@@ -40,6 +40,13 @@ type ProbeResult struct {
 	Labels map[string][]string
 	// Samples is the number of samples on the page.
 	Samples int
+	// Faults name, one sentence each, the page's duplicate series and classic histograms whose
+	// buckets decrease with le (see pageFaults); empty for a clean page.
+	Faults []string
+	// Upstreams are the servers whose engine series the page re-exports: the URL values of
+	// catalog.ReExportLabels on the page (a vLLM production-stack router's `server`, the smg
+	// router's `worker_addr`), sorted; empty for an engine's own page.
+	Upstreams []string
 	// Duration is the time from request to the end of parsing.
 	Duration time.Duration
 	// Err is nil on success, else one sentence naming the target, the place
@@ -193,6 +200,7 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 	vals := map[string]map[string]struct{}{}
 	kept := map[string]bool{}
 	stored := 0
+	faults := newPageFaults()
 	var lset labels.Labels
 	for {
 		et, err := p.Next()
@@ -207,6 +215,10 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 		}
 		res.Samples++
 		p.Labels(&lset)
+		if et == textparse.EntrySeries {
+			_, _, v := p.Series()
+			faults.add(lset, v)
+		}
 		name := lset.Get(labels.MetricName)
 		k, seen := kept[name]
 		if !seen {
@@ -238,10 +250,12 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 		return errors.New("it holds no samples")
 	}
 	res.Names = sortedKeys(names)
+	res.Faults = faults.sentences()
 	res.Labels = make(map[string][]string, len(vals))
 	for k, m := range vals {
 		res.Labels[k] = sortedKeys(m)
 	}
+	res.Upstreams = upstreamsOf(res.Labels)
 	return nil
 }
 

@@ -28,7 +28,8 @@ func (q trackedQuerier) Query(ctx context.Context, query string, ts time.Time) (
 		return nil, err
 	}
 	defer end()
-	return q.c.querier.Query(ctx, query, ts)
+	v, err := q.c.querier.Query(ctx, query, ts)
+	return v, q.c.store.chunkError(err, ts.Add(-chunkCheckLookback), ts)
 }
 
 func (q trackedQuerier) QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
@@ -37,7 +38,8 @@ func (q trackedQuerier) QueryRange(ctx context.Context, query string, start, end
 		return nil, err
 	}
 	defer done()
-	return q.c.querier.QueryRange(ctx, query, start, end, step)
+	v, err := q.c.querier.QueryRange(ctx, query, start, end, step)
+	return v, q.c.store.chunkError(err, start.Add(-chunkCheckLookback), end)
 }
 
 func (q trackedQuerier) MetricNames(ctx context.Context, matchers string, start, end time.Time) ([]string, error) {
@@ -46,7 +48,8 @@ func (q trackedQuerier) MetricNames(ctx context.Context, matchers string, start,
 		return nil, err
 	}
 	defer done()
-	return q.c.querier.MetricNames(ctx, matchers, start, end)
+	v, err := q.c.querier.MetricNames(ctx, matchers, start, end)
+	return v, q.c.store.chunkError(err, start, end)
 }
 
 func (q trackedQuerier) LabelValues(ctx context.Context, name, matchers string, start, end time.Time) ([]string, error) {
@@ -55,5 +58,6 @@ func (q trackedQuerier) LabelValues(ctx context.Context, name, matchers string, 
 		return nil, err
 	}
 	defer done()
-	return q.c.querier.LabelValues(ctx, name, matchers, start, end)
+	v, err := q.c.querier.LabelValues(ctx, name, matchers, start, end)
+	return v, q.c.store.chunkError(err, start, end)
 }

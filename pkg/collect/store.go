@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/units"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/tsdb"
@@ -75,18 +76,42 @@ func DataSourceDir(root, uid string) string {
 	return filepath.Join(root, name)
 }
 
+// OrgDataSourceDir returns the store directory of the data source with the
+// given UID in Grafana organisation org under root: root/<org>-<uid> (the UID
+// spelled as in DataSourceDir). Grafana keeps UIDs unique within an
+// organisation only, so one UID in two organisations names two data sources
+// and two stores. org ≤ 0 (unknown) means 1, Grafana's default organisation.
+func OrgDataSourceDir(root string, org int64, uid string) string {
+	if org <= 0 {
+		org = 1
+	}
+	return filepath.Join(root, strconv.FormatInt(org, 10)+"-"+filepath.Base(DataSourceDir(root, uid)))
+}
+
 // store is one data source's TSDB on disk, shared by every collector of that
 // data source inside this process. Grafana creates the new instance of a data
 // source before it disposes the old one (5 s later, in the SDK's instance
 // manager): both use one store, the newest scrapes, and the store closes
 // when the last of them is closed.
 type store struct {
-	uid    string
-	dir    string
-	db     *tsdb.DB
-	lock   fileutil.Releaser
-	refs   int
-	notice string // set when a corrupted directory was set aside
+	uid  string
+	dir  string
+	db   *tsdb.DB
+	lock fileutil.Releaser
+	refs int
+	// notes are what opening the store found (transient errors retried,
+	// WAL records dropped by the repair, blocks quarantined, the directory
+	// set aside), for the health check; lost is set when history is missing.
+	notes []string
+	lost  bool
+	// quarantined are the blocks moved aside while open (chunkError), under checkMu.
+	quarantined []string
+	checkMu     sync.Mutex
+	// retention is the store's retention by time: set-aside directories and
+	// quarantined blocks are removed once they are older.
+	retention time.Duration
+	// reg holds the TSDB's own metrics (exported by storageCollector).
+	reg *prometheus.Registry
 
 	// scraper is the collector now scraping into the store.
 	scraper *Collector
@@ -94,6 +119,9 @@ type store struct {
 	targets []string
 	// appendErrs is the last failed commit per job (full disk, I/O error).
 	appendErrs map[string]appendFailure
+	// commits is the time of the last commit carrying an up sample per job
+	// (a scrape attempt, successful or not), for the staleness sweep.
+	commits map[string]time.Time
 }
 
 // appendFailure is a scrape whose samples could not be written.
@@ -114,6 +142,9 @@ type storeOptions struct {
 	lockWait  time.Duration
 	logger    *slog.Logger
 	uid       string
+	// legacyDir, when set, is the store directory of an older version
+	// (root/<uid>), moved to the store's directory when that does not exist.
+	legacyDir string
 }
 
 // opening serialises the opening of one directory (dir → *sync.Mutex), so
@@ -175,41 +206,83 @@ func (s *store) release() error {
 func lockPath(dir string) string { return dir + ".lock" }
 
 // openStore takes the directory's lock (waiting up to o.lockWait while
-// another process holds it), then opens the TSDB, replaying its WAL. A
-// directory that cannot be opened for any other reason than the lock or the
-// disk (full, read-only, permission) is renamed to <dir>.corrupted-<UTC time>
-// and a fresh store is started in dir; the store's notice says so.
+// another process holds it), then opens the TSDB, replaying its WAL
+// (openTSDB: transient errors retried, a corrupted WAL repaired, corrupted
+// blocks quarantined, the directory set aside only when nothing opens).
 func openStore(dir string, o storeOptions) (*store, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return nil, fmt.Errorf("collector: create storage directory %s: %w", filepath.Dir(dir), err)
 	}
 	lock, err := lockDir(dir, o.lockWait)
 	if err != nil {
+		if transientError(err) {
+			return nil, transientErr{err}
+		}
 		return nil, err
 	}
-	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}}
-	opts := tsdbOptions(o.retention, o.maxBytes)
-	s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
-	if err != nil {
-		if diskError(err) {
-			_ = lock.Release()
-			return nil, fmt.Errorf("collector: open TSDB in %s: %w", dir, err)
-		}
-		aside := dir + ".corrupted-" + time.Now().UTC().Format("20060102T150405Z")
-		if rerr := os.Rename(dir, aside); rerr != nil {
-			_ = lock.Release()
-			return nil, fmt.Errorf("collector: open TSDB in %s: %w (and setting it aside failed: %v)", dir, err, rerr)
-		}
-		s.notice = fmt.Sprintf("The stored history could not be opened (%v); it was set aside as %s and a fresh store was started.", err, aside)
-		o.logger.Warn("TSDB directory set aside", "dir", dir, "aside", aside, "error", err)
-		s.db, err = tsdb.Open(dir, o.logger.With("component", "tsdb"), nil, opts, nil)
+	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}}
+	if o.legacyDir != "" {
+		moved, err := moveLegacy(o.legacyDir, dir, o.lockWait)
 		if err != nil {
 			_ = lock.Release()
-			return nil, fmt.Errorf("collector: open a fresh TSDB in %s: %w", dir, err)
+			return nil, err
 		}
+		if moved {
+			o.logger.Warn("store moved to its organisation's directory", "from", o.legacyDir, "to", dir)
+		}
+	}
+	if err := s.openTSDB(o); err != nil {
+		_ = lock.Release()
+		return nil, err
 	}
 	return s, nil
 }
+
+// moveLegacy renames the store directory of an older version (keyed by UID
+// alone) to dir, keeping its blocks and WAL, when dir does not exist yet and
+// legacy does. It takes legacy's lock first (waiting up to wait), so an
+// older plugin process still using it is not disturbed, and removes the old
+// lock file after. The first data source of that UID to start takes the
+// history: before this version every organisation's data source of one UID
+// wrote into that one directory.
+func moveLegacy(legacy, dir string, wait time.Duration) (bool, error) {
+	legacy = filepath.Clean(legacy)
+	if legacy == dir {
+		return false, nil
+	}
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if fi, err := os.Stat(legacy); err != nil || !fi.IsDir() {
+		return false, nil
+	}
+	l, err := lockDir(legacy, wait)
+	if err != nil {
+		return false, fmt.Errorf("collector: moving the store %s to %s: %w", legacy, dir, err)
+	}
+	defer func() {
+		_ = l.Release()
+		_ = os.Remove(lockPath(legacy))
+	}()
+	if _, err := os.Stat(legacy); err != nil {
+		return false, nil // moved by another process meanwhile
+	}
+	if err := os.Rename(legacy, dir); err != nil {
+		return false, fmt.Errorf("collector: moving the store %s to %s: %w", legacy, dir, err)
+	}
+	return true, nil
+}
+
+// ErrStoreLocked is wrapped by Start's error when another process holds the
+// store directory's lock: a condition that may pass (the other process
+// stops), so the caller should try again later rather than give up.
+var ErrStoreLocked = errors.New("the store is locked by another process")
+
+// lockedError is the sentence of a refused lock; it is ErrStoreLocked.
+type lockedError struct{ msg string }
+
+func (e lockedError) Error() string        { return e.msg }
+func (e lockedError) Is(target error) bool { return target == ErrStoreLocked }
 
 // lockDir takes an exclusive flock on lockPath(dir), retrying every 100 ms
 // for up to wait while another process holds it, and writes this process's
@@ -230,7 +303,7 @@ func lockDir(dir string, wait time.Duration) (fileutil.Releaser, error) {
 			if b, rerr := os.ReadFile(lockPath(dir)); rerr == nil && strings.TrimSpace(string(b)) != "" {
 				holder = "process " + strings.TrimSpace(string(b))
 			}
-			return nil, fmt.Errorf("storage directory %s is in use by %s (waited %s): two Grafana servers or plugin processes must not share one storagePath", dir, holder, wait)
+			return nil, lockedError{fmt.Sprintf("storage directory %s is in use by %s (waited %s): two Grafana servers or plugin processes must not share one storagePath", dir, holder, wait)}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -264,10 +337,15 @@ func tsdbOptions(retention time.Duration, maxBytes int64) *tsdb.Options {
 	minBlock = max(minBlock, time.Minute).Truncate(time.Minute)
 	maxBlock := min(retention/10, 31*24*time.Hour)
 	maxBlock = max(maxBlock, minBlock).Truncate(minBlock)
+	o.BlockReloadInterval = blockReload
 	o.MinBlockDuration = minBlock.Milliseconds()
 	o.MaxBlockDuration = maxBlock.Milliseconds()
 	return o
 }
+
+// blockReload is how often the TSDB reloads its blocks from disk (Prometheus: every
+// minute): a block quarantined while open leaves the store's queries within it.
+const blockReload = 10 * time.Second
 
 // applyRetention updates an open TSDB's retention by time and size.
 func applyRetention(db *tsdb.DB, retention time.Duration, maxBytes int64) error {
@@ -279,6 +357,7 @@ func applyRetention(db *tsdb.DB, retention time.Duration, maxBytes int64) error 
 func (s *store) recordAppend(job string, err error) {
 	stores.Lock()
 	defer stores.Unlock()
+	s.commits[job] = time.Now()
 	if err == nil {
 		delete(s.appendErrs, job)
 		return

@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
 // promptSamples returns the stored values of the good target's prompt-token
@@ -198,39 +197,6 @@ func TestStoreLockedByAnotherProcess(t *testing.T) {
 	c, err := Start(cfg, Options{Dir: dir, LockWait: 20 * time.Second})
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-}
-
-func TestStoreCorruptedDirectorySetAside(t *testing.T) {
-	// tsdb.Open leaves its WAL goroutine running when it fails on a
-	// corrupted block (Prometheus v0.316): one per corrupted directory.
-	opt := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		goleak.VerifyNone(t, opt, goleak.IgnoreTopFunction("github.com/prometheus/prometheus/tsdb/wlog.(*WL).run"))
-	})
-	root := t.TempDir()
-	dir := filepath.Join(root, "ds")
-	// A block whose index is garbage: the TSDB refuses to open the directory.
-	const ulid = "01BKGV7JBM69T2G1BGBGM6KWKA"
-	block := filepath.Join(dir, ulid)
-	require.NoError(t, os.MkdirAll(filepath.Join(block, "chunks"), 0o755))
-	meta := `{"ulid":"` + ulid + `","minTime":0,"maxTime":7200000,"stats":{},"compaction":{"level":1,"sources":["` + ulid + `"]},"version":1}`
-	require.NoError(t, os.WriteFile(filepath.Join(block, "meta.json"), []byte(meta), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(block, "index"), []byte("not an index"), 0o644))
-
-	good, scrapes := counterServer(t, "x")
-	cfg := loadSettings(t, counterSettings(t, map[string]string{"a": good.URL}), map[string]string{"a.bearerToken": "x"})
-	c, err := Start(cfg, Options{Dir: dir})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Close()) }()
-	assert.Contains(t, c.Notice(), "set aside as "+dir+".corrupted-")
-	assert.Contains(t, c.Notice(), "a fresh store was started")
-	aside, err := filepath.Glob(dir + ".corrupted-*")
-	require.NoError(t, err)
-	require.Len(t, aside, 1)
-	assert.FileExists(t, filepath.Join(aside[0], ulid, "meta.json"), "the old data is kept for inspection")
-	// The fresh store scrapes and answers.
-	require.Eventually(t, func() bool { return scrapes.Load() >= 3 }, 10*time.Second, 10*time.Millisecond)
-	require.Eventually(t, func() bool { return len(promptSamples(t, c, "a")) >= 2 }, 10*time.Second, 20*time.Millisecond)
 }
 
 // TestStoreFullDisk runs the store on a 4 MiB tmpfs (root only: mount),

@@ -10,8 +10,11 @@
 //   - TargetView: the one detection of a target over a range (views.go);
 //   - scope, idle and change notices (notices.go, events.go);
 //   - histogram fetch planning (histograms.go, latency.go), counter-only means and gauge
-//     fallbacks (means.go), the le values an SLO threshold needs (slo.go);
-//   - the fetch guards that name and leave out samples that cannot be true (sanity.go);
+//     fallbacks (means.go), the le values an SLO threshold needs and each target's bucket
+//     layout (slo.go);
+//   - the fetch guards that name and leave out samples that cannot be true, and the
+//     histograms' sanity verdicts (sanity.go);
+//   - re-exporters: a gateway's copies of configured engines left out (reexport.go);
 //   - the inventory of targets and agents (inventory.go).
 package fetch
 

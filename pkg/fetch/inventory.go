@@ -36,6 +36,7 @@ func (e *Env) Inventory(ctx context.Context) []inventory.Row {
 			v := e.ViewOf(ctx, name, now.Add(-Lookback), now)
 			o.MetricNames, o.Detection = v.Names, v.Det
 			o.Models, _ = e.Querier.LabelValues(ctx, "model_name", catalog.JobSelector(name), now.Add(-Lookback), now)
+			o.Models = catalog.WithoutPlaceholders(o.Models) // TensorRT-LLM's "undefined" is no model
 		}
 		obs = append(obs, o)
 	}

@@ -130,7 +130,7 @@ func (r *Run) LatencyStage(ctx context.Context, stage catalog.Signal, wantMean, 
 // StageNotices adds a stage's consistency warnings, skipped checks and fetch-guard findings
 // to the notices, in that order.
 func (r *Run) StageNotices(s Stage) {
-	r.histogramNotices(s.Checks, s.Checks.Count)
+	r.histogramNotices(s)
 	for _, sk := range s.skips {
 		r.Skipped(sk.what, sk.err)
 	}

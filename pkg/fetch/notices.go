@@ -101,33 +101,38 @@ func (r *Run) IdleNotices(ctx context.Context, signals []catalog.Signal) error {
 		}
 		for _, g := range groups {
 			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}}
-			var q, what string
-			if g.metrics[0].Kind == catalog.KindHistogram {
+			var q string
+			kind := g.metrics[0].Kind
+			if kind == catalog.KindHistogram {
 				hq, err := catalog.HistogramPromQLFor(g.metrics, sc, rng)
 				if err != nil {
 					return err
 				}
-				q, what = hq.Count, "its histogram's count did not grow"
+				q = hq.Count
 			} else {
 				cq, err := catalog.CounterRatePromQL(s, sc, rng)
 				if err != nil {
 					return err
 				}
-				q, what = cq, "its counter did not grow"
+				q = cq
 			}
 			vec, err := r.Instant(ctx, q, r.Plan.End)
 			if err != nil {
 				return err
 			}
-			grew := map[string]bool{}
+			// A target in the result had series that matched (0: they did not grow); one
+			// absent from it had none matching the selector or the models filter, which is
+			// not "no requests" (catalog.IdleSentence).
+			grew, matched := map[string]bool{}, map[string]bool{}
 			for _, smp := range vec {
+				matched[string(smp.Metric["job"])] = true
 				if float64(smp.Value) > 0 {
 					grew[string(smp.Metric["job"])] = true
 				}
 			}
 			for _, t := range g.targets {
 				if !grew[t] {
-					r.Notes.Add(analysis.Info, fmt.Sprintf("target %s: no requests in the queried range for %s (%s): no data, not zero", t, s, what))
+					r.Notes.Add(analysis.Info, catalog.IdleSentence(t, s, kind, matched[t], r.Plan.Scope.Models))
 				}
 			}
 		}

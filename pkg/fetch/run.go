@@ -93,7 +93,13 @@ const MaxRangePoints = 10000
 
 // Exec is the one query executor: it records the PromQL, evaluates it (range or instant)
 // and names the PromQL in its error.
+//
+// A request whose context has ended (the viewer left, the deadline passed) evaluates nothing
+// more: every loop that builds or evaluates a query's PromQL goes through Exec.
 func (r *Run) Exec(ctx context.Context, q Query) (model.Value, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if !q.Unrecorded {
 		r.mu.Lock()
 		r.queries = append(r.queries, q.PromQL)
@@ -125,6 +131,9 @@ func (r *Run) chunked(ctx context.Context, q Query) (model.Matrix, error) {
 	byKey := map[model.Fingerprint]*model.SampleStream{}
 	var order []model.Fingerprint
 	for start := q.From; !start.After(q.To); start = start.Add(q.Step * MaxRangePoints) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		stop := start.Add(q.Step * (MaxRangePoints - 1))
 		if stop.After(q.To) {
 			stop = q.To

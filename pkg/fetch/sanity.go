@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
@@ -143,17 +142,26 @@ func (r *Run) FrozenNotices(ctx context.Context) error {
 	return nil
 }
 
+// Verdicts is the one sanity verdict of a stage's histogram per group and step
+// (sanity.JudgeHistogram over the delta() increases of its buckets, _sum and _count, windows
+// holding a reset left out): where it contradicts itself, latency.ApplyVerdicts blanks the
+// quantiles and bounds, and histogramNotices says so with the verdict's sentence.
+func (r *Run) Verdicts(s Stage) sanity.Verdicts {
+	in := s.Checks
+	return sanity.JudgeHistogram(string(in.Stage), in.Buckets, in.Sum, in.Count, r.Steps)
+}
+
 // histogramNotices adds a Warning for each group whose histogram contradicts itself
-// (sanity.HistogramChecks): _count against the +Inf bucket, the mean against what the bucket
-// counts allow. The quantiles are computed all the same.
-func (r *Run) histogramNotices(in latency.Input, count model.Matrix) {
-	fs := sanity.HistogramChecks(string(in.Stage), in.Buckets, in.Sum, count, r.Steps)
-	for k, f := range fs {
+// (Verdicts): _count against the +Inf bucket, the mean against what the bucket counts allow;
+// no quantile or bound is drawn there.
+func (r *Run) histogramNotices(s Stage) {
+	texts := r.Verdicts(s).Sentences()
+	for k, t := range texts {
 		if k == maxFindings {
-			r.Notes.Add(analysis.Warning, fmt.Sprintf("%s: %d more groups have inconsistent histograms", in.Stage, len(fs)-maxFindings))
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("%s: %d more groups have histograms that contradict themselves", s.Checks.Stage, len(texts)-maxFindings))
 			return
 		}
-		r.Notes.Add(analysis.Warning, f.Text())
+		r.Notes.Add(analysis.Warning, t)
 	}
 }
 

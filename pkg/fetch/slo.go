@@ -75,3 +75,43 @@ func (r *Run) ThresholdLe(ctx context.Context, stage catalog.Signal, threshold f
 	slices.Sort(out)
 	return out, true
 }
+
+// ThresholdLayouts returns, per target in scope that exports stage, its stored bucket bounds
+// (the le values of its histogram families stored in [from, to], as buckets without counts),
+// for slo.ThresholdNotices: which targets' layouts lack an objective's threshold as a bound.
+// Targets whose le values cannot be read are left out.
+func (r *Run) ThresholdLayouts(ctx context.Context, stage catalog.Signal, from, to time.Time) map[string][]hist.Bucket {
+	out := map[string][]hist.Bucket{}
+	for _, v := range r.Views(ctx) {
+		if !v.OK {
+			continue
+		}
+		a := v.Assess(stage)
+		if !a.Exported() {
+			continue
+		}
+		var names []string
+		for _, m := range a.Metrics {
+			if m.Kind == catalog.KindHistogram && m.Scale == 1 {
+				names = append(names, m.Name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		les, err := r.Env.labelValues(ctx, "le", catalog.LeSelector(names, v.Name), from, to)
+		if err != nil {
+			continue
+		}
+		var b []hist.Bucket
+		for _, s := range les {
+			if x, err := hist.ParseLe(s); err == nil {
+				b = append(b, hist.Bucket{UpperBound: x})
+			}
+		}
+		if len(b) > 0 {
+			out[v.Name] = b
+		}
+	}
+	return out
+}

@@ -1,6 +1,8 @@
 package frames
 
 import (
+	"strings"
+
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
@@ -12,8 +14,12 @@ import (
 // bracket and whether the threshold is a bucket bound, the observed quantile
 // at the target ratio with its bucket bounds (s), error budget remaining
 // over the period with its bracket, the part of the period covered by
-// history (s), burn rates over 5m … 3d, status (ok/ticket/page), its number
-// (0/1/2) and a one-sentence reason. Non-finite numbers are nulls.
+// history (s), burn rates over 5m … 3d, status (ok/possible/ticket/page),
+// its number (0/0.5/1/2) and a one-sentence reason; then what requests
+// counts (count_unit: requests, token gaps or seconds), the burn-rate rows
+// not evaluated because the store does not cover their long window, and the
+// rows that can never fire for the objective's period and target.
+// Non-finite numbers are nulls.
 func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	labels := make([]map[string]string, len(rows))
 	for i, r := range rows {
@@ -25,8 +31,8 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	str("profile", func(r slo.Report) string { return r.Profile })
 	str("objective", func(r slo.Report) string { return r.Objective })
 	str("signal", func(r slo.Report) string {
-		if r.Kind == "error_ratio" {
-			return "error_ratio"
+		if r.Kind == "error_ratio" || r.Kind == "availability" {
+			return r.Kind
 		}
 		return r.Signal
 	})
@@ -41,7 +47,7 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	num("attainment_upper", "percentunit", func(r slo.Report) float64 { return r.AttainmentUpper })
 	exact := make([]bool, len(rows))
 	for i, r := range rows {
-		exact[i] = r.Kind == "error_ratio" || r.Location.Exact
+		exact[i] = r.Kind == "error_ratio" || r.Kind == "availability" || r.Location.Exact
 	}
 	f.Fields = append(f.Fields, data.NewField("threshold_exact", nil, exact))
 	num("quantile", "s", func(r slo.Report) float64 { return r.Quantile.Value })
@@ -57,5 +63,9 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	str("status", func(r slo.Report) string { return string(r.Status) })
 	num("status_value", "short", func(r slo.Report) float64 { return r.Status.Value() })
 	str("reason", func(r slo.Report) string { return r.Reason })
+	// Added for issue 19 (after the existing fields, so none moves):
+	str("count_unit", func(r slo.Report) string { return r.Unit })
+	str("not_evaluated", func(r slo.Report) string { return strings.Join(r.Evaluation.NotEvaluated, ", ") })
+	str("never_fires", func(r slo.Report) string { return strings.Join(r.Evaluation.Never, "; ") })
 	return withMeta(f, m)
 }

@@ -88,7 +88,14 @@ func FractionBelow(threshold float64, b []Bucket) FractionEstimate {
 	if !set || upperRank > count {
 		upperRank = count
 	}
-	value := upperRank / count
+	// Prometheus's lower rank (lower = -Inf) is 0, clamped to the count like
+	// the upper one: with a negative total count both ranks become the
+	// count and the fraction is (count − count)/count = −0, not 1.
+	lowerRank := 0.0
+	if lowerRank > count {
+		lowerRank = count
+	}
+	value := (upperRank - lowerRank) / count
 
 	capped := func(c float64) float64 { return math.Min(c, count) / count }
 	below := 0.0

@@ -121,5 +121,5 @@ func TestHistogramChecksOnIncreases(t *testing.T) {
 	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{
 		"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "5m"})
 	require.NoError(t, dr.Error)
-	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "histogram inconsistent")
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "the histogram contradicts itself")
 }

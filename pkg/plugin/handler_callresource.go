@@ -18,6 +18,11 @@ import (
 // GET /signals (per target: engine and the state of every signal in the last
 // hour of stored samples: exported, approximate, not_seen or absent).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	if err := i.storeReady(); err != nil {
+		b, _ := json.Marshal(map[string]string{"error": i.scrub.text(i.pending.pendingError(err).Error())})
+		return sender.Send(&backend.CallResourceResponse{Status: http.StatusServiceUnavailable,
+			Headers: map[string][]string{"Content-Type": {"application/json"}}, Body: b})
+	}
 	return i.resources.CallResource(ctx, req, scrubSender{s: i.scrub, next: sender})
 }
 
@@ -88,7 +93,7 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		if err != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": fetch.SanitizeError(err.Error())})
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": i.scrub.sanitize(err.Error())})
 			return
 		}
 		writeJSON(w, d)
@@ -107,6 +112,9 @@ func (i *Instance) labelValues(ctx context.Context, label string, jobs []string)
 	vals, err := i.querier.LabelValues(ctx, label, catalog.JobsSelector(jobs), now.Add(-fetch.Lookback), now)
 	if err != nil {
 		return out
+	}
+	if label == "model_name" {
+		vals = catalog.WithoutPlaceholders(vals) // TensorRT-LLM's "undefined" is no model
 	}
 	return append(out, vals...)
 }

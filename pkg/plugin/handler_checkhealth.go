@@ -12,7 +12,6 @@ import (
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 )
 
 // healthTarget is the JSON detail of one target or agent in a health check.
@@ -35,6 +34,13 @@ type healthTarget struct {
 	NotSeen    []string `json:"notSeen,omitempty"`
 	Absent     []string `json:"absent,omitempty"`
 	DurationMS int64    `json:"durationMs"`
+	// ReExporter names the gateway when the page re-exports other servers' engine series
+	// (catalog.Detection.ReExporter); Upstreams are the servers it names
+	// (collect.ProbeResult.Upstreams). PageFaults name the page's duplicate series and
+	// histograms whose buckets decrease (collect.ProbeResult.Faults).
+	ReExporter string   `json:"reExporter,omitempty"`
+	Upstreams  []string `json:"upstreams,omitempty"`
+	PageFaults []string `json:"pageFaults,omitempty"`
 }
 
 // CheckHealth scrapes every target and GPU agent once, in parallel, and says
@@ -52,6 +58,9 @@ func (i *Instance) CheckHealth(ctx context.Context, req *backend.CheckHealthRequ
 }
 
 func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	if err := i.storeReady(); err != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Storage: " + i.pending.pendingError(err).Error()}, nil
+	}
 	if i.settingsErr != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Settings: " + i.settingsErr.Error()}, nil
 	}
@@ -106,6 +115,12 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 		if r.Version != "" {
 			desc += " " + r.Version
 		}
+		if r.ReExporter != "" {
+			desc = "re-exporter (" + r.ReExporter + ") of " + desc + " series"
+			if len(r.Upstreams) > 0 {
+				desc += " from " + shortList(r.Upstreams, 3)
+			}
+		}
 		part := fmt.Sprintf("%s: %s", r.Name, desc)
 		if len(r.Models) > 0 {
 			part += " serving " + strings.Join(r.Models, ", ")
@@ -113,6 +128,9 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 		if r.Kind == "target" {
 			part += fmt.Sprintf(", exports %d signals (%d approximate), %d more not on the page (%s), %d never exported by this engine",
 				len(r.Exported), len(r.Approx), len(r.NotSeen), shortList(r.NotSeen, 6), len(r.Absent))
+		}
+		if len(r.PageFaults) > 0 {
+			part += fmt.Sprintf("; the page has %d fault(s): %s", len(r.PageFaults), r.PageFaults[0])
 		}
 		okParts = append(okParts, part)
 	}
@@ -129,8 +147,16 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 			res.Message += " Working: " + listSome(okParts) + "."
 		}
 	}
-	if i.collector != nil && i.collector.Notice() != "" {
-		res.Message += " " + i.collector.Notice()
+	if i.collector != nil {
+		// History dropped by a WAL repair, or set aside (a quarantined
+		// block, a whole directory): not OK while it is missing.
+		notice, missing := i.collector.StoreHealth()
+		if notice != "" {
+			res.Message += " " + notice
+		}
+		if missing {
+			res.Status = backend.HealthStatusError
+		}
 	}
 	return res, nil
 }
@@ -142,16 +168,22 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	pr := collect.Probe(ctx, i.settings, name)
 	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
 	if pr.Err != nil {
-		h.Error = fetch.SanitizeError(pr.Err.Error())
+		h.Error = i.scrub.sanitize(pr.Err.Error())
 		return h
 	}
 	// The same detection and availability as queries: the page's names
 	// filtered as the collector stores them.
 	v := i.env().ViewFromNames(name, catalog.StoredNames(pr.Names))
 	d := v.Det
-	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
+	h.Engine, h.Generation, h.Version, h.ReExporter = string(d.Engine), d.Generation, d.Version, d.ReExporter
+	for _, u := range pr.Upstreams {
+		h.Upstreams = append(h.Upstreams, i.scrub.sanitize(u))
+	}
+	for _, f := range pr.Faults {
+		h.PageFaults = append(h.PageFaults, i.scrub.sanitize(f))
+	}
 	for _, m := range pr.Labels["model_name"] {
-		h.Models = append(h.Models, fetch.SanitizeError(m))
+		h.Models = append(h.Models, i.scrub.sanitize(m))
 	}
 	sort.Strings(h.Models)
 	if kind == "target" && !v.OK {

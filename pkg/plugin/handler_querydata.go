@@ -16,10 +16,41 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-// QueryData dispatches each query to its query type (queries.Lookup: the DataQuery's
+// QueryData answers a request: while the embedded store is not open yet (another process
+// holds it), every query gets that error (store_retry.go); queries whose JSON is over a
+// size limit are refused before decoding (query_bounds.go); the others wait for one of the
+// process's query slots (admission.go, "busy, retry" past the queue wait) and run under the
+// request's budget of points × series (budget.go).
+func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	if err := i.storeReady(); err != nil {
+		return pendingResponse(req, errors.New(i.scrub.text(i.pending.pendingError(err).Error()))), nil
+	}
+	run, refused := boundQueries(req)
+	if run == nil {
+		return &backend.QueryDataResponse{Responses: refused}, nil
+	}
+	release, err := gate.acquire(ctx)
+	if err != nil {
+		resp := busyResponse(run, err)
+		for k, v := range refused {
+			resp.Responses[k] = v
+		}
+		return resp, nil
+	}
+	defer release()
+	resp, err := i.dispatch(withBudget(ctx, queryBudget), run)
+	if resp != nil {
+		for k, v := range refused {
+			resp.Responses[k] = v
+		}
+	}
+	return resp, err
+}
+
+// dispatch sends each query to its query type (queries.Lookup: the DataQuery's
 // QueryType, else the queryType of its JSON, for a request built from the stored model
 // alone). One bad query never fails the others; every response passes the secret scrub.
-func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+func (i *Instance) dispatch(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
 	for _, q := range req.Queries {
 		name := q.QueryType

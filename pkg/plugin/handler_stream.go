@@ -79,6 +79,7 @@ func (i *Instance) RunStream(ctx context.Context, req *backend.RunStreamRequest,
 		if len(notices) > 0 {
 			f.Meta = &data.FrameMeta{Notices: notices}
 		}
+		i.scrub.frame(f) // notices name labels a page may have filled with a secret
 		if err := sender.SendFrame(f, data.IncludeAll); err != nil {
 			return err
 		}

@@ -50,18 +50,22 @@ type Instance struct {
 	names       *fetch.NameCache
 	// scrub masks secureJsonData values in everything returned to viewers.
 	scrub scrubber
+	// pending is set when the embedded store could not be opened for a
+	// reason that may pass (store_retry.go); nil otherwise.
+	pending *pendingStore
 }
 
 // NewInstance is the instance factory handed to datasource.Manage. It loads
 // settings (jsonData + decrypted secureJsonData, and the top-level URL and
 // basic auth of remote mode), then either starts the embedded collector on
-// the data source's store directory (storagePath/<uid>) or, in remote mode,
+// the data source's store directory (storagePath/<org>-<uid>) or, in remote mode,
 // builds the remote Querier (and scrapes nothing). Invalid settings do not
 // fail the factory, so Grafana can show the error in the health check.
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-	logger := newLogger(log.DefaultLogger, s.UID)
+	scrub := newScrubber(s)
+	logger := newLogger(log.DefaultLogger, s.UID, scrub.mask())
 	inst := newInstance(logger)
-	inst.scrub = newScrubber(s.DecryptedSecureJSONData)
+	inst.scrub = scrub
 	cfg, err := settings.LoadWithURL(s.URL, s.BasicAuthEnabled, s.JSONData, s.DecryptedSecureJSONData)
 	if err != nil {
 		inst.settingsErr = err
@@ -69,27 +73,50 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	}
 	inst.settings = cfg
 	if cfg.IsRemote() {
-		q, rs, err := newRemoteQuerier(ctx, s, cfg)
+		q, rs, err := newRemoteQuerier(ctx, s, cfg, scrub.mask())
 		if err != nil {
 			inst.settingsErr = err
 			return inst, nil
 		}
-		inst.querier, inst.remote = q, rs
+		inst.querier, inst.remote = budgetQuerier{q}, rs
 		return inst, nil
 	}
 	root := cfg.StoragePath
 	if root == "" {
 		root = collect.DefaultStoragePath()
 	}
-	c, err := collect.Start(cfg, collect.Options{Dir: collect.DataSourceDir(root, s.UID), UID: s.UID, Logger: logger})
+	// Grafana keeps UIDs unique per organisation only: the store is keyed
+	// by both (the organisation comes with the request that created the
+	// instance), and a store of an older version keyed by UID alone moves.
+	org := backend.PluginConfigFromContext(ctx).OrgID
+	opts := collect.Options{Dir: collect.OrgDataSourceDir(root, org, s.UID), LegacyDir: collect.DataSourceDir(root, s.UID),
+		UID: metricsUID(org, s.UID), Logger: logger, Mask: scrub.mask()}
+	c, err := collect.Start(cfg, opts)
+	if err != nil && retryable(err) {
+		// Another process holds the store: retried at every query and
+		// health check (store_retry.go) instead of until a settings save.
+		logger.Warn("embedded store locked; retrying at the next query or health check", "error", err)
+		inst.pending = &pendingStore{cfg: cfg, opts: opts, err: err}
+		return inst, nil
+	}
 	if err != nil {
 		inst.settingsErr = fmt.Errorf("starting the embedded collector: %w", err)
 		return inst, nil
 	}
 	inst.collector = c
-	inst.querier = c.Querier()
+	inst.querier = budgetQuerier{c.Querier()}
 	live.add(inst)
 	return inst, nil
+}
+
+// metricsUID is the `datasource` label of the plugin's own metrics: the UID
+// in organisation 1 (Grafana's default, and the only one of most servers),
+// "<org>/<uid>" in another, so one UID in two organisations is two series.
+func metricsUID(org int64, uid string) string {
+	if org <= 1 {
+		return uid
+	}
+	return fmt.Sprintf("%d/%s", org, uid)
 }
 
 // Dispose stops scraping at once, lets queries in flight finish (later ones
@@ -98,6 +125,12 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 // change, when the data source is deleted, and Shutdown calls it when the
 // plugin process stops.
 func (i *Instance) Dispose() {
+	if p := i.pending; p != nil {
+		// A retry in flight finishes first; none starts after.
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+	}
 	live.remove(i)
 	if i.collector != nil {
 		if err := i.collector.Close(); err != nil {

@@ -68,14 +68,14 @@ func TestHealthMessageStaysShort(t *testing.T) {
 	assert.Len(t, details.Targets, 50)
 }
 
-// TestInstanceStorageDirectory: the store lives in storagePath/<uid> and
+// TestInstanceStorageDirectory: the store lives in storagePath/<org>-<uid> and
 // outlives the instance.
 func TestInstanceStorageDirectory(t *testing.T) {
 	root := t.TempDir()
 	inst := newLiveInstance(t, "P1809F7CD0C75ACF3", map[string]any{"storagePath": root})
-	assert.Equal(t, filepath.Join(root, "P1809F7CD0C75ACF3"), inst.collector.Dir())
+	assert.Equal(t, filepath.Join(root, "1-P1809F7CD0C75ACF3"), inst.collector.Dir(), "organisation unknown: 1")
 	inst.Dispose()
-	_, err := os.Stat(filepath.Join(root, "P1809F7CD0C75ACF3", "wal"))
+	_, err := os.Stat(filepath.Join(root, "1-P1809F7CD0C75ACF3", "wal"))
 	require.NoError(t, err, "the history stays after Dispose")
 }
 
@@ -177,7 +177,7 @@ func (f fakeLog) FromContext(context.Context) log.Logger { return f }
 // the data source's uid; debug and info lines of the TSDB do not.
 func TestLogsGoThroughTheSDK(t *testing.T) {
 	var lines []string
-	l := newLogger(fakeLog{lines: &lines}, "P1809F7CD")
+	l := newLogger(fakeLog{lines: &lines}, "P1809F7CD", nil)
 	l.With("component", "tsdb").Info("WAL replay completed")
 	l.With("component", "scrape").Warn("append failed", "target", "vllm-a")
 	l.WithGroup("g").Error("boom", "k", 1)

@@ -40,7 +40,10 @@ type remoteState struct {
 // TLS: read by the plugin SDK from jsonData and secureJsonData) plus the
 // bearer token, the client_golang Querier with the timeout, and the target
 // mapping of each target's and agent's selector onto its name.
-func newRemoteQuerier(ctx context.Context, ds backend.DataSourceInstanceSettings, cfg settings.Settings) (source.Querier, *remoteState, error) {
+//
+// mask (nil: none) masks secrets in the server's messages before they are
+// shortened.
+func newRemoteQuerier(ctx context.Context, ds backend.DataSourceInstanceSettings, cfg settings.Settings, mask func(string) string) (source.Querier, *remoteState, error) {
 	opts, err := ds.HTTPClientOptions(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote HTTP settings: %w", err)
@@ -56,12 +59,17 @@ func newRemoteQuerier(ctx context.Context, ds backend.DataSourceInstanceSettings
 	if err != nil {
 		return nil, nil, fmt.Errorf("remote HTTP client: %w", err)
 	}
-	return newRemoteQuerierWith(cfg, client.Transport)
+	return newRemoteQuerierMasked(cfg, client.Transport, mask)
 }
 
 // newRemoteQuerierWith is newRemoteQuerier over a given transport (tests).
 func newRemoteQuerierWith(cfg settings.Settings, rt http.RoundTripper) (source.Querier, *remoteState, error) {
-	server, err := source.NewRemoteWithOptions(cfg.Remote.URL, rt, source.RemoteOptions{Timeout: cfg.Remote.Timeout})
+	return newRemoteQuerierMasked(cfg, rt, nil)
+}
+
+// newRemoteQuerierMasked is newRemoteQuerierWith with a secret mask.
+func newRemoteQuerierMasked(cfg settings.Settings, rt http.RoundTripper, mask func(string) string) (source.Querier, *remoteState, error) {
+	server, err := source.NewRemoteWithOptions(cfg.Remote.URL, rt, source.RemoteOptions{Timeout: cfg.Remote.Timeout, Mask: mask})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,7 +116,7 @@ func (i *Instance) remoteStatuses(ctx context.Context) map[string]collect.Target
 	v, err := i.querier.Query(ctx, catalog.RemoteStatusPromQL, i.now())
 	if err != nil {
 		for n, st := range out {
-			st.LastError = fetch.SanitizeError(err.Error())
+			st.LastError = i.scrub.sanitize(err.Error())
 			out[n] = st
 		}
 		return out // not cached: the next query retries
@@ -158,7 +166,7 @@ func (i *Instance) probeRemote(ctx context.Context, name, kind string) healthTar
 	names, err := i.querier.MetricNames(ctx, job, now.Add(-fetch.Lookback), now)
 	h.DurationMS = time.Since(t0).Milliseconds()
 	if err != nil {
-		h.Error = fmt.Sprintf("%s `%s`: %s", kind, name, fetch.SanitizeError(err.Error()))
+		h.Error = fmt.Sprintf("%s `%s`: %s", kind, name, i.scrub.sanitize(err.Error()))
 		return h
 	}
 	if len(names) == 0 {
@@ -173,7 +181,7 @@ func (i *Instance) probeRemote(ctx context.Context, name, kind string) healthTar
 	h.Engine, h.Generation, h.Version = string(d.Engine), d.Generation, d.Version
 	models, _ := i.querier.LabelValues(ctx, "model_name", job, now.Add(-fetch.Lookback), now)
 	for _, m := range models {
-		h.Models = append(h.Models, fetch.SanitizeError(m))
+		h.Models = append(h.Models, i.scrub.sanitize(m))
 	}
 	if kind == "target" && !v.OK {
 		h.Error = fmt.Sprintf("%s `%s`: the server holds %d metric names for %s but none from a known inference engine (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM)", kind, name, len(names), sel)
@@ -199,7 +207,7 @@ func (i *Instance) pingRemote(ctx context.Context) (string, error) {
 	}
 	d, err := p.Ping(ctx)
 	if err != nil {
-		return "", errors.New(fetch.SanitizeError(err.Error()))
+		return "", errors.New(i.scrub.sanitize(err.Error()))
 	}
 	return fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds()), nil
 }

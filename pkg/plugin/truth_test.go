@@ -104,7 +104,7 @@ func latencyFrames(t *testing.T, inst *Instance, start time.Time, estimator stri
 		// The simulator's histograms are consistent: no self-contradiction is reported.
 		if f.Meta != nil {
 			for _, n := range f.Meta.Notices {
-				assert.NotContains(t, n.Text, "histogram inconsistent")
+				assert.NotContains(t, n.Text, "contradicts itself")
 			}
 		}
 		l := f.Fields[1].Labels

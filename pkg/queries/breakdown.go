@@ -36,6 +36,7 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 		p.Scope.By = append(slices.Clone(p.Scope.By), "target")
 	}
 	r := fetch.NewRun(ctx, env, p)
+	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	r.ScopeNotices(ctx, breakdownSignals)
 	if err := r.IdleNotices(ctx, breakdownSignals); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/buckets"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -98,6 +99,9 @@ func runBuckets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Buckets) (
 		window = p.Window
 	}
 	queries := make([][]string, len(stages))
+	// sums and counts: each stage's _sum and _count rates over the window, for the histogram's
+	// sanity verdict (no advice is drawn from buckets their own _sum or _count disprove).
+	sums, counts := make([][]string, len(stages)), make([][]string, len(stages))
 	var all []string
 	for k, s := range stages {
 		hqs, err := r.HistogramQueries(ctx, s, window)
@@ -106,8 +110,11 @@ func runBuckets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Buckets) (
 		}
 		for _, hq := range hqs {
 			queries[k] = append(queries[k], hq.Buckets)
+			sums[k] = append(sums[k], hq.Sum)
+			counts[k] = append(counts[k], hq.Count)
 		}
 		all = append(all, queries[k]...)
+		all = append(append(all, sums[k]...), counts[k]...)
 	}
 	vs, err := r.InstantAll(ctx, all, p.To)
 	if err != nil {
@@ -119,6 +126,14 @@ func runBuckets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Buckets) (
 		for _, q := range queries[k] {
 			v = append(v, vs[q]...)
 		}
+		var sv, cv model.Vector
+		for _, q := range sums[k] {
+			sv = append(sv, vs[q]...)
+		}
+		for _, q := range counts[k] {
+			cv = append(cv, vs[q]...)
+		}
+		verdicts := sanity.JudgeWindow(string(s), v, sv, cv, p.To)
 		groups, bs, _ := slo.BucketVector(v)
 		if len(groups) == 0 {
 			r.Notes.Add(analysis.Info, fmt.Sprintf("%s: no histogram data in scope over %s", s, model.Duration(window)))
@@ -128,6 +143,10 @@ func runBuckets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Buckets) (
 		slices.Sort(ths)
 		ths = slices.Compact(ths)
 		for _, g := range groups {
+			if vd, ok := verdicts.Find(g.Labels); ok && vd.Disproved(0) {
+				r.Notes.Add(analysis.Warning, vd.Sentence())
+				continue
+			}
 			b := bs[g.Key]
 			add := func(a buckets.Advice) {
 				rows = append(rows, buckets.Row{Signal: string(s), Group: g.Labels, Advice: a,

@@ -101,6 +101,7 @@ func runDiagnosis(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Diagnosi
 // and places it on the step grid (diagnose.Assemble); the run holds the PromQL and notices.
 func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []string) (diagnose.Input, *fetch.Run, error) {
 	r := fetch.NewRun(ctx, env, p)
+	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	th := env.Settings.Diagnosis
 	targets := env.Targets(p.Scope.Targets)
 	names := make([]string, 0, len(targets))
@@ -205,6 +206,16 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 			return catalog.GPUPromQL(catalog.ThrottleReasons, agents, "max", catalog.AgentThrottleReasonLabel)
 		}})
 	}
+	// SLO anchor: the windowed bucket rates of each latency stage the
+	// targets' anchor objectives use (diagnose.ObjectiveStages).
+	stages := diagnose.ObjectiveStages(env.Settings.Profiles, th.SLOProfile, names, models)
+	for _, st := range stages {
+		hq, err := catalog.HistogramPromQL(catalog.Signal(st), sc, p.Window)
+		if err != nil {
+			continue // no histogram for the stage: its objectives have no data (the SLO gate stays open)
+		}
+		fs = append(fs, &read{name: "objective:" + st, expr: func() (string, error) { return hq.Buckets, nil }})
+	}
 	if err := r.Parallel(len(fs), func(k int) error {
 		q, err := fs[k].expr()
 		if err != nil {
@@ -225,6 +236,11 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 		stored[t.Name] = diagnose.Stored{Names: v.Names, Det: v.Det, OK: v.OK}
 	}
 	in = diagnose.Assemble(in, got, targets, agents, stored, th)
+	buckets := map[string]model.Matrix{}
+	for _, st := range stages {
+		buckets[st] = got["objective:"+st]
+	}
+	diagnose.AttachObjectives(&in, env.Settings.Profiles, th.SLOProfile, models, buckets)
 	return in, r, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,11 +12,11 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
@@ -87,6 +88,14 @@ func goodputGroups(ctx context.Context, env *fetch.Env, r *fetch.Run, p fetch.Pl
 	if err != nil {
 		return "", nil, err
 	}
+	// Goodput counts requests; an availability objective measures time.
+	objs = slices.DeleteFunc(objs, func(s selected) bool {
+		if s.obj.Kind == settings.KindAvailability {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s is time based (availability), not a share of requests: goodput leaves it out", s.profile, s.obj.Name))
+			return true
+		}
+		return false
+	})
 	if len(objs) == 0 {
 		return "", nil, nil
 	}
@@ -98,6 +107,11 @@ func goodputGroups(ctx context.Context, env *fetch.Env, r *fetch.Run, p fetch.Pl
 	// Counts per objective, group and step (rates: resolution 1 s keeps them per second).
 	hists := make([]map[string]slo.History, len(objs))
 	groupsOf := make([][]slo.Group, len(objs))
+	// Notices per objective, merged in objective order after the parallel reads.
+	local := make([]analysis.Notices, len(objs))
+	// verdicts: each latency objective's histogram judged per group and step (its buckets with
+	// their own _sum and _count): no goodput is drawn at a step one of them disproves.
+	verdicts := make([]sanity.Verdicts, len(objs))
 	err = r.Parallel(len(objs), func(k int) error {
 		s := objs[k]
 		qs, err := windowQueries(ctx, r, s, p.Window, objectiveLe(ctx, r, s, p.Start.Add(-p.Window), p.End))
@@ -112,21 +126,34 @@ func goodputGroups(ctx context.Context, env *fetch.Env, r *fetch.Run, p fetch.Pl
 			}
 			m = append(m, part...)
 		}
-		if s.obj.Kind == settings.KindErrorRatio {
-			var noReason int
-			groupsOf[k], hists[k], noReason = slo.ErrorHistory(m, r.Steps, time.Second)
-			noReasonNotice(s, noReason, &r.Notes)
-		} else {
-			var layouts map[string][]hist.Bucket
-			groupsOf[k], hists[k], layouts = slo.LatencyHistory(m, r.Steps, time.Second, s.obj.Threshold)
-			for _, g := range groupsOf[k] {
-				thresholdNotice(s, layouts[g.Key], &r.Notes)
+		var layouts map[string]slo.Layered
+		groupsOf[k], hists[k], layouts = kindHistory(env, s, m, r.Steps, time.Second, &local[k])
+		for _, g := range groupsOf[k] {
+			layeredThresholdNotice(s, layouts[g.Key], &local[k])
+			if s.obj.Kind == settings.KindLatency {
+				if err := judgeObjective(ctx, r, s, p.Window, &verdicts[k]); err != nil {
+					return err
+				}
+			}
+			if len(groupsOf[k]) > 0 {
+				thresholdNotice(ctx, r, s, firstPart(layouts[groupsOf[k][0].Key]), p.Start.Add(-p.Window), p.End)
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		return "", nil, err
+	}
+	for k := range local {
+		for _, n := range local[k].List() {
+			r.Notes.Add(n.Severity, n.Text)
+		}
+	}
+	// The latency query's warning when a histogram contradicts itself over the range.
+	for _, s := range objs {
+		if _, err := disprovedGroups(ctx, r, s, p.End.Sub(p.Start)+p.Window, p.End); err != nil {
+			return "", nil, err
+		}
 	}
 	// The request rate comes from the first objective counted per request.
 	rateFrom := -1
@@ -173,6 +200,12 @@ func goodputGroups(ctx context.Context, env *fetch.Env, r *fetch.Run, p fetch.Pl
 			lo[t], hi[t] = b.Lower*rate, b.Upper*rate
 			if math.IsNaN(b.Lower) {
 				lo[t], hi[t] = math.NaN(), math.NaN()
+			}
+			for k := range objs {
+				if v, ok := verdicts[k].Find(g.Labels); ok && v.Disproved(t) {
+					lo[t], hi[t] = math.NaN(), math.NaN()
+					r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s: %s", objs[k].obj.Name, v.Sentence()))
+				}
 			}
 		}
 		reqs := make([]float64, len(r.Steps))

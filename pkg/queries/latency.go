@@ -2,10 +2,13 @@ package queries
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
@@ -30,6 +33,10 @@ type Latency struct {
 	Bounds *bool `json:"bounds,omitempty"`
 	// Profile names an SLO profile whose latency thresholds are drawn on their stages.
 	Profile string `json:"profile,omitempty"`
+	// Format is timeseries (default: the statistics as series) or heatmap: per stage, the
+	// requests per second in each histogram bucket over time (latency.HeatmapRows), as a
+	// heatmap-rows frame for Grafana's heatmap panel; stats, estimator and bounds are unused.
+	Format string `json:"format,omitempty"`
 }
 
 func (q *Latency) lists() []namedList {
@@ -37,11 +44,14 @@ func (q *Latency) lists() []namedList {
 }
 
 func (q *Latency) validate(*settings.Settings) error {
+	if q.Format != "" && q.Format != "timeseries" && q.Format != "heatmap" {
+		return badQueryf("format: %q is neither timeseries nor heatmap", q.Format)
+	}
 	_, err := estimator(q.Estimator)
 	return err
 }
 
-var latencyEnums = map[string][]string{"stages": signalNames(catalog.LatencyStages), "estimator": {"prometheus", "refined"}}
+var latencyEnums = map[string][]string{"stages": signalNames(catalog.LatencyStages), "estimator": {"prometheus", "refined"}, "format": {"timeseries", "heatmap"}}
 
 // estimator parses the estimator field.
 func estimator(e string) (hist.Estimator, error) {
@@ -106,7 +116,11 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 		seenStat[st.Name] = true
 		opt.Stats = append(opt.Stats, st)
 	}
+	if q.Format == "heatmap" {
+		return runLatencyHeatmap(ctx, env, p, stages)
+	}
 	r := fetch.NewRun(ctx, env, p)
+	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	r.ScopeNotices(ctx, stages)
 	// Stages are independent: fetch them concurrently (the PromQL engine
 	// runs concurrent queries), then compute in stage order.
@@ -121,7 +135,9 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 	}
 	var series []analysis.Series
 	for _, part := range parts {
-		series = append(series, latency.Compute(part.In, r.Steps, opt, &r.Notes)...)
+		st := latency.Compute(part.In, r.Steps, opt, &r.Notes)
+		latency.ApplyVerdicts(st, r.Verdicts(part)) // no quantile or bound the histogram disproves
+		series = append(series, st...)
 		series = append(series, part.Extra...)
 		r.StageNotices(part)
 	}
@@ -135,7 +151,116 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 	if err != nil {
 		return nil, err
 	}
+	// With a profile, the windows in which a stage crossed its objective's
+	// threshold are marked (stat="spike"): shown, not paged.
+	spiked := false
+	for _, part := range parts {
+		if t, ok := th[string(part.In.Stage)]; ok && (part.In.Buckets != nil || part.In.Increases != nil) {
+			series = append(series, latency.Spikes(part.In, r.Steps, t)...)
+			spiked = true
+		}
+	}
+	if spiked {
+		r.Notes.Add(analysis.Info, fmt.Sprintf("spike series (stat=spike): 1 in the windows where the stage's p99 is above profile %s's threshold or its highest occupied bucket lies wholly above it; a spike is shown, not paged (the sustained rule pages after 5 minutes out of the objective)", q.Profile))
+	}
 	return frames.TimeSeries(series, meta(r, th)), nil
+}
+
+// runLatencyHeatmap answers the heatmap format: per stage, the bucket rates latency.Compute
+// would read (fetch.Run.LatencyStage, with its fetch guards; heatmapRates), de-accumulated into requests per second per bucket (latency.HeatmapRows). Groups
+// are added: a heatmap panel draws one frame per stage. Targets with different bucket layouts
+// are de-accumulated apart and their buckets added by upper bound, with a notice.
+func runLatencyHeatmap(ctx context.Context, env *fetch.Env, p fetch.Plan, stages []catalog.Signal) (data.Frames, error) {
+	r := fetch.NewRun(ctx, env, p)
+	r.ScopeNotices(ctx, stages)
+	parts := make([]fetch.Stage, len(stages))
+	err := r.Parallel(len(stages), func(k int) error {
+		var err error
+		parts[k], err = r.LatencyStage(ctx, stages[k], false, true)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(stages))
+	hs := make([]latency.Heatmap, len(stages))
+	for k, part := range parts {
+		names[k] = string(stages[k])
+		rates := heatmapRates(part.In)
+		layouts := []model.Matrix{rates}
+		if split := part.In.SplitBy; split != "" {
+			byValue := map[model.LabelValue]model.Matrix{}
+			for _, s := range rates {
+				v := s.Metric[model.LabelName(split)]
+				byValue[v] = append(byValue[v], s)
+			}
+			layouts = layouts[:0]
+			for _, v := range slices.Sorted(maps.Keys(byValue)) {
+				layouts = append(layouts, byValue[v])
+			}
+		}
+		hs[k] = latency.HeatmapRows(layouts, r.Steps)
+		if hs[k].Layouts > 1 {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("%s: the selected targets use %d different bucket layouts; each target's buckets are counted in the row of their own upper bound", stages[k], hs[k].Layouts))
+		}
+		r.StageNotices(part)
+	}
+	if err := r.IdleNotices(ctx, stages); err != nil {
+		return nil, err
+	}
+	if err := r.ChangeNotices(ctx); err != nil {
+		return nil, err
+	}
+	return frames.HeatmapRows(names, hs, meta(r, nil)), nil
+}
+
+// heatmapRates returns the per-second rates of a stage's bucket series as latency.Compute
+// reads them: the windowed increases (delta, one extrapolation per histogram) divided by the
+// window, and rate()'s buckets in the windows that hold a counter reset (delta is no increase
+// there), matched by the bucket's labels without le.
+func heatmapRates(in latency.Input) model.Matrix {
+	w := in.Window.Seconds()
+	if w <= 0 {
+		return nil
+	}
+	reset := map[string]map[model.Time]bool{}
+	for _, s := range in.Resets {
+		for _, v := range s.Values {
+			if v.Value > 0 {
+				k := s.Metric.String()
+				if reset[k] == nil {
+					reset[k] = map[model.Time]bool{}
+				}
+				reset[k][v.Timestamp] = true
+			}
+		}
+	}
+	rate := map[string]map[model.Time]model.SampleValue{}
+	for _, s := range in.Buckets {
+		k := s.Metric.String()
+		rate[k] = map[model.Time]model.SampleValue{}
+		for _, v := range s.Values {
+			rate[k][v.Timestamp] = v.Value
+		}
+	}
+	out := make(model.Matrix, 0, len(in.Increases))
+	for _, s := range in.Increases {
+		noLE := s.Metric.Clone()
+		delete(noLE, model.BucketLabel)
+		resets, rates := reset[noLE.String()], rate[s.Metric.String()]
+		r := &model.SampleStream{Metric: s.Metric, Values: make([]model.SamplePair, 0, len(s.Values))}
+		for _, v := range s.Values {
+			if resets[v.Timestamp] {
+				if x, ok := rates[v.Timestamp]; ok {
+					r.Values = append(r.Values, model.SamplePair{Timestamp: v.Timestamp, Value: x})
+				}
+				continue
+			}
+			r.Values = append(r.Values, model.SamplePair{Timestamp: v.Timestamp, Value: v.Value / model.SampleValue(w)})
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // needMeanStat reports whether the mean is asked.

@@ -124,19 +124,18 @@ func intersect(a, b []string) []string {
 }
 
 // windowQueries returns the PromQL giving an objective's rates over window
-// w: the bucket-rate queries of each target partition for a latency
-// objective, or the finished-request rates by reason for an error-ratio one.
+// w: the bucket-rate queries of each target partition, by target, for a
+// latency objective; the error-SLI or serving-state queries for the other
+// kinds (kindQueries).
 // les, when not nil, restricts the buckets to those stored le values
 // (thresholdLe).
 func windowQueries(ctx context.Context, r *fetch.Run, s selected, w time.Duration, les []string) ([]string, error) {
-	if s.obj.Kind == settings.KindErrorRatio {
-		q, err := catalog.CounterRatePromQL(catalog.RequestsFinished, s.sub.Scope, w, "finished_reason")
-		if err != nil {
-			return nil, err
-		}
-		return []string{q}, nil
+	if qs, ok, err := kindQueries(r.Env, s, w); ok {
+		return qs, err
 	}
-	hqs, err := r.Sub(s.sub).HistogramQueries(ctx, catalog.Signal(s.obj.Signal), w)
+	// By target too: each target's histogram is counted on its own layout
+	// and the good and total counts are added (slo.LayeredVector).
+	hqs, err := r.Sub(s.sub).HistogramQueries(ctx, catalog.Signal(s.obj.Signal), w, "target")
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +147,24 @@ func windowQueries(ctx context.Context, r *fetch.Run, s selected, w time.Duratio
 		out = append(out, hq.Buckets)
 	}
 	return out, nil
+}
+
+// verdictQueries returns the PromQL of a latency objective's _sum and _count rates over window
+// w, per target partition as windowQueries' buckets, for the histogram's sanity verdict
+// (sanity.JudgeWindow); none for error-ratio objectives.
+func verdictQueries(ctx context.Context, r *fetch.Run, s selected, w time.Duration) (sums, counts []string, err error) {
+	if s.obj.Kind != settings.KindLatency {
+		return nil, nil, nil
+	}
+	// By target too, as windowQueries' buckets: each target is judged on its own layout.
+	hqs, err := r.Sub(s.sub).HistogramQueries(ctx, catalog.Signal(s.obj.Signal), w, "target")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, hq := range hqs {
+		sums, counts = append(sums, hq.Sum), append(counts, hq.Count)
+	}
+	return sums, counts, nil
 }
 
 // objectiveLe is fetch.Run.ThresholdLe for a latency objective over [from, to]; nil
@@ -206,17 +223,28 @@ func concat(vs map[string]model.Vector, qs []string) model.Vector {
 	return out
 }
 
-// thresholdNotice says, once per objective, when its threshold is not a
-// bucket bound (naming the neighbouring bounds) — never silently rounded.
-func thresholdNotice(s selected, layout []hist.Bucket, notes *analysis.Notices) {
-	if s.obj.Kind == settings.KindErrorRatio || len(layout) == 0 {
+// thresholdNotice says, once per objective, for which targets its threshold is not a bucket
+// bound (naming the neighbouring bounds in each target's own layout, and the targets for which
+// it is one): never silently rounded. layout is the group's buckets, used when the targets'
+// stored layouts cannot be read.
+func thresholdNotice(ctx context.Context, r *fetch.Run, s selected, layout []hist.Bucket, from, to time.Time) {
+	if s.obj.Kind != settings.KindLatency {
 		return
 	}
-	loc := slo.Locate(s.obj.Threshold, layout)
-	if loc.Exact {
+	suffix := fmt.Sprintf("; a rule written as le=\"%g\" would select no series", s.obj.Threshold)
+	layouts := r.Sub(s.sub).ThresholdLayouts(ctx, catalog.Signal(s.obj.Signal), from, to)
+	if len(layouts) == 0 {
+		if len(layout) == 0 {
+			return
+		}
+		if loc := slo.Locate(s.obj.Threshold, layout); !loc.Exact {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s%s", s.profile, s.obj.Name, loc, suffix))
+		}
 		return
 	}
-	notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s; a rule written as le=\"%g\" would select no series", s.profile, s.obj.Name, loc, s.obj.Threshold))
+	for _, t := range slo.ThresholdNotices(s.obj.Threshold, layouts) {
+		r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s%s", s.profile, s.obj.Name, t, suffix))
+	}
 }
 
 // shortDuration renders d rounded to a readable precision ("2h10m", "45s").

@@ -161,6 +161,12 @@ func Decode(name string, q backend.DataQuery, s *settings.Settings) (*Decoded, e
 		return nil, err
 	}
 	p.Scope = catalog.Scope{Targets: c.Targets, Models: c.Models, By: by}
+	if s.IsRemote() {
+		// A remote store gets no staleness marker when its server's targets are relabelled or
+		// moved (the embedded store does: collect/stale.go), so a gauge series counts only with
+		// a sample in the last three scrape intervals (catalog.Scope.Fresh).
+		p.Scope.Fresh = 3 * s.ScrapeInterval
+	}
 	if v, ok := req.(validator); ok {
 		if err := v.validate(s); err != nil {
 			return nil, err

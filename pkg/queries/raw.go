@@ -43,6 +43,10 @@ func runRaw(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Raw) (data.Fra
 	return frames.TimeSeries(analysis.FromMatrix(m, r.Steps, q.Metric, "", nil), meta(r, nil)), nil
 }
 
+// maxMatchers is the most label matchers of a raw query (the edge refuses more before
+// decoding: bounds.Query).
+const maxMatchers = 16
+
 var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // rawSelector builds the PromQL selector of a raw query: the metric by name, restricted to
@@ -63,6 +67,9 @@ func rawSelector(q *Raw, s *settings.Settings) (string, error) {
 		}
 	}
 	sort.Strings(targets)
+	if len(q.Matchers) > maxMatchers {
+		return "", badQueryf("matchers: %d label matchers; a raw query takes at most %d", len(q.Matchers), maxMatchers)
+	}
 	for _, k := range slices.Sorted(maps.Keys(q.Matchers)) {
 		if !labelNameRE.MatchString(k) || k == "job" || k == "__name__" {
 			return "", badQueryf("matchers: %q is not a label you can match on", k)

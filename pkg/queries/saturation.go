@@ -18,6 +18,7 @@ type Saturation struct{ Common }
 
 func runSaturation(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Saturation) (data.Frames, error) {
 	r := fetch.NewRun(ctx, env, p)
+	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	r.ScopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage, catalog.Preemptions, catalog.PrefixCacheHits})
 	if err := r.ChangeNotices(ctx); err != nil {
 		return nil, err

@@ -11,10 +11,12 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // SLO is the slo query: one table row per objective × group.
@@ -37,9 +39,10 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	}
 	var signals []catalog.Signal
 	for _, s := range objs {
-		if !slices.Contains(signals, s.signal()) {
+		if s.obj.Kind != settings.KindAvailability && !slices.Contains(signals, s.signal()) {
 			signals = append(signals, s.signal())
 		}
+		errorNotices(ctx, r, s)
 	}
 	r.ScopeNotices(ctx, signals)
 	rangeW := p.To.Sub(p.From)
@@ -49,6 +52,9 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	type objQueries struct {
 		byWindow map[time.Duration][]string
 		covered  string
+		// sums and counts are the range window's _sum and _count rates of a latency
+		// objective's histogram, for its sanity verdict (with the range's full buckets).
+		sums, counts []string
 	}
 	plans := make([]objQueries, len(objs))
 	var all []string
@@ -58,7 +64,7 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	shared := map[string][]string{}
 	leOf := make([][]string, len(objs))
 	for k, s := range objs {
-		les := objectiveLe(ctx, r, s, p.To.Add(-s.obj.Period), p.To)
+		les := objectiveLe(ctx, r, s, p.To.Add(-budgetWindow(s, p.To)), p.To)
 		if les == nil {
 			continue
 		}
@@ -81,7 +87,7 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 		if leOf[k] != nil {
 			les = shared[leOf[k][0]]
 		}
-		windows := append([]time.Duration{rangeW, s.obj.Period}, slo.Windows...)
+		windows := append([]time.Duration{rangeW, budgetWindow(s, p.To)}, slo.Windows...)
 		for k, w := range windows {
 			if _, done := oq.byWindow[w]; done {
 				continue
@@ -97,7 +103,11 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			oq.byWindow[w] = qs
 			all = append(all, qs...)
 		}
-		if oq.covered, err = catalog.SampleCountPromQL(s.signal(), s.sub.Scope, s.obj.Period); err != nil {
+		if oq.sums, oq.counts, err = verdictQueries(ctx, r, s, rangeW); err != nil {
+			return nil, err
+		}
+		all = append(append(all, oq.sums...), oq.counts...)
+		if oq.covered, err = coveredQuery(s); err != nil {
 			return nil, err
 		}
 		all = append(all, oq.covered)
@@ -110,21 +120,26 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 	var rows []slo.Report
 	for k, s := range objs {
 		oq := plans[k]
-		covered := s.obj.Period
+		pw := budgetWindow(s, p.To)
+		covered := pw
 		if cv := vs[oq.covered]; len(cv) > 0 {
 			covered = time.Duration(float64(cv[0].Value) * float64(env.Settings.ScrapeInterval))
 		} else {
 			covered = 0
 		}
-		if covered > s.obj.Period {
-			covered = s.obj.Period
+		if covered > pw {
+			covered = pw
 		}
 		spec := s.spec()
-		rangeCounts, rangeBuckets, groups := countsByGroup(s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.Notes)
-		periodCounts, periodBuckets, pGroups := countsByGroup(s, concat(vs, oq.byWindow[s.obj.Period]), s.obj.Period.Seconds(), &r.Notes)
+		spec.Period = factorPeriod(s, p.To)
+		rangeCounts, rangeLayered, groups := kindCounts(env, s, concat(vs, oq.byWindow[rangeW]), rangeW.Seconds(), &r.Notes)
+		periodCounts, periodLayered, pGroups := kindCounts(env, s, concat(vs, oq.byWindow[pw]), pw.Seconds(), &r.Notes)
+		// One verdict per histogram and window: where the range's buckets are disproved by
+		// their own _sum or _count, the row draws nothing from them (status unknown).
+		verdicts := sanity.JudgeWindow(s.obj.Signal, concat(vs, oq.byWindow[rangeW]), concat(vs, oq.sums), concat(vs, oq.counts), p.To)
 		burn := map[time.Duration]map[string]slo.Counts{}
 		for _, w := range slo.Windows {
-			burn[w], _, _ = countsByGroup(s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.Notes)
+			burn[w], _, _ = kindCounts(env, s, concat(vs, oq.byWindow[w]), w.Seconds(), &r.Notes)
 		}
 		// Groups seen over the range or the period (a group idle over the
 		// range still has a budget).
@@ -137,26 +152,44 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 			}
 		}
 		slices.SortFunc(all, func(a, b slo.Group) int { return strings.Compare(a.Key, b.Key) })
+		disproved, err := disprovedGroups(ctx, r, s, rangeW, p.To)
+		if err != nil {
+			return nil, err
+		}
 		if len(all) == 0 {
-			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, s.signal(), model.Duration(s.obj.Period)))
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: no %s data in scope over the last %s (not exported, or no requests)", s.profile, s.obj.Name, kindWhat(s), model.Duration(pw)))
 			continue
 		}
+		layout := rangeLayered[all[0].Key]
+		if len(layout.Parts) == 0 {
+			layout = periodLayered[all[0].Key]
+		}
+		thresholdNotice(ctx, r, s, firstPart(layout), p.To.Add(-s.obj.Period), p.To)
 		for _, g := range all {
-			layout := rangeBuckets[g.Key]
-			if layout == nil {
-				layout = periodBuckets[g.Key]
+			layout, ok := rangeLayered[g.Key]
+			if !ok {
+				layout = periodLayered[g.Key]
 			}
-			thresholdNotice(s, layout, &r.Notes)
-			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeBuckets: rangeBuckets[g.Key]}
+			layeredThresholdNotice(s, layout, &r.Notes)
+			w := slo.Windowed{Range: rangeCounts[g.Key], Period: periodCounts[g.Key], Burn: map[time.Duration]slo.Counts{}, RangeParts: rangeLayered[g.Key].Parts}
+			if v, ok := verdicts.Find(g.Labels); ok && v.Disproved(0) {
+				w.Disproved = v.Sentence()
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("objective %s/%s: %s", s.profile, s.obj.Name, w.Disproved))
+			}
 			for _, win := range slo.Windows {
 				if c, ok := burn[win][g.Key]; ok {
 					w.Burn[win] = c
 				}
 			}
-			rows = append(rows, slo.NewReport(spec, g.Labels, w, covered))
+			row := slo.NewReport(spec, g.Labels, w, covered)
+			if why, bad := disproved[g.Key]; bad && row.Status == slo.OK {
+				// A histogram that contradicts itself gives no grounds for "ok".
+				row.Status, row.Reason = slo.Possible, "the histogram contradicts itself over the range, so no status can be trusted: "+why
+			}
+			rows = append(rows, row)
 		}
-		if covered < s.obj.Period-2*env.Settings.ScrapeInterval {
-			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(s.obj.Period)))
+		if covered < pw-2*env.Settings.ScrapeInterval {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: the stored history covers about %s of the %s period; the budget covers what exists", s.profile, s.obj.Name, shortDuration(covered), model.Duration(pw)))
 		}
 	}
 	return frames.SLOTable(rows, meta(r, nil)), nil

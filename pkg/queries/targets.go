@@ -46,9 +46,16 @@ func runTargets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Targets) (
 		}
 		rows = filtered
 	}
-	// The inventory reads names and labels, not samples: no PromQL and no notices of its
-	// own, only the server's warnings.
-	return frames.Targets(rows, frames.Meta{Server: fetch.ServerNotes(ctx)}), nil
+	// The inventory reads names and labels, not samples: no PromQL, and no notices of its own
+	// but one per re-exporter (a gateway's page, counted once with its engines), then the
+	// server's warnings.
+	var notes analysis.Notices
+	for _, row := range rows {
+		if row.ReExporter != "" {
+			notes.Add(analysis.Info, catalog.ReExporterSentence(row.Name, row.ReExporter, nil))
+		}
+	}
+	return frames.Targets(rows, frames.Meta{Notices: notes.List(), Server: fetch.ServerNotes(ctx)}), nil
 }
 
 // targetsTelemetry answers a targets query with format "telemetry": per

@@ -18,6 +18,7 @@ type Throughput struct{ Common }
 
 func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Throughput) (data.Frames, error) {
 	r := fetch.NewRun(ctx, env, p)
+	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	r.ScopeNotices(ctx, []catalog.Signal{catalog.RequestsFinished, catalog.PromptTokens, catalog.GenerationTokens})
 	if err := r.IdleNotices(ctx, []catalog.Signal{catalog.RequestsFinished}); err != nil {
 		return nil, err

@@ -72,6 +72,21 @@ type Diagnosis struct {
 	// Hysteresis relaxes a threshold by this share while its finding is
 	// active, so a value hovering at the threshold does not flap.
 	Hysteresis float64 `json:"hysteresis,omitempty"`
+	// ClockCapRatio: an SM clock below this share of its maximum while the
+	// GPU is busy and no thermal or hardware slowdown reason is active is a
+	// power (or application-clock) cap that limits the GPU.
+	ClockCapRatio float64 `json:"clockCapRatio,omitempty"`
+	// ErrorShare is the share of ended requests that end with an error
+	// above which an error surge is reported.
+	ErrorShare float64 `json:"errorShare,omitempty"`
+	// SmallBatchRunning: a batch averaging fewer running requests than
+	// this (but at least UnderRunning), with nothing waiting and the GPU's
+	// SMs and DRAM mostly idle, is too small for the hardware.
+	SmallBatchRunning float64 `json:"smallBatchRunning,omitempty"`
+	// SLOProfile names the SLO profile (sloProfiles) whose latency
+	// objectives anchor the diagnosis: with every applicable objective met a
+	// window raises no performance warning. Empty: the first profile.
+	SLOProfile string `json:"sloProfile,omitempty"`
 	// MaxNumSeqs is the running-request ceiling (vLLM --max-num-seqs) the
 	// queue-saturation rule uses for targets whose engine does not export
 	// its own (SGLang max_running_requests, TensorRT-LLM
@@ -108,6 +123,9 @@ func DefaultDiagnosis() Diagnosis {
 		SMActiveLow:          0.1,
 		AbortShare:           0.05,
 		Hysteresis:           0.1,
+		ClockCapRatio:        0.85,
+		ErrorShare:           0.05,
+		SmallBatchRunning:    4,
 	}
 }
 
@@ -128,6 +146,7 @@ func (d *Diagnosis) applyDefaults() {
 		{&d.GPUBusy, &def.GPUBusy}, {&d.HOLTTFTRatio, &def.HOLTTFTRatio},
 		{&d.HOLPrefillPerToken, &def.HOLPrefillPerToken}, {&d.HOLTailTokens, &def.HOLTailTokens}, {&d.HOLTailRatio, &def.HOLTailRatio}, {&d.UnderRunning, &def.UnderRunning},
 		{&d.SMActiveLow, &def.SMActiveLow}, {&d.AbortShare, &def.AbortShare}, {&d.Hysteresis, &def.Hysteresis},
+		{&d.ClockCapRatio, &def.ClockCapRatio}, {&d.ErrorShare, &def.ErrorShare}, {&d.SmallBatchRunning, &def.SmallBatchRunning},
 	} {
 		if *p.v == 0 {
 			*p.v = *p.def
@@ -148,7 +167,8 @@ func (d *Diagnosis) validate() error {
 		{"kvUsageHigh", d.KVUsageHigh}, {"kvHeadroom", d.KVHeadroom}, {"prefillTokenShare", d.PrefillTokenShare},
 		{"smActiveHigh", d.SMActiveHigh}, {"dramActiveHigh", d.DRAMActiveHigh}, {"clockRatioMin", d.ClockRatioMin},
 		{"frontendShare", d.FrontendShare}, {"gpuBusy", d.GPUBusy}, {"smActiveLow", d.SMActiveLow},
-		{"abortShare", d.AbortShare}, {"hysteresis", d.Hysteresis},
+		{"abortShare", d.AbortShare}, {"hysteresis", d.Hysteresis}, {"clockCapRatio", d.ClockCapRatio},
+		{"errorShare", d.ErrorShare},
 	}
 	for _, r := range ratios {
 		if math.IsNaN(r.v) || r.v <= 0 || r.v > 1 {
@@ -163,6 +183,7 @@ func (d *Diagnosis) validate() error {
 		{"longPromptTokens", d.LongPromptTokens}, {"itlHigh", d.ITLHigh}, {"decodeBatchMin", d.DecodeBatchMin},
 		{"holTtftRatio", d.HOLTTFTRatio}, {"holPrefillPerToken", d.HOLPrefillPerToken},
 		{"holTailTokens", d.HOLTailTokens}, {"holTailRatio", d.HOLTailRatio}, {"underRunning", d.UnderRunning},
+		{"smallBatchRunning", d.SmallBatchRunning},
 	}
 	for _, p := range positives {
 		if math.IsNaN(p.v) || math.IsInf(p.v, 0) || p.v <= 0 {

@@ -9,6 +9,7 @@ package settings
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"golang.org/x/net/idna"
 )
 
 // Defaults applied by Load when a field is zero.
@@ -177,7 +179,18 @@ func parseDuration(field, raw string, def time.Duration) (time.Duration, error) 
 	if raw == "" {
 		return def, nil
 	}
+	return ParsePositiveDuration(field, raw)
+}
+
+// ParsePositiveDuration parses a Prometheus duration ("15s", "6h", "30d", "1y") that must be
+// positive, for the settings and the query fields. The error is one sentence naming field: a
+// well-formed duration beyond what a duration can hold (about 292 years, e.g. "1000y") is
+// "too long", anything else "not a positive duration".
+func ParsePositiveDuration(field, raw string) (time.Duration, error) {
 	d, err := model.ParseDuration(raw)
+	if err != nil && strings.Contains(err.Error(), "out of range") {
+		return 0, fmt.Errorf("%s: %q is too long (a duration holds at most 292y)", field, raw)
+	}
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%s: %q is not a positive duration such as 15s or 6h", field, raw)
 	}
@@ -267,6 +280,10 @@ func (s *Settings) Validate() error {
 		if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
 			return err
 		}
+		var err error
+		if s.Targets[i].URL, err = normalizeHost(f+".url", t.URL); err != nil {
+			return err
+		}
 		if t.Engine != "" && !contains(Engines, t.Engine) {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
 		}
@@ -301,6 +318,10 @@ func (s *Settings) Validate() error {
 		if err := checkURLFor(s.IsRemote(), f+".url", a.URL); err != nil {
 			return err
 		}
+		var err error
+		if s.GPUAgents[i].URL, err = normalizeHost(f+".url", a.URL); err != nil {
+			return err
+		}
 		if !contains(AgentKinds, a.Kind) {
 			return fmt.Errorf("%s.kind: %q is not one of %s", f, a.Kind, strings.Join(AgentKinds, ", "))
 		}
@@ -317,6 +338,44 @@ func (s *Settings) Validate() error {
 		return err
 	}
 	return s.validateSLO()
+}
+
+// normalizeHost returns raw with a host spelled in other than ASCII mapped
+// to the ASCII form the network uses, by IDNA's UTS #46 lookup mapping (the
+// WHATWG URL standard's host parsing, as browsers do): fullwidth digits and
+// dots (１２７.０.０.１) become 127.0.0.1, an internationalised name its
+// xn-- form. So the scraped address is the address shown in the targets
+// table and health check. A host that cannot be mapped is refused. An empty
+// or ASCII host is returned unchanged.
+func normalizeHost(field, raw string) (string, error) {
+	if raw == "" {
+		return raw, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: %q is not an http(s) URL such as http://10.0.0.5:8000/metrics", field, raw)
+	}
+	host := u.Hostname()
+	ascii := true
+	for i := 0; i < len(host); i++ {
+		if host[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return raw, nil
+	}
+	mapped, err := idna.Lookup.ToASCII(host)
+	if err != nil || mapped == "" {
+		return "", fmt.Errorf("%s: host %q is not a valid host name (%v); write it in ASCII, such as 10.0.0.5 or vllm.example.com", field, host, err)
+	}
+	if p := u.Port(); p != "" {
+		u.Host = net.JoinHostPort(mapped, p)
+	} else {
+		u.Host = mapped
+	}
+	return u.String(), nil
 }
 
 // checkURLFor checks a target's or agent's URL; in remote mode the URL is

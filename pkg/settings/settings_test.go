@@ -2,6 +2,7 @@ package settings
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,4 +48,22 @@ func TestLoadErrorsNameTheField(t *testing.T) {
 		require.Error(t, err, in)
 		assert.Contains(t, err.Error(), field, in)
 	}
+}
+
+// TestFullwidthHostNormalised: a host in fullwidth digits and dots is mapped
+// to the ASCII address the network uses (UTS #46, as browsers do), so the
+// URL scraped is the URL shown; a host that cannot be mapped is refused with
+// a sentence naming the field.
+func TestFullwidthHostNormalised(t *testing.T) {
+	js := []byte(`{"targets":[{"name":"a","url":"http://１２７．０．０．１:8000/metrics"},{"name":"b","url":"http://ｖｌｌｍ.example/metrics"}]}`)
+	s, err := Load(js, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:8000/metrics", s.Targets[0].URL)
+	assert.Equal(t, "http://vllm.example/metrics", s.Targets[1].URL)
+	_, err = Load([]byte(`{"targets":[{"name":"a","url":"http://a\u200b\u0000b.example/metrics"}]}`), nil)
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "targets[0].url: "), err.Error())
+	_, err = Load([]byte(`{"targets":[{"name":"a","url":"http://ex\u2488ample.com/metrics"}]}`), nil)
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "targets[0].url: "), err.Error())
 }

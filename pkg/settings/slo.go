@@ -12,11 +12,22 @@ const (
 	// KindLatency: the share of requests whose latency stage is at or under
 	// Threshold seconds must be at least Target.
 	KindLatency = "latency"
-	// KindErrorRatio: the share of finished requests not ending with reason
-	// abort or error must be at least Target (engines reporting a finish
-	// reason only).
+	// KindErrorRatio: the share of inference requests that did not fail on
+	// the server side must be at least Target. Bad: HTTP 5xx answers of the
+	// inference handlers (/v1/…, /v1/models excluded), engine `error`
+	// finishes and admission rejections; 4xx answers and client aborts only
+	// with Include4xx and IncludeAborts (slo.ErrorRatioCounts).
 	KindErrorRatio = "error_ratio"
+	// KindAvailability: the share of the period in which the target answered
+	// its scrape and was serving (not stalled) must be at least Target. Time
+	// based: down time is bad time, never "no traffic".
+	KindAvailability = "availability"
 )
+
+// PeriodCalendarMonth is the period value for a calendar month in UTC: the
+// budget resets on the 1st, and burn-rate factors scale with the month's
+// length (28 to 31 days).
+const PeriodCalendarMonth = "month"
 
 // DefaultSLOPeriod is an objective's compliance period when none is set: the
 // 30 days the SRE Workbook's multi-window burn-rate table is built for.
@@ -36,7 +47,7 @@ var LatencyStageNames = []string{"queue_time", "prefill_time", "decode_time", "i
 // Period and restricted to Targets and Models (empty: all).
 type Objective struct {
 	Name string `json:"name"`
-	// Kind is KindLatency (default) or KindErrorRatio.
+	// Kind is KindLatency (default), KindErrorRatio or KindAvailability.
 	Kind string `json:"kind,omitempty"`
 	// Signal is a latency stage from LatencyStageNames (latency objectives only).
 	Signal string `json:"signal,omitempty"`
@@ -45,14 +56,24 @@ type Objective struct {
 	Threshold float64 `json:"threshold,omitempty"`
 	// Target is the required ratio of good requests, strictly between 0 and 1 (0.99).
 	Target float64 `json:"target"`
-	// PeriodRaw is the compliance period in Prometheus notation ("30d"); default 30d.
+	// Include4xx (error_ratio only) also counts HTTP 4xx answers as bad.
+	Include4xx bool `json:"include4xx,omitempty"`
+	// IncludeAborts (error_ratio only) also counts finished_reason="abort"
+	// as bad (on vLLM V1 this includes client disconnects; V0 never counts
+	// aborts).
+	IncludeAborts bool `json:"includeAborts,omitempty"`
+	// PeriodRaw is the compliance period in Prometheus notation ("30d"), or
+	// "month" for the calendar month (UTC); default 30d.
 	PeriodRaw string `json:"period,omitempty"`
 	// Targets and Models restrict the objective to these target and model names.
 	Targets []string `json:"targets,omitempty"`
 	Models  []string `json:"models,omitempty"`
 
-	// Period is PeriodRaw parsed (DefaultSLOPeriod when empty).
+	// Period is PeriodRaw parsed (DefaultSLOPeriod when empty; 30 d, the
+	// nominal month, for a calendar month: use slo.MonthLength at evaluation).
 	Period time.Duration `json:"-"`
+	// CalendarMonth is true when PeriodRaw is PeriodCalendarMonth.
+	CalendarMonth bool `json:"-"`
 }
 
 // Profile is a named set of objectives a workload is held to (interactive
@@ -70,21 +91,30 @@ type SLOSettings struct {
 	Profiles []Profile `json:"sloProfiles,omitempty"`
 }
 
-// DefaultProfiles returns the field's usual objectives for three workloads,
-// all at the 99th percentile over 30 days: interactive chat (TTFT ≤ 3 s,
-// ITL ≤ 50 ms), code completion (TTFT ≤ 500 ms, ITL ≤ 30 ms) and batch
-// analysis (TTFT ≤ 30 s, ITL ≤ 200 ms).
+// DefaultProfiles returns the field's usual objectives over 30 days: three
+// workloads at the 99th percentile, interactive chat (TTFT ≤ 3 s, TPOT ≤
+// 50 ms), code completion (TTFT ≤ 500 ms, TPOT ≤ 30 ms) and batch analysis
+// (TTFT ≤ 30 s, TPOT ≤ 200 ms), where TPOT is the per-request histogram
+// (vLLM ≥ 0.11; older versions read the inter-token histogram as an
+// approximation, with a notice); and a service as a whole: TTFT p95 ≤ 2 s,
+// ITL p95 ≤ 100 ms, error ratio ≤ 2 % and availability ≥ 99.9 %.
 func DefaultProfiles() []Profile {
-	p := func(name string, ttft, itl float64) Profile {
+	p := func(name string, ttft, tpot float64) Profile {
 		return Profile{Name: name, Objectives: []Objective{
 			{Name: "ttft-p99", Kind: KindLatency, Signal: "ttft", Threshold: ttft, Target: 0.99, PeriodRaw: "30d"},
-			{Name: "itl-p99", Kind: KindLatency, Signal: "itl", Threshold: itl, Target: 0.99, PeriodRaw: "30d"},
+			{Name: "tpot-p99", Kind: KindLatency, Signal: "tpot", Threshold: tpot, Target: 0.99, PeriodRaw: "30d"},
 		}}
 	}
 	return []Profile{
 		p("interactive-chat", 3, 0.05),
 		p("code-completion", 0.5, 0.03),
 		p("batch-analysis", 30, 0.2),
+		{Name: "service", Objectives: []Objective{
+			{Name: "ttft-p95", Kind: KindLatency, Signal: "ttft", Threshold: 2, Target: 0.95, PeriodRaw: "30d"},
+			{Name: "itl-p95", Kind: KindLatency, Signal: "itl", Threshold: 0.1, Target: 0.95, PeriodRaw: "30d"},
+			{Name: "error-ratio", Kind: KindErrorRatio, Target: 0.98, PeriodRaw: "30d"},
+			{Name: "availability", Kind: KindAvailability, Target: 0.999, PeriodRaw: "30d"},
+		}},
 	}
 }
 
@@ -120,6 +150,10 @@ func (s *Settings) applySLODefaults() error {
 				o.Kind = KindLatency
 			}
 			field := fmt.Sprintf("sloProfiles[%d].objectives[%d].period", i, j)
+			if o.PeriodRaw == PeriodCalendarMonth {
+				o.Period, o.CalendarMonth = DefaultSLOPeriod, true
+				continue
+			}
 			d, err := parseDuration(field, o.PeriodRaw, DefaultSLOPeriod)
 			if err != nil {
 				return err
@@ -172,15 +206,23 @@ func (s *Settings) validateObjective(f string, o Objective) error {
 		if !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) {
 			return fmt.Errorf("%s.threshold: %v must be a positive number of seconds (0.5 for 500 ms)", f, o.Threshold)
 		}
-	case KindErrorRatio:
+	case KindErrorRatio, KindAvailability:
+		what := map[string]string{KindErrorRatio: "counts failed inference requests", KindAvailability: "measures the time the target was serving"}[o.Kind]
 		if o.Signal != "" {
-			return fmt.Errorf("%s.signal: an error_ratio objective counts finished requests by reason and takes no signal", f)
+			return fmt.Errorf("%s.signal: an %s objective %s and takes no signal", f, o.Kind, what)
 		}
 		if o.Threshold != 0 {
-			return fmt.Errorf("%s.threshold: an error_ratio objective takes no threshold", f)
+			return fmt.Errorf("%s.threshold: an %s objective takes no threshold", f, o.Kind)
 		}
 	default:
-		return fmt.Errorf("%s.kind: %q is neither %s nor %s", f, o.Kind, KindLatency, KindErrorRatio)
+		return fmt.Errorf("%s.kind: %q is not one of %s, %s, %s", f, o.Kind, KindLatency, KindErrorRatio, KindAvailability)
+	}
+	if o.Kind != KindErrorRatio && (o.Include4xx || o.IncludeAborts) {
+		opt := "include4xx"
+		if !o.Include4xx {
+			opt = "includeAborts"
+		}
+		return fmt.Errorf("%s.%s: only an error_ratio objective counts HTTP answers and aborts", f, opt)
 	}
 	if !(o.Target > 0 && o.Target < 1) {
 		return fmt.Errorf("%s.target: %v must be a ratio strictly between 0 and 1, such as 0.99", f, o.Target)

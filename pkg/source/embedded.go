@@ -174,6 +174,10 @@ func (e *embedded) labelValues(ctx context.Context, name, matchers string, start
 	if err != nil {
 		return nil, fmt.Errorf("label values of %q matching %q: %w", name, matchers, err)
 	}
+	vals, err = sampledIn(ctx, qr, name, vals, ms, start, end)
+	if err != nil {
+		return nil, fmt.Errorf("label values of %q matching %q: %w", name, matchers, err)
+	}
 	out := make([]string, 0, len(vals))
 	for _, v := range vals {
 		if v != "" {

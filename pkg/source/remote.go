@@ -27,6 +27,10 @@ type RemoteOptions struct {
 	// the server is asked (query parameter `timeout`) to give up at the same
 	// time. Zero means DefaultRemoteTimeout.
 	Timeout time.Duration
+	// Mask, when set, masks secrets in the server's error messages and
+	// warnings before they are shortened (a server may echo the request's
+	// credentials); see package redact.
+	Mask func(string) string
 }
 
 // remote is a Querier over a Prometheus-compatible HTTP API (Prometheus,
@@ -35,6 +39,7 @@ type remote struct {
 	base    string
 	api     v1.API
 	timeout time.Duration
+	mask    func(string) string
 }
 
 // NewRemote returns a Querier over the Prometheus HTTP API at baseURL with
@@ -61,7 +66,13 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("remote Prometheus URL %q is not an http(s) URL such as http://prometheus:9090", baseURL)
 	}
-	cfg := api.Config{Address: strings.TrimRight(u.String(), "/"), RoundTripper: rt}
+	if rt == nil {
+		rt = api.DefaultRoundTripper
+	}
+	// Redirects are followed within the server's origin only: the
+	// transport adds the credentials to every hop (RedirectError).
+	hc := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u)}
+	cfg := api.Config{Address: strings.TrimRight(u.String(), "/"), Client: hc}
 	c, err := api.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("remote Prometheus %s: %w", u.Redacted(), err)
@@ -69,7 +80,10 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultRemoteTimeout
 	}
-	return &remote{base: u.Redacted(), api: v1.NewAPI(c), timeout: opts.Timeout}, nil
+	if opts.Mask == nil {
+		opts.Mask = func(s string) string { return s }
+	}
+	return &remote{base: u.Redacted(), api: v1.NewAPI(c), timeout: opts.Timeout, mask: opts.Mask}, nil
 }
 
 // call runs one request under the timeout and turns its outcome into notes
@@ -83,16 +97,16 @@ func (r *remote) call(ctx context.Context, op string, fn func(ctx context.Contex
 	defer cancel()
 	warnings, infos, err := fn(cctx)
 	for _, w := range warnings {
-		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, w))
+		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, r.mask(w)))
 	}
 	for _, w := range infos {
-		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, w))
+		notes.Add(fmt.Sprintf("remote Prometheus %s: %s", r.base, r.mask(w)))
 	}
 	if err == nil {
 		return nil
 	}
-	err = classify(r.base, op, r.timeout, ctx, err)
-	if re, ok := err.(*RemoteError); ok && (re.Kind == KindTimeout || re.Kind == KindUnreachable) {
+	err = classify(r.base, op, r.timeout, ctx, err, r.mask)
+	if re, ok := err.(*RemoteError); ok && (re.Kind == KindTimeout || re.Kind == KindUnreachable || re.Kind == KindRedirect) {
 		notes.fail(err)
 	}
 	return err
@@ -276,6 +290,7 @@ const (
 	KindLimit       = "limit"        // one of the server's limits was hit (Limit says which)
 	KindBadResponse = "bad_response" // the answer was not the Prometheus API's JSON
 	KindCanceled    = "canceled"     // the caller gave up (dashboard closed, request canceled)
+	KindRedirect    = "redirect"     // the server redirected to another origin (refused, see RedirectError)
 )
 
 // RemoteError is a failed request to a remote server, described for the
@@ -310,6 +325,8 @@ func (e *RemoteError) Error() string {
 		what = "answered with something that is not the Prometheus API"
 	case KindCanceled:
 		what = "request was canceled"
+	case KindRedirect:
+		what = "answered with a redirect that was not followed"
 	default:
 		what = "failed"
 	}
@@ -352,7 +369,8 @@ func limitName(msg string) string {
 }
 
 // classify turns a client_golang error into a *RemoteError.
-func classify(server, op string, timeout time.Duration, parent context.Context, err error) error {
+// mask is applied to the server's message before it is shortened.
+func classify(server, op string, timeout time.Duration, parent context.Context, err error, mask func(string) string) error {
 	re := &RemoteError{Server: server, Op: op, Err: err}
 	var apiErr *v1.Error
 	var netErr net.Error
@@ -396,11 +414,18 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 		if l := limitName(msg); l != "" {
 			re.Kind, re.Limit = KindLimit, l
 		}
-		re.Err = errors.New(strings.TrimSpace(shorten(msg)))
+		re.Err = errors.New(strings.TrimSpace(shorten(mask(msg))))
+	case isRedirectError(err):
+		var rerr *RedirectError
+		errors.As(err, &rerr)
+		re.Kind, re.Err = KindRedirect, rerr
 	default:
 		re.Kind = KindUnreachable
 		if l := limitName(err.Error()); l != "" {
 			re.Kind, re.Limit = KindLimit, l
+		}
+		if m := mask(err.Error()); m != err.Error() {
+			re.Err = errors.New(m)
 		}
 	}
 	return re

@@ -77,6 +77,11 @@ describe('ConfigEditor targets', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Add label' }));
     type('Target 1 label 1 key', 'cluster');
     type('Target 1 label 1 value', 'eu-1');
+    // Only the chosen method's fields are shown.
+    expect(screen.queryByLabelText('Target 1 basic auth user')).toBeNull();
+    expect(screen.queryByLabelText('Target 1 bearer token')).toBeNull();
+    fireEvent.click(screen.getByRole('radio', { name: 'Basic auth' }));
+    expect(screen.queryByLabelText('Target 1 bearer token')).toBeNull();
     type('Target 1 basic auth user', 'scraper');
     fireEvent.click(screen.getByLabelText('Target 1 skip TLS verify'));
     expect(last().jsonData.targets).toEqual([
@@ -107,9 +112,40 @@ describe('ConfigEditor targets', () => {
   });
 });
 
+describe('ConfigEditor authentication picker', () => {
+  it('opens on the saved method and clears the other method when switching', () => {
+    const { last } = setup(
+      baseOptions({
+        jsonData: { targets: [{ name: 'vllm-a', url: 'http://a/metrics', basicAuthUser: 'u' }] },
+        secureJsonFields: { 'vllm-a.basicAuthPassword': true },
+      })
+    );
+    expect(screen.getByLabelText('Target 1 basic auth user')).toHaveValue('u');
+    fireEvent.click(screen.getByRole('radio', { name: 'Bearer token' }));
+    expect(screen.queryByLabelText('Target 1 basic auth user')).toBeNull();
+    expect(last().jsonData.targets?.[0].basicAuthUser).toBeUndefined();
+    expect(last().secureJsonFields).toEqual({ 'vllm-a.basicAuthPassword': false });
+    type('Target 1 bearer token', 'tok');
+    expect(last().secureJsonData).toEqual({ 'vllm-a.basicAuthPassword': '', 'vllm-a.bearerToken': 'tok' });
+  });
+
+  it('checks URLs and durations as typed, with the backend sentences', () => {
+    setup(
+      baseOptions({ jsonData: { targets: [{ name: 'vllm-a', url: 'ftp://not a url' }], scrapeInterval: '5 seconds' } })
+    );
+    expect(
+      screen.getByText('targets[0].url: "ftp://not a url" is not an http(s) URL such as http://10.0.0.5:8000/metrics')
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText('scrapeInterval: "5 seconds" is not a positive duration such as 15s or 6h')
+    ).toBeInTheDocument();
+  });
+});
+
 describe('ConfigEditor secrets', () => {
   it('writes a bearer token under "<name>.bearerToken" and follows a rename', () => {
     const { last } = setup(baseOptions({ jsonData: { targets: [{ name: 'vllm-a', url: 'http://a/metrics' }] } }));
+    fireEvent.click(screen.getByRole('radio', { name: 'Bearer token' }));
     type('Target 1 bearer token', 's3cret');
     expect(last().secureJsonData).toEqual({ 'vllm-a.bearerToken': 's3cret' });
     type('Target 1 name', 'vllm-b');

@@ -1,12 +1,26 @@
 import React, { useState } from 'react';
 import { DataSourcePluginOptionsEditorProps, SelectableValue } from '@grafana/data';
-import { Box, Button, FieldSet, InlineField, Input, SecretInput, Select, Stack, Switch, Text } from '@grafana/ui';
+import {
+  Box,
+  Button,
+  InlineField,
+  Input,
+  RadioButtonGroup,
+  SecretInput,
+  Select,
+  Stack,
+  Switch,
+  Text,
+} from '@grafana/ui';
+import { ConfigSection, ConfigSubSection, DataSourceDescription } from '@grafana/plugin-ui';
 
 import {
   addAgent,
   addTarget,
   isSecretConfigured,
   nameError,
+  durationError,
+  urlError,
   parseGPUList,
   removeAgent,
   removeTarget,
@@ -24,6 +38,7 @@ import {
   InferscopeSecureJsonData,
   secretKey,
   SETTINGS_DEFAULTS,
+  TargetConfig,
 } from '../types';
 import { KeyValueEditor } from './KeyValueEditor';
 import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
@@ -72,6 +87,119 @@ function SecretField({ id, label, options, name, kind, onOptionsChange, tooltip 
         onReset={() => onOptionsChange(resetSecret(options, name, kind))}
       />
     </InlineField>
+  );
+}
+
+type AuthMethod = 'none' | 'basic' | 'bearer';
+
+const AUTH_OPTIONS: Array<SelectableValue<AuthMethod>> = [
+  { label: 'No auth', value: 'none' },
+  { label: 'Basic auth', value: 'basic' },
+  { label: 'Bearer token', value: 'bearer' },
+];
+
+/** The method a target's saved or typed settings use (basic auth wins, as in pkg/collect). */
+export function authMethodOf(o: Settings, t: TargetConfig): AuthMethod {
+  if (
+    t.basicAuthUser ||
+    isSecretConfigured(o, t.name, 'basicAuthPassword') ||
+    o.secureJsonData?.[secretKey(t.name, 'basicAuthPassword')]
+  ) {
+    return 'basic';
+  }
+  if (isSecretConfigured(o, t.name, 'bearerToken') || o.secureJsonData?.[secretKey(t.name, 'bearerToken')]) {
+    return 'bearer';
+  }
+  return 'none';
+}
+
+/**
+ * A target's authentication: a picker (no auth, basic auth, bearer token) and the fields of
+ * the chosen method only. Picking a method clears the other method's user and secrets, so
+ * what is saved is what is shown.
+ */
+function TargetAuth({
+  i,
+  n,
+  target: t,
+  options,
+  onOptionsChange,
+}: {
+  i: number;
+  n: number;
+  target: TargetConfig;
+  options: Settings;
+  onOptionsChange: (o: Settings) => void;
+}) {
+  const [method, setMethod] = useState<AuthMethod>(() => authMethodOf(options, t));
+  const pick = (m: AuthMethod) => {
+    setMethod(m);
+    let o = options;
+    if (m !== 'basic') {
+      if (t.basicAuthUser) {
+        o = updateTarget(o, i, { basicAuthUser: undefined });
+      }
+      if (
+        isSecretConfigured(o, t.name, 'basicAuthPassword') ||
+        o.secureJsonData?.[secretKey(t.name, 'basicAuthPassword')]
+      ) {
+        o = resetSecret(o, t.name, 'basicAuthPassword');
+      }
+    }
+    if (
+      m !== 'bearer' &&
+      (isSecretConfigured(o, t.name, 'bearerToken') || o.secureJsonData?.[secretKey(t.name, 'bearerToken')])
+    ) {
+      o = resetSecret(o, t.name, 'bearerToken');
+    }
+    if (o !== options) {
+      onOptionsChange(o);
+    }
+  };
+  return (
+    <>
+      <InlineField label="Authentication" labelWidth={LABEL_WIDTH} tooltip="How the metrics page is fetched">
+        <RadioButtonGroup
+          aria-label={`Target ${n} authentication`}
+          options={AUTH_OPTIONS}
+          value={method}
+          onChange={pick}
+        />
+      </InlineField>
+      {method === 'basic' && (
+        <>
+          <InlineField label="Basic auth user" labelWidth={LABEL_WIDTH}>
+            <Input
+              id={`target-${i}-user`}
+              aria-label={`Target ${n} basic auth user`}
+              width={40}
+              value={t.basicAuthUser ?? ''}
+              onChange={(e) => onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))}
+            />
+          </InlineField>
+          <SecretField
+            id={`target-${i}-password`}
+            label={`Target ${n} basic auth password`}
+            options={options}
+            name={t.name}
+            kind="basicAuthPassword"
+            onOptionsChange={onOptionsChange}
+            tooltip="Stored encrypted; only the backend reads it"
+          />
+        </>
+      )}
+      {method === 'bearer' && (
+        <SecretField
+          id={`target-${i}-token`}
+          label={`Target ${n} bearer token`}
+          options={options}
+          name={t.name}
+          kind="bearerToken"
+          onOptionsChange={onOptionsChange}
+          tooltip="Stored encrypted; only the backend reads it"
+        />
+      )}
+    </>
   );
 }
 
@@ -151,6 +279,14 @@ const DURATION_FIELDS: Array<{
   },
 ];
 
+/** With more targets than this, saved targets start collapsed (a new one stays open). */
+const COLLAPSE_ABOVE = 5;
+
+/** The Collection fields holding a Prometheus duration (checked as typed). */
+function isDurationKey(k: string): k is 'scrapeInterval' | 'scrapeTimeout' | 'retention' {
+  return k === 'scrapeInterval' || k === 'scrapeTimeout' || k === 'retention';
+}
+
 /** The numeric limits of the Collection section. */
 const LIMIT_FIELDS: Array<{
   key: 'bodySizeLimit' | 'sampleLimit';
@@ -195,8 +331,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
   return (
     <Stack direction="column" gap={2}>
+      <DataSourceDescription
+        dataSourceName="Inferscope LLM"
+        docsLink="https://github.com/inferscope/inferscope-llm-datasource#configuration-data-source-settings"
+        hasRequiredFields
+      />
       <RemoteSettings options={options} onOptionsChange={onOptionsChange} />
-      <FieldSet label="Targets">
+      <ConfigSection title="Targets">
         <Text color="secondary" element="p">
           Inference servers whose Prometheus /metrics page is scraped. The name becomes the job label of every series
           and is what queries select by.
@@ -207,166 +348,144 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             const n = i + 1;
             return (
               <Box key={tKey(i)} borderStyle="solid" borderColor="weak" padding={1.5} data-testid={`target-${i}`}>
-                <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(err)} error={err} required>
-                  <Input
-                    id={`target-${i}-name`}
-                    aria-label={`Target ${n} name`}
-                    width={40}
-                    value={t.name}
-                    onChange={(e) => onOptionsChange(updateTarget(options, i, { name: e.currentTarget.value }))}
-                  />
-                </InlineField>
-                {remote ? (
-                  <SelectorField
-                    id={`target-${i}-selector`}
-                    label={`Target ${n} selector`}
-                    name={t.name}
-                    value={t.selector}
-                    onChange={(selector) => onOptionsChange(updateTarget(options, i, { selector }))}
-                  />
-                ) : null}
-                <InlineField
-                  label="Metrics URL"
-                  labelWidth={LABEL_WIDTH}
-                  required={!remote}
-                  tooltip={
-                    remote ? 'Optional in remote mode: shown in the targets table only' : 'URL of the metrics page'
-                  }
+                <ConfigSubSection
+                  title={`Target ${n}: ${t.name || 'unnamed'}${t.url ? ` (${t.url})` : ''}`}
+                  isCollapsible
+                  isInitiallyOpen={targets.length <= COLLAPSE_ABOVE || (i === targets.length - 1 && !t.url)}
                 >
-                  <Input
-                    id={`target-${i}-url`}
-                    aria-label={`Target ${n} URL`}
-                    width={60}
-                    value={t.url}
-                    placeholder="http://10.0.0.5:8000/metrics"
-                    onChange={(e) => onOptionsChange(updateTarget(options, i, { url: e.currentTarget.value }))}
-                  />
-                </InlineField>
-                <InlineField label="Engine" labelWidth={LABEL_WIDTH} tooltip="Override engine detection">
-                  <Select
-                    inputId={`target-${i}-engine`}
-                    aria-label={`Target ${n} engine`}
-                    width={40}
-                    options={ENGINE_OPTIONS}
-                    value={t.engine ?? ''}
-                    onChange={(v) => onOptionsChange(updateTarget(options, i, { engine: v.value ?? '' }))}
-                  />
-                </InlineField>
-                <InlineField
-                  label="Extra labels"
-                  labelWidth={LABEL_WIDTH}
-                  tooltip="Added to every series scraped from this target (not job or instance)"
-                >
-                  <KeyValueEditor
-                    name={`Target ${n} label`}
-                    addLabel="Add label"
-                    value={t.labels}
-                    keyPlaceholder="cluster"
-                    valuePlaceholder="eu-1"
-                    onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
-                  />
-                </InlineField>
-                {remote ? null : (
-                  <>
-                    <InlineField
-                      label="Basic auth user"
-                      labelWidth={LABEL_WIDTH}
-                      tooltip="Use either basic auth or a bearer token"
-                    >
-                      <Input
-                        id={`target-${i}-user`}
-                        aria-label={`Target ${n} basic auth user`}
-                        width={40}
-                        value={t.basicAuthUser ?? ''}
-                        onChange={(e) =>
-                          onOptionsChange(updateTarget(options, i, { basicAuthUser: e.currentTarget.value }))
-                        }
-                      />
-                    </InlineField>
-                    <SecretField
-                      id={`target-${i}-password`}
-                      label={`Target ${n} basic auth password`}
-                      options={options}
-                      name={t.name}
-                      kind="basicAuthPassword"
-                      onOptionsChange={onOptionsChange}
-                      tooltip="Stored encrypted; only the backend reads it"
+                  <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(err)} error={err} required>
+                    <Input
+                      id={`target-${i}-name`}
+                      aria-label={`Target ${n} name`}
+                      width={40}
+                      value={t.name}
+                      onChange={(e) => onOptionsChange(updateTarget(options, i, { name: e.currentTarget.value }))}
                     />
-                    <SecretField
-                      id={`target-${i}-token`}
-                      label={`Target ${n} bearer token`}
-                      options={options}
+                  </InlineField>
+                  {remote ? (
+                    <SelectorField
+                      id={`target-${i}-selector`}
+                      label={`Target ${n} selector`}
                       name={t.name}
-                      kind="bearerToken"
-                      onOptionsChange={onOptionsChange}
-                      tooltip="Stored encrypted; only the backend reads it"
+                      value={t.selector}
+                      onChange={(selector) => onOptionsChange(updateTarget(options, i, { selector }))}
                     />
-                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                      <Switch
-                        id={`target-${i}-tls`}
-                        aria-label={`Target ${n} skip TLS verify`}
-                        value={Boolean(t.tlsSkipVerify)}
-                        onChange={(e) =>
-                          onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                        }
-                      />
-                    </InlineField>
-                  </>
-                )}
-                <InlineField
-                  label="Cost per hour"
-                  labelWidth={LABEL_WIDTH}
-                  tooltip="What the hardware serving this target costs per hour, in the currency below; empty: the GPU agent's price per GPU-hour applies, else no cost"
-                >
-                  <Input
-                    id={`target-${i}-cost`}
-                    aria-label={`Target ${n} cost per hour`}
-                    type="number"
-                    min={0}
-                    step="any"
-                    width={20}
-                    value={t.costPerHour ?? ''}
-                    placeholder="none"
-                    onChange={(e) => {
-                      const v = e.currentTarget.value.trim();
-                      onOptionsChange(updateTarget(options, i, { costPerHour: v === '' ? undefined : Number(v) }));
-                    }}
-                  />
-                </InlineField>
-                <InlineField
-                  label="GPU agent"
-                  labelWidth={LABEL_WIDTH}
-                  tooltip="GPU agent of the node serving this target"
-                >
-                  <Select
-                    inputId={`target-${i}-agent`}
-                    aria-label={`Target ${n} GPU agent`}
-                    width={40}
-                    options={agentOptions}
-                    value={t.agent ?? ''}
-                    onChange={(v) =>
-                      onOptionsChange(updateTarget(options, i, v.value ? { agent: v.value } : { agent: '', gpus: [] }))
+                  ) : null}
+                  <InlineField
+                    label="Metrics URL"
+                    labelWidth={LABEL_WIDTH}
+                    required={!remote}
+                    invalid={t.url !== '' && Boolean(urlError(`targets[${i}].url`, t.url, remote))}
+                    error={t.url !== '' ? urlError(`targets[${i}].url`, t.url, remote) : undefined}
+                    tooltip={
+                      remote ? 'Optional in remote mode: shown in the targets table only' : 'URL of the metrics page'
                     }
-                  />
-                </InlineField>
-                {t.agent ? (
-                  <GPUListInput
-                    id={`target-${i}-gpus`}
-                    label={`Target ${n} GPU indices`}
-                    value={t.gpus}
-                    onChange={(gpus) => onOptionsChange(updateTarget(options, i, { gpus }))}
-                  />
-                ) : null}
-                <Button
-                  variant="destructive"
-                  fill="outline"
-                  size="sm"
-                  icon="trash-alt"
-                  aria-label={`Remove target ${n}`}
-                  onClick={() => onOptionsChange(removeTarget(options, i))}
-                >
-                  Remove target
-                </Button>
+                  >
+                    <Input
+                      id={`target-${i}-url`}
+                      aria-label={`Target ${n} URL`}
+                      width={60}
+                      value={t.url}
+                      placeholder="http://10.0.0.5:8000/metrics"
+                      onChange={(e) => onOptionsChange(updateTarget(options, i, { url: e.currentTarget.value }))}
+                    />
+                  </InlineField>
+                  <InlineField label="Engine" labelWidth={LABEL_WIDTH} tooltip="Override engine detection">
+                    <Select
+                      inputId={`target-${i}-engine`}
+                      aria-label={`Target ${n} engine`}
+                      width={40}
+                      options={ENGINE_OPTIONS}
+                      value={t.engine ?? ''}
+                      onChange={(v) => onOptionsChange(updateTarget(options, i, { engine: v.value ?? '' }))}
+                    />
+                  </InlineField>
+                  <InlineField
+                    label="Extra labels"
+                    labelWidth={LABEL_WIDTH}
+                    tooltip="Added to every series scraped from this target (not job or instance)"
+                  >
+                    <KeyValueEditor
+                      name={`Target ${n} label`}
+                      addLabel="Add label"
+                      value={t.labels}
+                      keyPlaceholder="cluster"
+                      valuePlaceholder="eu-1"
+                      onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
+                    />
+                  </InlineField>
+                  {remote ? null : (
+                    <>
+                      <TargetAuth i={i} n={n} target={t} options={options} onOptionsChange={onOptionsChange} />
+                      <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+                        <Switch
+                          id={`target-${i}-tls`}
+                          aria-label={`Target ${n} skip TLS verify`}
+                          value={Boolean(t.tlsSkipVerify)}
+                          onChange={(e) =>
+                            onOptionsChange(updateTarget(options, i, { tlsSkipVerify: e.currentTarget.checked }))
+                          }
+                        />
+                      </InlineField>
+                    </>
+                  )}
+                  <InlineField
+                    label="Cost per hour"
+                    labelWidth={LABEL_WIDTH}
+                    tooltip="What the hardware serving this target costs per hour, in the currency below; empty: the GPU agent's price per GPU-hour applies, else no cost"
+                  >
+                    <Input
+                      id={`target-${i}-cost`}
+                      aria-label={`Target ${n} cost per hour`}
+                      type="number"
+                      min={0}
+                      step="any"
+                      width={20}
+                      value={t.costPerHour ?? ''}
+                      placeholder="none"
+                      onChange={(e) => {
+                        const v = e.currentTarget.value.trim();
+                        onOptionsChange(updateTarget(options, i, { costPerHour: v === '' ? undefined : Number(v) }));
+                      }}
+                    />
+                  </InlineField>
+                  <InlineField
+                    label="GPU agent"
+                    labelWidth={LABEL_WIDTH}
+                    tooltip="GPU agent of the node serving this target"
+                  >
+                    <Select
+                      inputId={`target-${i}-agent`}
+                      aria-label={`Target ${n} GPU agent`}
+                      width={40}
+                      options={agentOptions}
+                      value={t.agent ?? ''}
+                      onChange={(v) =>
+                        onOptionsChange(
+                          updateTarget(options, i, v.value ? { agent: v.value } : { agent: '', gpus: [] })
+                        )
+                      }
+                    />
+                  </InlineField>
+                  {t.agent ? (
+                    <GPUListInput
+                      id={`target-${i}-gpus`}
+                      label={`Target ${n} GPU indices`}
+                      value={t.gpus}
+                      onChange={(gpus) => onOptionsChange(updateTarget(options, i, { gpus }))}
+                    />
+                  ) : null}
+                  <Button
+                    variant="destructive"
+                    fill="outline"
+                    size="sm"
+                    icon="trash-alt"
+                    aria-label={`Remove target ${n}`}
+                    onClick={() => onOptionsChange(removeTarget(options, i))}
+                  >
+                    Remove target
+                  </Button>
+                </ConfigSubSection>
               </Box>
             );
           })}
@@ -376,9 +495,9 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Button>
           </div>
         </Stack>
-      </FieldSet>
+      </ConfigSection>
 
-      <FieldSet label="GPU agents">
+      <ConfigSection title="GPU agents">
         <Text color="secondary" element="p">
           Node-level GPU metrics endpoints: the Inferscope NVML agent or NVIDIA dcgm-exporter. Names share one namespace
           with targets.
@@ -407,7 +526,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(selector) => onOptionsChange(updateAgent(options, i, { selector }))}
                   />
                 ) : null}
-                <InlineField label="Metrics URL" labelWidth={LABEL_WIDTH} required={!remote}>
+                <InlineField
+                  label="Metrics URL"
+                  labelWidth={LABEL_WIDTH}
+                  required={!remote}
+                  invalid={a.url !== '' && Boolean(urlError(`gpuAgents[${i}].url`, a.url, remote))}
+                  error={a.url !== '' ? urlError(`gpuAgents[${i}].url`, a.url, remote) : undefined}
+                >
                   <Input
                     id={`agent-${i}-url`}
                     aria-label={`Agent ${n} URL`}
@@ -489,11 +614,18 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Button>
           </div>
         </Stack>
-      </FieldSet>
+      </ConfigSection>
 
-      <FieldSet label="Collection">
+      <ConfigSection title="Collection">
         {DURATION_FIELDS.filter((f) => !remote || f.key === 'scrapeInterval').map((f) => (
-          <InlineField key={f.key} label={f.label} labelWidth={LABEL_WIDTH} tooltip={f.tooltip}>
+          <InlineField
+            key={f.key}
+            label={f.label}
+            labelWidth={LABEL_WIDTH}
+            tooltip={f.tooltip}
+            invalid={isDurationKey(f.key) && Boolean(durationError(f.key, options.jsonData[f.key] ?? ''))}
+            error={isDurationKey(f.key) ? durationError(f.key, options.jsonData[f.key] ?? '') : undefined}
+          >
             <Input
               id={f.id}
               aria-label={f.label}
@@ -518,9 +650,12 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
           </InlineField>
         ))}
-      </FieldSet>
+      </ConfigSection>
 
-      <FieldSet label="Cost">
+      <ConfigSection
+        title="Cost"
+        description="Prices for the cost query and the Cost & capacity dashboard: per target (cost per hour) or per GPU agent (cost per GPU-hour) above, the currency and the energy price here"
+      >
         <InlineField label="Currency" labelWidth={LABEL_WIDTH} tooltip="ISO 4217 code of every price (USD, EUR, …)">
           <Input
             id="currency"
@@ -553,7 +688,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             }}
           />
         </InlineField>
-      </FieldSet>
+      </ConfigSection>
 
       <SLOProfilesEditor options={options} onOptionsChange={onOptionsChange} />
     </Stack>

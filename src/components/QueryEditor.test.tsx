@@ -72,7 +72,7 @@ const latency: InferscopeQuery = {
 describe('QueryEditor', () => {
   it('switches query type, keeping shared fields and dropping latency-only ones', async () => {
     const { last, onRunQuery } = await setup(latency);
-    await pick('Query type', 'breakdown');
+    await pick('Query type', 'Stage breakdown');
     expect(last()).toEqual({ refId: 'A', queryType: 'breakdown', targets: ['vllm-a'], format: 'timeseries' });
     expect(onRunQuery).toHaveBeenCalled();
     fireEvent.click(screen.getByLabelText('table'));
@@ -81,7 +81,7 @@ describe('QueryEditor', () => {
 
   it('switching to gpu shows agents, GPUs and signals from the resources', async () => {
     const { last, datasource } = await setup(latency);
-    await pick('Query type', 'gpu');
+    await pick('Query type', 'GPU');
     expect(last()).toEqual({
       refId: 'A',
       queryType: 'gpu',
@@ -97,7 +97,7 @@ describe('QueryEditor', () => {
 
   it('switching to events keeps the targets, drops latency fields and shows what the table holds', async () => {
     const { last } = await setup(latency);
-    await pick('Query type', 'events');
+    await pick('Query type', 'Events');
     expect(last()).toEqual({ refId: 'A', queryType: 'events', targets: ['vllm-a'] });
     expect(screen.getByText(/Use it as a dashboard annotation/)).toBeInTheDocument();
     expect(screen.queryByLabelText('Stages')).not.toBeInTheDocument();

@@ -12,8 +12,9 @@ import { useResourceOptions } from './useResourceOptions';
 
 type Props = QueryEditorProps<DataSource, InferscopeQuery, InferscopeOptions>;
 
+/** Query types in words (the registry's labels), each with what it returns. */
 const TYPE_OPTIONS: Array<SelectableValue<QueryType>> = QUERY_TYPE_LIST.map((d) => ({
-  label: d.id,
+  label: d.label,
   value: d.id,
   description: d.description,
 }));
@@ -52,7 +53,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
           <Select
             inputId="inferscope-query-type"
             aria-label="Query type"
-            width={24}
+            width={28}
             options={TYPE_OPTIONS}
             value={type}
             onChange={(v) => v.value && change(switchQueryType(query, v.value))}

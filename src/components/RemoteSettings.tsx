@@ -1,8 +1,8 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
 import { getBackendSrv } from '@grafana/runtime';
-import { AuthMethod, Auth, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
-import { Alert, Button, FieldSet, InlineField, Input, RadioButtonGroup, SecretInput, Stack, Text } from '@grafana/ui';
+import { AuthMethod, Auth, ConfigSection, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
+import { Alert, Button, InlineField, Input, RadioButtonGroup, SecretInput, Stack, Text } from '@grafana/ui';
 
 import { NAME_RE, Settings } from '../configModel';
 import { DataSourceMode, REMOTE_BEARER_TOKEN_KEY, TargetConfig } from '../types';
@@ -178,7 +178,7 @@ export function RemoteSettings({ options, onOptionsChange }: Props) {
   });
   return (
     <Stack direction="column" gap={2}>
-      <FieldSet label="Mode">
+      <ConfigSection title="Mode">
         <InlineField
           label="Read data"
           labelWidth={LABEL_WIDTH}
@@ -197,7 +197,7 @@ export function RemoteSettings({ options, onOptionsChange }: Props) {
             a label selector there.
           </Text>
         ) : null}
-      </FieldSet>
+      </ConfigSection>
       {remote ? (
         <>
           <ConnectionSettings
@@ -255,7 +255,7 @@ export function RemoteSettings({ options, onOptionsChange }: Props) {
               legacy.onAuthMethodSelect(m);
             }}
           />
-          <FieldSet label="Remote requests">
+          <ConfigSection title="Remote requests">
             <InlineField
               label="Timeout"
               labelWidth={LABEL_WIDTH}
@@ -275,10 +275,10 @@ export function RemoteSettings({ options, onOptionsChange }: Props) {
                 }
               />
             </InlineField>
-          </FieldSet>
-          <FieldSet label="Discover targets">
+          </ConfigSection>
+          <ConfigSection title="Discover targets">
             <DiscoveryHelper options={options} onOptionsChange={onOptionsChange} />
-          </FieldSet>
+          </ConfigSection>
         </>
       ) : null}
     </Stack>

@@ -35,7 +35,21 @@ describe('SLOProfilesEditor', () => {
       threshold: 2.5,
       target: 0.99,
     });
-    expect(last().jsonData.sloProfiles).toHaveLength(3);
+    expect(last().jsonData.sloProfiles).toHaveLength(4);
+  });
+
+  it('offers the error-ratio options on error_ratio objectives only', () => {
+    const { last } = setup({});
+    // The service profile's third objective is the error ratio: one switch of each kind in the form.
+    expect(screen.getAllByLabelText(/include 4xx/)).toHaveLength(1);
+    fireEvent.click(screen.getByLabelText('Objective 3 include 4xx'));
+    expect(last().jsonData.sloProfiles?.[3].objectives[2]).toMatchObject({ kind: 'error_ratio', include4xx: true });
+    expect(last().jsonData.sloProfiles?.[3].objectives[3]).toEqual({
+      name: 'availability',
+      kind: 'availability',
+      target: 0.999,
+      period: '30d',
+    });
   });
 
   it('validates fields inline with the backend rules', () => {
@@ -46,10 +60,19 @@ describe('SLOProfilesEditor', () => {
     expect(screen.getByText('a ratio strictly between 0 and 1, such as 0.99')).toBeInTheDocument();
     fireEvent.change(screen.getByLabelText('Objective 1 period'), { target: { value: '1h' } });
     expect(screen.getByText('at least 3d, the longest burn-rate window')).toBeInTheDocument();
-    fireEvent.change(screen.getByLabelText('Objective 1 targets'), { target: { value: 'nope' } });
-    expect(screen.getByText('"nope" is not a configured target')).toBeInTheDocument();
     fireEvent.change(screen.getByLabelText('Profile 1 name'), { target: { value: 'a b' } });
     expect(screen.getAllByText("1-63 letters, digits, '_', '.', ':' or '-'").length).toBeGreaterThan(0);
+  });
+
+  it('offers the configured targets for an objective and flags one that is not configured', () => {
+    setup({
+      targets: [{ name: 'vllm-a', url: 'http://a/metrics' }],
+      sloProfiles: [
+        { name: 'p', objectives: [{ name: 'e2e', signal: 'e2e', threshold: 2, target: 0.99, targets: ['nope'] }] },
+      ],
+    });
+    expect(screen.getByText('"nope" is not a configured target')).toBeInTheDocument();
+    expect(screen.getByLabelText('Objective 1 models')).toBeInTheDocument();
   });
 
   it('adds and removes profiles and objectives', () => {

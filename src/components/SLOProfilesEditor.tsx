@@ -1,6 +1,7 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Box, Button, FieldSet, InlineField, Input, Select, Stack, Text } from '@grafana/ui';
+import { Box, Button, InlineField, InlineSwitch, Input, Select, Stack, Text } from '@grafana/ui';
+import { ConfigSection } from '@grafana/plugin-ui';
 
 import { Settings } from '../configModel';
 import {
@@ -16,6 +17,7 @@ import {
   updateObjective,
 } from '../sloModel';
 import { LATENCY_STAGES, ObjectiveConfig, ObjectiveKind, STAGE_LABELS } from '../types';
+import { Multi } from './editors/common';
 
 interface Props {
   options: Settings;
@@ -29,7 +31,13 @@ const KIND_OPTIONS: Array<SelectableValue<ObjectiveKind>> = [
   {
     label: 'error ratio',
     value: 'error_ratio',
-    description: 'Share of finished requests not ending with abort or error (engines reporting a finish reason)',
+    description:
+      'Share of inference requests answered HTTP 5xx, finished with an engine error or rejected at admission',
+  },
+  {
+    label: 'availability',
+    value: 'availability',
+    description: 'Share of the period the target answered its scrape and was not stalled (down time is bad time)',
   },
 ];
 
@@ -145,10 +153,34 @@ function ObjectiveRow(props: {
           error={errs.target}
           onChange={(v) => set({ target: v as number })}
         />
+        {kind === 'error_ratio' && (
+          <>
+            <InlineField label="Count 4xx" labelWidth={LW} tooltip="Also count HTTP 4xx answers (client errors) as bad">
+              <InlineSwitch
+                id={`${id}-include4xx`}
+                aria-label={`Objective ${oi + 1} include 4xx`}
+                value={obj.include4xx ?? false}
+                onChange={(e) => set({ include4xx: e.currentTarget.checked })}
+              />
+            </InlineField>
+            <InlineField
+              label="Count aborts"
+              labelWidth={LW}
+              tooltip='Also count finished_reason="abort" as bad; on vLLM V1 this includes client disconnects, and V0 never counts aborts'
+            >
+              <InlineSwitch
+                id={`${id}-includeAborts`}
+                aria-label={`Objective ${oi + 1} include aborts`}
+                value={obj.includeAborts ?? false}
+                onChange={(e) => set({ includeAborts: e.currentTarget.checked })}
+              />
+            </InlineField>
+          </>
+        )}
         <InlineField
           label="Period"
           labelWidth={LW}
-          tooltip="Error-budget period, e.g. 30d (default) or 4w; at least 3d"
+          tooltip="Error-budget period, e.g. 30d (default) or 4w, at least 3d; or month for the calendar month (UTC)"
           invalid={Boolean(errs.period)}
           error={errs.period}
         >
@@ -161,29 +193,27 @@ function ObjectiveRow(props: {
             onChange={(e) => set({ period: e.currentTarget.value.trim() })}
           />
         </InlineField>
-        <InlineField
+        <Multi
           label="Targets"
-          labelWidth={LW}
-          tooltip="Comma-separated target names this objective covers; empty = all"
-          invalid={Boolean(errs.targets)}
+          ariaLabel={`Objective ${oi + 1} targets`}
+          id={`${id}-targets`}
+          tooltip="Configured targets this objective covers; empty = all"
+          width={32}
+          value={obj.targets}
+          options={props.targetNames.map((t) => ({ label: t, value: t }))}
           error={errs.targets}
-        >
-          <Input
-            id={`${id}-targets`}
-            aria-label={`Objective ${oi + 1} targets`}
-            width={24}
-            placeholder="all"
-            value={(obj.targets ?? []).join(', ')}
-            onChange={(e) =>
-              set({
-                targets: e.currentTarget.value
-                  .split(',')
-                  .map((x) => x.trim())
-                  .filter((x) => x !== ''),
-              })
-            }
-          />
-        </InlineField>
+          onChange={(targets) => set({ targets })}
+        />
+        <Multi
+          label="Models"
+          ariaLabel={`Objective ${oi + 1} models`}
+          id={`${id}-models`}
+          tooltip="Model names (model_name label) this objective covers, typed as served; empty = all"
+          width={32}
+          value={obj.models}
+          options={[]}
+          onChange={(models) => set({ models })}
+        />
         <Button
           variant="secondary"
           fill="outline"
@@ -209,7 +239,7 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
   const targetNames = (options.jsonData.targets ?? []).map((t) => t.name);
   const usingDefaults = options.jsonData.sloProfiles === undefined;
   return (
-    <FieldSet label="SLO profiles">
+    <ConfigSection title="SLO profiles">
       <Text color="secondary" variant="bodySmall">
         {usingDefaults
           ? 'The default profiles apply until you edit them: interactive chat, code completion and batch analysis (TTFT and ITL at p99 over 30 days).'
@@ -275,6 +305,6 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
           )}
         </Stack>
       </Stack>
-    </FieldSet>
+    </ConfigSection>
   );
 }

@@ -1,4 +1,5 @@
 import { LatencyEditor } from '../components/editors/LatencyEditor';
+import { LATENCY_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
 declare module '../types' {
@@ -18,6 +19,7 @@ export const latencyType = defineQueryType({
     stats: { owned: true },
     estimator: { owned: true },
     bounds: { owned: true },
+    format: { owned: true, enum: LATENCY_FORMATS },
     // Draws the profile's thresholds; kept when the type changes, like the targets.
     profile: { owned: false },
   },

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,43 +134,42 @@ func TestAlertRules(t *testing.T) {
 	waitFor(t, 60*time.Second, func() bool { drop.mu.Lock(); defer drop.mu.Unlock(); return drop.scrapes >= 20 }, "20 scrapes")
 
 	want := map[string]map[string]string{ // rule uid → labels of the series that must fire
-		"inferscope-slo-page-interactive-chat":   {"target": "slow", "objective": "ttft-p99"},
-		"inferscope-slo-ticket-interactive-chat": {"target": "slow", "objective": "ttft-p99"},
-		"inferscope-slo-page-code-completion":    {"target": "slow", "objective": "ttft-p99"},
-		"inferscope-slo-ticket-code-completion":  {"target": "slow", "objective": "ttft-p99"},
-		"inferscope-slo-page-batch-analysis":     {"target": "slow", "objective": "ttft-p99"},
-		"inferscope-slo-ticket-batch-analysis":   {"target": "slow", "objective": "ttft-p99"},
-		"inferscope-stalled":                     {"target": "stalled", "class": "stalled"},
-		"inferscope-kv-cache-pressure":           {"target": "kv", "class": "kv_cache_pressure"},
-		"inferscope-queue-saturation":            {"target": "queue", "class": "queue_saturation"},
-		"inferscope-gpu-throttled":               {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
-		"inferscope-target-down":                 {"target": "down"},
-		"inferscope-telemetry-missing":           {"target": "dropper", "signal": "ttft"},
-		// A 7-day baseline cannot be built by seconds-old simulators: the rule fires in
-		// pkg/plugin TestCostSpikeRuleOnAStoredWeek on a stored week; here it must evaluate
-		// without error and stay silent.
-		"inferscope-cost-spike": nil,
+		// Every request of slow is over every TTFT threshold: out of its objective now.
+		"inferscope-slo-sustained":     {"target": "slow", "objective": "ttft-p99", "profile": "interactive-chat"},
+		"inferscope-stalled":           {"target": "stalled", "class": "stalled"},
+		"inferscope-kv-cache-pressure": {"target": "kv", "class": "kv_cache_pressure"},
+		"inferscope-queue-saturation":  {"target": "queue", "class": "queue_saturation"},
+		"inferscope-gpu-throttled":     {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
+		"inferscope-target-down":       {"target": "down"},
+		"inferscope-telemetry-missing": {"target": "dropper", "signal": "ttft"},
 	}
-	require.Len(t, rules, len(want), "every rule has a scenario in this test")
+	// The burn-rate rules must stay silent here: the store holds seconds, and a row counts only
+	// once the store covers its long window (1 h at least), so a new store never pages on a burn
+	// read over a few seconds (issue 19). The sustained rule is what fires for slow.
+	// A 7-day baseline cannot be built by seconds-old simulators: the cost-spike rule fires in
+	// pkg/plugin TestCostSpikeRuleOnAStoredWeek on a stored week; here it must evaluate without
+	// error and stay silent.
+	quiet := map[string]bool{"inferscope-slo-page": true, "inferscope-slo-ticket": true, "inferscope-cost-spike": true}
+	require.Len(t, rules, len(want)+len(quiet), "every rule has a scenario in this test")
 	for _, rule := range rules {
 		t.Run(rule.UID, func(t *testing.T) {
 			w, ok := want[rule.UID]
-			require.True(t, ok, "rule %s has no scenario in this test", rule.UID)
+			require.True(t, ok || quiet[rule.UID], "rule %s has no scenario in this test", rule.UID)
 			require.NotEmpty(t, rule.For, "for")
 			require.Contains(t, []string{"OK", "NoData", "Alerting", "KeepLast"}, rule.NoDataState)
 			require.Contains(t, []string{"OK", "Error", "Alerting", "KeepLast"}, rule.ExecErrState)
-			for _, k := range []string{"summary", "description", "runbook", "__dashboardUid__", "__panelId__"} {
+			for _, k := range []string{"summary", "description", "runbook_url", "__dashboardUid__", "__panelId__"} {
 				require.NotEmpty(t, rule.Annotations[k], "annotation %s", k)
 			}
 			require.NotEmpty(t, rule.Labels["severity"])
 			res := evalRule(t, host, ds, rule, time.Now().Add(-1500*time.Millisecond))
 			require.Empty(t, res.err)
-			if w != nil {
-				assert.True(t, res.firingFor(w), "%s should fire for %v: %s", rule.UID, w, ruleSummary(res))
-			}
-			if rule.UID == "inferscope-slo-page-code-completion" || rule.UID == "inferscope-slo-ticket-code-completion" {
+			require.True(t, strings.HasPrefix(rule.Annotations["runbook_url"], "https://"), "runbook_url is a link")
+			if quiet[rule.UID] {
+				assert.False(t, res.firingFor(map[string]string{}), "%s fires on seconds of history: %s", rule.UID, ruleSummary(res))
 				return
 			}
+			assert.True(t, res.firingFor(w), "%s should fire for %v: %s", rule.UID, w, ruleSummary(res))
 			for _, k := range []string{"target", "job"} {
 				assert.False(t, res.firingFor(map[string]string{k: "healthy"}), "%s fires on the healthy scenario: %s", rule.UID, ruleSummary(res))
 				assert.False(t, res.firingFor(map[string]string{k: "healthy-gpu"}), "%s fires on the healthy GPU: %s", rule.UID, ruleSummary(res))

@@ -2,6 +2,7 @@ package asgrafana
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,6 +33,26 @@ type dashPanel struct {
 			Fields string `json:"fields"`
 		} `json:"reduceOptions"`
 	} `json:"options"`
+	Transformations []struct {
+		ID      string `json:"id"`
+		Options struct {
+			Include struct {
+				Pattern string `json:"pattern"`
+			} `json:"include"`
+		} `json:"options"`
+	} `json:"transformations"`
+}
+
+// computes reports whether the panel computes new fields from the frames
+// (reduce, calculateField, joins): their units are the panel's, not the
+// data source's, so the unit check does not apply.
+func (p dashPanel) computes() bool {
+	for _, t := range p.Transformations {
+		if t.ID != "filterFieldsByName" && t.ID != "organize" {
+			return true
+		}
+	}
+	return false
 }
 
 // shown reports whether the panel displays a field: a stat panel's
@@ -44,6 +65,21 @@ func (p dashPanel) shown(t *testing.T, name string) bool {
 	re, err := regexp.Compile(f[1 : len(f)-1])
 	require.NoError(t, err)
 	return re.MatchString(name)
+}
+
+// filtered reports whether a "filter fields by name" transformation keeps a
+// field of this display name (Grafana anchors the pattern).
+func (p dashPanel) filtered(t *testing.T, display string) bool {
+	for _, tr := range p.Transformations {
+		if tr.ID == "filterFieldsByName" && tr.Options.Include.Pattern != "" {
+			re, err := regexp.Compile("^(?:" + tr.Options.Include.Pattern + ")$")
+			require.NoError(t, err)
+			if !re.MatchString(display) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // asSent turns a panel query into what the front end sends the backend
@@ -146,12 +182,20 @@ func TestDashboardsRender(t *testing.T) {
 			d.Panels = append(d.Panels, dashPanel{Title: "annotation " + a.Name, Targets: []map[string]any{a.Target}})
 		}
 		for _, p := range d.Panels {
+			if p.Type == "row" {
+				continue
+			}
 			t.Run(d.UID+"/"+p.Title, func(t *testing.T) {
 				require.NotEmpty(t, p.Targets)
+				dump := map[string]json.RawMessage{}
 				for _, q := range p.Targets {
+					refID, _ := q["refId"].(string)
 					m := asSent(t, q)
 					r := host.query(t, ds, from, to, map[string]map[string]any{"A": m})["A"]
 					require.Empty(t, r.err, "query %v", m)
+					if panelFrames != "" {
+						dump[refID] = framesJSON(t, r.frames, refID)
+					}
 					rows := 0
 					for _, f := range r.frames {
 						rows += f.Rows()
@@ -159,14 +203,59 @@ func TestDashboardsRender(t *testing.T) {
 							if !fld.Type().Numeric() || fld.Config == nil || fld.Config.Unit == "" || p.FieldConfig.Defaults.Unit == "" || !p.shown(t, fld.Name) {
 								continue
 							}
+							// Tables set units per column (overrides); heatmaps count requests per bucket.
+							if p.Type == "table" || p.Type == "heatmap" || p.computes() || !p.filtered(t, fld.Config.DisplayNameFromDS) {
+								continue
+							}
 							assert.Equal(t, p.FieldConfig.Defaults.Unit, fld.Config.Unit, "field %q of frame %q (labels %v)", fld.Name, f.Name, fld.Labels)
 						}
 					}
+					if metric, _ := m["metric"].(string); strings.HasPrefix(metric, "http_") {
+						// The embedded collector drops http_* families (pkg/collect): the
+						// HTTP status panel fills only from a remote Prometheus.
+						continue
+					}
 					assert.Positive(t, rows, "no data for %v; notices: %v", m, noticesOf(r.frames))
+				}
+				if panelFrames != "" {
+					writePanelFrames(t, d.UID, p.ID, p.Title, dump)
 				}
 			})
 		}
 	}
+}
+
+// panelFrames, when set (INFERSCOPE_PANEL_FRAMES=dir), is where
+// TestDashboardsRender writes every panel's frames as Grafana's data-frame
+// JSON, <dir>/<dashboard uid>/<panel id>.json = {"refId": [frames]}: the
+// panel renderer (harness/panels.tsx, scripts/render-panels.sh) draws the
+// committed screenshots from them with @grafana/ui.
+var panelFrames = os.Getenv("INFERSCOPE_PANEL_FRAMES")
+
+func framesJSON(t *testing.T, frames data.Frames, refID string) json.RawMessage {
+	t.Helper()
+	out := []json.RawMessage{}
+	for _, f := range frames {
+		f.RefID = refID
+		b, err := data.FrameToJSON(f, data.IncludeAll)
+		require.NoError(t, err)
+		out = append(out, b)
+	}
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	return b
+}
+
+func writePanelFrames(t *testing.T, uid string, id int, title string, byRef map[string]json.RawMessage) {
+	t.Helper()
+	dir := filepath.Join(panelFrames, uid)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	if id == 0 { // annotation queries
+		id = -1
+	}
+	b, err := json.Marshal(map[string]any{"title": title, "frames": byRef})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", id)), b, 0o644))
 }
 
 func noticesOf(frames data.Frames) []string {

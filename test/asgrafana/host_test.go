@@ -63,10 +63,18 @@ func startPlugin(t *testing.T) *pluginHost {
 // plugin keeps its stores) at dataDir, so a later process can reopen them.
 func startPluginData(t *testing.T, dataDir string) *pluginHost {
 	t.Helper()
+	return startPluginEnv(t, dataDir)
+}
+
+// startPluginEnv is startPluginData with extra environment variables
+// (NAME=value) for the plugin process.
+func startPluginEnv(t *testing.T, dataDir string, env ...string) *pluginHost {
+	t.Helper()
 	logs := &syncBuffer{}
 	cmd := exec.Command(binPath)
 	// GF_PATHS_DATA: the plugin keeps its stores in the test's own directory.
-	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=12.3.0", "GF_PATHS_DATA="+dataDir)
+	cmd.Env = append(os.Environ(), "GF_PLUGIN_VERSION=0.0.0-test", "GF_VERSION=13.1.1", "GF_PATHS_DATA="+dataDir)
+	cmd.Env = append(cmd.Env, env...)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		Cmd: cmd,
 		HandshakeConfig: goplugin.HandshakeConfig{
@@ -125,12 +133,20 @@ type dataSource struct {
 	// url and basicAuth are the data source's top-level fields (remote mode).
 	url       string
 	basicAuth bool
+	// basicAuthUser is the top-level basic auth user (secure holds basicAuthPassword).
+	basicAuthUser string
+	// org is the Grafana organisation holding the data source; 0 means 1.
+	org int64
 }
 
 // pluginContext is what Grafana puts on every request for this data source.
 func (ds dataSource) pluginContext() *pluginv2.PluginContext {
+	org := ds.org
+	if org == 0 {
+		org = 1
+	}
 	return &pluginv2.PluginContext{
-		OrgId:         1,
+		OrgId:         org,
 		PluginId:      pluginID,
 		PluginVersion: "0.0.0-test",
 		User:          &pluginv2.User{Login: "admin", Name: "admin", Role: "Admin"},
@@ -143,9 +159,10 @@ func (ds dataSource) pluginContext() *pluginv2.PluginContext {
 			LastUpdatedMS:           ds.updatedMS,
 			Url:                     ds.url,
 			BasicAuthEnabled:        ds.basicAuth,
+			BasicAuthUser:           ds.basicAuthUser,
 		},
 		GrafanaConfig: map[string]string{"GF_APP_URL": "http://localhost:3000/", "GF_CONCURRENT_QUERY_COUNT": "4"},
-		UserAgent:     "Grafana/12.3.0 (linux; amd64)",
+		UserAgent:     "Grafana/13.1.1 (linux; amd64)",
 	}
 }
 

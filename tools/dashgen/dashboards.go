@@ -4,10 +4,10 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
-	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
 // Dashboard uids: stable, so links between the dashboards and alert rules'
@@ -20,6 +20,16 @@ const (
 	UIDTargets  = "inferscope-targets"
 )
 
+// deepDives are linked from every dashboard's header, in this order.
+var deepDives = []struct{ title, uid string }{
+	{"Overview", UIDOverview},
+	{"Latency", UIDLatency},
+	{"SLO and error budget", UIDSLO},
+	{"GPUs", UIDGPU},
+	{"Targets", UIDTargets},
+	{"Cost & capacity", UIDCost},
+}
+
 // sel is the target and model selection every query carries, from the
 // dashboard's variables (the front end expands multi-value variables).
 func sel(kv ...any) []any {
@@ -30,7 +40,7 @@ func withProfile(kv ...any) []any { return sel(append([]any{"profile", "$profile
 
 // base is the dashboard shell shared by all five: tags, time, refresh, the
 // variables and the links to the other dashboards (keeping time and variables).
-func base(uid, title, description string, vars ...cog.Builder[dashboard.VariableModel]) *dashboard.DashboardBuilder {
+func shell(uid, title, description string, vars ...cog.Builder[dashboard.VariableModel]) *dashboard.DashboardBuilder {
 	b := dashboard.NewDashboardBuilder(title).
 		Uid(uid).
 		Description(description).
@@ -39,17 +49,16 @@ func base(uid, title, description string, vars ...cog.Builder[dashboard.Variable
 		Refresh("30s").
 		Timezone(common.TimeZoneBrowser).
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
-		Link(dashboard.NewDashboardLinkBuilder("Inferscope").
-			Type(dashboard.DashboardLinkTypeDashboards).
-			Tags([]string{"inferscope"}).
-			AsDropdown(true).
-			IncludeVars(true).
-			KeepTime(true)).
 		WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").
 			Label("Data source").
 			Type(pluginID))
 	for _, v := range vars {
 		b.WithVariable(v)
+	}
+	for _, l := range deepDives {
+		if l.uid != uid {
+			b.Link(dashLink(l.title, l.uid))
+		}
 	}
 	return b
 }
@@ -104,31 +113,15 @@ func eventsAnnotation() cog.Builder[dashboard.AnnotationQuery] {
 		Target(query("queryType", "events", "targets", []string{"$target"}))
 }
 
-// ts is a time-series panel; unit "" leaves each field's own unit (the
-// frames carry one per series) for panels that mix units.
-func ts(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.PanelBuilder {
-	b := timeseries.NewPanelBuilder().
-		Title(title).Description(desc).
-		Datasource(dsRef).Span(w).Height(h).
-		WithTarget(q)
-	if unit != "" {
-		b.Unit(unit)
-	}
-	return b
-}
-
-func tbl(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuilder {
-	return table.NewPanelBuilder().
-		Title(title).Description(desc).
-		Datasource(dsRef).Span(w).Height(h).
-		WithTarget(q)
-}
-
-func timeline(title, desc string, w, h uint32, q queryBuilder) *statetimeline.PanelBuilder {
-	return statetimeline.NewPanelBuilder().
-		Title(title).Description(desc).
-		Datasource(dsRef).Span(w).Height(h).
-		WithTarget(q)
+// diagnosisAnnotation marks the bottleneck findings (off by default: turn it
+// on from the dashboard's annotation toggles).
+func diagnosisAnnotation() cog.Builder[dashboard.AnnotationQuery] {
+	return dashboard.NewAnnotationQueryBuilder().
+		Name("Diagnosis").
+		Datasource(dsRef).
+		Enable(false).
+		IconColor("red").
+		Target(query(sel("queryType", "diagnosis", "format", "annotations")...))
 }
 
 var stageTitles = []struct{ stage, title string }{
@@ -142,105 +135,233 @@ var stageTitles = []struct{ stage, title string }{
 	{"inference_time", "Inference time (prefill + decode)"},
 }
 
-const latencyDesc = "Mean (rate of _sum / rate of _count) and p50, p90, p99 from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). The shaded band around each quantile is the bucket it fell in: the true value lies inside it."
+const latencyDesc = "Mean (rate of _sum / rate of _count) and p50, p90, p95, p99 from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). The shaded band around each quantile is the bucket it fell in: the true value lies inside it. The selected profile's objective, where it has one for this stage, is the dashed line."
 
-// Overview is the front page: SLO status, load, where the time goes, what is
-// wrong, GPUs; engine events as annotations.
-func Overview() *dashboard.DashboardBuilder {
-	b := base(UIDOverview, "Inferscope — overview",
-		"Are users getting the latency they were promised, per model and target, and if not, why?",
-		targetVar(), modelVar(), profileVar()).
-		Annotation(eventsAnnotation())
-	b.WithPanel(tbl("SLO status", "Per objective of the selected profile and target: attainment over the dashboard's range (fraction of requests under the threshold, with its exact bounds when the threshold is not a bucket bound), error budget left over the objective's period (request-weighted) and the multi-window burn-rate status (ok, ticket, page).",
-		24, 7, query(withProfile("queryType", "slo", "groupBy", "target")...)))
-	b.WithPanel(ts("TTFT p99 and ITL p99", "99th percentile time to first token and inter-token latency per target; the band is the bucket each quantile fell in. The profile's thresholds are drawn as lines.",
-		"s", 12, 8, query(withProfile("queryType", "latency", "stages", []string{"ttft", "itl"}, "stats", []string{"p99"}, "groupBy", "target")...)))
-	b.WithPanel(ts("Throughput", "Finished requests per second by finish reason, prompt and generation tokens per second (rates of the engines' counters); each series carries its own unit.",
-		"", 12, 8, query(sel("queryType", "throughput")...)))
-	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, stacked: means add up, quantiles do not.",
-		"s", 12, 8, query(sel("queryType", "breakdown")...)).
-		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
-		FillOpacity(40))
-	b.WithPanel(ts("Saturation", "Running and waiting requests (summed across engines), KV-cache usage (averaged across engines and targets, 0..1), preemptions per second, prefix-cache hit ratio; each series carries its own unit.",
-		"", 12, 8, query(sel("queryType", "saturation")...)))
-	b.WithPanel(timeline("Diagnosis", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md.",
-		24, 6, query(sel("queryType", "diagnosis", "format", "timeline")...)))
-	b.WithPanel(ts("GPU saturation", "Per GPU: SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1); a notice says which was used.",
-		"percentunit", 24, 8, query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})))
-	return b
+// heatmapPanel draws a stage's latency distribution over time: per step, the
+// requests per second that fell in each histogram bucket (the latency query's
+// heatmap format: de-accumulated bucket rates, one field per upper bound).
+func heatmapPanel(stage, title string, w, h uint32) *heatmap.PanelBuilder {
+	return heatmap.NewPanelBuilder().
+		Title(title).
+		Description("Requests per second in each histogram bucket of the stage over the rate window (rate of each _bucket series minus the bucket below it), all selected targets and models merged. Darker cells hold more requests; the y axis is the buckets' upper bounds in seconds.").
+		Datasource(dsRef).Span(w).Height(h).
+		WithTarget(query(sel("queryType", "latency", "stages", []string{stage}, "format", "heatmap")...)).
+		Calculate(false).
+		RowsFrame(heatmap.NewRowsHeatmapOptionsBuilder().Layout(common.HeatmapCellLayoutLe)).
+		YAxis(heatmap.NewYAxisConfigBuilder().Unit(unitSeconds).AxisPlacement(common.AxisPlacementLeft)).
+		CellValues(heatmap.NewCellValuesBuilder().Unit(unitRPS)).
+		Color(heatmap.NewHeatmapColorOptionsBuilder().
+			Mode(heatmap.HeatmapColorModeScheme).Scheme("Oranges").Scale(heatmap.HeatmapColorScaleExponential).Exponent(0.5).Steps(64).Fill("dark-orange")).
+		ShowLegend().
+		Tooltip(heatmap.NewHeatmapTooltipBuilder().Mode(common.TooltipDisplayModeSingle).YHistogram(true).ShowColorScale(true)).
+		FilterValues(heatmap.NewFilterValueRangeBuilder().Le(1e-9)).
+		Unit(unitRPS)
 }
 
-// Latency is the deep dive: every stage's quantiles with their bands, and
-// the bucket advice for the quantiles that matter.
+// diagnosisTimeline shows the diagnosis class per target as coloured states.
+func diagnosisTimeline(title, desc string, w, h uint32, q queryBuilder) *statetimeline.PanelBuilder {
+	return statetimeline.NewPanelBuilder().
+		Title(title).Description(desc).
+		Datasource(dsRef).Span(w).Height(h).
+		WithTarget(q).
+		Unit(unitNone).
+		Legend(legendList()).
+		Tooltip(tooltipMulti()).
+		ShowValue(common.VisibilityModeAuto).
+		MergeValues(true).
+		Thresholds(neutral()).
+		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
+		Mappings([]dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"healthy":               textResult("healthy", green),
+			"under_utilised":        textResult("under-utilised", blue),
+			"idle_stale_gauges":     textResult("idle", grey),
+			"cannot_tell":           textResult("cannot tell", grey),
+			"queue_saturation":      textResult("queue saturation", red),
+			"kv_cache_pressure":     textResult("KV-cache pressure", red),
+			"prefill_compute_bound": textResult("prefill compute-bound", orange),
+			"decode_memory_bound":   textResult("decode memory-bound", orange),
+			"head_of_line_blocking": textResult("head-of-line blocking", orange),
+			"gpu_throttled":         textResult("GPU throttled", red),
+			"frontend_overhead":     textResult("frontend overhead", amber),
+			"aborted_traffic":       textResult("aborted traffic", amber),
+			"stalled":               textResult("stalled", "dark-red"),
+		})})
+}
+
+// Latency is the deep dive: every stage's quantiles with their bands,
+// heatmaps of the bucketed stages, and the bucket advice.
 func Latency() *dashboard.DashboardBuilder {
-	b := base(UIDLatency, "Inferscope — latency deep dive",
+	b := shell(UIDLatency, "Inferscope — latency deep dive",
 		"Every latency stage with its quantiles and their honest bounds, and where the histograms' buckets are too coarse.",
 		targetVar(), modelVar(), profileVar(), estimatorVar()).
 		Annotation(eventsAnnotation())
+	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
-		b.WithPanel(ts(st.title, latencyDesc, "s", 12, 8,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p99"}, "estimator", "$estimator", "bounds", true)...)))
+		b.WithPanel(latencyTS(st.title, latencyDesc, 12, 9,
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99"}, "estimator", "$estimator", "bounds", true)...)))
 	}
-	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90 and p99: the bucket the quantile falls in, its width relative to the value, clamping, and extra bucket bounds that would bring the error under 10 %, as JSON for vLLM's --custom-histogram-buckets.",
-		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p99"})...)))
+	b.WithRow(row("Distributions"))
+	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
+		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
+	}
+	b.WithRow(row("Bucket advice"))
+	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99: the bucket the quantile falls in, its width relative to the value, clamping, and extra bucket bounds that would bring the error under 10 %, as JSON for vLLM's --custom-histogram-buckets.",
+		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
+		OverrideByRegexp(`value|bucket_lower|bucket_upper`, props(prop("unit", unitSeconds))).
+		OverrideByName("requested", props(prop("unit", unitNone))).
+		OverrideByName("relative_width", props(prop("unit", unitRatio), thresholdsProp(upperBad(0.1, 0.5)), colorBackground())).
+		OverrideByName("exact", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText())).
+		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText())).
+		OverrideByName("custom_histogram_buckets", props(prop("custom.inspect", true), prop("custom.width", 320))))
 	return b
+}
+
+// rangeMapAny is a catch-all regex mapping colouring any other value red.
+func rangeMapAny() dashboard.ValueMapping { return regexMap(`.+`, "${__value.text}", red) }
+
+// sloTable is the SLO report organised for reading: objective, group,
+// attainment with its bounds, the observed quantile, budget left, burn
+// rates and a coloured status, snake_case columns renamed.
+func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuilder {
+	return tbl(title, desc, w, h, q).
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
+				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
+				"burn_2h": true, "burn_1d": true, "burn_3d": true},
+			// Two columns are named target: the objective's ratio, then the group's target.
+			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "target 1": "Objective ratio", "target 2": "Target",
+				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
+				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
+			"indexByName": map[string]any{"status": 0, "objective": 1, "target 2": 2, "signal": 3, "threshold": 4, "target 1": 5},
+		})}).
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
+		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2))).
+		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0))).
+		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds))).
+		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()))).
+		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()))).
+		OverrideByName("Why", props(prop("custom.width", 420)))
+}
+
+// budgetThresholds: red once the budget is overspent (below 0), amber under
+// 25 % left, green above.
+func budgetThresholds() *dashboard.ThresholdsConfigBuilder {
+	return lowerBad(0, 0.25)
 }
 
 // SLO is attainment, budget, burn rates and goodput.
 func SLO() *dashboard.DashboardBuilder {
-	b := base(UIDSLO, "Inferscope — SLO and error budget",
+	b := shell(UIDSLO, "Inferscope — SLO and error budget",
 		"Attainment of the selected profile's objectives, error budget left, burn rates per window and goodput bounds.",
 		targetVar(), modelVar(), profileVar()).
 		Annotation(eventsAnnotation())
-	b.WithPanel(tbl("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio with its bucket bounds, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook).",
-		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
-	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. 1 spends the budget exactly over the period; the page rule is 14.4 (1h and 5m) or 6 (6h and 30m).",
-		"short", 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)))
-	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
-		"reqps", 12, 9, query(withProfile("queryType", "goodput")...)))
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Error budget left").
-		Description("Per objective: 1 − bad requests / allowed bad requests over the objective's period (request-weighted), 0..1; below 0 the budget is overspent.").
-		Datasource(dsRef).Span(24).Height(5).Unit("percentunit").
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^budget_remaining$/")).
-		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)))
+		Description("Per objective: 1 − bad requests / allowed bad requests over the objective's period (request-weighted). Red once overspent (below 0), amber under 25 % left.").
+		Datasource(dsRef).Span(24).Height(5).Unit(unitRatio).Decimals(1).
+		Thresholds(budgetThresholds()).
+		ColorMode(common.BigValueColorModeBackground).
+		GraphMode(common.BigValueGraphModeNone).
+		TextMode(common.BigValueTextModeValueAndName).
+		Mappings([]dashboard.ValueMapping{nullMap("no requests")}).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
+		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
+		// One value per row, named by its objective and target: keep those
+		// columns and the budget (the table has two "target" columns, the
+		// objective's ratio first and the group's target name second).
+		Transformations([]dashboard.DataTransformerConfig{
+			keepFields(`objective|target 2|budget_remaining`),
+			transformation("organize", map[string]any{"renameByName": map[string]any{"target 2": "target", "budget_remaining": "budget left"}}),
+		}))
+	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
+		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
+	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
+		unitCount, 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
+		Id(2). // the SLO alert rules link here
+		Thresholds(burnRateThresholds()).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
+		Legend(legendTable()).
+		Decimals(2).
+		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
+		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
+	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
+		unitRPS, 12, 9, query(withProfile("queryType", "goodput")...)).
+		Legend(legendTable()))
 	return b
 }
 
 // GPU shows every GPU of the agents behind the selected targets.
 func GPU() *dashboard.DashboardBuilder {
-	b := base(UIDGPU, "Inferscope — GPUs",
+	b := shell(UIDGPU, "Inferscope — GPUs",
 		"Per GPU: saturation, memory, power against its limit, temperature, clocks and throttle reasons, from the Inferscope GPU agent or dcgm-exporter.",
 		targetVar(), gpuVar()).
 		Annotation(eventsAnnotation())
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
-	b.WithPanel(ts("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", "percentunit", 12, 8, gq("saturation")))
-	b.WithPanel(ts("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", "percentunit", 12, 8, gq("sm_active", "dram_active", "tensor_active")))
-	b.WithPanel(ts("Power against its limit", "Power drawn and the enforced power limit, in watts: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 12, 8, gq("power", "power_limit")))
-	b.WithPanel(ts("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP; a rising temperature with a falling SM clock is thermal throttling.", "celsius", 12, 8, gq("temperature")))
-	b.WithPanel(ts("SM clock against its maximum", "Current and maximum SM clock in hertz: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 12, 8, gq("sm_clock", "sm_clock_max")))
-	b.WithPanel(ts("Framebuffer memory", "Framebuffer used and installed, in bytes.", "bytes", 12, 8, gq("fb_used", "fb_total")))
-	b.WithPanel(timeline("Throttle reasons", "NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down.", 24, 7, gq("throttle_reasons")))
+	b.WithPanel(ts("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", unitRatio, 12, 8, gq("saturation")).
+		Legend(legendTable()).Min(0).Max(1))
+	b.WithPanel(ts("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", unitRatio, 12, 8, gq("sm_active", "dram_active", "tensor_active")).
+		Legend(legendTable()).Min(0).Max(1))
+	b.WithPanel(ts("Power against its limit", "Power drawn and the enforced power limit, in watts: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 12, 8, gq("power", "power_limit")).
+		Legend(legendTable()).
+		OverrideByRegexp(`power limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
+	b.WithPanel(ts("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP; a rising temperature with a falling SM clock is thermal throttling.", "celsius", 12, 8, gq("temperature")).
+		Legend(legendTable()).
+		Thresholds(upperBad(80, 90)).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
+	b.WithPanel(ts("SM clock against its maximum", "Current and maximum SM clock in hertz: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 12, 8, gq("sm_clock", "sm_clock_max")).
+		Legend(legendTable()))
+	b.WithPanel(ts("Framebuffer memory", "Framebuffer used and installed, in bytes.", "bytes", 12, 8, gq("fb_used", "fb_total")).
+		Legend(legendTable()))
+	b.WithPanel(statetimeline.NewPanelBuilder().
+		Title("Throttle reasons").
+		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
+		Datasource(dsRef).Span(24).Height(7).
+		WithTarget(gq("throttle_reasons")).
+		Unit(unitNone).
+		Legend(legendList()).
+		Tooltip(tooltipMulti()).
+		Thresholds(neutral()).
+		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
+		Mappings([]dashboard.ValueMapping{
+			valueMap(map[string]dashboard.ValueMappingResult{"none": textResult("none", green), "gpu_idle": textResult("idle", grey)}),
+			regexMap(`.*(hw_slowdown|hw_thermal|sw_thermal|hw_power_brake|power_cap|reliability|board_limit).*`, "${__value.text}", red),
+			regexMap(`.+`, "${__value.text}", amber),
+		}))
 	return b
 }
 
 // Targets is the inventory: what each target is, whether it answers, what
 // it exports.
 func Targets() *dashboard.DashboardBuilder {
-	b := base(UIDTargets, "Inferscope — targets",
+	b := shell(UIDTargets, "Inferscope — targets",
 		"Every configured target: engine, version, models, scrape health and what it exports.",
 		targetVar()).
 		Annotation(eventsAnnotation())
 	b.WithPanel(tbl("Inventory", "One row per target and GPU agent: engine, V0/V1, version range, models, up, last scrape, scrape duration, stored series, the last scrape error and the signals it exports.",
-		24, 10, query("queryType", "targets", "targets", []string{"$target"})))
+		24, 10, query("queryType", "targets", "targets", []string{"$target"})).
+		Id(1). // the target-down and telemetry alert rules link here
+		OverrideByName("up", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"true": textResult("up", green), "false": textResult("down", red)})}), prop("custom.width", 70))).
+		OverrideByName("scrape_duration", props(prop("unit", unitSeconds))).
+		OverrideByName("last_scrape", props(prop("unit", "dateTimeFromNow"))).
+		OverrideByName("last_error", props(colorText(), prop("mappings", []dashboard.ValueMapping{regexMap(`.+`, "${__value.text}", red)}))))
 	b.WithPanel(tbl("Events", "Engine restarts, up/down transitions, model, engine, version and configuration changes per target, from the stored counters and labels.",
-		24, 8, query("queryType", "events", "targets", []string{"$target"})))
+		24, 8, query("queryType", "events", "targets", []string{"$target"})).
+		OverrideByName("kind", props(colorText(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"restart": textResult("restart", orange), "down": textResult("down", red), "up": textResult("up", green)})}))))
 	return b
 }
 
-// All lists every dashboard with the file it is written to.
+// All lists every dashboard with the file it is written to. A new dashboard
+// is one function returning a builder (use shell, the panel helpers in
+// panels.go and the query helpers in query.go) and one line here; then add
+// it to plugin.json's includes and run `go run .`.
 func All() map[string]*dashboard.DashboardBuilder {
 	return map[string]*dashboard.DashboardBuilder{
 		"inferscope-overview.json": Overview(),

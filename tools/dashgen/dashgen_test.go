@@ -65,9 +65,9 @@ func TestEveryPanelIsDescribed(t *testing.T) {
 	for name, js := range files {
 		var d struct {
 			Panels []struct {
-				Title, Description string
-				Datasource         struct{ Type string }
-				Targets            []map[string]any
+				Type, Title, Description string
+				Datasource               struct{ Type string }
+				Targets                  []map[string]any
 			}
 		}
 		if err := json.Unmarshal(js, &d); err != nil {
@@ -77,6 +77,9 @@ func TestEveryPanelIsDescribed(t *testing.T) {
 			t.Errorf("%s has no panels", name)
 		}
 		for _, p := range d.Panels {
+			if p.Type == "row" {
+				continue
+			}
 			if len(p.Description) < 40 {
 				t.Errorf("%s: panel %q has no real description", name, p.Title)
 			}
@@ -88,6 +91,39 @@ func TestEveryPanelIsDescribed(t *testing.T) {
 					t.Errorf("%s: panel %q has a query without queryType", name, p.Title)
 				}
 			}
+		}
+	}
+}
+
+// TestScreenshotsAreCommittedAndReferenced: plugin.json's screenshots exist
+// (under src/, where webpack copies them from) and the README shows each.
+func TestScreenshotsAreCommittedAndReferenced(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pj struct {
+		Info struct {
+			Screenshots []struct{ Name, Path string } `json:"screenshots"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(raw, &pj); err != nil {
+		t.Fatal(err)
+	}
+	if len(pj.Info.Screenshots) < len(All()) {
+		t.Errorf("plugin.json has %d screenshots for %d dashboards", len(pj.Info.Screenshots), len(All()))
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range pj.Info.Screenshots {
+		png, err := os.ReadFile(filepath.Join("..", "..", "src", s.Path))
+		if err != nil || len(png) < 8 || string(png[1:4]) != "PNG" {
+			t.Errorf("screenshot %s is not a committed PNG under src/: %v", s.Path, err)
+		}
+		if !strings.Contains(string(readme), "src/"+s.Path) {
+			t.Errorf("README.md does not show src/%s", s.Path)
 		}
 	}
 }

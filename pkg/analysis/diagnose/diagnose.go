@@ -1,7 +1,9 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,7 +42,7 @@ var ruleOrder = func() []Class {
 
 func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResult {
 	n := len(in.Steps)
-	c := &tctx{in: t, th: th, ceiling: t.RunningCeiling,
+	c := &tctx{in: t, th: th, ceiling: t.RunningCeiling, stopRun: -1, steps: in.Steps, stallD: in.StallWindow,
 		stall: durationText(in.StallWindow), window: durationText(in.Window), windowS: in.Window.Seconds()}
 	if c.ceiling <= 0 {
 		c.plateau = true
@@ -74,6 +76,7 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 		last  verdict
 	}
 	open := map[key]*run{}
+	lastHeld := map[Class]verdict{}
 	closeRun := func(k key, end int) {
 		o := open[k]
 		delete(open, k)
@@ -90,9 +93,18 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 		got := map[Class]verdict{}
 		gotGPU := map[string]verdict{}
 		var notChecked []string
+		c.step = i
 		if state == stateAnswering {
 			r.Last = i
+			c.trackStall(i)
+			var undecided []string
 			for _, cl := range ruleOrder {
+				// Data quality first: while the engine is stalled or its
+				// gauges are frozen, every rule but the GPU's reads stale
+				// values and is not evaluated.
+				if (got[Stalled].active || got[IdleStaleGauges].active) && cl != GPUThrottled {
+					continue
+				}
 				var v verdict
 				if cl == GPUThrottled && perGPU {
 					v = c.throttledPerGPU(i, r.GPUActive, gotGPU)
@@ -102,17 +114,27 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 				notChecked = append(notChecked, v.notChecked...)
 				if v.active {
 					got[cl] = v
+				} else if v.undecided != "" {
+					undecided = append(undecided, v.undecided)
 				}
 			}
 			notChecked = sortStrings(notChecked)
+			c.hold(i, got, r.Active, lastHeld)
+			observed := c.sloGate(i, got)
+			if v, ok := insufficient(c, i, got, undecided, notChecked); ok {
+				got[InsufficientData] = v
+			}
 			if len(got) == 0 {
-				got[Healthy] = healthy(c, i, notChecked)
+				got[Healthy] = healthy(c, i, notChecked, observed)
 			}
 			// Every finding says what could not be checked at its step, not
 			// only what its own rule lacked (e.g. throttling without GPU data).
 			for cl, v := range got {
 				v.notChecked = notChecked
 				got[cl] = v
+				if v.heldFor == 0 {
+					lastHeld[cl] = v
+				}
 			}
 			for g, v := range gotGPU {
 				v.notChecked = notChecked
@@ -199,11 +221,76 @@ func dataState(c *tctx, i int) (int, string) {
 	return stateNoData, ""
 }
 
+// held are the classes a finding keeps for up to one rate window after its
+// condition stops holding (see hold): a class whose evidence hovers at a
+// threshold does not flap A → B → A at a step shorter than its window.
+var held = []Class{GPUThrottled, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
+	UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised, SmallBatches, ErrorSurge}
+
+// hold keeps, at step i, each class of held that held at step i−1 but not
+// now, for as many steps as one rate window spans (the rates behind it
+// still include the steps where it held), unless the stall or frozen-gauge
+// rules now hold. The kept verdict is the last one whose condition held,
+// with a note saying so.
+func (c *tctx) hold(i int, got map[Class]verdict, active map[Class][]bool, last map[Class]verdict) {
+	if c.holdCount == nil {
+		c.holdCount = map[Class]int{}
+	}
+	if i == 0 || got[Stalled].active || got[IdleStaleGauges].active || len(c.steps) < 2 {
+		clear(c.holdCount)
+		return
+	}
+	maxHold := c.maxHold()
+	for _, cl := range held {
+		if _, ok := got[cl]; ok || !active[cl][i-1] {
+			continue
+		}
+		v, ok := last[cl]
+		if !ok || (cl == GPUThrottled && !c.throttleLingers(i)) {
+			continue
+		}
+		if c.holdCount[cl] >= maxHold {
+			continue
+		}
+		v.heldFor = c.holdCount[cl] + 1
+		v.evidence = append(slices.Clone(v.evidence), heldEvidence(c, v.heldFor))
+		got[cl] = v
+	}
+	for _, cl := range held {
+		if v, ok := got[cl]; ok {
+			c.holdCount[cl] = v.heldFor
+		} else {
+			c.holdCount[cl] = 0
+		}
+	}
+}
+
+// maxHold is the number of steps one rate window spans (0 without a step).
+func (c *tctx) maxHold() int {
+	if len(c.steps) < 2 || c.steps[1].Sub(c.steps[0]) <= 0 {
+		return 0
+	}
+	return int(math.Ceil(c.windowS / c.steps[1].Sub(c.steps[0]).Seconds()))
+}
+
+func heldEvidence(c *tctx, n int) Evidence {
+	return Evidence{Signal: "held", Value: float64(n), Unit: "steps",
+		Note: fmt.Sprintf("the condition cleared; the finding is kept for up to one %s window (%d steps) so it does not flap", c.window, c.maxHold())}
+}
+
 // healthy is the verdict when no rule holds: the key signals as evidence and
 // every check that could not be made.
-func healthy(c *tctx, i int, notChecked []string) verdict {
+func healthy(c *tctx, i int, notChecked []string, observed []verdict) verdict {
 	v := verdict{active: true, confidence: High, notChecked: notChecked,
 		summary: "Healthy: no bottleneck rule holds."}
+	if len(observed) > 0 {
+		var parts []string
+		for _, o := range observed {
+			parts = append(parts, o.summary)
+		}
+		v.summary = "Healthy: every objective is met. Observed (not a problem while the objectives hold): " + strings.Join(parts, " ")
+	}
+	v.evidence = append(v.evidence, c.objectiveEvidence(i)...)
 	for _, s := range []Signal{Running, Waiting, KVUsage, Preemptions, TTFTMean, ITLMean, SMActive} {
 		if x, ok := c.value(s, i); ok {
 			v.evidence = append(v.evidence, Evidence{Signal: string(s), Value: x, Unit: unitOf(s)})

@@ -140,7 +140,7 @@ func TestPageNotAnsweringCannotTell(t *testing.T) {
 // inputs and the documented thresholds, and that an approximate signal
 // lowers the confidence with the engine's reason.
 func TestEvidenceValuesAndThresholds(t *testing.T) {
-	const n = 3
+	const n = 1 // one step: no hysteresis, the evidence shows the plain thresholds
 	ti := TargetInput{Name: "sg", Engine: "sglang", Values: map[Signal][]float64{
 		Up: constant(n, 1), UpMin: constant(n, 1), Running: constant(n, 20), Waiting: constant(n, 0), WaitingSpan: constant(n, 0),
 		Progress: constant(n, 100), KVUsage: constant(n, 0.95), Preemptions: constant(n, 0.2),
@@ -162,7 +162,8 @@ func TestEvidenceValuesAndThresholds(t *testing.T) {
 
 // TestWithoutGPUSaysWhatItCouldNotCheck: throttling cannot be diagnosed
 // without GPU data and healthy says so; decode-bound evidence from the
-// engine alone is reported at low confidence.
+// engine alone is not guessed (issue 20, point 5): insufficient_data names
+// the class it could not decide and the missing DRAM signal.
 func TestWithoutGPUSaysWhatItCouldNotCheck(t *testing.T) {
 	const n = 3
 	base := func() map[Signal][]float64 {
@@ -186,8 +187,9 @@ func TestWithoutGPUSaysWhatItCouldNotCheck(t *testing.T) {
 	assert.Contains(t, nc, "sm_clock_ratio: no GPU agent")
 	d := res.Targets[1].Current()
 	require.NotEmpty(t, d)
-	assert.Equal(t, DecodeMemory, d[0].Class)
-	assert.Equal(t, Low, d[0].Confidence)
+	assert.Equal(t, InsufficientData, d[0].Class)
+	assert.Contains(t, d[0].Summary, "decode_memory_bound")
+	assert.Contains(t, EvidenceText(d[0].Evidence), "dram_active: no GPU agent")
 	assert.Contains(t, strings.Join(d[0].NotChecked, ";"), "dram_active: no GPU agent")
 }
 

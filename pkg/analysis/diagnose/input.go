@@ -231,34 +231,40 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		} else {
 			tg.absent[ClockRatio] = agentNote + " (SM clock and its maximum)"
 		}
-		// Slowdown: any slowdown reason on any of the target's GPUs.
-		var slow []float64
+		// Slowdown: any slowdown reason on any of the target's GPUs;
+		// PowerCapped: the power_cap reason on any of them (a cause only
+		// with a clock far below its maximum: the power-cap rule).
+		var slow, capped []float64
 		reasons := make([]string, len(steps))
 		for _, st := range states {
 			if !keep(st.Labels) {
 				continue
 			}
 			if slow == nil {
-				slow = make([]float64, len(steps))
+				slow, capped = make([]float64, len(steps)), make([]float64, len(steps))
 				for i := range slow {
-					slow[i] = math.NaN()
+					slow[i], capped[i] = math.NaN(), math.NaN()
 				}
 			}
 			g := gpuOf(st.Labels)
 			own := make([]float64, len(steps))
+			ownCap := make([]float64, len(steps))
 			if g.SlowdownReasons == nil {
 				g.SlowdownReasons = make([]string, len(steps))
 			}
 			for i, v := range st.Values {
-				own[i] = math.NaN()
+				own[i], ownCap[i] = math.NaN(), math.NaN()
 				if v == "" {
 					continue
 				}
 				if math.IsNaN(slow[i]) {
-					slow[i] = 0
+					slow[i], capped[i] = 0, 0
 				}
-				own[i] = 0
+				own[i], ownCap[i] = 0, 0
 				for _, rsn := range strings.Split(v, ", ") {
+					if rsn == "power_cap" {
+						capped[i], ownCap[i] = 1, 1
+					}
 					if slices.Contains(slowdownReasons, rsn) {
 						slow[i] = 1
 						own[i] = 1
@@ -275,9 +281,11 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 				}
 			}
 			g.Values[Slowdown] = own
+			g.Values[PowerCapped] = ownCap
 		}
 		if slow != nil {
 			tg.values[Slowdown] = slow
+			tg.values[PowerCapped] = capped
 			tg.reasons = reasons
 		} else {
 			tg.absent[Slowdown] = agentNote + " (throttle reasons)"
@@ -379,8 +387,9 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 		direct[m.Signal] = byJob(got[string(m.Signal)])
 	}
 	direct[PromptP50], direct[PromptP99] = promptQuantiles(got["prompt_buckets"], steps)
-	finished, aborted := finishedByReason(got["finished"], steps)
-	direct[Finished], direct[Aborted] = finished, aborted
+	finished, aborted := finishedByReason(got["finished"], steps, "abort")
+	_, errored := finishedByReason(got["finished"], steps, "error")
+	direct[Finished], direct[Aborted], direct[Errored] = finished, aborted, errored
 	progress := sumByJob(steps, byJob(got["progress_tokens"]), byJob(got["progress_finished"]), byJob(got["progress_steps"]))
 	direct[Progress] = progress
 
@@ -525,9 +534,10 @@ func runningCeilings(gauges, info model.Matrix) map[string]ceiling {
 }
 
 // finishedByReason splits the finished-requests rate by finished_reason
-// into the total and the aborted rate per job. A job whose series carry no
-// finished_reason label has no aborted entry (the engine cannot tell).
-func finishedByReason(m model.Matrix, steps []time.Time) (total, aborted map[string][]float64) {
+// into the total and the rate of the given reason ("abort", "error") per
+// job. A job whose series carry no finished_reason label has no entry for
+// the reason (the engine cannot tell).
+func finishedByReason(m model.Matrix, steps []time.Time, want string) (total, aborted map[string][]float64) {
 	total, aborted = map[string][]float64{}, map[string][]float64{}
 	nan := func() []float64 {
 		v := make([]float64, len(steps))
@@ -547,7 +557,7 @@ func finishedByReason(m model.Matrix, steps []time.Time) (total, aborted map[str
 			if aborted[job] == nil {
 				aborted[job] = make([]float64, len(steps)) // reasons present: aborted is 0 unless counted
 			}
-			if reason == "abort" {
+			if reason == want {
 				for s, x := range vals[k] {
 					if !math.IsNaN(x) {
 						aborted[job][s] += x

@@ -27,7 +27,7 @@ func TestThrottlingPerGPU(t *testing.T) {
 		}
 		slow1[i], clk1[i] = 1, 0.7
 	}
-	clk1[8] = 0.95 // within the hysteresis band: still throttled
+	clk1[8] = 0.905 // within the hysteresis band (0.9 + 0.1 × (1 − 0.9) = 0.91): still throttled
 	reasons1 := make([]string, n)
 	for i := range reasons1 {
 		if slow1[i] == 1 {
@@ -83,7 +83,7 @@ func TestThrottlingPerGPU(t *testing.T) {
 // whose DRAM activity is 0.9 on GPU 0 and 0.5 on GPU 1 (mean 0.7 ≥ 0.6):
 // the finding names GPU 0 only, and its evidence lists each GPU's value.
 func TestGPUFindingsNameTheirGPUs(t *testing.T) {
-	const n = 3
+	const n = 1 // one step: no hysteresis, the evidence shows the plain thresholds
 	th := settings.DefaultDiagnosis()
 	tgt := TargetInput{Name: "d", Engine: "vllm", Generation: "v1", Values: map[Signal][]float64{
 		Up: constant(n, 1), UpMin: constant(n, 1), Running: constant(n, 200), Waiting: constant(n, 0),
@@ -135,11 +135,20 @@ func TestHeadOfLineFromPromptTail(t *testing.T) {
 	assert.Equal(t, HeadOfLine, f.Class)
 	assert.Equal(t, High, f.Confidence)
 	txt := EvidenceText(f.Evidence)
-	assert.Contains(t, txt, "prompt_tokens_p99 27000 tokens ≥ 8000")
-	assert.Contains(t, txt, "prompt_tail_ratio 90 ≥ 10 (99th percentile 27000 tokens, median 300 tokens per prompt)")
-	assert.Contains(t, txt, "ttft_over_prefill 2 ≥ 1.5")
+	// The finding held at the previous step: its evidence prints the
+	// thresholds actually used, relaxed by the 10 % hysteresis
+	// (8000 × 0.9 = 7200, 10 × 0.9 = 9, 1.5 × 0.9 = 1.35).
+	assert.Contains(t, txt, "prompt_tokens_p99 27000 tokens ≥ 7200")
+	assert.Contains(t, txt, "prompt_tail_ratio 90 ≥ 9 (99th percentile 27000 tokens, median 300 tokens per prompt)")
+	assert.Contains(t, txt, "ttft_over_prefill 2 ≥ 1.35")
 	assert.Contains(t, txt, "prefill_per_prompt_token 5.33e-05 s ≤ 0.0002")
-	assert.Contains(t, f.Recommendation, "--enable-chunked-prefill")
+	// V1 always chunks prefills: the advice names the partial-prefill flags
+	// (issue 20, point 11); a V0 engine is told to enable chunked prefill.
+	assert.Contains(t, f.Recommendation, "--max-num-partial-prefills")
+	assert.NotContains(t, f.Recommendation, "--enable-chunked-prefill")
+	v0 := holInput(3, 27000)
+	v0.Generation = "v0"
+	assert.Contains(t, run(v0).Current()[0].Recommendation, "--enable-chunked-prefill")
 
 	for _, p99 := range []float64{5000, 2700} {
 		assert.NotContains(t, run(holInput(3, p99)).Primary, HeadOfLine, "p99 %v", p99)

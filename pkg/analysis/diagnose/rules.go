@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
@@ -20,6 +21,11 @@ type verdict struct {
 	summary    string
 	recommend  string
 	gpus       []GPURef // the GPUs the finding is about (see Finding.GPUs)
+	// undecided, on an inactive verdict, says the rule's engine-side
+	// evidence held but a GPU signal it needs is missing: the class can
+	// neither be named nor ruled out (insufficient_data lists them).
+	undecided string
+	heldFor   int // > 0: kept by hold for this many steps after its condition cleared
 }
 
 func (v *verdict) lowerTo(c Confidence, why string) {
@@ -38,16 +44,62 @@ type tctx struct {
 	stall   string  // stall window, rendered
 	window  string  // rate window, rendered
 	windowS float64 // rate window, seconds
+	step    int     // the step being evaluated (for missing's explanations)
+	// stall state: the step where the current run of pending work without
+	// progress began (−1: none), and whether requests arrived (the waiting
+	// gauge moved) at any step of that run.
+	stopRun   int
+	arrived   bool
+	steps     []time.Time
+	stallD    time.Duration
+	holdCount map[Class]int      // consecutive steps hold has kept each class
+	gpuHold   map[string]int     // per GPU: consecutive steps gpu_throttled was kept by hold
+	gpuLast   map[string]verdict // per GPU: the last gpu_throttled verdict whose condition held
 }
 
 // value returns signal s at step i; ok is false when the signal is
 // unavailable or has no data at that step.
+// A GPU profiling signal (SM, DRAM, tensor activity) that reads 0 while
+// the GPU is busy and the engine produces tokens is a stuck counter: it has
+// no value (see stuck).
 func (c *tctx) value(s Signal, i int) (float64, bool) {
+	v, ok := c.raw(s, i)
+	if ok && c.stuck(s, i, v) {
+		return math.NaN(), false
+	}
+	return v, ok
+}
+
+func (c *tctx) raw(s Signal, i int) (float64, bool) {
 	v, ok := c.in.Values[s]
 	if !ok || i >= len(v) || math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
 		return math.NaN(), false
 	}
 	return v[i], true
+}
+
+// stuckUtil is the GPU utilisation (share of time a kernel ran) above
+// which a profiling counter reading 0 cannot be right.
+const stuckUtil = 0.5
+
+// stuck reports whether profiling signal s reads 0 at step i while GPU
+// utilisation is at least stuckUtil and (where the engine's token rates
+// are known) tokens are processed: DCGM profiling counters that stop
+// updating read 0 (DCGM_FI_PROF_GR_ENGINE_ACTIVE 0 with DCGM_FI_DEV_GPU_UTIL 99).
+func (c *tctx) stuck(s Signal, i int, v float64) bool {
+	if (s != SMActive && s != DRAMActive && s != TensorActive) || v > 1e-6 {
+		return false
+	}
+	util, ok := c.raw(GPUUtil, i)
+	if !ok || util < stuckUtil {
+		return false
+	}
+	gen, okG := c.raw(GenTok, i)
+	prompt, okP := c.raw(PromptTok, i)
+	if (okG || okP) && gen <= 0 && prompt <= 0 {
+		return false
+	}
+	return true
 }
 
 // avg returns the window mean of a request gauge (RunningAvg, WaitingAvg),
@@ -72,8 +124,12 @@ func (c *tctx) missingAt(i int, signals ...Signal) []string {
 	return out
 }
 
-// missing explains why signal s has no value at step i.
+// missing explains why signal s has no value at the step being evaluated.
 func (c *tctx) missing(s Signal) string {
+	if v, ok := c.raw(s, c.step); ok && c.stuck(s, c.step, v) {
+		util, _ := c.raw(GPUUtil, c.step)
+		return fmt.Sprintf("%s: reads 0 while gpu_util is %s and tokens are processed: a stuck profiling counter, not used", s, num(util))
+	}
 	if why, ok := c.in.Absent[s]; ok && why != "" {
 		return fmt.Sprintf("%s: %s", s, why)
 	}
@@ -113,21 +169,35 @@ func engineName(t *TargetInput) string {
 	return t.Engine
 }
 
-// atLeast / below compare with a threshold relaxed by the hysteresis share
-// while the finding was active at the previous step.
-func (c *tctx) atLeast(v, thr float64, prev bool) bool {
-	if prev {
-		thr *= 1 - c.th.Hysteresis
+// relax returns the threshold a comparison uses: thr itself, or, while
+// the finding held at the previous step (prev), thr moved by the hysteresis
+// share in the direction that keeps the finding: a "≥ thr" bar is lowered
+// to thr·(1 − h); a "< thr" bar is raised to thr·(1 + h), and for a ratio
+// threshold inside (0, 1) by at most h of the distance to 1 (so the 0.9
+// clock-ratio bar becomes 0.91, not 0.99). Evidence prints the value
+// returned here: the threshold actually used.
+func (c *tctx) relax(op string, thr float64, prev bool) float64 {
+	h := c.th.Hysteresis
+	if !prev || h <= 0 {
+		return thr
 	}
-	return v >= thr
+	switch op {
+	case ">=":
+		return thr * (1 - h)
+	case "<":
+		up := thr * (1 + h)
+		if thr > 0 && thr < 1 {
+			up = math.Min(up, thr+h*(1-thr))
+		}
+		return up
+	}
+	return thr
 }
 
-func (c *tctx) below(v, thr float64, prev bool) bool {
-	if prev {
-		thr *= 1 + c.th.Hysteresis
-	}
-	return v < thr
-}
+// atLeast / below compare with the threshold relax returns.
+func (c *tctx) atLeast(v, thr float64, prev bool) bool { return v >= c.relax(">=", thr, prev) }
+
+func (c *tctx) below(v, thr float64, prev bool) bool { return v < c.relax("<", thr, prev) }
 
 func ev(sig Signal, v float64, op string, thr float64, unit string) Evidence {
 	return Evidence{Signal: string(sig), Value: v, Op: op, Threshold: thr, Unit: unit}
@@ -148,12 +218,16 @@ var rules = map[Class]rule{
 	FrontendOverhead: ruleFrontend,
 	AbortedTraffic:   ruleAborted,
 	UnderUtilised:    ruleUnder,
+	ErrorSurge:       ruleErrorSurge,
+	UnstableBatching: ruleUnstableBatching,
+	SmallBatches:     ruleSmallBatches,
 }
 
 var severities = map[Class]Severity{
 	Stalled: Critical, GPUThrottled: Warning, KVPressure: Warning, QueueSaturation: Warning,
 	HeadOfLine: Warning, PrefillCompute: Warning, DecodeMemory: Warning, FrontendOverhead: Warning,
 	AbortedTraffic: Info, IdleStaleGauges: Info, UnderUtilised: Info, Healthy: OK, Unknown: Info,
+	InsufficientData: Info, UnstableBatching: Warning, SmallBatches: Info, ErrorSurge: Warning,
 }
 
 // frozen evaluates the shared part of the stall and stale-gauge rules: the
@@ -189,6 +263,42 @@ func frozen(c *tctx, i int) (ev0 []Evidence, pending bool, stopped bool, notChec
 	return ev0, pending, stopped, nil, true
 }
 
+// trackStall updates the stall state at step i: a run of steps with work
+// pending and no progress starts, continues (noting whether the waiting
+// gauge moved: its span over the stall window, or a change from the run's
+// first step) or ends. Steps without the needed signals leave it as it is.
+// Judged over the whole run, a stall at low traffic (one request a
+// minute) stays a stall once one request arrives and does not progress.
+func (c *tctx) trackStall(i int) {
+	_, pending, stopped, _, ok := frozen(c, i)
+	if !ok {
+		return
+	}
+	if !pending || !stopped {
+		c.stopRun, c.arrived = -1, false
+		return
+	}
+	if c.stopRun < 0 {
+		c.stopRun, c.arrived = i, false
+	}
+	if span, ok := c.value(WaitingSpan, i); ok && span > 0 {
+		c.arrived = true
+	}
+	w0, ok0 := c.value(Waiting, c.stopRun)
+	if w, ok := c.value(Waiting, i); ok && ok0 && w != w0 {
+		c.arrived = true
+	}
+}
+
+// stoppedFor renders since when the current run without progress lasts.
+func (c *tctx) stoppedFor(i int) string {
+	if c.stopRun < 0 || c.stopRun >= len(c.steps) || i >= len(c.steps) {
+		return ""
+	}
+	d := c.steps[i].Sub(c.steps[c.stopRun]) + c.stallD
+	return "(" + durationText(d) + " without progress)"
+}
+
 func ruleStalled(c *tctx, i int, _ bool) verdict {
 	v := verdict{confidence: High}
 	e, pending, stopped, nc, ok := frozen(c, i)
@@ -196,16 +306,13 @@ func ruleStalled(c *tctx, i int, _ bool) verdict {
 		v.notChecked = nc
 		return v
 	}
-	if !pending || !stopped {
-		return v
-	}
-	span, okSpan := c.value(WaitingSpan, i)
-	if !okSpan || span <= 0 {
-		return v // gauges frozen too: ruleIdleStale
+	if !pending || !stopped || !c.arrived {
+		return v // no arrival since progress stopped: ruleIdleStale
 	}
 	v.active = true
-	v.evidence = append(e, Evidence{Signal: string(WaitingSpan), Value: span, Op: ">", Threshold: 0, Unit: "requests",
-		Note: "the waiting gauge moved: requests keep arriving"})
+	span, _ := c.value(WaitingSpan, i)
+	v.evidence = append(e, Evidence{Signal: string(WaitingSpan), Value: span, Unit: "requests",
+		Note: "the waiting gauge moved since progress stopped " + c.stoppedFor(i) + ": requests keep arriving and none progresses"})
 	if run, ok := c.value(Running, i); ok && run == 0 {
 		v.evidence = append(v.evidence, Evidence{Signal: "note", Value: run, Unit: "requests", Note: "running reads 0 while requests wait: a healthy-looking gauge on a dead engine"})
 	}
@@ -223,15 +330,13 @@ func ruleStalled(c *tctx, i int, _ bool) verdict {
 func ruleIdleStale(c *tctx, i int, _ bool) verdict {
 	v := verdict{confidence: Medium, why: []string{"without an arrival counter, a stall with no new requests looks the same"}}
 	e, pending, stopped, _, ok := frozen(c, i)
-	if !ok || !pending || !stopped {
-		return v
-	}
-	span, okSpan := c.value(WaitingSpan, i)
-	if !okSpan || span > 0 {
+	if !ok || !pending || !stopped || c.arrived {
 		return v
 	}
 	v.active = true
-	v.evidence = append(e, Evidence{Signal: string(WaitingSpan), Value: span, Op: "=", Threshold: 0, Unit: "requests", Note: "the request gauges did not move: nothing arrives"})
+	span, _ := c.value(WaitingSpan, i)
+	v.evidence = append(e, Evidence{Signal: string(WaitingSpan), Value: span, Op: "=", Threshold: 0, Unit: "requests",
+		Note: "the request gauges did not move since progress stopped " + c.stoppedFor(i) + ": nothing arrives"})
 	v.summary = "Idle engine with stale gauges: nothing arrives and nothing finishes, yet the request gauges still show work (vLLM leaves them unchanged after a mass cancel). Not a stall."
 	v.recommend = "No action needed if no client is waiting. If clients are waiting, send a probe request: a probe that never completes means a stall (restart the replica)."
 	return v
@@ -241,29 +346,76 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	slow, ok1 := c.value(Slowdown, i)
 	clk, ok2 := c.value(ClockRatio, i)
-	if !ok1 || !ok2 {
+	if !ok2 {
 		if !ok1 {
 			v.notChecked = append(v.notChecked, c.missing(Slowdown))
 		}
-		if !ok2 {
-			v.notChecked = append(v.notChecked, c.missing(ClockRatio))
-		}
+		v.notChecked = append(v.notChecked, c.missing(ClockRatio))
 		return v
 	}
-	if slow < 1 || !c.below(clk, c.th.ClockRatioMin, prev) {
+	if ok1 && slow >= 1 && c.below(clk, c.th.ClockRatioMin, prev) {
+		v.active = true
+		reasons := "slowdown reason active"
+		if i < len(c.in.SlowdownReasons) && c.in.SlowdownReasons[i] != "" {
+			reasons = c.in.SlowdownReasons[i]
+		}
+		v.evidence = []Evidence{
+			{Signal: "throttle_reasons", Value: 1, Op: "=", Threshold: 1, Note: reasons},
+			ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockRatioMin, prev), "ratio"),
+		}
+		v.summary = "GPU throttled: a hardware-slowdown, thermal or power-brake reason is active and the SM clock is below its maximum."
+		v.recommend = "Check cooling (inlet temperature, fans), power limits (nvidia-smi -q -d PERFORMANCE,POWER) and the node itself; move the replica off a bad node."
 		return v
+	}
+	if !ok1 {
+		v.notChecked = append(v.notChecked, c.missing(Slowdown))
+	}
+	return powerCapped(c, i, prev, clk, v)
+}
+
+// throttleLingers: at step i a slowdown reason is still active or the SM
+// clock is still below ClockRatioMin; a throttling finding whose condition
+// just cleared is held only then (a GPU back at full clock with no reason
+// clears at once).
+func (c *tctx) throttleLingers(i int) bool {
+	slow, ok1 := c.value(Slowdown, i)
+	clk, ok2 := c.value(ClockRatio, i)
+	return (ok1 && slow >= 1) || (ok2 && clk < c.th.ClockRatioMin)
+}
+
+// powerCapped: a GPU that is busy (utilisation ≥ stuckUtil) runs its SM
+// clock below ClockCapRatio of its maximum with no thermal or hardware
+// slowdown reason: an enforced power limit (or application clocks) holds it
+// down, and every compute-bound step is that much slower. The power_cap
+// reason alone is normal under full load (clocks stay near their maximum);
+// a clock far below it, or a limit below the board's default, is a cause.
+func powerCapped(c *tctx, i int, prev bool, clk float64, v verdict) verdict {
+	util, okU := c.value(GPUUtil, i)
+	if !okU || util < stuckUtil || !c.below(clk, c.th.ClockCapRatio, prev) {
+		return v
+	}
+	capped, okC := c.value(PowerCapped, i)
+	if okC && capped < 1 {
+		return v // the driver says no power cap: application clocks or another reason
 	}
 	v.active = true
-	reasons := "slowdown reason active"
-	if i < len(c.in.SlowdownReasons) && c.in.SlowdownReasons[i] != "" {
-		reasons = c.in.SlowdownReasons[i]
+	note := "no thermal or hardware slowdown reason: the clock is held by a power or application-clock limit"
+	if okC {
+		note = "power_cap reason active"
 	}
 	v.evidence = []Evidence{
-		{Signal: "throttle_reasons", Value: 1, Op: "=", Threshold: 1, Note: reasons},
-		ev(ClockRatio, clk, "<", c.th.ClockRatioMin, "ratio"),
+		ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockCapRatio, prev), "ratio"),
+		{Signal: string(GPUUtil), Value: util, Op: ">=", Threshold: stuckUtil, Unit: "ratio", Note: note},
 	}
-	v.summary = "GPU throttled: a hardware-slowdown, thermal or power-brake reason is active and the SM clock is below its maximum."
-	v.recommend = "Check cooling (inlet temperature, fans), power limits (nvidia-smi -q -d PERFORMANCE,POWER) and the node itself; move the replica off a bad node."
+	if lim, ok := c.value(PowerLimitRatio, i); ok && lim < 1 {
+		v.evidence = append(v.evidence, Evidence{Signal: string(PowerLimitRatio), Value: lim, Op: "<", Threshold: 1, Unit: "ratio",
+			Note: "enforced power limit below the board's default"})
+	}
+	v.summary = "GPU power-capped: the GPU is busy but its SM clock is held far below its maximum by a power limit (or application clocks); compute-bound work (prefill) slows in proportion."
+	v.recommend = "Check the enforced power limit against the board's default (nvidia-smi -q -d POWER; nvidia-smi -pl resets it) and application clocks (nvidia-smi -q -d CLOCK); on a shared or power-managed node ask for the default limit, or move the replica."
+	if !okC {
+		v.lowerTo(Medium, "the power_cap reason is not available: a low clock under load with no slowdown reason is read as a cap")
+	}
 	return v
 }
 
@@ -284,17 +436,32 @@ func (c *tctx) forGPU(g *GPUInput) *tctx {
 // per GPU, what could not be checked.
 func (c *tctx) throttledPerGPU(i int, active map[string][]bool, got map[string]verdict) verdict {
 	var out verdict
+	if c.gpuHold == nil {
+		c.gpuHold, c.gpuLast = map[string]int{}, map[string]verdict{}
+	}
 	for k := range c.in.GPUs {
 		g := &c.in.GPUs[k]
-		v := ruleThrottled(c.forGPU(g), i, i > 0 && active[g.GPU][i-1])
+		prev := i > 0 && active[g.GPU][i-1]
+		v := ruleThrottled(c.forGPU(g), i, prev)
 		for _, nc := range v.notChecked {
 			out.notChecked = append(out.notChecked, "gpu "+g.GPU+" "+nc)
 		}
-		if !v.active {
+		switch {
+		case v.active:
+			v.gpus = []GPURef{g.GPURef}
+			v.summary = "GPU " + g.GPU + ": " + v.summary
+			c.gpuHold[g.GPU], c.gpuLast[g.GPU] = 0, v
+		case prev && c.gpuHold[g.GPU] < c.maxHold() && c.forGPU(g).throttleLingers(i):
+			// as hold: kept for up to one rate window after it cleared,
+			// while a slowdown reason is still active or the clock is low
+			v = c.gpuLast[g.GPU]
+			c.gpuHold[g.GPU]++
+			v.heldFor = c.gpuHold[g.GPU]
+			v.evidence = append(slices.Clone(v.evidence), heldEvidence(c, v.heldFor))
+		default:
+			c.gpuHold[g.GPU] = 0
 			continue
 		}
-		v.gpus = []GPURef{g.GPURef}
-		v.summary = "GPU " + g.GPU + " throttled: a hardware-slowdown, thermal or power-brake reason is active and its SM clock is below its maximum."
 		got[g.GPU] = v
 		if !out.active {
 			out = v
@@ -342,13 +509,13 @@ func ruleKV(c *tctx, i int, prev bool) verdict {
 	if !c.atLeast(kv, c.th.KVUsageHigh, prev) {
 		return v
 	}
-	v.evidence = []Evidence{ev(KVUsage, kv, ">=", c.th.KVUsageHigh, "ratio")}
+	v.evidence = []Evidence{ev(KVUsage, kv, ">=", c.relax(">=", c.th.KVUsageHigh, prev), "ratio")}
 	pre, okP := c.value(Preemptions, i)
 	if okP {
 		if !c.atLeast(pre, c.th.PreemptionsPerSecond, prev) {
 			return v
 		}
-		v.evidence = append(v.evidence, ev(Preemptions, pre, ">=", c.th.PreemptionsPerSecond, "/s"))
+		v.evidence = append(v.evidence, ev(Preemptions, pre, ">=", c.relax(">=", c.th.PreemptionsPerSecond, prev), "/s"))
 	} else {
 		v.notChecked = append(v.notChecked, c.missing(Preemptions))
 		v.lowerTo(Medium, "preemptions not available: KV usage alone")
@@ -379,8 +546,8 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		note = "ceiling = highest running count in the range (max_num_seqs is not exported)"
 	}
 	v.evidence = []Evidence{
-		ev(WaitingAvg, wait, ">=", c.th.QueueWaitingMin, "requests"),
-		{Signal: string(RunningAvg), Value: run, Op: ">=", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: note},
+		ev(WaitingAvg, wait, ">=", c.relax(">=", c.th.QueueWaitingMin, prev), "requests"),
+		{Signal: string(RunningAvg), Value: run, Op: ">=", Threshold: c.relax(">=", c.th.RunningCeilingRatio*c.ceiling, prev), Unit: "requests", Note: note},
 	}
 	q, okQ := c.value(QueueMean, i)
 	e2e, okE := c.value(E2EMean, i)
@@ -389,7 +556,7 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		if !c.atLeast(share, c.th.QueueTimeShare, prev) {
 			return v
 		}
-		v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: ">=", Threshold: c.th.QueueTimeShare, Unit: "ratio",
+		v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: ">=", Threshold: c.relax(">=", c.th.QueueTimeShare, prev), Unit: "ratio",
 			Note: fmt.Sprintf("mean queue %s s of mean E2E %s s", num(q), num(e2e))})
 		c.approx(&v, QueueMean, E2EMean)
 	} else {
@@ -437,43 +604,83 @@ func (c *tctx) gpuCheck(v *verdict, s Signal, i int, op string, thr float64, pre
 		holds = c.below(x, thr, prev)
 	}
 	if holds {
-		v.evidence = append(v.evidence, ev(s, x, op, thr, "ratio"))
+		v.evidence = append(v.evidence, ev(s, x, op, c.relax(op, thr, prev), "ratio"))
 	}
 	return holds
 }
 
+// recomputeShare is the preemptions per finished request above which
+// recomputation, not the prompts, explains a prefill-heavy step mix.
+const recomputeShare = 0.1
+
+// rulePrefill: the engine's work is mostly prefill (prompt tokens ≥
+// PrefillTokenShare of the tokens processed) and the SMs or tensor cores
+// are busy, with either long prompts (≥ LongPromptTokens per request) or a
+// queue (mean waiting ≥ QueueWaitingMin): prompts arrive faster than the
+// GPU computes them, whatever their length, and admission is limited by
+// the step's token budget, not by seats.
 func rulePrefill(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	prompt, ok1 := c.value(PromptTok, i)
 	gen, ok2 := c.value(GenTok, i)
-	ppr, ok3 := c.promptPerRequest(i)
-	if !ok1 || !ok2 || !ok3 {
-		v.notChecked = append(v.notChecked, c.missingAt(i, PromptTok, GenTok, Finished)...)
+	if !ok1 || !ok2 {
+		v.notChecked = append(v.notChecked, c.missingAt(i, PromptTok, GenTok)...)
 		return v
 	}
-	if prompt+gen <= 0 || !c.atLeast(prompt/(prompt+gen), c.th.PrefillTokenShare, prev) || !c.atLeast(ppr, c.th.LongPromptTokens, prev) {
+	if prompt+gen <= 0 || !c.atLeast(prompt/(prompt+gen), c.th.PrefillTokenShare, prev) {
+		return v
+	}
+	// Recompute preemptions prefill their requests again: when one request
+	// in ten is preempted with the KV cache full, the prefill work is the
+	// KV pressure's doing (kv_cache_pressure names it).
+	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
+		pre, okP := c.value(Preemptions, i)
+		fin, okF := c.value(Finished, i)
+		if okP && okF && pre >= recomputeShare*fin && pre > 0 {
+			return v
+		}
+	}
+	ppr, okPPR := c.promptPerRequest(i)
+	wait, okW := c.avg(Waiting, i)
+	long := okPPR && c.atLeast(ppr, c.th.LongPromptTokens, prev)
+	queued := okW && c.atLeast(wait, c.th.QueueWaitingMin, prev)
+	if q, ok := c.value(QueueMean, i); queued && ok {
+		if e2e, ok := c.value(E2EMean, i); ok && e2e > 0 && !c.atLeast(q/e2e, c.th.QueueTimeShare, prev) {
+			queued = false // a request waiting now and then is not a queue
+		}
+	}
+	if !long && !queued {
 		return v
 	}
 	v.evidence = []Evidence{
-		{Signal: "prompt_token_share", Value: prompt / (prompt + gen), Op: ">=", Threshold: c.th.PrefillTokenShare, Unit: "ratio",
+		{Signal: "prompt_token_share", Value: prompt / (prompt + gen), Op: ">=", Threshold: c.relax(">=", c.th.PrefillTokenShare, prev), Unit: "ratio",
 			Note: fmt.Sprintf("%s prompt tokens/s against %s generated tokens/s", num(prompt), num(gen))},
-		ev("prompt_tokens_per_request", ppr, ">=", c.th.LongPromptTokens, "tokens"),
+	}
+	if long {
+		v.evidence = append(v.evidence, ev("prompt_tokens_per_request", ppr, ">=", c.relax(">=", c.th.LongPromptTokens, prev), "tokens"))
+	} else {
+		v.evidence = append(v.evidence, Evidence{Signal: string(WaitingAvg), Value: wait, Op: ">=", Threshold: c.relax(">=", c.th.QueueWaitingMin, prev),
+			Unit: "requests", Note: "prompts queue for the step's token budget"})
 	}
 	sm, okSM := c.value(SMActive, i)
 	ten, okT := c.value(TensorActive, i)
 	switch {
 	case okSM && c.atLeast(sm, c.th.SMActiveHigh, prev):
-		v.evidence = append(v.evidence, ev(SMActive, sm, ">=", c.th.SMActiveHigh, "ratio"))
+		v.evidence = append(v.evidence, ev(SMActive, sm, ">=", c.relax(">=", c.th.SMActiveHigh, prev), "ratio"))
 		c.gpusWhere(&v, SMActive, i, ">=", c.th.SMActiveHigh)
 	case okT && c.atLeast(ten, c.th.SMActiveHigh, prev):
-		v.evidence = append(v.evidence, ev(TensorActive, ten, ">=", c.th.SMActiveHigh, "ratio"))
+		v.evidence = append(v.evidence, ev(TensorActive, ten, ">=", c.relax(">=", c.th.SMActiveHigh, prev), "ratio"))
 		c.gpusWhere(&v, TensorActive, i, ">=", c.th.SMActiveHigh)
 	case okSM || okT:
 		return v // the GPU is not compute-busy: not compute-bound
 	default:
+		// Without SM or tensor activity, prefill-heavy work cannot be told
+		// from a throttled or capped GPU: not guessed.
 		v.notChecked = append(v.notChecked, c.missing(SMActive))
-		v.lowerTo(Low, "SM and tensor activity could not be checked")
+		v.undecided = string(PrefillCompute)
+		return v
 	}
+	gpuMeasured := okSM || okT
 	if ttft, ok := c.value(TTFTMean, i); ok {
 		pre, _ := c.value(PrefillMean, i)
 		q, _ := c.value(QueueMean, i)
@@ -483,10 +690,25 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 	c.approx(&v, PromptTok, GenTok, Finished)
 	v.active = true
 	v.summary = "Prefill compute-bound: the engine's work is mostly prefill of long prompts and the GPU's SMs are busy; TTFT (queue for the step's token budget plus prefill) grows with the prompt load."
-	v.recommend = "Enable chunked prefill (--enable-chunked-prefill) and tune --max-num-batched-tokens, enable prefix caching (--enable-prefix-caching) for shared prefixes, or disaggregate prefill onto separate instances."
+	if !gpuMeasured {
+		v.summary = "Prefill-heavy: the engine's work is mostly prefill of long prompts; TTFT (queue for the step's token budget plus prefill) grows with the prompt load. Whether the GPU is compute-bound is not measured (no SM or tensor activity)."
+	}
+	if c.in.Generation == "v1" {
+		v.recommend = "Chunked prefill is always on in vLLM V1: the step's token budget (--max-num-batched-tokens) bounds the prefill rate; raise it for throughput (lower it for ITL), enable prefix caching (--enable-prefix-caching) for shared prefixes, add replicas, or disaggregate prefill onto separate instances."
+	} else {
+		v.recommend = "Enable chunked prefill (--enable-chunked-prefill) and tune --max-num-batched-tokens, enable prefix caching (--enable-prefix-caching) for shared prefixes, add replicas, or disaggregate prefill onto separate instances."
+	}
 	return v
 }
 
+// ruleDecode: DRAM bandwidth limits decode. With objectives, it holds
+// when an inter-token (ITL, TPOT) objective is breached while DRAM
+// activity is high and SM activity is not: the breach is anchored on the
+// target's own objective, whatever the model size. Otherwise the fixed
+// thresholds apply (mean ITL ≥ ITLHigh with at least DecodeBatchMin
+// running); with every objective met the SLO gate makes that an
+// observation on the healthy verdict. Without DRAM activity the class is not guessed
+// (insufficient_data).
 func ruleDecode(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	itl, ok1 := c.value(ITLMean, i)
@@ -495,10 +717,21 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 		v.notChecked = append(v.notChecked, c.missingAt(i, ITLMean, Running)...)
 		return v
 	}
-	if !c.atLeast(itl, c.th.ITLHigh, prev) || !c.atLeast(run, c.th.DecodeBatchMin, prev) {
+	known, _, itlBreach, breached := c.sloAt(i)
+	if known && itlBreach {
+		v.evidence = []Evidence{ev(ITLMean, itl, "", 0, "s"), {Signal: "slo", Value: math.NaN(), Note: "objective " + strings.Join(breached, ", ") + " breached"},
+			ev(RunningAvg, run, "", 0, "requests")}
+	} else {
+		if !c.atLeast(itl, c.th.ITLHigh, prev) || !c.atLeast(run, c.th.DecodeBatchMin, prev) {
+			return v
+		}
+		v.evidence = []Evidence{ev(ITLMean, itl, ">=", c.relax(">=", c.th.ITLHigh, prev), "s"), ev(RunningAvg, run, ">=", c.relax(">=", c.th.DecodeBatchMin, prev), "requests")}
+	}
+	if _, ok := c.value(DRAMActive, i); !ok {
+		v.notChecked = append(v.notChecked, c.missing(DRAMActive))
+		v.undecided = string(DecodeMemory)
 		return v
 	}
-	v.evidence = []Evidence{ev(ITLMean, itl, ">=", c.th.ITLHigh, "s"), ev(RunningAvg, run, ">=", c.th.DecodeBatchMin, "requests")}
 	if !c.gpuCheck(&v, DRAMActive, i, ">=", c.th.DRAMActiveHigh, prev) {
 		return v
 	}
@@ -509,7 +742,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 	c.approx(&v, ITLMean, Running)
 	v.active = true
 	v.summary = "Decode memory-bandwidth-bound: inter-token latency is high with a large decode batch; DRAM bandwidth, not compute, limits each step."
-	v.recommend = "Quantise the weights (e.g. --quantization fp8 or an AWQ/GPTQ checkpoint) and the KV cache (--kv-cache-dtype fp8), use speculative decoding (--speculative-config), or raise tensor parallelism; larger batches raise throughput but not ITL."
+	v.recommend = "Quantise the weights (e.g. --quantization fp8 or an AWQ/GPTQ checkpoint) and the KV cache (--kv-cache-dtype fp8), use speculative decoding (--speculative-config), or raise tensor parallelism; a smaller batch (--max-num-seqs) lowers ITL at the cost of throughput."
 	return v
 }
 
@@ -532,7 +765,7 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 	if !c.atLeast(share, c.th.FrontendShare, prev) {
 		return v
 	}
-	v.evidence = []Evidence{{Signal: "frontend_share_of_e2e", Value: share, Op: ">=", Threshold: c.th.FrontendShare, Unit: "ratio",
+	v.evidence = []Evidence{{Signal: "frontend_share_of_e2e", Value: share, Op: ">=", Threshold: c.relax(">=", c.th.FrontendShare, prev), Unit: "ratio",
 		Note: fmt.Sprintf("E2E − queue − inference = %s s of %s s", num(e2e-q-inf), num(e2e))}}
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.GPUBusy, prev) {
 		return v
@@ -572,15 +805,27 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
 		return v
 	}
-	if pre <= 0 || ppr <= 0 || !c.atLeast(ttft/pre, c.th.HOLTTFTRatio, prev) || pre/ppr > c.th.HOLPrefillPerToken {
+	if pre <= 0 || ppr <= 0 || !c.atLeast(ttft/pre, c.th.HOLTTFTRatio, prev) {
+		return v
+	}
+	// Prefill itself is not the bottleneck: its time per prompt token is
+	// normal, or — relative to the hardware, whatever the model and GPU —
+	// the SMs are not saturated (a long prefill holds the step, not the GPU).
+	sm, okSM := c.value(SMActive, i)
+	fast := pre/ppr <= c.th.HOLPrefillPerToken
+	if !fast && (!okSM || !c.below(sm, c.th.SMActiveHigh, prev)) {
 		return v
 	}
 	v.evidence = []Evidence{
-		ev(PromptP99, p99, ">=", c.th.HOLTailTokens, "tokens"),
-		{Signal: "prompt_tail_ratio", Value: p99 / p50, Op: ">=", Threshold: c.th.HOLTailRatio, Unit: "ratio",
+		ev(PromptP99, p99, ">=", c.relax(">=", c.th.HOLTailTokens, prev), "tokens"),
+		{Signal: "prompt_tail_ratio", Value: p99 / p50, Op: ">=", Threshold: c.relax(">=", c.th.HOLTailRatio, prev), Unit: "ratio",
 			Note: fmt.Sprintf("99th percentile %s tokens, median %s tokens per prompt", num(p99), num(p50))},
-		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.th.HOLTTFTRatio, Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
-		{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"},
+		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.relax(">=", c.th.HOLTTFTRatio, prev), Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
+	}
+	if fast {
+		v.evidence = append(v.evidence, Evidence{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"})
+	} else {
+		v.evidence = append(v.evidence, Evidence{Signal: string(SMActive), Value: sm, Op: "<", Threshold: c.relax("<", c.th.SMActiveHigh, prev), Unit: "ratio", Note: "the SMs are not saturated: the long prefills hold the step, not the GPU"})
 	}
 	if c.ceiling > 0 {
 		v.evidence = append(v.evidence, Evidence{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"})
@@ -588,7 +833,11 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 	c.approx(&v, PromptP99, TTFTMean, PrefillMean)
 	v.active = true
 	v.summary = "Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats and prefill runs at normal speed per token."
-	v.recommend = "Enable chunked prefill (--enable-chunked-prefill) with a smaller --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
+	if c.in.Generation == "v1" {
+		v.recommend = "vLLM V1 always chunks prefills: limit how much of each step long prompts may take with --max-num-partial-prefills, --max-long-partial-prefills and --long-prefill-token-threshold, size --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
+	} else {
+		v.recommend = "Enable chunked prefill (--enable-chunked-prefill) with a smaller --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
+	}
 	return v
 }
 
@@ -596,17 +845,21 @@ func ruleAborted(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	ab, ok1 := c.value(Aborted, i)
 	fin, ok2 := c.value(Finished, i)
-	if !ok1 || !ok2 {
-		if !ok1 {
-			v.notChecked = append(v.notChecked, c.missing(Aborted))
+	if !ok1 {
+		if ok2 {
+			return abortedUncounted(c, i, fin, v)
 		}
+		v.notChecked = append(v.notChecked, c.missing(Aborted))
+		return v
+	}
+	if !ok2 {
 		return v
 	}
 	if fin <= 0 || !c.atLeast(ab/fin, c.th.AbortShare, prev) {
 		return v
 	}
 	v.evidence = []Evidence{
-		{Signal: "aborted_share", Value: ab / fin, Op: ">=", Threshold: c.th.AbortShare, Unit: "ratio"},
+		{Signal: "aborted_share", Value: ab / fin, Op: ">=", Threshold: c.relax(">=", c.th.AbortShare, prev), Unit: "ratio"},
 		ev(Aborted, ab, "", 0, "/s"),
 	}
 	c.approx(&v, Aborted, Finished)
@@ -614,6 +867,29 @@ func ruleAborted(c *tctx, i int, prev bool) verdict {
 	v.summary = "Aborted traffic: clients close requests before they finish. The latency figures describe only the requests that finished; about " +
 		num(ab*c.windowSeconds()) + " requests in the last " + c.windowText() + " did not."
 	v.recommend = "Check client timeouts and cancellations; if requests time out in the queue, see queue saturation."
+	return v
+}
+
+// abortedUncounted: without a per-reason finished counter, requests that
+// start (prompt tokens are processed) while none finishes and none waits
+// over the whole window are ended by their clients: the latency histograms
+// see none of them.
+func abortedUncounted(c *tctx, i int, fin float64, v verdict) verdict {
+	v.notChecked = append(v.notChecked, c.missing(Aborted))
+	prompt, ok := c.value(PromptTok, i)
+	wait, okW := c.avg(Waiting, i)
+	if !ok || prompt <= 0 || fin > 0 || (okW && wait >= c.th.QueueWaitingMin) {
+		return v
+	}
+	v.active = true
+	v.evidence = []Evidence{
+		ev(PromptTok, prompt, ">", 0, "/s"),
+		{Signal: string(Finished), Value: fin, Op: "=", Threshold: 0, Unit: "/s", Note: "no request finished in the last " + c.window},
+	}
+	v.lowerTo(Medium, "no abort counter: requests that start and never finish are read as aborted by their clients")
+	v.summary = "Aborted traffic: requests start (their prompts are processed) but none finishes in the last " + c.window +
+		" and none waits: clients close them before the end. The latency histograms describe none of them."
+	v.recommend = "Check client timeouts and cancellations (gateway logs); the engine exports no abort count here."
 	return v
 }
 
@@ -632,7 +908,13 @@ func ruleUnder(c *tctx, i int, prev bool) verdict {
 			return v // frozen: the stall rules speak
 		}
 	}
-	v.evidence = []Evidence{ev(RunningAvg, run, "<", c.th.UnderRunning, "requests"), ev(WaitingAvg, wait, "<", c.th.QueueWaitingMin, "requests")}
+	// Idle SMs are the claim: without SM activity (no GPU agent or DCGM exporter for the
+	// target) little load alone is not under-utilisation, and the class is not raised.
+	if _, ok := c.value(SMActive, i); !ok {
+		v.notChecked = append(v.notChecked, c.missing(SMActive))
+		return v
+	}
+	v.evidence = []Evidence{ev(RunningAvg, run, "<", c.relax("<", c.th.UnderRunning, prev), "requests"), ev(WaitingAvg, wait, "<", c.th.QueueWaitingMin, "requests")}
 	if !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveLow, prev) {
 		return v
 	}

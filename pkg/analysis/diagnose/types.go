@@ -39,6 +39,20 @@ const (
 	UnderUtilised    Class = "under_utilised"
 	Healthy          Class = "healthy"
 	Unknown          Class = "cannot_tell"
+	// Classes added for issue 20 (new names; the ones above are unchanged).
+
+	// InsufficientData: what is needed to name the cause is missing (no
+	// GPU agent, a stuck or absent GPU counter); the finding names the
+	// missing signals and the classes it could not decide between.
+	InsufficientData Class = "insufficient_data"
+	// UnstableBatching: inter-token latency swings with the running batch
+	// while an objective is breached.
+	UnstableBatching Class = "unstable_batching"
+	// SmallBatches: requests run but the batch is too small to use the
+	// GPU (beyond under_utilised's fewer than one running request).
+	SmallBatches Class = "small_batches"
+	// ErrorSurge: a share of requests end with an error.
+	ErrorSurge Class = "error_surge"
 )
 
 // Classes lists every class in priority order: when several hold at once,
@@ -46,8 +60,19 @@ const (
 // Causes come before symptoms: a KV cache that is full, compute-bound
 // prefill or bandwidth-bound decode also fill the queue, so queue
 // saturation is named only when none of them holds.
-var Classes = []Class{Stalled, GPUThrottled, KVPressure, PrefillCompute, DecodeMemory, HeadOfLine,
-	QueueSaturation, FrontendOverhead, AbortedTraffic, IdleStaleGauges, UnderUtilised, Healthy, Unknown}
+//
+// Data quality comes first: a stalled engine or frozen gauges make every
+// performance rule read stale values, so they are decided before any of
+// them. Queue saturation with free KV blocks ranks before decode
+// bandwidth: seats are the cause a flag fixes (--max-num-seqs).
+var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, ErrorSurge, PrefillCompute, KVPressure, QueueSaturation,
+	DecodeMemory, HeadOfLine, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
+	SmallBatches, Healthy, Unknown}
+
+// performanceClasses are the classes that explain a latency breach; with
+// every objective of the target met they are observations, not findings.
+var performanceClasses = []Class{KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
+	UnstableBatching, FrontendOverhead}
 
 // Severity of a finding.
 type Severity string
@@ -133,7 +158,28 @@ const (
 	GPUUtil       Signal = "gpu_util"            // ratio 0..1, mean over the target's GPUs and the rate window
 	ClockRatio    Signal = "sm_clock_ratio"      // SM clock / max SM clock, lowest over the target's GPUs
 	Slowdown      Signal = "slowdown"            // 1 when a slowdown reason (hw_slowdown, sw/hw thermal, power brake) is active on a GPU, else 0
+	// PowerCapped is 1 while the power_cap clock-event reason is active on
+	// a GPU, else 0 (optional: without it a low clock on a busy GPU with
+	// no slowdown reason is read as a cap).
+	PowerCapped Signal = "power_capped"
+	// PowerLimitRatio is the enforced power limit over the board's default
+	// limit, lowest over the target's GPUs (optional).
+	PowerLimitRatio Signal = "power_limit_ratio"
+	Errored         Signal = "requests_errored" // requests ended with an error per second (finished_reason="error", HTTP 5xx)
 )
+
+// ObjectiveInput is one latency objective of the target's SLO profile with
+// its compliance per step: Good is the share (0..1) of the window's
+// requests whose Signal (a latency stage: "ttft", "itl", "tpot", "e2e", …)
+// was at or under Threshold seconds, NaN where the window finished no
+// request. The objective is breached at a step where Good < Target.
+type ObjectiveInput struct {
+	Name      string
+	Signal    string
+	Threshold float64 // seconds
+	Target    float64 // ratio of good requests, e.g. 0.99
+	Good      []float64
+}
 
 // TargetInput is one target's signals on the step grid (Input.Steps).
 type TargetInput struct {
@@ -167,6 +213,12 @@ type TargetInput struct {
 	// read GPU activity name the GPUs whose values crossed the threshold.
 	// The target-level GPU signals in Values stay the across-GPU reduction.
 	GPUs []GPUInput
+	// Objectives are the latency objectives that apply to the target (its
+	// SLO profile). With objectives, a window whose every objective is met
+	// raises no warning for a performance class (it is an observation on
+	// the healthy verdict), and the decode and batching rules are judged
+	// against the breached objective instead of fixed latency thresholds.
+	Objectives []ObjectiveInput
 }
 
 // GPURef names one GPU of a target's agent: its index ("0", "1", …) and
@@ -208,11 +260,19 @@ type Evidence struct {
 	Note      string
 }
 
-// String renders evidence as "kv_cache_usage 0.953 ≥ 0.9 (note)".
+// String renders evidence as "kv_cache_usage 0.953 ≥ 0.9 (note)"; an
+// entry without a value or comparison (Value NaN, Op "") as "signal (note)".
 func (e Evidence) String() string {
 	op := map[string]string{">=": "≥", "<=": "≤"}[e.Op]
 	if op == "" {
 		op = e.Op
+	}
+	if math.IsNaN(e.Value) && e.Op == "" {
+		// a statement without a value: "missing (sm_active: …)"
+		if e.Note != "" {
+			return e.Signal + " (" + e.Note + ")"
+		}
+		return e.Signal
 	}
 	s := e.Signal + " " + num(e.Value)
 	if e.Unit != "" && e.Unit != "ratio" {

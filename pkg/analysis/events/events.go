@@ -3,7 +3,9 @@
 // scrapes), a change of served model names on the same URL, a change of
 // engine, engine generation or version family, a change of vLLM's cache
 // configuration (cache_config_info labels), and counters that went backwards
-// without resetting to near zero. Pure functions over PromQL results.
+// without a restart. A decrease is classed by sanity.ResetRule, the rule every
+// query type applies: below half the previous value (or to 0) a restart, else
+// backwards. Pure functions over PromQL results.
 package events
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
@@ -30,7 +33,7 @@ const (
 	ModelChange      Kind = "model_change"      // the set of served model names changed
 	EngineChange     Kind = "engine_change"     // engine, generation or version family changed
 	ConfigChange     Kind = "config_change"     // vLLM cache_config_info labels changed
-	CounterBackwards Kind = "counter_backwards" // a counter decreased but not to near zero
+	CounterBackwards Kind = "counter_backwards" // a counter decreased to at least half its value (sanity.ResetRule)
 )
 
 // Event is one annotation: an instant (TimeEnd == Time) or a region.
@@ -77,15 +80,6 @@ type ScrapeError struct {
 	Error string
 }
 
-// nearZero is the largest fraction of the previous value a decreased counter may have for
-// the decrease to count as a reset (a restart): a restarted counter starts at zero and counts
-// at most one scrape interval of work before the next scrape. Below minReset the previous
-// value is too small to tell and any decrease is a reset.
-const (
-	nearZero = 0.1
-	minReset = 10
-)
-
 // Detect returns the target's events in time order. Restart evidence (every counter series
 // reset, a new process start time) within two scrape intervals is merged into one event at
 // the earliest sample; a counter that went backwards at a restart is part of it.
@@ -126,7 +120,8 @@ func Detect(in Input) []Event {
 				continue
 			}
 			at := s.Values[k].Timestamp.Time()
-			if prev < minReset || cur <= nearZero*prev {
+			// One rule with the latency, throughput and saturation queries (sanity.ResetRule).
+			if sanity.IsRestart(prev, cur) {
 				resets[at] = append(resets[at], name)
 				continue
 			}
@@ -136,7 +131,7 @@ func Detect(in Input) []Event {
 	for at, names := range resets {
 		slices.Sort(names)
 		names = slices.Compact(names)
-		restarts = append(restarts, cand{at, fmt.Sprintf("counters reset (%s)", strings.Join(names, ", "))})
+		restarts = append(restarts, cand{at, fmt.Sprintf("counters fell to less than half their value (%s)", strings.Join(names, ", "))})
 	}
 	sort.Slice(restarts, func(a, b int) bool {
 		if restarts[a].at.Equal(restarts[b].at) {
@@ -154,6 +149,9 @@ func Detect(in Input) []Event {
 			k++
 		}
 		restartTimes = append(restartTimes, first.at)
+		if len(in.StartTimes) == 0 {
+			whys = append(whys, "a restart by the counters alone: this page exports no process_start_time_seconds to confirm it")
+		}
 		out = append(out, Event{Time: first.at, TimeEnd: first.at, Target: in.Target, Kind: Restart,
 			Title: fmt.Sprintf("%s restarted", in.Target),
 			Text:  fmt.Sprintf("%s restarted: %s. Rates over windows that span it count from zero again.", in.Target, strings.Join(whys, "; "))})
@@ -164,7 +162,7 @@ func Detect(in Input) []Event {
 		}
 		out = append(out, Event{Time: b.at, TimeEnd: b.at, Target: in.Target, Kind: CounterBackwards,
 			Title: fmt.Sprintf("%s: counter went backwards", in.Target),
-			Text: fmt.Sprintf("%s%s went from %s to %s without resetting to near zero: another process's counters may be served on this URL; rates over windows that span it are wrong.",
+			Text: fmt.Sprintf("%s%s went from %s to %s, still at least half its value, so not a restart: another process's counters may be served on this URL, or the exporter is broken; the queries leave the step out of their rates.",
 				b.name, b.labelSet, num(b.prev), num(b.cur))})
 	}
 

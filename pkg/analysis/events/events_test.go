@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/sanity"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -106,4 +108,39 @@ func TestEngineAndConfigChange(t *testing.T) {
 	assert.Equal(t, at(5).Time(), evs[1].Time)
 	assert.Contains(t, evs[1].Text, "vllm v1 0.9-0.10")
 	assert.Contains(t, evs[1].Text, "0.13+")
+}
+
+// TestRestartRuleIsTheQueries: a multiprocess vLLM page has no process_start_time_seconds. Its
+// counters fall from 90 to 10 at scrape 2: below half, so a restart by sanity.ResetRule, the
+// rule the latency and throughput queries apply (they found "a restart" there while this
+// query said "counter went backwards … another process's counters"). The sentence says the
+// restart rests on the counters alone. A fall from 100 to 60 (at least half) is backwards in
+// both.
+func TestRestartRuleIsTheQueries(t *testing.T) {
+	x := in()
+	x.Counters = model.Matrix{
+		series(model.Metric{"__name__": "vllm:request_success_total", "finished_reason": "stop"}, 70, 90, 10, 20, 30),
+		series(model.Metric{"__name__": "vllm:prompt_tokens_total"}, 600, 800, 900, 1000, 1100, 1200, 100, 150, 200, 220, 120),
+	}
+	evs := Detect(x)
+	require.Len(t, evs, 3, "%+v", evs)
+	assert.Equal(t, Restart, evs[0].Kind)
+	assert.Equal(t, at(2).Time(), evs[0].Time)
+	assert.Equal(t, "a restarted: counters fell to less than half their value (vllm:request_success_total); a restart by the counters alone: this page exports no process_start_time_seconds to confirm it. Rates over windows that span it count from zero again.", evs[0].Text)
+	assert.Equal(t, Restart, evs[1].Kind, "1200 → 100")
+	assert.Equal(t, at(6).Time(), evs[1].Time)
+	assert.Equal(t, CounterBackwards, evs[2].Kind, "220 → 120")
+	assert.Contains(t, evs[2].Text, "vllm:prompt_tokens_total went from 220 to 120, still at least half its value, so not a restart")
+	// The queries' classification of the same steps.
+	assert.True(t, sanity.IsRestart(90, 10))
+	assert.False(t, sanity.IsBackwards(90, 10))
+	assert.True(t, sanity.IsBackwards(100, 60))
+	assert.Empty(t, sanity.CounterBackwards("requests_finished", x.Counters[:1], ""), "the latency/throughput rule finds no backwards step where events finds a restart")
+	assert.Len(t, sanity.CounterBackwards("prompt_tokens", x.Counters[1:], ""), 1)
+
+	// With process_start_time_seconds on the page the sentence does not say it is missing.
+	x.StartTimes = model.Matrix{series(model.Metric{"__name__": "process_start_time_seconds"}, 1e9, 1e9, 1e9+30)}
+	evs = Detect(x)
+	assert.NotContains(t, evs[0].Text, "no process_start_time_seconds")
+	assert.Contains(t, evs[0].Text, "process_start_time_seconds moved")
 }

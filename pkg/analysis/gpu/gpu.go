@@ -90,11 +90,15 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 			// other reads busy for StuckSteps steps or more): the one at 0 looks
 			// stuck; saturation uses the other, which follows the load.
 			switched := false
+			// A range shorter than StuckSteps steps (an instant panel, a
+			// two-step alert query) is judged on all its steps: each step's
+			// value already spans a rate window of several scrapes.
+			need := max(1, min(StuckSteps, len(steps)))
 			if util := srcs[utilIdx].vals[k]; i < utilIdx && util != nil {
-				if spans := sanity.StuckAtZero(vals, util, steps, StuckSteps); len(spans) > 0 {
+				if spans := sanity.StuckAtZero(vals, util, steps, need); len(spans) > 0 {
 					notes.Add(analysis.Warning, stuckText(describe(labels), saturationSources[i].source, catalog.GPUUtil, spans)+"; saturation uses GPU utilisation for this GPU over the whole range")
 					i, vals, labels, switched = utilIdx, util, srcs[utilIdx].labels[k], true
-				} else if spans := sanity.StuckAtZero(util, vals, steps, StuckSteps); len(spans) > 0 {
+				} else if spans := sanity.StuckAtZero(util, vals, steps, need); len(spans) > 0 {
 					notes.Add(analysis.Warning, stuckText(describe(labels), catalog.GPUUtil, saturationSources[i].source, spans)+"; saturation keeps "+string(saturationSources[i].source))
 				}
 			}
@@ -119,7 +123,8 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 }
 
 // StuckSteps is how many consecutive steps two GPU activity sources must disagree (one at 0,
-// the other busy: sanity.StuckAtZero) before Saturation calls the one at 0 stuck.
+// the other busy: sanity.StuckAtZero) before Saturation calls the one at 0 stuck; a range
+// with fewer steps must disagree at every one of them.
 const StuckSteps = 3
 
 // stuckText words a stuck source for a notice: which GPU, which source read 0 while which

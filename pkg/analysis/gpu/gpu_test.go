@@ -147,3 +147,24 @@ func TestSaturationFallsBackFromAStuckSource(t *testing.T) {
 		"a/h/gpu 1: gpu_util read 0 while sm_active read up to 70% for 8 steps from " + t0.UTC().Format("2006-01-02 15:04:05 UTC") + ", so gpu_util looks stuck; saturation keeps sm_active",
 	}, texts)
 }
+
+// TestSaturationStuckOnAShortRange (issue 20, point 8): a two-step range
+// whose SM activity reads 0 at both steps while utilisation reads 0.99 is
+// stuck (each step is a window of several scrapes): utilisation is used,
+// with a warning. Before, the three-step rule never fired on two steps.
+func TestSaturationStuckOnAShortRange(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	st := analysis.Steps(t0, t0.Add(time.Minute), time.Minute)
+	require.Len(t, st, 2)
+	m := model.Metric{"job": "a", "gpu": "0", "uuid": "GPU-0", "hostname": "h"}
+	var notes analysis.Notices
+	out := Saturation(model.Matrix{stream(m, t0, 0, 0)}, nil, model.Matrix{stream(m, t0, 0.99, 0.99)}, st, &notes)
+	require.Len(t, out, 1)
+	assert.Equal(t, "gpu_util", out[0].Labels["source"])
+	require.Len(t, notes.List(), 1)
+	assert.Contains(t, notes.List()[0].Text, "sm_active looks stuck")
+	// one step at 0 of a two-step range is not enough
+	notes = analysis.Notices{}
+	out = Saturation(model.Matrix{stream(m, t0, 0.5, 0)}, nil, model.Matrix{stream(m, t0, 0.99, 0.99)}, st, &notes)
+	assert.Equal(t, "sm_active", out[0].Labels["source"])
+}

@@ -16,12 +16,15 @@ type Row struct {
 	Name, Kind, URL string
 	// Engine is the catalogue's engine; Generation "v0"/"v1" for vLLM; Version a range such as "0.11-0.12".
 	Engine, Generation, Version string
-	Models                      []string
-	Up                          bool
-	LastScrape                  time.Time
-	LastDuration                time.Duration
-	Series                      int
-	LastError                   string
+	// ReExporter names the gateway when the target re-exports other servers' engine series
+	// (catalog.Detection.ReExporter, e.g. "vLLM production-stack router"), else "".
+	ReExporter   string
+	Models       []string
+	Up           bool
+	LastScrape   time.Time
+	LastDuration time.Duration
+	Series       int
+	LastError    string
 }
 
 // Observed is what the collector and the store know about one target.
@@ -51,7 +54,7 @@ func Build(obs []Observed) []Row {
 			LastDuration: o.LastDuration, Series: o.Series, LastError: o.LastError, Models: o.Models}
 		if len(o.MetricNames) > 0 || o.EngineOverride != "" {
 			d := o.Detection
-			r.Engine, r.Generation, r.Version = string(d.Engine), d.Generation, d.Version
+			r.Engine, r.Generation, r.Version, r.ReExporter = string(d.Engine), d.Generation, d.Version, d.ReExporter
 		}
 		if o.Kind == "target" && o.Up && o.LastError == "" && (r.Engine == "" || r.Engine == string(catalog.EngineUnknown)) {
 			// The scrape succeeded but nothing on the page is an inference

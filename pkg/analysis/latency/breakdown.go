@@ -120,7 +120,7 @@ func population(in map[catalog.Signal]MeanInput, sums, counts map[catalog.Signal
 		present := 0
 		for _, sig := range BreakdownParts {
 			c, s := counts[sig][k][p], sums[sig][k][p]
-			if c == nil || s == nil || math.IsNaN(at(c)) || math.IsNaN(at(s)) {
+			if c == nil || s == nil || !isFinite(at(c)) || !isFinite(at(s)) {
 				missing = append(missing, sig)
 				continue
 			}
@@ -143,7 +143,7 @@ func population(in map[catalog.Signal]MeanInput, sums, counts map[catalog.Signal
 		}
 		for _, sig := range BreakdownParts {
 			c, s := counts[sig][k][p], sums[sig][k][p]
-			if c == nil || s == nil || math.IsNaN(at(c)) || math.IsNaN(at(s)) {
+			if c == nil || s == nil || !isFinite(at(c)) || !isFinite(at(s)) {
 				continue
 			}
 			scale := in[sig].Scale
@@ -275,3 +275,7 @@ func alignBreakdown(in map[catalog.Signal]MeanInput, steps []time.Time, split st
 	}
 	return sums, counts, groups, slices.Sorted(maps.Keys(groups))
 }
+
+// isFinite reports whether a rate can enter a mean: NaN (no data, or a NaN sample at a window's
+// edge) and ±Inf (an infinite sample) are left out of the breakdown's sums, as missing.
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

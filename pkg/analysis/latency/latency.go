@@ -570,6 +570,13 @@ func consistentParts(in Input, steps []time.Time, scale float64, rates map[strin
 			r, c := resets[key][part], counts[key][part]
 			for i, b := range per {
 				if len(b) == 0 {
+					// No increase at this step (delta() saw fewer than two samples of the
+					// histogram in the window, e.g. the last, partial step after a model's series
+					// were relabelled) while rate() may have the buckets: use those, as the mean
+					// (from the _sum and _count rates) does.
+					if rp := rates[key][part]; rp != nil && len(rp[i]) > 0 {
+						per[i] = rp[i]
+					}
 					continue
 				}
 				if r != nil && r[i] > 0 {

@@ -64,6 +64,17 @@ func (f HistogramFinding) Text() string {
 // Differences within HistogramTolerance are agreement. Steps without observations are
 // skipped. The mean uses _count where given, else the +Inf bucket.
 func HistogramChecks(stage string, buckets, sum, count model.Matrix, steps []time.Time) []HistogramFinding {
+	var out []HistogramFinding
+	for _, v := range JudgeHistogram(stage, buckets, sum, count, steps) {
+		out = append(out, v.Findings...)
+	}
+	return out
+}
+
+// JudgeHistogram is HistogramChecks grouped into one Verdict per group (the group labels of the
+// bucket series, le dropped) that has data, with the steps at which the histogram contradicts
+// itself. Groups are sorted by their labels.
+func JudgeHistogram(stage string, buckets, sum, count model.Matrix, steps []time.Time) Verdicts {
 	idx := make(map[int64]int, len(steps))
 	for i, t := range steps {
 		idx[t.UnixMilli()] = i
@@ -88,11 +99,13 @@ func HistogramChecks(stage string, buckets, sum, count model.Matrix, steps []tim
 	}
 	sums, _ := analysis.Align(sum, steps)
 	counts, _ := analysis.Align(count, steps)
-	var out []HistogramFinding
+	var out Verdicts
 	for _, key := range slices.Sorted(maps.Keys(perGroup)) {
+		v := Verdict{Stage: stage, Labels: labels[key], Key: key, Bad: make([]bool, len(steps))}
 		found := map[string]*HistogramFinding{}
 		var order []string
 		note := func(kind string, i int, off float64, detail string) {
+			v.Bad[i] = true
 			f := found[kind]
 			if f == nil {
 				f = &HistogramFinding{Stage: stage, Labels: labels[key], Kind: kind, Detail: detail, Off: off, At: steps[i].UTC()}
@@ -131,8 +144,9 @@ func HistogramChecks(stage string, buckets, sum, count model.Matrix, steps []tim
 			}
 		}
 		for _, k := range order {
-			out = append(out, *found[k])
+			v.Findings = append(v.Findings, *found[k])
 		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -216,6 +216,22 @@ func NonFinite(signal string, m model.Matrix, effect string) []Finding {
 // (see CounterBackwards).
 func backwards(prev, cur float64) bool { return cur < prev && cur > 0 && cur >= prev/2 }
 
+// ResetRule is the one rule by which every query type and the events query class a counter
+// (or a histogram's _count or bucket) that decreased, as a sentence for notices and docs. It is
+// the rule of IsRestart and IsBackwards.
+const ResetRule = "a counter that falls to less than half its previous value, or to 0, is a restart (a restarted process counts again from zero, so it reads at most what it counted since); one that falls by less went backwards without a restart"
+
+// IsRestart reports whether a counter step from prev to cur is a reset, a restart of the
+// process by ResetRule: cur < prev, and cur is 0 or below prev/2. It is what PromQL's rate()
+// and resets() take for a reset and the latency, throughput and saturation queries keep; the
+// events query calls it a restart, with or without process_start_time_seconds on the page.
+func IsRestart(prev, cur float64) bool { return cur < prev && !backwards(prev, cur) }
+
+// IsBackwards reports whether a counter step from prev to cur went back without a restart by
+// ResetRule: cur < prev, cur > 0 and cur >= prev/2 (CounterBackwards names such steps and the
+// queries leave them out of their rates; the events query calls them counter_backwards).
+func IsBackwards(prev, cur float64) bool { return backwards(prev, cur) }
+
 // BackwardsAt returns the times of the samples of one raw counter series at which it went
 // backwards without a restart (see CounterBackwards), ascending.
 func BackwardsAt(s *model.SampleStream) []time.Time {

@@ -84,3 +84,21 @@ func (h History) Covered() time.Duration {
 	}
 	return 0
 }
+
+// BurnResolution is the step of a burn-rate history: the largest divisor of
+// 5 minutes (in whole seconds) that is at most the panel step and at least
+// four scrape intervals (5m when four scrape intervals exceed it). It divides
+// every window of Windows, so History.Window sums exactly the true window,
+// never one rounded to a coarse panel step (at 100 points over 4 days a step
+// of about 58 minutes would turn the 5m window into 58 minutes).
+func BurnResolution(step, scrape time.Duration) time.Duration {
+	lo := 4 * scrape
+	hi := max(step, lo)
+	for d := 300; d >= 1; d-- {
+		r := time.Duration(d) * time.Second
+		if 300%d == 0 && r <= hi && r >= lo {
+			return r
+		}
+	}
+	return 5 * time.Minute
+}

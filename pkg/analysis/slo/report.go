@@ -12,7 +12,7 @@ import (
 // this package does not depend on the settings package).
 type Spec struct {
 	Profile, Objective string
-	// Kind is "latency" or "error_ratio"; Signal the latency stage.
+	// Kind is "latency", "error_ratio" or "availability"; Signal the latency stage.
 	Kind, Signal string
 	// Threshold in seconds (NaN for error-ratio objectives); Target a ratio 0..1.
 	Threshold, Target float64
@@ -36,9 +36,35 @@ type Report struct {
 	// Covered is how much of the period the stored history spans (≤ Period).
 	Covered time.Duration
 	// Burn rates by window (Windows); NaN where a window holds no request.
-	Burn   map[time.Duration]float64
-	Status Status
-	Reason string
+	Burn map[time.Duration]float64
+	// BurnFavourable and BurnPessimistic are the burn rates on the bounds
+	// of the attainment bracket (equal to Burn when the threshold is a bound).
+	BurnFavourable, BurnPessimistic map[time.Duration]float64
+	// Status is Evaluation.Status: from the favourable bound, Possible when
+	// only the other bound fires, rows counted only when the store covers
+	// their long window.
+	Status     Status
+	Reason     string
+	Evaluation Evaluation
+	// Unit says what Requests counts (CountUnit): "requests", "token gaps"
+	// or "seconds".
+	Unit string
+}
+
+// CountUnit names what an objective's counts hold: "seconds" for
+// availability (time based), "token gaps" for ITL (vLLM observes one
+// inter-token latency per generated token after the first, so 2,400
+// requests of 20 tokens give 45,600 gaps), "requests" otherwise.
+func CountUnit(kind, signal string) string {
+	switch {
+	case kind == "availability":
+		return "seconds"
+	case kind == "error_ratio":
+		return "requests"
+	case signal == "itl":
+		return "token gaps"
+	}
+	return "requests"
 }
 
 // Windowed are one group's counts over each window a report needs: the
@@ -49,32 +75,61 @@ type Windowed struct {
 	// Buckets over the range (latency objectives), for the quantile and the
 	// threshold's location.
 	RangeBuckets []hist.Bucket
+	// RangeParts, when set, are the range's buckets per target (one layout
+	// each): the quantile and the threshold's location are then taken over
+	// all of them (Layered), never from buckets summed across layouts.
+	RangeParts [][]hist.Bucket
+	// Disproved, when not empty, is the sentence of the histogram's verdict
+	// (sanity.Verdict.Sentence): it contradicts itself over the range, so the
+	// report draws no attainment, quantile, budget or burn rate from it and its
+	// status is Unknown, with this sentence as the reason.
+	Disproved string
 }
 
 // NewReport assembles one row: attainment over the range, the quantile at
 // the target ratio, the budget over the period, burn rates and status.
 func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Duration) Report {
-	r := Report{Spec: spec, Group: group, Covered: covered, Burn: map[time.Duration]float64{}}
+	r := Report{Spec: spec, Group: group, Covered: covered, Burn: map[time.Duration]float64{},
+		BurnFavourable: map[time.Duration]float64{}, BurnPessimistic: map[time.Duration]float64{}, Unit: CountUnit(spec.Kind, spec.Signal)}
 	r.Requests = w.Range.Total
 	r.Attainment, r.AttainmentLower, r.AttainmentUpper = w.Range.Attainment()
 	nan := math.NaN()
 	r.Quantile = hist.Estimate{Value: nan, Lower: nan, Upper: nan}
-	if spec.Kind != "error_ratio" {
-		r.Location = Locate(spec.Threshold, w.RangeBuckets)
-		if len(w.RangeBuckets) > 0 {
-			r.Quantile = hist.Quantile(spec.Target, w.RangeBuckets)
+	if spec.Kind != "error_ratio" && spec.Kind != "availability" {
+		switch {
+		case len(w.RangeParts) > 0:
+			l := Layered{Parts: w.RangeParts}
+			r.Location = l.Locate(spec.Threshold)
+			r.Quantile = l.Quantile(spec.Target)
+		default:
+			r.Location = Locate(spec.Threshold, w.RangeBuckets)
+			if len(w.RangeBuckets) > 0 {
+				r.Quantile = hist.Quantile(spec.Target, w.RangeBuckets)
+			}
 		}
 	}
 	r.Budget = BudgetRemaining(w.Period, spec.Target)
 	for _, win := range Windows {
 		c, ok := w.Burn[win]
 		if !ok {
-			r.Burn[win] = nan
+			r.Burn[win], r.BurnFavourable[win], r.BurnPessimistic[win] = nan, nan, nan
 			continue
 		}
 		r.Burn[win] = BurnRate(c, spec.Target)
+		r.BurnFavourable[win], r.BurnPessimistic[win] = BurnBracket(c, spec.Target)
 	}
-	r.Status, r.Reason = Evaluate(r.Burn, spec.Period)
+	if w.Disproved != "" {
+		r.Attainment, r.AttainmentLower, r.AttainmentUpper = nan, nan, nan
+		r.Quantile = hist.Estimate{Value: nan, Lower: nan, Upper: nan}
+		r.Budget = Budget{Remaining: nan, Lower: nan, Upper: nan}
+		for win := range r.Burn {
+			r.Burn[win] = nan
+		}
+		r.Status, r.Reason = Unknown, w.Disproved
+		return r
+	}
+	r.Evaluation = EvaluateBracket(r.BurnFavourable, r.BurnPessimistic, spec.Period, spec.Target, covered)
+	r.Status, r.Reason = r.Evaluation.Status, r.Evaluation.Reason
 	if r.Status == OK && r.Budget.Remaining < 0 {
 		r.Reason = fmt.Sprintf("budget overspent (%.1f%% left) but no burn-rate rule fires now; %s", 100*r.Budget.Remaining, r.Reason)
 	}

@@ -181,15 +181,24 @@ const (
 	OK     Status = "ok"
 	Ticket Status = "ticket"
 	Page   Status = "page"
+	// Unknown: the objective's histogram contradicts itself over the range (sanity.Verdict),
+	// so neither attainment nor burn rates can be drawn from it; never "ok".
+	Unknown Status = "unknown"
 )
 
-// Value is the numeric status for alert rules: 0 ok, 1 ticket, 2 page.
+// Value is the numeric status for alert rules: 0 ok, 0.5 possible, 1
+// ticket, 2 page; NaN (no data: a rule's no-data state, never ok) for
+// Unknown.
 func (s Status) Value() float64 {
 	switch s {
 	case Page:
 		return 2
 	case Ticket:
 		return 1
+	case Possible:
+		return 0.5
+	case Unknown:
+		return math.NaN()
 	}
 	return 0
 }
@@ -239,7 +248,9 @@ func WindowName(w time.Duration) string {
 }
 
 // Evaluate applies Rules to burn rates by window (NaN or missing: no
-// requests, never alerting) for an objective with the given period, and
+// requests, never alerting) for an objective with the given period (factors
+// as PlanRows: page rows under factor 1 are off), assuming the history
+// covers every window (EvaluateBracket checks coverage and the bracket), and
 // returns the status with one sentence of reason naming the rule that fired
 // (the first page row, else the first ticket row) or saying all is well.
 func Evaluate(burn map[time.Duration]float64, period time.Duration) (Status, string) {
@@ -253,21 +264,9 @@ func StatusOf(burn map[time.Duration]float64, period time.Duration) Status {
 }
 
 func evaluate(burn map[time.Duration]float64, period time.Duration, why bool) (Status, string) {
-	for _, sev := range []Status{Page, Ticket} {
-		for _, r := range Rules {
-			if r.Severity != sev {
-				continue
-			}
-			f := r.Factor(period)
-			long, short := burn[r.Long], burn[r.Short]
-			if long > f && short > f {
-				if !why {
-					return sev, ""
-				}
-				return sev, fmt.Sprintf("burn rate %.3g over %s and %.3g over %s both exceed %.3g: at this pace %.0f%% of the budget goes in %s",
-					long, WindowName(r.Long), short, WindowName(r.Short), f, 100*r.BudgetShare, WindowName(r.Long))
-			}
-		}
+	st, reason := fire(PlanRows(period, math.NaN()), burn, period)
+	if st != OK {
+		return st, reason
 	}
 	if !why {
 		return OK, ""

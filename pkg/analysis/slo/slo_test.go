@@ -174,14 +174,16 @@ func TestRuleFactors(t *testing.T) {
 	assert.Equal(t, 1.0, Rules[2].Factor(7*24*time.Hour))
 	assert.Equal(t, 1.0, Rules[3].Factor(3*24*time.Hour))
 	// The same burn in every window. 3-day period: 0.7 and 0.95 are ok (they
-	// were page and ticket before the floor); 1.2 pages (6h and 30m above the
-	// floor 1: 10 % of the budget in 6 h, twice the row's 5 %). 7-day period:
+	// were page and ticket before the floor). The 6h/30m page row's factor is
+	// 0.05·72/6 = 0.6 < 1: it is off (held at 1 it would page on any burn
+	// above 1), so 1.2 is only a ticket (1d/2h and 3d/6h held at 1) and the
+	// page needs the 1h/5m row's 0.02·72 = 1.44: 1.5 pages. 7-day period:
 	// 1.2 is a ticket (1d and 2h above 1, 6h and 30m under 1.4), 1.5 pages.
 	for _, c := range []struct {
 		days int
 		burn float64
 		want Status
-	}{{3, 0.7, OK}, {3, 0.95, OK}, {3, 1.2, Page}, {7, 0.95, OK}, {7, 1.2, Ticket}, {7, 1.5, Page}} {
+	}{{3, 0.7, OK}, {3, 0.95, OK}, {3, 1.2, Ticket}, {3, 1.43, Ticket}, {3, 1.5, Page}, {7, 0.95, OK}, {7, 1.2, Ticket}, {7, 1.5, Page}} {
 		burns := map[time.Duration]float64{}
 		for _, w := range Windows {
 			burns[w] = c.burn

@@ -11,6 +11,11 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 )
 
+// UnitTokensPerSecond is the Grafana unit of token rates: a custom count
+// unit ("count:<text>"), so values read "1.2 K tok/s" and never share an
+// axis with request counts.
+const UnitTokensPerSecond = "count:tok/s"
+
 // Input holds PromQL range results of per-second counter rates, already
 // summed by the group labels (finished additionally by finished_reason).
 type Input struct {
@@ -19,8 +24,8 @@ type Input struct {
 
 // Compute returns series labelled signal ∈ {requests_finished,
 // prompt_tokens, generation_tokens}: requests/s (unit reqps, with a
-// finished_reason label renamed reason) and tokens/s (unit "tokens/s"
-// rendered by Grafana as a custom suffix "short"). Rates come from PromQL's
+// finished_reason label renamed reason) and tokens/s (UnitTokensPerSecond,
+// Grafana's custom suffix unit: Grafana has no tokens-per-second unit). Rates come from PromQL's
 // rate(), which handles counter resets on engine restarts.
 func Compute(in Input, steps []time.Time) []analysis.Series {
 	var out []analysis.Series
@@ -32,7 +37,7 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 		}
 		out = append(out, s)
 	}
-	out = append(out, analysis.FromMatrix(in.PromptTokens, steps, "prompt tokens/s", "short", map[string]string{"signal": "prompt_tokens"})...)
-	out = append(out, analysis.FromMatrix(in.GenerationTokens, steps, "generation tokens/s", "short", map[string]string{"signal": "generation_tokens"})...)
+	out = append(out, analysis.FromMatrix(in.PromptTokens, steps, "prompt tokens/s", UnitTokensPerSecond, map[string]string{"signal": "prompt_tokens"})...)
+	out = append(out, analysis.FromMatrix(in.GenerationTokens, steps, "generation tokens/s", UnitTokensPerSecond, map[string]string{"signal": "generation_tokens"})...)
 	return out
 }

@@ -3,10 +3,15 @@ import { SelectableValue } from '@grafana/data';
 import { InlineField, InlineSwitch, RadioButtonGroup, Stack } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { Estimator } from '../../types';
+import { Estimator, LATENCY_FORMATS, LatencyFormat } from '../../types';
 import { variableOptions } from '../useResourceOptions';
 import { LW, Multi, STAGE_OPTIONS, STAT_OPTIONS, useStats, withField } from './common';
 import { ProfilePicker } from './ProfilePicker';
+
+const LATENCY_FORMAT_OPTIONS: Array<SelectableValue<LatencyFormat>> = LATENCY_FORMATS.map((f) => ({
+  label: f,
+  value: f,
+}));
 
 const ESTIMATOR_OPTIONS: Array<SelectableValue<Estimator>> = [
   {
@@ -53,6 +58,18 @@ export function LatencyEditor({ query, onChange, profiles }: QueryTypeEditorProp
         />
       </Stack>
       <Stack gap={0.5} wrap="wrap">
+        <InlineField
+          label="Format"
+          labelWidth={LW}
+          tooltip="timeseries: the statistics as series; heatmap: requests/s per histogram bucket over time, for Grafana's heatmap panel (stats, estimator and bounds unused)"
+        >
+          <RadioButtonGroup
+            aria-label="Format"
+            options={LATENCY_FORMAT_OPTIONS}
+            value={query.format ?? 'timeseries'}
+            onChange={(v) => onChange(withField(query, 'format', v))}
+          />
+        </InlineField>
         <InlineField
           label="Estimator"
           labelWidth={LW}

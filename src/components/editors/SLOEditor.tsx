@@ -42,22 +42,32 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
         <InlineField
           label="Output"
           labelWidth={14}
-          tooltip="An alert rule on the status alone needs only the status series"
+          tooltip="An alert rule on the status alone needs only the status series; a 'for 5m' rule on sustained degradation reads the 2-minute burn on the favourable bound"
         >
           <RadioButtonGroup
             aria-label="Burn rate output"
             options={[
               { label: 'Burn rates and status', value: 'timeseries' },
               { label: 'Status only', value: 'status' },
+              { label: 'Sustained (2m)', value: 'sustained' },
+              { label: 'Budget left', value: 'budget' },
             ]}
-            value={query.format === 'status' ? 'status' : 'timeseries'}
-            onChange={(v) => onChange(v === 'status' ? { ...query, format: 'status' } : withoutFormat(query))}
+            value={
+              query.format === 'status' || query.format === 'sustained' || query.format === 'budget'
+                ? query.format
+                : 'timeseries'
+            }
+            onChange={(v) =>
+              onChange(
+                v === 'status' || v === 'sustained' || v === 'budget' ? { ...query, format: v } : withoutFormat(query)
+              )
+            }
           />
         </InlineField>
       )}
       <Text color="secondary" variant="bodySmall">
         {query.queryType === 'burn_rate'
-          ? 'One series per objective, window (5m … 3d) and group, plus status (0 ok, 1 ticket, 2 page): an alert rule can threshold status ≥ 2 directly.'
+          ? 'One series per objective, window (5m … 3d) and group, plus status (0 ok, 0.5 possible, 1 ticket, 2 page): an alert rule can threshold status ≥ 2 directly.'
           : 'One row per objective and group: attainment with its exact bracket, quantile at the target ratio, budget left, burn rates and status.'}
       </Text>
     </Stack>

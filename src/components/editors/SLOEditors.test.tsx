@@ -89,7 +89,7 @@ describe('SLO query editors', () => {
 
   it('switching to burn_rate keeps the profile and objectives', async () => {
     const { last } = await setup({ refId: 'A', queryType: 'slo', profile: 'chat', objectives: ['e2e-2s'] }, PROFILES);
-    await pick('Query type', 'burn_rate');
+    await pick('Query type', 'Burn rate');
     expect(last()).toEqual({ refId: 'A', queryType: 'burn_rate', profile: 'chat', objectives: ['e2e-2s'] });
     expect(screen.getByText(/status ≥ 2/)).toBeInTheDocument();
   });

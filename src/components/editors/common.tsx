@@ -71,6 +71,8 @@ function values(v: Array<SelectableValue<string>>): string[] {
 
 interface MultiProps {
   label: string;
+  /** Accessible name when it differs from the label (several pickers of one label on a page). */
+  ariaLabel?: string;
   tooltip: string;
   id: string;
   value: string[] | undefined;
@@ -86,6 +88,7 @@ interface MultiProps {
 /** A labelled multi-select that accepts typed values (custom quantiles, $variables). */
 export function Multi({
   label,
+  ariaLabel,
   tooltip,
   id,
   value,
@@ -101,7 +104,7 @@ export function Multi({
     <InlineField label={label} labelWidth={LW} tooltip={tooltip} invalid={Boolean(error)} error={error}>
       <MultiSelect
         inputId={id}
-        aria-label={label}
+        aria-label={ariaLabel ?? label}
         width={width ?? 40}
         isLoading={loading}
         allowCustomValue

@@ -1,0 +1,496 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
+)
+
+// The diagnosis evaluation: randomized workloads from the simulator
+// (sim.GenerateFamily) with their ground truth, diagnosed end to end through
+// the instance's QueryData (timeline format) at both cadences of the issue:
+// 15 s steps over 60 s windows (the dashboard) and 1 m steps over 5 m
+// windows. Seeds are split: the tune set (seeds 1…), the report set (seeds
+// 1 000 001…, never used while changing the rules) and the CI set (seeds
+// 2 000 001…, one workload per family). DIAGNOSIS_EVAL=full runs the tune
+// and report sets (scripts/diagnosis-eval.sh); without it the CI set runs.
+
+const (
+	evalSpan   = 40 * time.Minute // simulated per workload
+	evalWarmUp = 10 * time.Minute // windows before this are not scored
+	evalScrape = 15 * time.Second
+)
+
+// evalCadences are the two step/window pairs scored.
+var evalCadences = []struct {
+	name   string
+	step   time.Duration
+	window time.Duration
+}{{"15s/1m", 15 * time.Second, time.Minute}, {"1m/5m", time.Minute, 5 * time.Minute}}
+
+// causeClasses maps each injected cause to the diagnosis classes that name it.
+var causeClasses = map[string][]string{
+	sim.BottleneckNone:           {"healthy"},
+	sim.BottleneckIdle:           {"under_utilised"},
+	sim.BottleneckQueue:          {"queue_saturation"},
+	sim.BottleneckKVCache:        {"kv_cache_pressure"},
+	sim.BottleneckPrefillCompute: {"prefill_compute_bound"},
+	sim.BottleneckTokenBudget:    {"prefill_compute_bound"},
+	sim.BottleneckDecodeMemory:   {"decode_memory_bound"},
+	sim.BottleneckThermal:        {"gpu_throttled"},
+	sim.BottleneckPowerCap:       {"gpu_throttled"},
+	sim.BottleneckStalled:        {"stalled"},
+	sim.BottleneckStaleGauges:    {"idle_stale_gauges"},
+	sim.BottleneckAborted:        {"aborted_traffic"},
+	sim.BottleneckFrontend:       {"frontend_overhead"},
+	sim.BottleneckHOL:            {"head_of_line_blocking"},
+	sim.BottleneckNoGPUData:      {"insufficient_data"},
+}
+
+// performanceCauses are the causes that are a problem only when they break
+// the SLO: in a window whose requests meet it, healthy is also correct.
+var performanceCauses = []string{sim.BottleneckQueue, sim.BottleneckKVCache, sim.BottleneckPrefillCompute,
+	sim.BottleneckTokenBudget, sim.BottleneckDecodeMemory, sim.BottleneckFrontend, sim.BottleneckHOL, sim.BottleneckNoGPUData}
+
+// evalWindow is one scored window of one workload at one cadence.
+type evalWindow struct {
+	family   string
+	accept   []string
+	got      string
+	healthy  bool // the window is expected healthy (no fault, SLO met): a warning here is a false alarm
+	sloMet   bool
+	verdicts int
+}
+
+type evalResult struct {
+	alerts     []alertOutcome // 1m/5m result only: the provisioned diagnosis alert rules replayed
+	windows    []evalWindow
+	flaps      int
+	hours      float64
+	perFamily  map[string][2]int // correct, total
+	confusions map[string]map[string]int
+}
+
+// sloMet reports whether the requests that finished in (from, to] (simulated
+// seconds) meet w's SLO: 99th percentile of TTFT and of TPOT (the mean
+// inter-token gap of each request, standing in for ITL) at or under the
+// objectives. No finished request: met is true and n is 0.
+func sloMet(reqs []*sim.Request, v sim.Version, slo sim.SLO, from, to float64) (met bool, n int) {
+	var ttft, tpot []float64
+	for _, r := range reqs {
+		if r.Finished <= from || r.Finished > to {
+			continue
+		}
+		tr, ok := r.Truth(v)
+		if !ok {
+			continue
+		}
+		ttft = append(ttft, tr.TTFT)
+		if tr.TPOT > 0 {
+			tpot = append(tpot, tr.TPOT)
+		}
+	}
+	return p99(ttft) <= slo.TTFT && p99(tpot) <= slo.ITL, len(ttft)
+}
+
+// kvTruth reports whether the engine preempted at least one request per
+// twenty that finished in the window ending at rel (minute resolution).
+func kvTruth(pre []float64, reqs []*sim.Request, rel, window time.Duration) bool {
+	at := func(m int) float64 { // cumulative preemptions at minute m
+		if m < 1 || len(pre) == 0 {
+			return 0
+		}
+		return pre[min(m, len(pre))-1]
+	}
+	end := int(rel / time.Minute)
+	start := min(int((rel-window)/time.Minute), end-1)
+	n := at(end) - at(start)
+	var fin int
+	for _, r := range reqs {
+		if r.Finished > (rel-window).Seconds() && r.Finished <= rel.Seconds() {
+			fin++
+		}
+	}
+	return n > 0 && n >= 0.05*float64(max(fin, 1))
+}
+
+func p99(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	sort.Float64s(x)
+	return x[int(math.Ceil(0.99*float64(len(x))))-1]
+}
+
+// runEvaluation fast-forwards the workloads into one TSDB (each its own
+// target and, when it has one, GPU agent), runs the timeline query at both
+// cadences and scores every window after the warm-up.
+func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
+	t.Helper()
+	db := openDiagDB(t)
+	var js, agents []map[string]any
+	var objectives []settings.Objective
+	truth := map[string][]*sim.Request{}
+	preempted := map[string][]float64{} // cumulative preemptions at the end of each simulated minute
+	var start time.Time
+	for k, w := range ws {
+		name := fmt.Sprintf("w%02d-%s", k, w.Family)
+		s, err := sim.New(w.Config, sim.Options{RecordTruth: true})
+		require.NoError(t, err, w.Summary)
+		start = s.Start()
+		agent := name + "-gpu"
+		ff := sim.FastForwardOptions{Duration: evalSpan, ScrapeInterval: evalScrape, VLLM: sim.Target{Job: name, Instance: name + ":8000"}}
+		tj := map[string]any{"name": name, "url": "http://" + name + ":8000/metrics"}
+		if w.GPUAgent {
+			ff.GPU = sim.Target{Job: agent, Instance: agent + ":9400"}
+			agents = append(agents, map[string]any{"name": agent, "url": "http://" + agent + ":9400/metrics"})
+			tj["agent"] = agent
+		}
+		// Fast-forward a minute at a time, reading the engine's own
+		// preemption count: a window whose engine preempted (recomputed)
+		// for at least one request in twenty had its KV cache exhausted,
+		// whatever the injected cause, and kv_cache_pressure is also right.
+		app := sim.FaultAppender(db, w.Faults, s.Start(), name, agent)
+		ff.Duration = time.Minute
+		var pre []float64
+		for m := 0; m < int(evalSpan/time.Minute); m++ {
+			_, err = s.FastForward(context.Background(), app, ff)
+			require.NoError(t, err)
+			pre = append(pre, s.State().Preemptions)
+		}
+		preempted[name] = pre
+		js = append(js, tj)
+		truth[name] = s.Finished()
+		objectives = append(objectives,
+			settings.Objective{Name: name + "-ttft", Kind: settings.KindLatency, Signal: "ttft", Threshold: w.SLO.TTFT, Target: 0.99, Targets: []string{name}},
+			settings.Objective{Name: name + "-tpot", Kind: settings.KindLatency, Signal: "tpot", Threshold: w.SLO.ITL, Target: 0.99, Targets: []string{name}})
+	}
+	raw, _ := json.Marshal(map[string]any{"targets": js, "gpuAgents": agents, "scrapeInterval": durText(evalScrape),
+		"sloProfiles": []settings.Profile{{Name: "evaluation", Objectives: objectives}}})
+	st, err := settings.Load(raw, nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+
+	out := map[string]*evalResult{}
+	defer func() { out[evalCadences[1].name].alerts = replayAlerts(t, inst, start, ws) }()
+	for _, cad := range evalCadences {
+		res := &evalResult{perFamily: map[string][2]int{}, confusions: map[string]map[string]int{}}
+		out[cad.name] = res
+		times, classes := timeline(t, inst, start.Add(evalWarmUp), start.Add(evalSpan), cad.step, evalDur(cad.window))
+		for k, w := range ws {
+			name := fmt.Sprintf("w%02d-%s", k, w.Family)
+			c := classes[name]
+			require.Len(t, c, len(times), name)
+			res.hours += (evalSpan - evalWarmUp).Hours()
+			grace := cad.window + cad.step
+			if w.Family == "stall-low-traffic" {
+				grace = max(grace, 6*time.Minute)
+			}
+			for i, ts := range times {
+				rel := ts.Sub(start)
+				phase := w.Causes
+				if rel < w.Onset {
+					phase = []string{w.Before}
+				} else if rel < w.Onset+grace && w.Onset > 0 {
+					continue // the cause is starting: not scored
+				}
+				met, _ := sloMet(truth[name], w.Config.Version, w.SLO, (rel - cad.window).Seconds(), rel.Seconds())
+				var accept []string
+				perf := true
+				for _, cause := range phase {
+					accept = append(accept, causeClasses[cause]...)
+					perf = perf && slices.Contains(performanceCauses, cause)
+				}
+				if perf && met {
+					accept = append(accept, "healthy")
+				}
+				if kvTruth(preempted[name], truth[name], rel, cad.window) {
+					accept = append(accept, "kv_cache_pressure")
+				}
+				healthy := slices.Equal(phase, []string{sim.BottleneckNone}) && met
+				res.windows = append(res.windows, evalWindow{family: w.Family, accept: accept, got: c[i], healthy: healthy, sloMet: met})
+				pf := res.perFamily[w.Family]
+				pf[1]++
+				if slices.Contains(accept, c[i]) {
+					pf[0]++
+				} else {
+					if res.confusions[w.Family] == nil {
+						res.confusions[w.Family] = map[string]int{}
+					}
+					res.confusions[w.Family][c[i]]++
+				}
+				res.perFamily[w.Family] = pf
+			}
+			flaps := 0
+			for i := 2; i < len(c); i++ {
+				if c[i] == c[i-2] && c[i] != c[i-1] && c[i] != "cannot_tell" && c[i-1] != "cannot_tell" {
+					flaps++
+				}
+			}
+			res.flaps += flaps
+			if d := os.Getenv("DIAGNOSIS_EVAL_DEBUG"); d != "" && (d == w.Family || d == "flaps" && flaps > 0) {
+				t.Logf("%s %s (flaps %d): %s\n%v", cad.name, name, flaps, w.Summary, runLengths(c))
+			}
+		}
+	}
+	return out
+}
+
+// runLengths renders a class sequence as "class×n" runs.
+func runLengths(c []string) string {
+	var b strings.Builder
+	for i := 0; i < len(c); {
+		k := i
+		for k < len(c) && c[k] == c[i] {
+			k++
+		}
+		fmt.Fprintf(&b, "%s×%d ", c[i], k-i)
+		i = k
+	}
+	return b.String()
+}
+
+func evalDur(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) + "s" }
+
+// evalAlertRules are the provisioned diagnosis alert rules
+// (provisioning/alerting/inferscope-rules.yaml): class and `for` duration.
+var evalAlertRules = []struct {
+	class  string
+	forDur time.Duration
+}{{"stalled", time.Minute}, {"kv_cache_pressure", 5 * time.Minute}, {"queue_saturation", 10 * time.Minute}, {"gpu_throttled", 5 * time.Minute}}
+
+// alertOutcome is one rule on one workload: whether the workload's cause is
+// the rule's class, the first minute it fired (−1 never), and the minute its
+// cause became scorable (onset, or the warm-up's end).
+type alertOutcome struct {
+	family, class    string
+	onCause, healthy bool
+	fired, from      time.Duration
+}
+
+// replayAlerts evaluates each diagnosis alert rule once a minute as Grafana
+// does: the numeric query over the last 10 minutes at the alert's default
+// step (the scrape interval, 15 s, with its 60 s window), the last value
+// per target and class; a rule fires once its class has held at every
+// evaluation for its `for` duration.
+func replayAlerts(t *testing.T, inst *Instance, start time.Time, ws []sim.Workload) []alertOutcome {
+	t.Helper()
+	held := map[string]time.Duration{} // target/class → since when it holds (-1: not)
+	fired := map[string]time.Duration{}
+	for m := evalWarmUp; m <= evalSpan; m += time.Minute {
+		to := start.Add(m)
+		dr := diagnosisQuery(t, inst, to.Add(-10*time.Minute), to, evalScrape, map[string]any{"format": "numeric"})
+		require.NoError(t, dr.Error)
+		now := map[string]bool{}
+		for _, f := range dr.Frames {
+			if len(f.Fields) != 1 || f.Fields[0].Len() == 0 {
+				continue
+			}
+			if v, ok := f.Fields[0].ConcreteAt(0); ok && v.(float64) > 0 {
+				now[f.Fields[0].Labels["target"]+"/"+f.Fields[0].Labels["class"]] = true
+			}
+		}
+		for k, w := range ws {
+			name := fmt.Sprintf("w%02d-%s", k, w.Family)
+			for _, r := range evalAlertRules {
+				key := name + "/" + r.class
+				if !now[key] {
+					delete(held, key)
+					continue
+				}
+				if _, ok := held[key]; !ok {
+					held[key] = m
+				}
+				if _, ok := fired[key]; !ok && m-held[key] >= r.forDur {
+					fired[key] = m
+				}
+			}
+		}
+	}
+	var out []alertOutcome
+	for k, w := range ws {
+		name := fmt.Sprintf("w%02d-%s", k, w.Family)
+		for _, r := range evalAlertRules {
+			o := alertOutcome{family: w.Family, class: r.class, fired: -1, from: max(w.Onset, evalWarmUp)}
+			for _, cause := range w.Causes {
+				o.onCause = o.onCause || slices.Contains(causeClasses[cause], r.class)
+			}
+			o.healthy = slices.Equal(w.Causes, []string{sim.BottleneckNone})
+			if f, ok := fired[name+"/"+r.class]; ok {
+				o.fired = f
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// evalSummary is the figures of one result: share of windows naming the
+// injected cause, false alarms (warning or critical on an expected-healthy
+// window) over expected-healthy windows, and A→B→A flaps per target-hour.
+func evalSummary(r *evalResult) (accuracy, falseAlarms, flapsPerHour float64, n, nHealthy int) {
+	var ok, fa int
+	for _, w := range r.windows {
+		if slices.Contains(w.accept, w.got) {
+			ok++
+		}
+		if w.healthy {
+			nHealthy++
+			if s := diagnose.Class(w.got).Severity(); s == diagnose.Warning || s == diagnose.Critical {
+				fa++
+			}
+		}
+	}
+	n = len(r.windows)
+	return float64(ok) / float64(max(n, 1)), float64(fa) / float64(max(nHealthy, 1)), float64(r.flaps) / math.Max(r.hours, 1e-9), n, nHealthy
+}
+
+// evalSet builds the workloads of a seed set: perFamily seeds per family,
+// seeds from base on.
+func evalSet(base uint64, perFamily int) []sim.Workload {
+	var fams []string
+	for _, f := range sim.WorkloadFamilies {
+		if !slices.Contains(fams, f) {
+			fams = append(fams, f)
+		}
+	}
+	var out []sim.Workload
+	seed := base
+	for k := 0; k < perFamily; k++ {
+		for _, f := range fams {
+			out = append(out, sim.GenerateFamily(seed, f, evalSpan))
+			seed++
+		}
+	}
+	return out
+}
+
+// reportEval logs the figures of one set as a markdown table and returns it.
+func reportEval(t *testing.T, set string, res map[string]*evalResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n#### %s seeds\n\n| cadence | windows | names the cause | healthy windows | false alarms | flaps per target-hour |\n|---|---|---|---|---|---|\n", set)
+	for _, cad := range evalCadences {
+		acc, fa, fl, n, nh := evalSummary(res[cad.name])
+		fmt.Fprintf(&b, "| %s | %d | %.1f %% | %d | %.1f %% | %.2f |\n", cad.name, n, 100*acc, nh, 100*fa, fl)
+	}
+	if al := res[evalCadences[1].name].alerts; len(al) > 0 {
+		fmt.Fprintf(&b, "\n| alert rule (for) | workloads with its cause | fired within for + 2 min | median delay | fired on healthy workloads |\n|---|---|---|---|---|\n")
+		for _, r := range evalAlertRules {
+			var n, ok, healthy, fp int
+			var delays []float64
+			for _, o := range al {
+				if o.class != r.class {
+					continue
+				}
+				if o.onCause {
+					n++
+					if o.fired >= 0 && o.fired-o.from <= r.forDur+2*time.Minute {
+						ok++
+					}
+					if o.fired >= 0 {
+						delays = append(delays, (o.fired - o.from).Minutes())
+					}
+				}
+				if o.healthy {
+					healthy++
+					if o.fired >= 0 {
+						fp++
+					}
+				}
+			}
+			med := "—"
+			if len(delays) > 0 {
+				sort.Float64s(delays)
+				med = fmt.Sprintf("%.0f min", delays[len(delays)/2])
+			}
+			fmt.Fprintf(&b, "| %s (%s) | %d | %d | %s | %d of %d |\n", r.class, evalDur(r.forDur), n, ok, med, fp, healthy)
+		}
+	}
+	fmt.Fprintf(&b, "\n| family | %s | %s | most frequent wrong classes (1m/5m) |\n|---|---|---|---|\n", evalCadences[0].name, evalCadences[1].name)
+	fams := map[string]bool{}
+	for f := range res[evalCadences[1].name].perFamily {
+		fams[f] = true
+	}
+	names := make([]string, 0, len(fams))
+	for f := range fams {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		a, c := res[evalCadences[0].name].perFamily[f], res[evalCadences[1].name].perFamily[f]
+		var wrong []string
+		conf := res[evalCadences[1].name].confusions[f]
+		keys := make([]string, 0, len(conf))
+		for k := range conf {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return conf[keys[i]] > conf[keys[j]] })
+		for _, k := range keys {
+			wrong = append(wrong, fmt.Sprintf("%s %d", k, conf[k]))
+		}
+		fmt.Fprintf(&b, "| %s | %.0f %% | %.0f %% | %s |\n", f, 100*float64(a[0])/float64(max(a[1], 1)), 100*float64(c[0])/float64(max(c[1], 1)), strings.Join(wrong, ", "))
+	}
+	t.Log(b.String())
+	return b.String()
+}
+
+// TestDiagnosisEvaluation runs the evaluation. Without DIAGNOSIS_EVAL it
+// runs the CI set (one workload per family, seeds 2 000 001…) and checks
+// the floors below; with DIAGNOSIS_EVAL=full it runs the tune set and the
+// report set (DIAGNOSIS_EVAL_PER_FAMILY workloads per family each, default
+// 3) and writes the tables to DIAGNOSIS_EVAL_OUT when set.
+func TestDiagnosisEvaluation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fast-forwards simulated hours")
+	}
+	if os.Getenv("DIAGNOSIS_EVAL") != "full" {
+		res := runEvaluation(t, evalSet(2_000_001, 1))
+		reportEval(t, "CI", res)
+		for _, cad := range evalCadences {
+			acc, fa, fl, _, _ := evalSummary(res[cad.name])
+			assert.GreaterOrEqual(t, acc, evalFloor.accuracy, "%s: share of windows naming the cause", cad.name)
+			assert.LessOrEqual(t, fa, evalFloor.falseAlarms, "%s: false alarms", cad.name)
+			assert.LessOrEqual(t, fl, evalFloor.flaps, "%s: flaps per target-hour", cad.name)
+		}
+		return
+	}
+	per := 3
+	if v, err := strconv.Atoi(os.Getenv("DIAGNOSIS_EVAL_PER_FAMILY")); err == nil && v > 0 {
+		per = v
+	}
+	var out strings.Builder
+	sets := os.Getenv("DIAGNOSIS_EVAL_SETS") // "tune", "report" or both (default)
+	if sets != "report" {
+		out.WriteString(reportEval(t, "tune", runEvaluation(t, evalSet(1, per))))
+	}
+	if sets != "tune" {
+		out.WriteString(reportEval(t, "report", runEvaluation(t, evalSet(1_000_001, per))))
+	}
+	if p := os.Getenv("DIAGNOSIS_EVAL_OUT"); p != "" {
+		require.NoError(t, os.WriteFile(p, []byte(out.String()), 0o644))
+	}
+}
+
+// evalFloor is what the CI set must keep: measured on it (names the cause
+// in 93.3 % / 94.4 % of windows at 15s/1m and 1m/5m, false alarms 6.4 % /
+// 0 % of its 424 / 109 healthy windows — one busy workload at 15 s steps —,
+// flaps 0.21 / 0 per target-hour), with a little room: a guard against
+// regressions, not the issue's goal (the figures that count are the report
+// set's, docs/diagnosis.md).
+var evalFloor = struct{ accuracy, falseAlarms, flaps float64 }{0.9, 0.08, 0.5}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+)
+
+// Units: one per axis. Grafana has no tokens-per-second unit, so tokens/s is
+// a custom suffix unit; everything else is one of Grafana's own unit ids.
+const (
+	unitRPS     = "reqps"
+	unitTokens  = "count:tok/s"
+	unitSeconds = "s"
+	unitRatio   = "percentunit"
+	unitCount   = "short"
+	unitNone    = "none"
+)
+
+// Colours of the threshold steps and value mappings (Grafana's palette names).
+const (
+	green  = "green"
+	amber  = "#EAB839"
+	orange = "orange"
+	red    = "red"
+	blue   = "blue"
+	grey   = "text"
+)
+
+// step is one threshold step: from Value (nil = −∞) the colour is Color.
+type step struct {
+	value *float64
+	color string
+}
+
+func from(v float64, color string) step { return step{&v, color} }
+func baseColor(color string) step       { return step{nil, color} }
+
+// thresholds builds absolute thresholds from ordered steps (the lint test
+// checks the order).
+func thresholds(steps ...step) *dashboard.ThresholdsConfigBuilder {
+	out := make([]dashboard.Threshold, len(steps))
+	for k, s := range steps {
+		out[k] = dashboard.Threshold{Value: s.value, Color: s.color}
+	}
+	return dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps(out)
+}
+
+// upperBad: green below warn, amber from warn, red from crit (latencies, error ratios).
+func upperBad(warn, crit float64) *dashboard.ThresholdsConfigBuilder {
+	return thresholds(baseColor(green), from(warn, amber), from(crit, red))
+}
+
+// lowerBad: red below crit, amber below warn, green from warn (availability, budget).
+func lowerBad(crit, warn float64) *dashboard.ThresholdsConfigBuilder {
+	return thresholds(baseColor(red), from(crit, amber), from(warn, green))
+}
+
+// neutral thresholds for panels whose value has no good or bad side.
+func neutral() *dashboard.ThresholdsConfigBuilder { return thresholds(baseColor(blue)) }
+
+// burnRateThresholds: the reference lines of the multi-window multi-burn-rate
+// rule (SRE Workbook ch. 5): 1 spends the budget exactly over the period, 6
+// over 5 days (ticket), 14.4 over ~2 days (page).
+func burnRateThresholds() *dashboard.ThresholdsConfigBuilder {
+	return thresholds(baseColor(green), from(1, amber), from(6, orange), from(14.4, red))
+}
+
+// mapping helpers.
+func textResult(text, color string) dashboard.ValueMappingResult {
+	r := dashboard.ValueMappingResult{Text: ptr(text)}
+	if color != "" {
+		r.Color = ptr(color)
+	}
+	return r
+}
+
+func valueMap(opts map[string]dashboard.ValueMappingResult) dashboard.ValueMapping {
+	for k, r := range opts {
+		r.Index = nil
+		opts[k] = r
+	}
+	return dashboard.ValueMapping{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: opts}}
+}
+
+func nullMap(text string) dashboard.ValueMapping {
+	return dashboard.ValueMapping{SpecialValueMap: &dashboard.SpecialValueMap{
+		Type:    dashboard.MappingTypeSpecialValue,
+		Options: dashboard.DashboardSpecialValueMapOptions{Match: dashboard.SpecialValueMatchNullAndNan, Result: textResult(text, grey)},
+	}}
+}
+
+func rangeMap(lo, hi *float64, text, color string) dashboard.ValueMapping {
+	return dashboard.ValueMapping{RangeMap: &dashboard.RangeMap{
+		Type:    dashboard.MappingTypeRangeToText,
+		Options: dashboard.DashboardRangeMapOptions{From: lo, To: hi, Result: textResult(text, color)},
+	}}
+}
+
+// statusMappings colours the SLO status words (and their numbers 0/1/2).
+func statusMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+		"ok":     textResult("OK", green),
+		"ticket": textResult("Ticket", amber),
+		"page":   textResult("Page", red),
+		"0":      textResult("OK", green),
+		"1":      textResult("Ticket", amber),
+		"2":      textResult("Page", red),
+	})}
+}
+
+// prop builds one override property.
+func prop(id string, v any) dashboard.DynamicConfigValue {
+	return dashboard.DynamicConfigValue{Id: id, Value: v}
+}
+
+func props(p ...dashboard.DynamicConfigValue) []dashboard.DynamicConfigValue { return p }
+
+func thresholdsProp(t *dashboard.ThresholdsConfigBuilder) dashboard.DynamicConfigValue {
+	v, _ := t.Build()
+	return prop("thresholds", v)
+}
+
+func cellColor(mode string) dashboard.DynamicConfigValue {
+	return prop("custom.cellOptions", map[string]any{"type": mode})
+}
+
+func colorBackground() dashboard.DynamicConfigValue {
+	return prop("custom.cellOptions", map[string]any{"type": "color-background", "mode": "basic"})
+}
+
+func colorText() dashboard.DynamicConfigValue { return cellColor("color-text") }
+
+func gaugeCell() dashboard.DynamicConfigValue {
+	return prop("custom.cellOptions", map[string]any{"type": "gauge", "mode": "basic", "valueDisplayMode": "text"})
+}
+
+func hide() dashboard.DynamicConfigValue { return prop("custom.hidden", true) }
+
+// transformation builds one transformation step.
+func transformation(id string, options map[string]any) dashboard.DataTransformerConfig {
+	return dashboard.DataTransformerConfig{Id: id, Options: options}
+}
+
+// keepFields keeps the time field and the fields whose display name matches
+// the JavaScript regular expression re.
+func keepFields(re string) dashboard.DataTransformerConfig {
+	return transformation("filterFieldsByName", map[string]any{"include": map[string]any{"pattern": "^(?:Time|time|" + re + ")$"}})
+}
+
+// rowTotal replaces the fields by their sum per row (time step), named alias.
+func rowReduce(reducer, alias string, replace bool) dashboard.DataTransformerConfig {
+	return transformation("calculateField", map[string]any{
+		"mode":          "reduceRow",
+		"reduce":        map[string]any{"reducer": reducer},
+		"alias":         alias,
+		"replaceFields": replace,
+	})
+}
+
+// Legends and tooltips: every panel makes a legend decision.
+
+// legendList is a bottom list legend (few series, no numbers needed).
+func legendList() *common.VizLegendOptionsBuilder {
+	return common.NewVizLegendOptionsBuilder().ShowLegend(true).DisplayMode(common.LegendDisplayModeList).Placement(common.LegendPlacementBottom).Calcs([]string{})
+}
+
+// legendTable is a bottom table legend with mean, max and last per series,
+// sorted by the largest mean first.
+func legendTable() *common.VizLegendOptionsBuilder {
+	return common.NewVizLegendOptionsBuilder().ShowLegend(true).DisplayMode(common.LegendDisplayModeTable).Placement(common.LegendPlacementBottom).
+		Calcs([]string{"mean", "max", "lastNotNull"}).SortBy("Mean").SortDesc(true)
+}
+
+// tooltipMulti shows every series at the cursor, largest first.
+func tooltipMulti() *common.VizTooltipOptionsBuilder {
+	return common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderDescending)
+}
+
+// ts is a time-series panel with one unit for its axis, a list legend and a
+// multi tooltip; callers switch to a table legend where numbers matter.
+func ts(title, desc, unit string, w, h uint32, qs ...queryBuilder) *timeseries.PanelBuilder {
+	b := timeseries.NewPanelBuilder().
+		Title(title).Description(desc).
+		Datasource(dsRef).Span(w).Height(h).
+		Unit(unit).
+		Legend(legendList()).
+		Tooltip(tooltipMulti()).
+		LineWidth(1).FillOpacity(10).
+		ShowPoints(common.VisibilityModeNever).
+		SpanNulls(common.BoolOrFloat64{Bool: ptr(false)}).
+		Thresholds(neutral()).
+		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdPaletteClassic))
+	for _, q := range qs {
+		b.WithTarget(q)
+	}
+	return b
+}
+
+// latencyTS is a latency time series: seconds, table legend with mean, max
+// and last, the objective's threshold drawn as a dashed line where the
+// query names a profile (the data source sets it per series).
+func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.PanelBuilder {
+	return ts(title, desc, unitSeconds, w, h, qs...).
+		Legend(legendTable()).
+		FillOpacity(0). // the bucket bands carry their own fill
+
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
+}
+
+// statPanel is a single-number panel with a last-hour sparkline.
+func statPanel(title, desc, unit string, w, h uint32, t *dashboard.ThresholdsConfigBuilder, qs ...queryBuilder) *stat.PanelBuilder {
+	b := stat.NewPanelBuilder().
+		Title(title).Description(desc).
+		Datasource(dsRef).Span(w).Height(h).
+		Unit(unit).
+		Thresholds(t).
+		GraphMode(common.BigValueGraphModeArea).
+		ColorMode(common.BigValueColorModeValue).
+		TextMode(common.BigValueTextModeValue).
+		JustifyMode(common.BigValueJustifyModeCenter).
+		Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
+		Mappings([]dashboard.ValueMapping{nullMap("no traffic")})
+	for _, q := range qs {
+		b.WithTarget(q)
+	}
+	return b
+}
+
+// tbl is a table panel; its columns are organised by overrides.
+func tbl(title, desc string, w, h uint32, qs ...queryBuilder) *table.PanelBuilder {
+	b := table.NewPanelBuilder().
+		Title(title).Description(desc).
+		Datasource(dsRef).Span(w).Height(h).
+		Unit(unitNone).
+		Thresholds(neutral()).
+		CellHeight(common.TableCellHeightSm).
+		Filterable(false)
+	for _, q := range qs {
+		b.WithTarget(q)
+	}
+	return b
+}
+
+// row is a dashboard row (not collapsed, so its panels load with the page).
+func row(title string) *dashboard.RowBuilder { return dashboard.NewRowBuilder(title) }
+
+// dashLink links to another Inferscope dashboard, keeping the time range and
+// the variables.
+func dashLink(title, uid string) cog.Builder[dashboard.DashboardLink] {
+	return dashboard.NewDashboardLinkBuilder(title).
+		Type(dashboard.DashboardLinkTypeLink).
+		Url("/d/" + uid).
+		Icon("dashboard").
+		Tooltip("Open " + title + " with this time range and these variables").
+		IncludeVars(true).
+		KeepTime(true)
+}
