@@ -39,6 +39,7 @@ import latency from '../dashboards/inferscope-latency.json';
 import slo from '../dashboards/inferscope-slo.json';
 import gpu from '../dashboards/inferscope-gpu.json';
 import targets from '../dashboards/inferscope-targets.json';
+import cost from '../dashboards/inferscope-cost.json';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -49,6 +50,7 @@ const dashboards: Record<string, Json> = {
   'inferscope-slo': slo,
   'inferscope-gpu': gpu,
   'inferscope-targets': targets,
+  'inferscope-cost': cost,
 };
 
 const theme = createTheme({ colors: { mode: 'dark' } });

@@ -16,6 +16,7 @@ const DASHBOARDS = {
   'inferscope-slo': 'slo',
   'inferscope-gpu': 'gpu',
   'inferscope-targets': 'targets',
+  'inferscope-cost': 'cost',
 };
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json' };
 

@@ -189,7 +189,13 @@ export function updateTarget(o: Settings, index: number, patch: Partial<TargetCo
   const merged: TargetConfig = { ...old, ...patch };
   for (const k of Object.keys(merged) as Array<keyof TargetConfig>) {
     const v = merged[k];
-    if (v === undefined || v === '' || v === false || (Array.isArray(v) && v.length === 0)) {
+    if (
+      v === undefined ||
+      v === '' ||
+      v === false ||
+      (typeof v === 'number' && Number.isNaN(v)) ||
+      (Array.isArray(v) && v.length === 0)
+    ) {
       if (k !== 'name' && k !== 'url') {
         delete merged[k];
       }
@@ -240,6 +246,9 @@ export function updateAgent(o: Settings, index: number, patch: Partial<GPUAgentC
   if (!merged.tlsSkipVerify) {
     delete merged.tlsSkipVerify;
   }
+  if (merged.costPerGPUHour === undefined || Number.isNaN(merged.costPerGPUHour)) {
+    delete merged.costPerGPUHour;
+  }
   agents[index] = merged;
   let next = withAgents(o, agents);
   if (patch.name !== undefined && patch.name !== old.name) {
@@ -258,7 +267,9 @@ export function setOption<
     | 'retentionSize'
     | 'storagePath'
     | 'bodySizeLimit'
-    | 'sampleLimit',
+    | 'sampleLimit'
+    | 'currency'
+    | 'energyPricePerKWh',
 >(o: Settings, key: K, value: InferscopeOptions[K] | undefined): Settings {
   const jsonData = { ...o.jsonData };
   if (value === undefined || value === '' || (typeof value === 'number' && Number.isNaN(value))) {

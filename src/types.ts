@@ -159,6 +159,12 @@ export interface InferscopeQuery extends DataQuery {
   threshold?: number;
   /** spikes: share of a window's requests above the threshold that makes a sustained breach (0..1). */
   sustainedShare?: number;
+
+  // cost
+  /** cost: the series to keep, by their stat label (COST_STATS); empty: all. */
+  series?: string[];
+  // cost reads `baseline` (above) as a duration such as 7d: it adds cost_spike_ratio (cost per 1M
+  // tokens over its mean over that span); benchmark reads it as a baseline's name.
 }
 
 /** A user-picked range of the regression query (pkg/queries.TimeRange). */
@@ -169,6 +175,23 @@ export interface TimeRangeConfig {
 
 export const REGRESSION_FORMATS = ['table', 'annotations', 'numeric'] as const;
 export type RegressionFormat = (typeof REGRESSION_FORMATS)[number];
+
+/** The cost query's series (pkg/analysis/cost Stats), in output order. */
+export const COST_STATS = [
+  'cost_per_hour',
+  'energy_cost_per_hour',
+  'cost_per_1m_output_tokens',
+  'cost_per_1m_tokens',
+  'cost_per_request',
+  'idle_share',
+  'idle_cost_per_hour',
+  'energy_per_output_token',
+  'prefill_cost_per_hour',
+  'decode_cost_per_hour',
+  'prefix_cache_savings_per_hour',
+  'cost_per_1m_good_tokens',
+  'cost_spike_ratio',
+] as const;
 
 /** Variable query: which list GET /<kind> resource to read. */
 export const VARIABLE_KINDS = ['targets', 'models', 'agents', 'gpus', 'signals', 'profiles'] as const;
@@ -207,6 +230,8 @@ export interface TargetConfig {
   gpus?: number[];
   /** Remote mode: label selector of the target's series on the server; empty = {job="<name>"}. */
   selector?: string;
+  /** What the hardware serving this target costs per hour (root currency); absent = no own price. */
+  costPerHour?: number;
 }
 
 /** A node-level GPU metrics endpoint (pkg/settings.GPUAgent, without secrets). */
@@ -217,6 +242,8 @@ export interface GPUAgentConfig {
   tlsSkipVerify?: boolean;
   /** Remote mode: label selector of the agent's series on the server; empty = {job="<name>"}. */
   selector?: string;
+  /** Price of one GPU of this node per hour, for targets on it without their own price. */
+  costPerGPUHour?: number;
 }
 
 /** A client-side probe (pkg/settings.Probe, without secrets; docs/probe.md). */
@@ -249,6 +276,10 @@ export interface InferscopeOptions extends DataSourceJsonData {
   remoteTimeout?: string;
   /** Directory of benchmark result files (pkg/settings.Baselines); each file's name is a baseline's name. */
   baselinesPath?: string;
+  /** ISO 4217 code of every price (default USD). */
+  currency?: string;
+  /** Price of a kWh; adds the measured GPU energy to the cost. */
+  energyPricePerKWh?: number;
 }
 
 export const DATA_SOURCE_MODES = ['embedded', 'remote'] as const;

@@ -55,17 +55,18 @@ const goldenScrape = 15 * time.Second
 const goldenSpan = 30 * time.Minute
 
 // goldenSettings is the data source of the fixture: three simulated vLLM
-// targets (one with the simulated Inferscope GPU agent), one dcgm-exporter
+// targets (one with the simulated Inferscope GPU agent, priced per GPU-hour; one
+// priced per hour; one without a price), an energy price, one dcgm-exporter
 // agent with a constant page (dcgmLabPage, with its throttle bitmask and
 // DCGM blank sentinels) and two SLO profiles (latency objectives on and off a
 // bucket bound, and an error-ratio objective). Every URL is fixed text.
-const goldenSettings = `{"scrapeInterval":"15s",
+const goldenSettings = `{"scrapeInterval":"15s","energyPricePerKWh":0.2,
  "targets":[
   {"name":"vllm-a","url":"http://vllm-a:8000/metrics","agent":"vllm-a-gpu"},
-  {"name":"vllm-b","url":"http://vllm-b:8000/metrics"},
+  {"name":"vllm-b","url":"http://vllm-b:8000/metrics","costPerHour":3.6},
   {"name":"vllm-c","url":"http://vllm-c:8000/metrics"}],
  "gpuAgents":[
-  {"name":"vllm-a-gpu","url":"http://vllm-a-gpu:9400/metrics"},
+  {"name":"vllm-a-gpu","url":"http://vllm-a-gpu:9400/metrics","costPerGPUHour":2.5},
   {"name":"dcgm-lab","url":"http://lab-1:9400/metrics","kind":"dcgm"}],
  "sloProfiles":[
   {"name":"chat","objectives":[
@@ -260,6 +261,12 @@ var goldenCases = []goldenCase{
 	{name: "goodput_by_target", query: q("goodput", "profile", "chat", "objectives", []string{"ttft-1s", "e2e-1.7s"}, "groupBy", "target")},
 
 	{name: "buckets_default", query: q("buckets")},
+
+	// cost: every stat of every target (priced per GPU-hour with energy, per hour, and
+	// unpriced), and the alert rule's stat with a profile's cost of goodput.
+	{name: "cost", query: q("cost")},
+	{name: "cost_goodput", query: q("cost", "profile", "chat", "series", []string{"cost_per_1m_tokens", "cost_per_1m_good_tokens"}, "targets", []string{"vllm-a", "vllm-b"})},
+	{name: "cost_spike_ratio", query: q("cost", "series", []string{"cost_spike_ratio"}, "baseline", "1h", "window", "5m")},
 	{name: "buckets_profile_thresholds", query: q("buckets", "profile", "chat", "thresholds", []float64{0.25, 3}, "stats", []string{"p50", "p99"})},
 
 	// benchmark: production at the baseline's request rate (4 req/s) next to it.
@@ -367,7 +374,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"diagnosis": {"", "annotations", "timeline", "numeric"},
 		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
 		"benchmark": {""}, "regression": {"", "annotations", "numeric"},
-		"probe": {"", "sustained"},
+		"probe": {"", "sustained"}, "cost": {""},
 	}
 	have := map[string][]string{}
 	// probeGoldenCases (probe_test.go) run on the probe fixture.

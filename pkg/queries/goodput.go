@@ -47,9 +47,46 @@ var perToken = map[string]bool{string(catalog.ITL): true}
 // (stat=requests) is that request rate.
 func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (data.Frames, error) {
 	r := fetch.NewRun(ctx, env, p)
-	objs, err := selectObjectives(env, p, q.Profile, q.Objectives, false, &r.Notes)
+	profile, groups, err := goodputGroups(ctx, env, r, p, q.Profile, q.Objectives)
 	if err != nil {
 		return nil, err
+	}
+	var series []analysis.Series
+	for _, g := range groups {
+		rl := map[string]string{"profile": profile, "stat": "requests"}
+		for k, v := range g.Labels {
+			rl[k] = v
+		}
+		series = append(series, analysis.Series{Name: "request rate", Labels: rl, Unit: "reqps", Times: r.Steps, Values: g.Requests})
+		for _, bound := range []struct {
+			name string
+			vals []float64
+		}{{"lower", g.Lower}, {"upper", g.Upper}} {
+			l := map[string]string{"profile": profile, "stat": "goodput", "bound": bound.name}
+			for k, v := range g.Labels {
+				l[k] = v
+			}
+			series = append(series, analysis.Series{Name: "goodput " + bound.name, Labels: l, Unit: "reqps", Times: r.Steps, Values: bound.vals})
+		}
+	}
+	return frames.TimeSeries(series, meta(r, nil)), nil
+}
+
+// goodputGroup is one group's goodput bounds and request rate (requests/s per step, NaN where
+// unknown).
+type goodputGroup struct {
+	Key                    string
+	Labels                 map[string]string
+	Lower, Upper, Requests []float64
+}
+
+// goodputGroups computes the goodput bounds of a profile (restricted to objectives) per group
+// of p's scope, adding the goodput notices to r. It returns the profile's name ("" when no
+// objective applies) and the groups that have data for every objective.
+func goodputGroups(ctx context.Context, env *fetch.Env, r *fetch.Run, p fetch.Plan, profile string, objectives []string) (string, []goodputGroup, error) {
+	objs, err := selectObjectives(env, p, profile, objectives, false, &r.Notes)
+	if err != nil {
+		return "", nil, err
 	}
 	// Goodput counts requests; an availability objective measures time.
 	objs = slices.DeleteFunc(objs, func(s selected) bool {
@@ -60,7 +97,7 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 		return false
 	})
 	if len(objs) == 0 {
-		return frames.TimeSeries(nil, meta(r, nil)), nil
+		return "", nil, nil
 	}
 	var signals []catalog.Signal
 	for _, s := range objs {
@@ -105,7 +142,7 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	for k := range local {
 		for _, n := range local[k].List() {
@@ -115,7 +152,7 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 	// The latency query's warning when a histogram contradicts itself over the range.
 	for _, s := range objs {
 		if _, err := disprovedGroups(ctx, r, s, p.End.Sub(p.Start)+p.Window, p.End); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
 	// The request rate comes from the first objective counted per request.
@@ -136,7 +173,7 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 		r.Notes.Add(analysis.Warning, "no objective of the profile is counted per request: the rate shown is of inter-token gaps, not requests")
 	}
 	r.Notes.Add(analysis.Info, fmt.Sprintf("goodput of profile %s (%s at once) is known only within bounds from separate histograms: lower = max(0, Σ attainment − (n − 1)) × request rate, upper = min attainment × request rate (Fréchet bounds); the true value lies between the two series", objs[0].profile, strings.Join(names, ", ")))
-	var series []analysis.Series
+	var out []goodputGroup
 	if len(groupsOf[rateFrom]) == 0 {
 		r.Notes.Add(analysis.Info, fmt.Sprintf("goodput: no %s data in scope over the range (not exported, or no requests)", objs[rateFrom].signal()))
 	}
@@ -178,21 +215,7 @@ func runGoodput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Goodput) (
 				reqs[t] = c.Total
 			}
 		}
-		rl := map[string]string{"profile": objs[0].profile, "stat": "requests"}
-		for k, v := range g.Labels {
-			rl[k] = v
-		}
-		series = append(series, analysis.Series{Name: "request rate", Labels: rl, Unit: "reqps", Times: r.Steps, Values: reqs})
-		for _, bound := range []struct {
-			name string
-			vals []float64
-		}{{"lower", lo}, {"upper", hi}} {
-			l := map[string]string{"profile": objs[0].profile, "stat": "goodput", "bound": bound.name}
-			for k, v := range g.Labels {
-				l[k] = v
-			}
-			series = append(series, analysis.Series{Name: "goodput " + bound.name, Labels: l, Unit: "reqps", Times: r.Steps, Values: bound.vals})
-		}
+		out = append(out, goodputGroup{Key: g.Key, Labels: g.Labels, Lower: lo, Upper: hi, Requests: reqs})
 	}
-	return frames.TimeSeries(series, meta(r, nil)), nil
+	return objs[0].profile, out, nil
 }

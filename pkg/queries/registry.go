@@ -28,6 +28,7 @@ var registry = []*Type{
 	register("benchmark", false, nil, runBenchmark),
 	register("regression", false, regressionEnums, runRegression),
 	register("probe", false, probeEnums, runProbe),
+	register("cost", false, costEnums, runCost),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may

@@ -70,6 +70,9 @@ type Target struct {
 	// its value is copied into model_name. Empty: the metrics carry model_name themselves, or
 	// labels.model_name names the model.
 	ModelLabel string `json:"modelLabel,omitempty"`
+	// CostPerHour is what the hardware serving this target costs per hour, in the root
+	// currency; 0 (default) means no price of its own (see GPUAgent.CostPerGPUHour).
+	CostPerHour float64 `json:"costPerHour,omitempty"`
 
 	// BearerToken comes from secureJsonData key "<name>.bearerToken".
 	BearerToken string `json:"-"`
@@ -87,6 +90,10 @@ type GPUAgent struct {
 	// Selector identifies the agent's series on the remote server in remote
 	// mode (see Target.Selector).
 	Selector string `json:"selector,omitempty"`
+	// CostPerGPUHour is the price of one GPU of this node per hour (root currency), applied to
+	// the GPUs each target on it uses (targets[].gpus, all the agent reports when empty) when
+	// the target has no costPerHour; 0 (default) means no price.
+	CostPerGPUHour float64 `json:"costPerGPUHour,omitempty"`
 
 	// BearerToken comes from secureJsonData key "<name>.bearerToken".
 	BearerToken string `json:"-"`
@@ -132,6 +139,8 @@ type Settings struct {
 
 	// Baselines holds baselinesPath and expectedPerformance (baselines.go).
 	Baselines
+	// CostSettings holds the currency and the energy price (cost.go).
+	CostSettings
 }
 
 // nameRE restricts target and agent names to what is safe as a Prometheus
@@ -228,6 +237,7 @@ func (s *Settings) applyDefaults() error {
 	}
 	s.Diagnosis.applyDefaults()
 	s.applyBaselineDefaults()
+	s.applyCostDefaults()
 	if err := s.storageDefaults(); err != nil {
 		return err
 	}
@@ -349,6 +359,9 @@ func (s *Settings) Validate() error {
 		}
 	}
 	if err := s.validateRemote(); err != nil {
+		return err
+	}
+	if err := s.validateCost(); err != nil {
 		return err
 	}
 	return s.validateSLO()

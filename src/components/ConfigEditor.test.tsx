@@ -223,3 +223,31 @@ describe('ConfigEditor GPU agents and collection', () => {
     });
   });
 });
+
+describe('ConfigEditor cost', () => {
+  it('writes prices: per target, per GPU-hour of an agent, currency and energy price; empty removes them', () => {
+    const { last } = setup(
+      baseOptions({
+        jsonData: {
+          targets: [{ name: 'vllm-a', url: 'http://a:8000/metrics' }],
+          gpuAgents: [{ name: 'node-a', url: 'http://a:9400/metrics', kind: 'inferscope' }],
+        },
+      })
+    );
+    type('Target 1 cost per hour', '3.6');
+    type('Agent 1 cost per GPU-hour', '2.5');
+    type('Currency', 'eur');
+    type('Energy price per kWh', '0.25');
+    expect(last().jsonData.targets).toEqual([{ name: 'vllm-a', url: 'http://a:8000/metrics', costPerHour: 3.6 }]);
+    expect(last().jsonData.gpuAgents).toEqual([
+      { name: 'node-a', url: 'http://a:9400/metrics', kind: 'inferscope', costPerGPUHour: 2.5 },
+    ]);
+    expect(last().jsonData.currency).toBe('EUR');
+    expect(last().jsonData.energyPricePerKWh).toBe(0.25);
+
+    type('Target 1 cost per hour', '');
+    type('Energy price per kWh', '');
+    expect(last().jsonData.targets).toEqual([{ name: 'vllm-a', url: 'http://a:8000/metrics' }]);
+    expect(last().jsonData.energyPricePerKWh).toBeUndefined();
+  });
+});

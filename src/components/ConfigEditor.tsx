@@ -437,6 +437,26 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     </>
                   )}
                   <InlineField
+                    label="Cost per hour"
+                    labelWidth={LABEL_WIDTH}
+                    tooltip="What the hardware serving this target costs per hour, in the currency below; empty: the GPU agent's price per GPU-hour applies, else no cost"
+                  >
+                    <Input
+                      id={`target-${i}-cost`}
+                      aria-label={`Target ${n} cost per hour`}
+                      type="number"
+                      min={0}
+                      step="any"
+                      width={20}
+                      value={t.costPerHour ?? ''}
+                      placeholder="none"
+                      onChange={(e) => {
+                        const v = e.currentTarget.value.trim();
+                        onOptionsChange(updateTarget(options, i, { costPerHour: v === '' ? undefined : Number(v) }));
+                      }}
+                    />
+                  </InlineField>
+                  <InlineField
                     label="GPU agent"
                     labelWidth={LABEL_WIDTH}
                     tooltip="GPU agent of the node serving this target"
@@ -527,6 +547,26 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     value={a.url}
                     placeholder="http://10.0.0.5:9400/metrics"
                     onChange={(e) => onOptionsChange(updateAgent(options, i, { url: e.currentTarget.value }))}
+                  />
+                </InlineField>
+                <InlineField
+                  label="Cost per GPU-hour"
+                  labelWidth={LABEL_WIDTH}
+                  tooltip="Price of one GPU of this node per hour, applied to the GPUs each target on it uses when the target has no cost per hour"
+                >
+                  <Input
+                    id={`agent-${i}-cost`}
+                    aria-label={`Agent ${n} cost per GPU-hour`}
+                    type="number"
+                    min={0}
+                    step="any"
+                    width={20}
+                    value={a.costPerGPUHour ?? ''}
+                    placeholder="none"
+                    onChange={(e) => {
+                      const v = e.currentTarget.value.trim();
+                      onOptionsChange(updateAgent(options, i, { costPerGPUHour: v === '' ? undefined : Number(v) }));
+                    }}
                   />
                 </InlineField>
                 <InlineField label="Kind" labelWidth={LABEL_WIDTH}>
@@ -714,6 +754,44 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
           </InlineField>
         ))}
+      </ConfigSection>
+
+      <ConfigSection
+        title="Cost"
+        description="Prices for the cost query and the Cost & capacity dashboard: per target (cost per hour) or per GPU agent (cost per GPU-hour) above, the currency and the energy price here"
+      >
+        <InlineField label="Currency" labelWidth={LABEL_WIDTH} tooltip="ISO 4217 code of every price (USD, EUR, …)">
+          <Input
+            id="currency"
+            aria-label="Currency"
+            width={20}
+            value={options.jsonData.currency ?? ''}
+            placeholder="USD"
+            onChange={(e) =>
+              onOptionsChange(setOption(options, 'currency', e.currentTarget.value.trim().toUpperCase()))
+            }
+          />
+        </InlineField>
+        <InlineField
+          label="Energy price per kWh"
+          labelWidth={LABEL_WIDTH}
+          tooltip="Adds the GPUs' measured energy (energy counter, else power × time) to each priced target's cost"
+        >
+          <Input
+            id="energy-price"
+            aria-label="Energy price per kWh"
+            type="number"
+            min={0}
+            step="any"
+            width={20}
+            value={options.jsonData.energyPricePerKWh ?? ''}
+            placeholder="none"
+            onChange={(e) => {
+              const v = e.currentTarget.value.trim();
+              onOptionsChange(setOption(options, 'energyPricePerKWh', v === '' ? undefined : Number(v)));
+            }}
+          />
+        </InlineField>
       </ConfigSection>
 
       <SLOProfilesEditor options={options} onOptionsChange={onOptionsChange} />

@@ -8,6 +8,8 @@ import { DEFAULT_QUERY, QUERY_TYPES, queryTypeDefinition } from './registry';
  * kept here as the reference the registry must reproduce: the query JSON the
  * editors produce must not change. Types and fields added since (issue 26:
  * latency's source, the probe type) are appended to the tables.
+ * editors produce must not change. Types added since (cost) have their entry
+ * at the end of each table.
  */
 const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   latency: ['stages', 'stats', 'estimator', 'bounds', 'source'],
@@ -27,6 +29,7 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   benchmark: ['baseline', 'tolerance', 'margin'],
   regression: ['format', 'span', 'before', 'after', 'minEffect'],
   probe: ['view', 'signal', 'threshold', 'sustainedShare'],
+  cost: ['series', 'baseline'],
 };
 const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives', 'source'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
@@ -46,6 +49,7 @@ const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   benchmark: {},
   regression: { format: 'table' },
   probe: { view: 'jitter' },
+  cost: {},
 };
 const T = true;
 const F = false;
@@ -66,6 +70,7 @@ const OLD_USES: Record<string, [boolean, boolean, boolean, boolean]> = {
   benchmark: [T, T, F, T],
   regression: [T, T, F, F],
   probe: [T, T, F, T],
+  cost: [T, F, F, T],
 };
 
 function oldSwitch(query: InferscopeQuery, t: string): InferscopeQuery {
@@ -124,12 +129,12 @@ function full(type: string): InferscopeQuery {
     signal: 'ttft',
     threshold: 0.5,
     sustainedShare: 0.6,
+    series: ['cost_per_1m_tokens'],
   };
 }
 
 describe('query-type registry', () => {
-  it('lists the types in the picker order of before (the new ones last)', () => {
-  it('lists the types in the picker order of before, the probe type last', () => {
+  it('lists the thirteen types in the picker order of before, then the new ones', () => {
     expect(QUERY_TYPES).toEqual(Object.keys(OLD_TYPE_FIELDS));
   });
 

@@ -3,6 +3,7 @@ import { breakdownType } from './breakdown';
 import { benchmarkType } from './benchmark';
 import { bucketsType } from './buckets';
 import { burnRateType } from './burn_rate';
+import { costType } from './cost';
 import { QueryTypeDefinition } from './definition';
 import { diagnosisType } from './diagnosis';
 import { eventsType } from './events';
@@ -39,6 +40,7 @@ const BY_ID = {
   benchmark: benchmarkType,
   regression: regressionType,
   probe: probeType,
+  cost: costType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */

@@ -177,16 +177,17 @@ func TestDashboardsRender(t *testing.T) {
 		flakyPage.ServeHTTP(w, r)
 	}))
 	jd, err := json.Marshal(map[string]any{
-		"scrapeInterval": "1s", "scrapeTimeout": "800ms",
+		"scrapeInterval": "1s", "scrapeTimeout": "800ms", "energyPricePerKWh": 0.2,
 		"targets": []map[string]any{
 			{"name": "vllm-flaky", "url": flaky},
-			{"name": "vllm-healthy", "url": healthy, "agent": "gpu-healthy"},
+			// Priced per hour and per GPU-hour, for the cost dashboard.
+			{"name": "vllm-healthy", "url": healthy, "agent": "gpu-healthy", "costPerHour": 3.6},
 			{"name": "vllm-kv-pressure", "url": kv, "agent": "gpu-kv-pressure"},
 			{"name": "vllm-partial", "url": serve(t, drop)},
 		},
 		"gpuAgents": []map[string]any{
 			{"name": "gpu-healthy", "url": healthyGPU, "kind": "inferscope"},
-			{"name": "gpu-kv-pressure", "url": kvGPU, "kind": "inferscope"},
+			{"name": "gpu-kv-pressure", "url": kvGPU, "kind": "inferscope", "costPerGPUHour": 2.5},
 		},
 	})
 	require.NoError(t, err)

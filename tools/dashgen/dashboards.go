@@ -27,6 +27,7 @@ var deepDives = []struct{ title, uid string }{
 	{"SLO and error budget", UIDSLO},
 	{"GPUs", UIDGPU},
 	{"Targets", UIDTargets},
+	{"Cost & capacity", UIDCost},
 }
 
 // sel is the target and model selection every query carries, from the
@@ -368,5 +369,6 @@ func All() map[string]*dashboard.DashboardBuilder {
 		"inferscope-slo.json":      SLO(),
 		"inferscope-gpu.json":      GPU(),
 		"inferscope-targets.json":  Targets(),
+		"inferscope-cost.json":     Cost(),
 	}
 }

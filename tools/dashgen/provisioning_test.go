@@ -47,6 +47,10 @@ func loadRules(t *testing.T) ruleFiles {
 	var r ruleFiles
 	readYAML(t, "provisioning/alerting/inferscope-rules.yaml", &r.grafana)
 	readYAML(t, "provisioning/prometheus/inferscope-vllm.rules.yml", &r.prometheus)
+	// The cost rules' alert (InferscopeCostSpike) needs its runbook section too.
+	var cost ruleFiles
+	readYAML(t, "provisioning/prometheus/inferscope-cost.rules.yml", &cost.prometheus)
+	r.prometheus.Groups = append(r.prometheus.Groups, cost.prometheus.Groups...)
 	return r
 }
 

@@ -1,0 +1,137 @@
+package twin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
+)
+
+// KneeErrorBand is the relative error band quoted with a knee: the 90th percentile of the
+// knee errors measured on the fresh validation set (16 hidden configurations, seeds 1001..;
+// docs/capacity.md, scripts/twin-validate.sh).
+const KneeErrorBand = 0.053
+
+// ErrorBand returns the relative error band quoted with a what-if's p99 of signal ("ttft",
+// "tpot", "e2e"): the 90th percentile of that change kind's p99 errors on the fresh
+// validation set. Changes that bring the load near saturation (fewer sequences, longer
+// prompts) have a wide TTFT band: p99 TTFT there is queueing, very sensitive to load.
+func ErrorBand(c Change, signal string) float64 {
+	switch {
+	case c.MaxNumSeqs > 0:
+		return map[string]float64{"ttft": 0.42, "tpot": 0.03, "e2e": 0.06}[signal]
+	case c.PromptScale > 0 && c.PromptScale != 1:
+		return map[string]float64{"ttft": 0.77, "tpot": 0.06, "e2e": 0.23}[signal]
+	case c.AddReplicas > 0:
+		return map[string]float64{"ttft": 0.10, "tpot": 0.05, "e2e": 0.11}[signal]
+	case c.PrefixHitRatio > 0:
+		return map[string]float64{"ttft": 0.07, "tpot": 0.03, "e2e": 0.07}[signal]
+	}
+	return math.NaN()
+}
+
+// ProfileCapacity is one SLO profile's capacity on a target.
+type ProfileCapacity struct {
+	Profile string
+	// Knee is the highest arrival rate (req/s) at which the profile holds on the twin.
+	Knee float64
+	// Headroom is Knee over the current load.
+	Headroom float64
+	// DaysToKnee is how long the load's linear trend takes to reach the knee (+Inf: never).
+	DaysToKnee float64
+	// Replicas is the recommended replica count at the chosen utilisation (Replicas rule).
+	Replicas int
+}
+
+// WhatIfRow is one what-if's predicted outcome at the current load.
+type WhatIfRow struct {
+	Change  Change
+	Outcome Outcome
+}
+
+// CapacityReport is the twin's answer for one target.
+type CapacityReport struct {
+	Job         string
+	Load        float64
+	Params      []Param
+	Profiles    []ProfileCapacity
+	WhatIfs     []WhatIfRow
+	Utilisation float64
+}
+
+// DefaultChanges are the what-ifs of a report: half and double max_num_seqs, one more
+// replica, prompts twice as long, prefix caching at 50 %.
+func DefaultChanges(t Twin) []Change {
+	n := t.Config.MaxNumSeqs
+	return []Change{
+		{Name: fmt.Sprintf("max-num-seqs %d", max(1, n/2)), MaxNumSeqs: max(1, n/2)},
+		{Name: fmt.Sprintf("max-num-seqs %d", 2*n), MaxNumSeqs: 2 * n},
+		{Name: "+1 replica", AddReplicas: 1},
+		{Name: "prompts x2", PromptScale: 2},
+		{Name: "prefix caching 50%", PrefixHitRatio: 0.5},
+	}
+}
+
+// Report observes a target's history, calibrates its twin, finds each profile's knee,
+// headroom, days until the load trend reaches it and the replicas that keep it at
+// utilisation of its knee, and predicts the default what-ifs for the first profile.
+func Report(ctx context.Context, q source.Querier, job string, to time.Time, span time.Duration, k Known, profiles []Profile, utilisation float64) (CapacityReport, error) {
+	o, err := Observe(ctx, q, job, to, span)
+	if err != nil {
+		return CapacityReport{}, err
+	}
+	t, err := Calibrate(o, k)
+	if err != nil {
+		return CapacityReport{}, err
+	}
+	rep := CapacityReport{Job: job, Load: o.Rate, Params: t.Params, Utilisation: utilisation}
+	for _, p := range profiles {
+		knee, err := Knee(t.Config, p, math.Max(o.Rate, 0.5))
+		if err != nil {
+			return rep, err
+		}
+		rep.Profiles = append(rep.Profiles, ProfileCapacity{Profile: p.Name, Knee: knee, Headroom: Headroom(knee, o.Rate),
+			DaysToKnee: DaysToKnee(o.RateSeries, knee), Replicas: Replicas(o.Rate, knee, utilisation)})
+	}
+	if len(profiles) > 0 {
+		for _, c := range DefaultChanges(t) {
+			out, err := WhatIf(t, o.Rate, c, profiles[0])
+			if err != nil {
+				return rep, err
+			}
+			rep.WhatIfs = append(rep.WhatIfs, WhatIfRow{Change: c, Outcome: out})
+		}
+	}
+	return rep, nil
+}
+
+// Write prints the report as text tables.
+func (r CapacityReport) Write(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "target %s: current load %.3g req/s\n\nparameter\tvalue\tfrom\n", r.Job, r.Load)
+	for _, p := range r.Params {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Value, p.Source)
+	}
+	fmt.Fprintf(tw, "\nprofile\tknee (req/s, ±%.0f%%)\theadroom\tdays to knee\treplicas at %.0f%% of knee\n", 100*KneeErrorBand, 100*r.Utilisation)
+	for _, p := range r.Profiles {
+		fmt.Fprintf(tw, "%s\t%.3g\t%.2f\t%.1f\t%d\n", p.Profile, p.Knee, p.Headroom, p.DaysToKnee, p.Replicas)
+	}
+	fmt.Fprintf(tw, "\nwhat-if\tTTFT p50\tTTFT p99\tTPOT p50\tTPOT p99\tE2E p50\tE2E p99\tattainment\n")
+	for _, row := range r.WhatIfs {
+		o := row.Outcome
+		att := make([]string, len(o.Attainment))
+		for i, a := range o.Attainment {
+			att[i] = fmt.Sprintf("%.4f", a)
+		}
+		band := func(sig string) string {
+			return fmt.Sprintf("%.3g ±%.0f%%", o.P99[sig], 100*ErrorBand(row.Change, sig))
+		}
+		fmt.Fprintf(tw, "%s\t%.3g\t%s\t%.3g\t%s\t%.3g\t%s\t%s\n", row.Change.Name, o.P50["ttft"], band("ttft"), o.P50["tpot"], band("tpot"), o.P50["e2e"], band("e2e"), strings.Join(att, " "))
+	}
+	return tw.Flush()
+}

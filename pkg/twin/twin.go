@@ -1,0 +1,483 @@
+package twin
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
+)
+
+// Source says where a calibrated parameter came from.
+type Source string
+
+// Parameter sources.
+const (
+	FromData    Source = "data"    // read from the target's history
+	FromFit     Source = "fit"     // fitted by simulating the twin against the history
+	FromDefault Source = "default" // not exported: the simulator's default (or the caller's setting)
+)
+
+// Param is one calibrated parameter: its value in words and where it came from.
+type Param struct {
+	Name, Value string
+	Source      Source
+}
+
+// Twin is a calibrated simulator configuration of one target and what each parameter is
+// based on.
+type Twin struct {
+	Config sim.Config
+	Params []Param
+}
+
+// Known are settings the caller knows and the history does not carry (zero: unknown, use
+// the simulator's default): vLLM's --max-num-seqs and --max-num-batched-tokens.
+type Known struct {
+	MaxNumSeqs, MaxNumBatchedTokens int
+}
+
+// Calibrate builds the twin of a target from its history: arrival rate, prompt and output
+// lengths (lognormal, mean from sum/count and shape fitted to the histogram's buckets), KV
+// blocks and block size (cache_config_info), prefix caching and its hit ratio (token
+// counters), and the step-time model's effective memory bandwidth and compute (BWEfficiency
+// and MFU of the simulator's roofline), fitted by simulating the twin at the observed load
+// until its mean ITL and mean prefill time match the history's. The model and GPU figures
+// (parameter count, KV bytes per token, peak FLOP/s and bandwidth) are the simulator's
+// defaults: only the effective fractions are fitted, which absorbs a different model or GPU
+// into them.
+func Calibrate(o Observed, k Known) (Twin, error) {
+	cfg := sim.DefaultConfig()
+	cfg.ClientTimeout = 0
+	var ps []Param
+	add := func(name string, v any, s Source) {
+		ps = append(ps, Param{Name: name, Value: fmt.Sprint(v), Source: s})
+	}
+	if !(o.Rate > 0) {
+		return Twin{}, fmt.Errorf("twin: no finished request in the history: nothing to calibrate")
+	}
+	cfg.Rate = o.Rate
+	add("arrival rate (req/s)", round3(o.Rate), FromData)
+	var err error
+	if cfg.Prompt, err = fitLognormal(o.PromptMean, o.PromptBuckets, cfg.Prompt); err != nil {
+		return Twin{}, fmt.Errorf("twin: prompt lengths: %w", err)
+	}
+	add("prompt tokens (lognormal mean, sigma)", fmt.Sprintf("%.0f, %.2f", cfg.Prompt.Mean, cfg.Prompt.Sigma), FromData)
+	if cfg.Output, err = fitLognormal(o.OutputMean, o.OutputBuckets, cfg.Output); err != nil {
+		return Twin{}, fmt.Errorf("twin: output lengths: %w", err)
+	}
+	add("output tokens (lognormal mean, sigma)", fmt.Sprintf("%.0f, %.2f", cfg.Output.Mean, cfg.Output.Sigma), FromData)
+	if o.BlockSize > 0 {
+		cfg.BlockSize = o.BlockSize
+		add("block size", o.BlockSize, FromData)
+	} else {
+		add("block size", cfg.BlockSize, FromDefault)
+	}
+	if o.NumGPUBlocks > 0 {
+		cfg.NumGPUBlocks = o.NumGPUBlocks
+		add("KV blocks", o.NumGPUBlocks, FromData)
+	} else {
+		add("KV blocks", "from GPU memory", FromDefault)
+	}
+	if !math.IsNaN(o.PrefixHitRatio) {
+		cfg.PrefixCaching = o.PrefixHitRatio > 0 || o.PrefixCaching
+		cfg.PrefixHitRatio = o.PrefixHitRatio
+		add("prefix-cache hit ratio", round3(o.PrefixHitRatio), FromData)
+	} else {
+		add("prefix-cache hit ratio", cfg.PrefixHitRatio, FromDefault)
+	}
+	if k.MaxNumSeqs > 0 {
+		cfg.MaxNumSeqs = k.MaxNumSeqs
+		add("max_num_seqs", k.MaxNumSeqs, FromDefault)
+	} else {
+		add("max_num_seqs", cfg.MaxNumSeqs, FromDefault)
+	}
+	if k.MaxNumBatchedTokens > 0 {
+		cfg.MaxNumBatchedTokens = k.MaxNumBatchedTokens
+	}
+	add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromDefault)
+	if err := fitStepTime(&cfg, o); err != nil {
+		return Twin{}, err
+	}
+	add("decode bandwidth efficiency", round3(cfg.GPU.BWEfficiency), FromFit)
+	add("prefill compute efficiency (MFU)", round3(cfg.GPU.MFU), FromFit)
+	if err := cfg.Validate(); err != nil {
+		return Twin{}, fmt.Errorf("twin: calibrated configuration: %w", err)
+	}
+	return Twin{Config: cfg, Params: ps}, nil
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// fitLognormal fits a lognormal of mean mean (the histogram's sum/count) whose shape sigma
+// minimises the squared distance between its CDF and the histogram's at each finite bound
+// (grid 0.02..2.5 by 0.01); Min and Max stay those of def, raised to hold the data.
+func fitLognormal(mean float64, bs []Bucket, def sim.LengthDist) (sim.LengthDist, error) {
+	if !(mean >= 1) {
+		return def, fmt.Errorf("no mean length in the history")
+	}
+	d := sim.LengthDist{Kind: "lognormal", Mean: mean, Sigma: def.Sigma, Min: def.Min, Max: def.Max}
+	if len(bs) == 0 || bs[len(bs)-1].Count <= 0 {
+		return d, nil
+	}
+	total := bs[len(bs)-1].Count
+	best, bestErr := def.Sigma, math.Inf(1)
+	for s := 0.02; s <= 2.5; s += 0.01 {
+		mu := math.Log(mean) - s*s/2
+		var e float64
+		for _, b := range bs {
+			if math.IsInf(b.Le, 1) {
+				continue
+			}
+			model := 0.5 * math.Erfc(-(math.Log(b.Le+0.5)-mu)/(s*math.Sqrt2))
+			diff := model - b.Count/total
+			e += diff * diff
+		}
+		if e < bestErr {
+			best, bestErr = s, e
+		}
+	}
+	d.Sigma = best
+	return d, nil
+}
+
+// calibrationSpan is the simulated time of one calibration run (after warmUp).
+const (
+	calibrationSpan = 600.0
+	warmUp          = 120.0
+)
+
+// simMeans simulates cfg for calibrationSpan and returns the mean ITL (decode time over
+// generated tokens − 1, summed over requests, as vLLM's ITL histogram averages gaps) and the
+// mean prefill time of the requests finished after the warm-up.
+func simMeans(cfg sim.Config) (itl, prefill float64, err error) {
+	s, err := sim.New(cfg, sim.Options{RecordTruth: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	s.AdvanceTo(warmUp + calibrationSpan)
+	var dec, gaps, pre float64
+	var n int
+	for _, r := range s.Finished() {
+		if r.Arrival < warmUp {
+			continue
+		}
+		t, ok := r.Truth(cfg.Version)
+		if !ok {
+			continue
+		}
+		dec += t.Decode
+		gaps += float64(max(r.Generated-1, 0))
+		pre += t.Prefill
+		n++
+	}
+	if n == 0 || gaps == 0 {
+		return math.NaN(), math.NaN(), nil
+	}
+	return dec / gaps, pre / float64(n), nil
+}
+
+// fitStepTime fits cfg.GPU.BWEfficiency to o.ITLMean and cfg.GPU.MFU to o.PrefillMean by
+// bisection on the twin itself (ITL falls as bandwidth rises, prefill time as compute
+// rises), alternating three times since a step mixes both. A mean the history lacks keeps
+// the default.
+func fitStepTime(cfg *sim.Config, o Observed) error {
+	fit := func(target float64, set func(float64), pick func(itl, pre float64) float64) error {
+		if math.IsNaN(target) || target <= 0 {
+			return nil
+		}
+		lo, hi := 0.02, 1.0
+		for i := 0; i < 10; i++ {
+			mid := (lo + hi) / 2
+			set(mid)
+			itl, pre, err := simMeans(*cfg)
+			if err != nil {
+				return err
+			}
+			if v := pick(itl, pre); math.IsNaN(v) || v > target {
+				lo = mid // too slow: more efficiency
+			} else {
+				hi = mid
+			}
+		}
+		set((lo + hi) / 2)
+		return nil
+	}
+	for round := 0; round < 3; round++ {
+		if err := fit(o.ITLMean, func(v float64) { cfg.GPU.BWEfficiency = v }, func(itl, _ float64) float64 { return itl }); err != nil {
+			return err
+		}
+		if err := fit(o.PrefillMean, func(v float64) { cfg.GPU.MFU = v }, func(_, pre float64) float64 { return pre }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Objective is one latency objective of an SLO profile: at least Target (0.99) of requests
+// have Signal ("ttft", "tpot", "e2e", "itl" per token) at or under Threshold seconds.
+type Objective struct {
+	Signal    string
+	Threshold float64
+	Target    float64
+}
+
+// Profile is a named set of objectives, all to hold at once.
+type Profile struct {
+	Name       string
+	Objectives []Objective
+}
+
+// Outcome is what a simulated run at one load says: per-signal p50 and p99 (s), attainment
+// per objective (share of requests arrived after the warm-up meeting it; requests still
+// unfinished at the end count as missing it) and whether every objective holds.
+type Outcome struct {
+	Rate                 float64
+	P50, P99             map[string]float64
+	Attainment           []float64
+	Holds                bool
+	Finished, Unfinished int
+}
+
+// evalSpan is the simulated time of one load evaluation after the warm-up.
+const evalSpan = 900.0
+
+// Evaluate simulates cfg at rate (requests/s) for warmUp + evalSpan seconds and scores the
+// profile.
+func Evaluate(cfg sim.Config, rate float64, p Profile) (Outcome, error) {
+	cfg.Rate = rate
+	cfg.RateAmplitude = 0
+	cfg.ClientTimeout = 0
+	tokens := false
+	for _, o := range p.Objectives {
+		tokens = tokens || o.Signal == "itl"
+	}
+	s, err := sim.New(cfg, sim.Options{RecordTruth: true, RecordTokens: tokens})
+	if err != nil {
+		return Outcome{}, err
+	}
+	end := warmUp + evalSpan
+	s.AdvanceTo(end)
+	vals := map[string][]float64{}
+	var itl []float64
+	out := Outcome{Rate: rate, P50: map[string]float64{}, P99: map[string]float64{}}
+	for _, r := range s.Finished() {
+		if r.Arrival < warmUp {
+			continue
+		}
+		t, ok := r.Truth(cfg.Version)
+		if !ok {
+			continue
+		}
+		out.Finished++
+		vals["ttft"] = append(vals["ttft"], t.TTFT)
+		vals["e2e"] = append(vals["e2e"], t.E2E)
+		if r.Generated > 1 {
+			vals["tpot"] = append(vals["tpot"], t.TPOT)
+		}
+		itl = append(itl, t.ITL...)
+	}
+	st := s.State()
+	// Requests in flight arrived at any time; those arrived after the warm-up are
+	// approximated by all of them (the warm-up's are long gone in a stable run).
+	out.Unfinished = st.Running + st.Waiting
+	vals["itl"] = itl
+	for sig, v := range vals {
+		sort.Float64s(v)
+		out.P50[sig], out.P99[sig] = quantile(v, 0.5), quantile(v, 0.99)
+	}
+	out.Holds = out.Finished > 0
+	for _, o := range p.Objectives {
+		v := vals[o.Signal]
+		missing := out.Unfinished
+		if o.Signal == "itl" {
+			missing = 0 // gaps of unfinished requests are not counted (vLLM observes them as they come)
+		}
+		good := sort.SearchFloat64s(v, math.Nextafter(o.Threshold, math.Inf(1)))
+		a := math.NaN()
+		if n := len(v) + missing; n > 0 {
+			a = float64(good) / float64(n)
+		}
+		out.Attainment = append(out.Attainment, a)
+		if !(a >= o.Target) {
+			out.Holds = false
+		}
+	}
+	return out, nil
+}
+
+// quantile is the q-quantile of sorted v (nearest rank), NaN when empty.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[min(max(i, 0), len(v)-1)]
+}
+
+// Knee returns the highest arrival rate (requests/s) at which the profile holds on cfg: the
+// rate is doubled from start until the profile fails, then bisected to within 1 % of the
+// bracket. 0 when it fails at start/64.
+func Knee(cfg sim.Config, p Profile, start float64) (float64, error) {
+	if !(start > 0) {
+		start = 1
+	}
+	lo, hi := 0.0, start
+	for i := 0; ; i++ {
+		o, err := Evaluate(cfg, hi, p)
+		if err != nil {
+			return 0, err
+		}
+		if !o.Holds {
+			break
+		}
+		lo, hi = hi, hi*2
+		if i > 12 {
+			return lo, nil
+		}
+	}
+	if lo == 0 {
+		lo = hi / 64
+		if o, err := Evaluate(cfg, lo, p); err != nil || !o.Holds {
+			return 0, err
+		}
+	}
+	for hi-lo > 0.01*hi {
+		mid := (lo + hi) / 2
+		o, err := Evaluate(cfg, mid, p)
+		if err != nil {
+			return 0, err
+		}
+		if o.Holds {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// Change is a what-if: zero fields leave the twin as it is.
+type Change struct {
+	// Name says the change in words ("max-num-seqs 64").
+	Name string
+	// MaxNumSeqs sets --max-num-seqs.
+	MaxNumSeqs int
+	// AddReplicas spreads the load over this many more identical replicas (round robin: each
+	// gets rate × n / (n + AddReplicas), n = Replicas or 1).
+	AddReplicas, Replicas int
+	// PromptScale multiplies every prompt length (2: prompts twice as long).
+	PromptScale float64
+	// PrefixHitRatio sets the prefix-cache hit ratio (caching on); NaN or 0 leaves it.
+	PrefixHitRatio float64
+}
+
+// Apply returns cfg and rate with the change applied.
+func (c Change) Apply(cfg sim.Config, rate float64) (sim.Config, float64) {
+	if c.MaxNumSeqs > 0 {
+		cfg.MaxNumSeqs = c.MaxNumSeqs
+		cfg.MaxNumBatchedTokens = max(cfg.MaxNumBatchedTokens, c.MaxNumSeqs)
+	}
+	if c.AddReplicas > 0 {
+		n := float64(max(c.Replicas, 1))
+		rate = rate * n / (n + float64(c.AddReplicas))
+	}
+	if c.PromptScale > 0 && c.PromptScale != 1 {
+		cfg.Prompt.Mean *= c.PromptScale
+		cfg.Prompt.Min = max(1, int(float64(cfg.Prompt.Min)*c.PromptScale))
+		cfg.Prompt.Max = int(float64(cfg.Prompt.Max) * c.PromptScale)
+		cfg.Model.MaxModelLen = max(cfg.Model.MaxModelLen, cfg.Prompt.Max+cfg.MaxTokens)
+	}
+	if c.PrefixHitRatio > 0 {
+		cfg.PrefixCaching = true
+		cfg.PrefixHitRatio = c.PrefixHitRatio
+	}
+	return cfg, rate
+}
+
+// WhatIf predicts the outcome of a change at the given load on the twin.
+func WhatIf(t Twin, rate float64, c Change, p Profile) (Outcome, error) {
+	cfg, r := c.Apply(t.Config, rate)
+	return Evaluate(cfg, r, p)
+}
+
+// Headroom is the knee over the current load (1: at the knee; below 1: past it).
+func Headroom(knee, load float64) float64 {
+	if !(load > 0) {
+		return math.NaN()
+	}
+	return knee / load
+}
+
+// DaysToKnee returns the days until the load trend reaches knee: a least-squares line
+// through the load history (requests/s over time), or, when the history covers at least two
+// days, through each day's peak (the highest value of each 24 h from the first point, so a
+// daily cycle is fitted where it matters: the peak reaches the knee first). +Inf when the
+// trend is flat or falling, 0 when the last fitted value is already past the knee, NaN with
+// fewer than two points.
+func DaysToKnee(series []Point, knee float64) float64 {
+	pts := slices.DeleteFunc(slices.Clone(series), func(p Point) bool { return math.IsNaN(p.V) })
+	if len(pts) < 2 {
+		return math.NaN()
+	}
+	t0 := pts[0].T
+	if pts[len(pts)-1].T.Sub(t0) >= 48*time.Hour {
+		var peaks []Point
+		for _, p := range pts {
+			d := int(p.T.Sub(t0) / (24 * time.Hour))
+			if d >= len(peaks) {
+				peaks = append(peaks, p)
+			} else if p.V > peaks[d].V {
+				peaks[d] = p
+			}
+		}
+		// A last day shorter than a day has not seen its peak yet.
+		if pts[len(pts)-1].T.Sub(t0) < time.Duration(len(peaks))*24*time.Hour-time.Hour {
+			peaks = peaks[:len(peaks)-1]
+		}
+		if len(peaks) >= 2 {
+			return linearDays(peaks, pts[len(pts)-1].T, knee)
+		}
+	}
+	return linearDays(pts, pts[len(pts)-1].T, knee)
+}
+
+// linearDays fits a least-squares line through pts and returns the days from now until it
+// reaches knee (0 when its value at now is past it, +Inf when it does not rise).
+func linearDays(pts []Point, now time.Time, knee float64) float64 {
+	t0 := pts[0].T
+	var sx, sy, sxx, sxy float64
+	for _, p := range pts {
+		x := p.T.Sub(t0).Hours() / 24
+		sx += x
+		sy += p.V
+		sxx += x * x
+		sxy += x * p.V
+	}
+	n := float64(len(pts))
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return math.NaN()
+	}
+	slope := (n*sxy - sx*sy) / den
+	icpt := (sy - slope*sx) / n
+	at := icpt + slope*now.Sub(t0).Hours()/24
+	if at >= knee {
+		return 0
+	}
+	if slope <= 0 {
+		return math.Inf(1)
+	}
+	return (knee - at) / slope
+}
+
+// Replicas is the recommended replica count for a load: ceil(load / (utilisation × knee)),
+// the replicas that keep each one at the chosen share of its knee (at least 1).
+func Replicas(load, knee, utilisation float64) int {
+	if !(knee > 0) || !(utilisation > 0) {
+		return 0
+	}
+	return max(1, int(math.Ceil(load/(utilisation*knee))))
+}

@@ -1,0 +1,80 @@
+package twin
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
+)
+
+// Load growing 1 req/s per day from 10 req/s reaches a knee of 20 in 7 more days after 3 days.
+func TestDaysToKneeLinearTrend(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var pts []Point
+	for h := 0; h <= 72; h++ {
+		pts = append(pts, Point{T: t0.Add(time.Duration(h) * time.Hour), V: 10 + float64(h)/24})
+	}
+	assert.InDelta(t, 7, DaysToKnee(pts, 20), 1e-9)
+	assert.Equal(t, 0.0, DaysToKnee(pts, 12), "already past the knee")
+	flat := []Point{{t0, 5}, {t0.Add(time.Hour), 5}}
+	assert.True(t, math.IsInf(DaysToKnee(flat, 20), 1))
+	assert.True(t, math.IsNaN(DaysToKnee(pts[:1], 20)))
+}
+
+// 25 req/s over a knee of 10 at 80 % utilisation: ceil(25 / 8) = 4 replicas.
+func TestReplicasRule(t *testing.T) {
+	assert.Equal(t, 4, Replicas(25, 10, 0.8))
+	assert.Equal(t, 1, Replicas(0.1, 10, 0.8))
+	assert.Equal(t, 0, Replicas(5, 0, 0.8))
+	assert.InDelta(t, 2.5, Headroom(25, 10), 1e-12)
+}
+
+// The fit recovers the shape of a lognormal from its exact bucket CDF at 1-2-5 bounds.
+func TestFitLognormalRecoversSigma(t *testing.T) {
+	mean, sigma := 600.0, 0.8
+	mu := math.Log(mean) - sigma*sigma/2
+	var bs []Bucket
+	for _, le := range []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000} {
+		bs = append(bs, Bucket{Le: le, Count: 1000 * 0.5 * math.Erfc(-(math.Log(le+0.5)-mu)/(sigma*math.Sqrt2))})
+	}
+	bs = append(bs, Bucket{Le: math.Inf(1), Count: 1000})
+	d, err := fitLognormal(mean, bs, sim.DefaultConfig().Prompt)
+	require.NoError(t, err)
+	assert.InDelta(t, sigma, d.Sigma, 0.011)
+	assert.Equal(t, mean, d.Mean)
+	_, err = fitLognormal(math.NaN(), bs, sim.DefaultConfig().Prompt)
+	assert.Error(t, err)
+}
+
+// +1 replica halves one replica's load; prompts ×2 doubles the mean and the bounds.
+func TestChangeApply(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	c2, r := Change{AddReplicas: 1}.Apply(cfg, 10)
+	assert.Equal(t, 5.0, r)
+	assert.Equal(t, cfg, c2)
+	c3, _ := Change{PromptScale: 2}.Apply(cfg, 10)
+	assert.Equal(t, 1200.0, c3.Prompt.Mean)
+	assert.Equal(t, 16000, c3.Prompt.Max)
+	c4, _ := Change{MaxNumSeqs: 32, PrefixHitRatio: 0.6}.Apply(cfg, 10)
+	assert.Equal(t, 32, c4.MaxNumSeqs)
+	assert.Equal(t, 0.6, c4.PrefixHitRatio)
+}
+
+// With days of history and a daily cycle, the trend is that of the daily peaks: load
+// 10 + 0.5·day + 5·sin(2π·hour/24) peaks at 15 + 0.5·day (hour 6); a knee of 20 is reached by
+// the peak 10 − 0.5·(days so far) days later. Over 4 days (last point at day 4): the peak line
+// is 15.0 + 0.5·(d + 0.25) at day d + 0.25, at day 4 worth 17.0, so (20 − 17) / 0.5 = 6 days.
+// A line through every point (mean 10 + 0.5·d) would say (20 − 12) / 0.5 ≈ 16 days.
+func TestDaysToKneeFollowsDailyPeaks(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var pts []Point
+	for h := 0; h <= 96; h++ {
+		d := float64(h) / 24
+		pts = append(pts, Point{T: t0.Add(time.Duration(h) * time.Hour), V: 10 + 0.5*d + 5*math.Sin(2*math.Pi*float64(h%24)/24)})
+	}
+	assert.InDelta(t, 6, DaysToKnee(pts, 20), 1e-6)
+}
