@@ -129,7 +129,9 @@ func TestOwnHistogramsMappedToSignals(t *testing.T) {
 				}
 			}
 			if row["objective"] == "ttft-500ms" {
-				want := map[string]float64{"bf16": 0.9, "fp8": 1}[row["dtype"].(string)]
+				dtype, _ := row["dtype"].(string)
+				require.NotEmpty(t, dtype, "row without its dtype group: %v", row)
+				want := map[string]float64{"bf16": 0.9, "fp8": 1}[dtype]
 				assert.InDelta(t, want, row["attainment"], 1e-9, "%v", row)
 				checked++
 			}

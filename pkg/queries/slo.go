@@ -181,7 +181,7 @@ func runSLO(ctx context.Context, env *fetch.Env, p fetch.Plan, q *SLO) (data.Fra
 		if sp != nil {
 			// The probe's histograms are read as they are: the engine's sanity
 			// verdicts judge the engine's own histograms.
-			oq.covered = catalog.ProbeSampleCountPromQL(sp.names[k], s.obj.Period)
+			oq.covered = catalog.ProbeSampleCountPromQL(sp.names[obj], s.obj.Period)
 		} else {
 			if oq.sums, oq.counts, err = verdictQueries(ctx, r, s, rangeW); err != nil {
 				return nil, err

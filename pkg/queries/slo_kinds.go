@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -37,7 +38,9 @@ func groupByOf(p fetch.Plan) []string {
 	var out []string
 	for _, b := range p.Scope.By {
 		if b != "" && b != "none" {
-			out = append(out, b)
+			// A dimension of a target's own metrics (catalog.DimensionPrefix) is
+			// grouped by its stored label name.
+			out = append(out, strings.TrimPrefix(b, catalog.DimensionPrefix))
 		}
 	}
 	return out
