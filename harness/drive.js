@@ -153,7 +153,7 @@ async function main() {
       chat.name === 'chat-eu' && chat.objectives[0].signal === 'ttft' && chat.objectives[0].threshold === 2,
       `profile edited: ${JSON.stringify(chat)}`
     );
-    check(cfg.jsonData.sloProfiles.length === 3, 'the other default profiles are kept');
+    check(cfg.jsonData.sloProfiles.length === 4, 'the other default profiles are kept');
 
     // QueryEditor: an slo query on that profile.
     const runsBefore = Number(await page.locator('#query-runs').innerText());
