@@ -160,8 +160,8 @@ func TestCostQueryErrorsNameTheField(t *testing.T) {
 	inst := newInstanceForTest(st, source.NewEmbedded(h.db, source.EmbeddedOptions{}))
 	end := t0.Add(10 * time.Minute)
 	for q, field := range map[string]map[string]any{
-		"groupBy: \"model\"":             {"queryType": "cost", "groupBy": "model"},
-		"models: prices are per target":  {"queryType": "cost", "models": []string{"m"}},
+		"groupBy: \"model\"":              {"queryType": "cost", "groupBy": "model"},
+		"models: prices are per target":   {"queryType": "cost", "models": []string{"m"}},
 		"series: \"cheap\" is not one of": {"queryType": "cost", "series": []string{"cheap"}},
 	} {
 		dr := runQuery(t, inst, field, end.Add(-time.Minute), end, time.Minute)
