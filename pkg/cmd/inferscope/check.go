@@ -184,19 +184,9 @@ func loadProfiles(path, name string) ([]settings.Profile, error) {
 			}
 		}
 	} else {
-		data, err := os.ReadFile(path)
+		s, err := loadSettingsFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("--settings: %v", err)
-		}
-		var wrapper struct {
-			JSONData json.RawMessage `json:"jsonData"`
-		}
-		if json.Unmarshal(data, &wrapper) == nil && len(wrapper.JSONData) > 0 {
-			data = wrapper.JSONData
-		}
-		s, err := settings.Load(data, nil)
-		if err != nil {
-			return nil, fmt.Errorf("--settings %s: %v", path, err)
+			return nil, err
 		}
 		ps = s.Profiles
 	}
@@ -248,9 +238,19 @@ func loadExpected(path string) ([]bench.Expectation, error) {
 	if path == "" {
 		return bench.DefaultExpectations(), nil
 	}
+	s, err := loadSettingsFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExpectedPerformance, nil
+}
+
+// loadSettingsFile reads a data source's settings from path: the jsonData object alone, or a
+// provisioning-style object that wraps it under "jsonData".
+func loadSettingsFile(path string) (settings.Settings, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--settings: %v", err)
+		return settings.Settings{}, fmt.Errorf("--settings: %v", err)
 	}
 	var wrapper struct {
 		JSONData json.RawMessage `json:"jsonData"`
@@ -260,9 +260,9 @@ func loadExpected(path string) ([]bench.Expectation, error) {
 	}
 	s, err := settings.Load(data, nil)
 	if err != nil {
-		return nil, fmt.Errorf("--settings %s: %v", path, err)
+		return settings.Settings{}, fmt.Errorf("--settings %s: %v", path, err)
 	}
-	return s.ExpectedPerformance, nil
+	return s, nil
 }
 
 // checkBench judges every objective of profiles on each baseline of the file,
