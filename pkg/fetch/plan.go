@@ -20,6 +20,9 @@ type Plan struct {
 	// Notes are notices decided while decoding (e.g. a window raised to the usable
 	// minimum); every run of the plan starts with them.
 	Notes []analysis.Notice
+	// Gateways are the targets in the query's selection that are the llm-d router's endpoint
+	// picker (GatewayPlan), whether Scope reads them (Scope.Gateway) or leaves them out.
+	Gateways []string
 }
 
 // Narrow returns a copy of p whose scope holds the given targets and models.
