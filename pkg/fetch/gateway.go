@@ -3,10 +3,10 @@ package fetch
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -62,6 +62,9 @@ func GatewayPlan(ctx context.Context, env *Env, p Plan) Plan {
 		return p
 	}
 	p.Scope.Gateway = true
+	if byTenant {
+		p.TenantCutoff = tenantCutoff(ctx, env, epp, from, p.End)
+	}
 	if len(others) > 0 && !slices.Contains(p.Scope.By, "target") {
 		add(fmt.Sprintf("the gateway-side view of %s and the engines' own view of %s are combined; group by target to tell them apart", strings.Join(epp, ", "), strings.Join(others, ", ")))
 	}
@@ -75,41 +78,40 @@ func GatewayPlan(ctx context.Context, env *Env, p Plan) Plan {
 // llm-d router.
 const noteNoTenantLabel = "groupBy tenant/priority: only the llm-d router's endpoint picker labels requests by tenant (fairness_id) and priority; no target in scope does, so the series are not split"
 
-// foldTenants bounds the tenant groups of a result: when v's series carry more than
-// catalog.TenantBound distinct values of catalog.TenantLabel besides catalog.OverflowTenant,
-// the values beyond the first TenantBound in sorted order are folded into OverflowTenant,
-// their samples summed per timestamp with the series they then share a label set with (bucket
-// rates, counter rates, sums and counts add up). A ratio (ratio true: the PromQL divides, as
-// MeanPromQL does) cannot be summed: its folded series are left out instead. It returns the
-// result, the number of tenants folded and whether OverflowTenant is among the groups.
-func foldTenants(v model.Value, ratio bool) (model.Value, int, bool) {
-	values := map[string]bool{}
-	collectTenants := func(m model.Metric) {
-		if t, ok := m[catalog.TenantLabel]; ok {
-			values[string(t)] = true
+// foldTenants bounds the tenant groups of a result: every value of catalog.TenantLabel after
+// cutoff in name order (the TenantBound-th of the run's tenants, Plan.TenantCutoff) is folded
+// into catalog.OverflowTenant, its samples summed per timestamp with the series it then shares
+// a label set with (bucket rates, counter rates, sums and counts add up). A ratio (ratio true:
+// the PromQL divides, as MeanPromQL does) cannot be summed: its folded series are left out
+// instead. An empty cutoff folds nothing. It returns the result, the number of tenants folded
+// and whether OverflowTenant is among the groups.
+func foldTenants(v model.Value, cutoff string, ratio bool) (model.Value, int, bool) {
+	folded := map[model.LabelValue]bool{}
+	other := false
+	see := func(m model.Metric) {
+		t, ok := m[catalog.TenantLabel]
+		switch {
+		case !ok:
+		case t == catalog.OverflowTenant:
+			other = true
+		case cutoff != "" && string(t) > cutoff:
+			folded[t] = true
 		}
 	}
 	switch x := v.(type) {
 	case model.Matrix:
 		for _, s := range x {
-			collectTenants(s.Metric)
+			see(s.Metric)
 		}
 	case model.Vector:
 		for _, s := range x {
-			collectTenants(s.Metric)
+			see(s.Metric)
 		}
 	default:
 		return v, 0, false
 	}
-	other := values[catalog.OverflowTenant]
-	delete(values, catalog.OverflowTenant)
-	if len(values) <= catalog.TenantBound {
+	if len(folded) == 0 {
 		return v, 0, other
-	}
-	sorted := slices.Sorted(maps.Keys(values))
-	folded := map[model.LabelValue]bool{}
-	for _, t := range sorted[catalog.TenantBound:] {
-		folded[model.LabelValue(t)] = true
 	}
 	relabel := func(m model.Metric) (model.Metric, bool) {
 		if !folded[m[catalog.TenantLabel]] {
@@ -138,7 +140,7 @@ func foldTenants(v model.Value, ratio bool) (model.Value, int, bool) {
 			out[k].Values = addSamples(out[k].Values, s.Values)
 		}
 		sort.Sort(out)
-		return out, len(folded), true
+		return out, len(folded), !ratio || other
 	case model.Vector:
 		out := model.Vector{}
 		idx := map[model.Fingerprint]int{}
@@ -157,9 +159,25 @@ func foldTenants(v model.Value, ratio bool) (model.Value, int, bool) {
 			c.Metric = m
 			out = append(out, &c)
 		}
-		return out, len(folded), true
+		return out, len(folded), !ratio || other
 	}
 	return v, 0, other
+}
+
+// tenantCutoff is the TenantBound-th tenant in name order among the values of TenantLabel
+// stored for the targets jobs in [from, to] (OverflowTenant and "" not counted), or "" when
+// there are at most TenantBound of them: the Plan.TenantCutoff of a query grouped by tenant.
+func tenantCutoff(ctx context.Context, env *Env, jobs []string, from, to time.Time) string {
+	vals, err := env.labelValues(ctx, catalog.TenantLabel, catalog.JobsSelector(jobs), from, to)
+	if err != nil {
+		return ""
+	}
+	vals = slices.DeleteFunc(slices.Clone(vals), func(v string) bool { return v == "" || v == catalog.OverflowTenant })
+	if len(vals) <= catalog.TenantBound {
+		return ""
+	}
+	slices.Sort(vals)
+	return vals[catalog.TenantBound-1]
 }
 
 // addSamples sums two sample lists by timestamp (both sorted by time).
@@ -190,7 +208,7 @@ func (r *Run) boundTenants(q string, v model.Value) model.Value {
 		return v
 	}
 	ratio := strings.Contains(q, " / ")
-	out, folded, other := foldTenants(v, ratio)
+	out, folded, other := foldTenants(v, r.Plan.TenantCutoff, ratio)
 	if !other && folded == 0 {
 		return out
 	}

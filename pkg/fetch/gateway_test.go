@@ -20,11 +20,11 @@ func tenantMatrix(n int) model.Matrix {
 	return m
 }
 
-// TestFoldTenants: 1,200 tenants and the router's other: the 200 after the first 1,000 in name
-// order are summed into other (at 0 s: 200 × 1 = 200; at 1 s: 200 + the router's 5 = 205), so
-// 1,001 groups remain; a ratio's folded series are left out; 1,000 tenants are not folded.
+// TestFoldTenants: 1,200 tenants and the router's other, cutoff t0999 (the 1,000th): the 200
+// after it are summed into other (at 0 s: 200 × 1 = 200; at 1 s: 200 + the router's 5 = 205),
+// so 1,001 groups remain; a ratio's folded series are left out; no cutoff folds nothing.
 func TestFoldTenants(t *testing.T) {
-	v, folded, other := foldTenants(tenantMatrix(1200), false)
+	v, folded, other := foldTenants(tenantMatrix(1200), "t0999", false)
 	assert.Equal(t, 200, folded)
 	assert.True(t, other)
 	m := v.(model.Matrix)
@@ -38,7 +38,7 @@ func TestFoldTenants(t *testing.T) {
 	}
 	assert.Equal(t, []model.SamplePair{{Timestamp: 0, Value: 200}, {Timestamp: 1000, Value: 205}}, got)
 
-	v, folded, _ = foldTenants(tenantMatrix(1200), true)
+	v, folded, _ = foldTenants(tenantMatrix(1200), "t0999", true)
 	assert.Equal(t, 200, folded)
 	for _, s := range v.(model.Matrix) {
 		if s.Metric["fairness_id"] == "other" {
@@ -47,13 +47,13 @@ func TestFoldTenants(t *testing.T) {
 	}
 	assert.Len(t, v.(model.Matrix), 1001)
 
-	v, folded, other = foldTenants(tenantMatrix(1000), false)
+	v, folded, other = foldTenants(tenantMatrix(1000), "", false)
 	assert.Zero(t, folded)
 	assert.True(t, other)
 	assert.Len(t, v.(model.Matrix), 1001)
 
 	vec := model.Vector{{Metric: model.Metric{"fairness_id": "a"}, Value: 1}}
-	_, folded, other = foldTenants(vec, false)
+	_, folded, other = foldTenants(vec, "", false)
 	assert.Zero(t, folded)
 	assert.False(t, other)
 }
