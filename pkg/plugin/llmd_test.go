@@ -42,7 +42,7 @@ func lastByLabel(t *testing.T, fs data.Frames, label string) map[string]float64 
 // second, so a rate is the page's value × 0.05 and quantiles, means and ratios are the page's):
 //
 //   - epp (current names and their deprecated twins, dual emission): requests 1000 tenants × 10
-//   - other 500 = 10500 → 525/s, not 1050 (the twin inference_objective_request_total is read
+//     plus other 500 = 10500 → 525/s, not 1050 (the twin inference_objective_request_total is read
 //     only where llm_d_epp_request_total is missing); priority 0 (t0000–t0499 and other) 5500 →
 //     275/s, priority 1 250/s; prompt tokens 350000 → 17500/s.
 //   - TTFT of streamed requests (t0000: 50 in (0.1, 0.2], 50 in (0.2, 0.4]; t0500: 100 in
