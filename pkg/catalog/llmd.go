@@ -79,7 +79,7 @@ const (
 	noteEPPITL          = "The router's gap between consecutive response body chunks of streamed requests: a chunk may carry several tokens, so it reads high next to the engine's per-token ITL."
 	noteEPPTPOT         = noteEPPView + " Streaming requests, (E2E − TTFT) / (output tokens − 1) per request; the deprecated inference_objective_request_tpot_seconds was recorded only by the predicted-latency plugin."
 	noteEPPTokens       = "Counted from the router's per-request token histogram's _sum (tokens reported in the responses' usage), which grows when a request finishes."
-	noteEPPRequests     = "Requests the router handled (counted as they complete at the router), failures included; failures alone are gateway_errors."
+	noteEPPRequests     = "Requests the router scheduled onto an endpoint, counted when it handles the request body (not when the request finishes); requests refused before scheduling (no endpoint, flow-control rejection) are only in gateway_errors."
 	noteEPPSLOViolation = "Only with the predicted-latency (SLO-aware routing) plugin: requests that missed the TTFT or TPOT objective they were routed for, by type."
 )
 
