@@ -50,6 +50,9 @@ func lastByLabel(t *testing.T, fs data.Frames, label string) map[string]float64 
 //     non-streamed requests of t0000, 4.5 s each, left out: with them it would be 0.75); p90 rank
 //     360 in (0.4, 0.6] holding 200…400: 0.4 + 0.2·160/200 = 0.56 s. Per tenant: t0000 mean 0.2,
 //     p90 rank 90 in (0.2, 0.4] holding 50…100: 0.36; t0500 mean 0.3; other mean 0.5.
+//   - errors (error_code ServiceUnavailable) 6 → 0.3/s; SLO violations ttft 12 → 0.6/s, tpot 3 →
+//     0.15/s (twins not added); per-endpoint queues 1, 3, 5 (spread 5 − 1 = 4; the page's std dev
+//     1.632993 and KV std dev 0.1); eppold's endpoints 0 and 2 (spread 2, no std dev gauges).
 //   - SLO TTFT ≤ 0.4 s (a bucket bound): t0000 100/100, t0500 100/100, other 0/200; overall
 //     200/400 = 0.5.
 //   - groupBy tenant over epp and eppb (tenants t1000–t1199, 10 requests each): 1,200 tenants,
@@ -108,6 +111,23 @@ func TestLLMDRouterThroughQueryData(t *testing.T) {
 	near(525, v, ok, "requests/s", thr, 5e-2)
 	v, ok = thr["prompt tokens/s"]
 	near(17500, v, ok, "prompt tokens/s", thr, 5e-2)
+
+	for name, want := range map[string]float64{"gateway errors/s ServiceUnavailable": 0.3,
+		"SLO violations/s ttft_slo_violation": 0.6, "SLO violations/s tpot_slo_violation": 0.15} {
+		v, ok := thr[name]
+		near(want, v, ok, name, thr, 5e-2)
+	}
+
+	fs, _ = query(map[string]any{"queryType": "saturation", "targets": []string{"epp", "eppold"}, "groupBy": "target"})
+	sat := lastByLabel(t, fs, "target")
+	for name, want := range map[string]float64{"endpoint queue qwen-decode-0 epp": 1, "endpoint queue qwen-decode-2 epp": 5,
+		"endpoint queue spread epp": 4, "pool queue std dev epp": 1.632993, "pool KV-cache std dev epp": 0.1,
+		"endpoint queue qwen-old-1 eppold": 2, "endpoint queue spread eppold": 2} {
+		v, ok := sat[name]
+		near(want, v, ok, name, sat, 1e-9)
+	}
+	_, ok = sat["pool queue std dev eppold"]
+	assert.False(t, ok, "the deprecated names have no pool standard deviation")
 
 	fs, _ = query(map[string]any{"queryType": "throughput", "targets": epp, "groupBy": "priority"})
 	byPrio := lastByLabel(t, fs, "priority")
