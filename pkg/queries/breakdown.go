@@ -99,6 +99,9 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 			in[s] = im
 		}
 		rows := latency.BreakdownTableBy(in, window, split, &r.Notes)
+		if len(p.Gateways) > 0 {
+			r.Notes.Add(analysis.Info, "gateway and network (the llm-d router's mean TTFT − the engines') is a row of the time-series format")
+		}
 		return frames.BreakdownTable(rows, meta(r, nil)), nil
 	}
 	return nil, badQueryf("format: %q is neither timeseries nor table", q.Format)
