@@ -65,8 +65,9 @@ func (n *Notices) Add(sev Severity, text string) {
 func (n *Notices) List() []Notice { return n.list }
 
 // GroupLabels maps stored label names to the names shown to users
-// ("job" → "target", "model_name" → "model", "engine" → "engine").
-var GroupLabels = map[string]string{"job": "target", "model_name": "model", "engine": "engine"}
+// ("job" → "target", "model_name" → "model", "engine" → "engine", "fairness_id" → "tenant",
+// the llm-d router's tenant label).
+var GroupLabels = map[string]string{"job": "target", "model_name": "model", "engine": "engine", "fairness_id": "tenant"}
 
 // OutputLabels are the label names Inferscope writes on result series
 // besides the renamed GroupLabels: a stored label with one of these names, or

@@ -204,6 +204,7 @@ func Detect(names []string) Detection {
 		EngineTRTLLM:        ns.countPrefix("trtllm_") + unpref,
 		EngineTriton:        ns.countPrefix(tritonPrefixes...),
 		EngineCustom:        ns.countPrefix(UserMetricPrefix),
+		EngineLLMDEPP:       ns.countPrefix(eppMarkers...),
 		EngineDCGM:          ns.countPrefix("DCGM_FI_"),
 		EngineInferscopeGPU: ns.countPrefix(GPUAgentPrefix),
 	}
@@ -238,6 +239,8 @@ func Detect(names []string) Detection {
 		if ns.countPrefix("trtllm_") == 0 {
 			d.Evidence = append(d.Evidence, "unprefixed core names (time_to_first_token_seconds, …): first trtllm-serve metrics (TensorRT-LLM PR #5785, 2025)")
 		}
+	case EngineLLMDEPP:
+		detectEPP(ns, &d)
 	case EngineLlamaCpp:
 		if ns.present("llamacpp:kv_cache_usage_ratio") {
 			d.Evidence = append(d.Evidence, "kv-cache gauges present: a build from before mid-2025 (removed by llama.cpp PR #13660)")

@@ -35,6 +35,10 @@ type Scope struct {
 	// under UserMetricPrefix) in the builders; set when a target in scope has such a map, so
 	// the PromQL of every other query is unchanged.
 	User bool
+	// Gateway includes engine "llm-d-epp" (the llm-d router's endpoint picker) in the builders;
+	// set when a target in scope is one (fetch decides it from the targets' detection), so the
+	// PromQL of every other query is unchanged.
+	Gateway bool
 	// Fresh, when positive, makes the gauge builders (GaugePromQL, GaugePromQLBy) count a stored
 	// series at a step only if it has a sample within Fresh before the step:
 	// `(x and last_over_time(x[Fresh]))` instead of x. PromQL's 5-minute lookback otherwise keeps
@@ -53,7 +57,9 @@ type Scope struct {
 }
 
 // GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
-// "model_name", "engine" → "engine" (vLLM's data-parallel engine index), DimensionPrefix+"x" →
+// "model_name", "engine" → "engine" (vLLM's data-parallel engine index), "tenant" →
+// "fairness_id" and "priority" → "priority" (the llm-d router's request labels: the
+// x-llm-d-inference-fairness-id header and the objective's priority), DimensionPrefix+"x" →
 // "x". Anything else → "".
 func GroupLabel(canonical string) string {
 	switch canonical {
@@ -63,6 +69,10 @@ func GroupLabel(canonical string) string {
 		return "model_name"
 	case "engine":
 		return "engine"
+	case "tenant":
+		return TenantLabel
+	case "priority":
+		return "priority"
 	}
 	if l, ok := strings.CutPrefix(canonical, DimensionPrefix); ok && l != "" {
 		return l
@@ -102,7 +112,7 @@ func groupLabels(sc Scope, extra []string) ([]string, error) {
 		}
 		l := GroupLabel(b)
 		if l == "" {
-			return nil, fmt.Errorf("catalog: unknown group %q (want target, model or engine)", b)
+			return nil, fmt.Errorf("catalog: unknown group %q (want target, model, engine, tenant or priority)", b)
 		}
 		if !slices.Contains(out, l) {
 			out = append(out, l)
@@ -198,7 +208,14 @@ func chain(e Engine, ms []Metric, sc Scope, byModel bool, t term) (string, error
 			if extra != "" {
 				sel = append(sel, extra)
 			}
-			parts = append(parts, t(m, strings.Join(sel, ", ")))
+			r := t(m, strings.Join(sel, ", "))
+			if m.Twin != "" {
+				// a deprecated name emitted next to its current twin: the twin wins per target
+				tw := m
+				tw.Name, tw.Match, tw.Twin = m.Twin, "", ""
+				r = "(" + r + " unless on (job) " + t(tw, strings.Join(base, ", ")) + ")"
+			}
+			parts = append(parts, r)
 		}
 		return strings.Join(parts, " or ")
 	}
@@ -249,7 +266,7 @@ func collect(s Signal, sc Scope, keep func(Metric) bool) ([]Engine, map[Engine][
 	per := map[Engine][]Metric{}
 	seen := map[string]bool{}
 	for _, e := range Engines {
-		if e == EngineCustom && !sc.User {
+		if (e == EngineCustom && !sc.User) || (e == EngineLLMDEPP && !sc.Gateway) {
 			continue
 		}
 		a := Lookup(e, s)

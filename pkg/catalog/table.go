@@ -357,6 +357,8 @@ const VersionSGLangPrerelease = "0.3-prerelease"
 //   - vLLM 0.11+ or V1 has no prefix-cache hit-rate gauge (it has counters): Absent.
 //   - SGLang pre-release builds (VersionSGLangPrerelease) reported cache_hit_rate in percent:
 //     Scale 0.01.
+//   - the llm-d router with only the deprecated inference_* names (EPPGenerationLegacy) has no
+//     streaming ITL and no pool standard deviations: Absent.
 func LookupFor(d Detection, s Signal) Availability {
 	a := Lookup(d.Engine, s)
 	switch d.Engine {
@@ -374,6 +376,11 @@ func LookupFor(d Detection, s Signal) Availability {
 		if s == PrefixCacheHitRate && (d.Generation == "v1" || (ok && lo >= 11)) {
 			a.Status, a.Metrics = Absent, nil
 			a.Note = "vLLM V1 exports prefix-cache hit and query counters instead (prefix_cache_hits / prefix_cache_queries)."
+		}
+	case EngineLLMDEPP:
+		if d.Generation == EPPGenerationLegacy && (s == ITL || s == PoolQueueStdDev || s == PoolKVStdDev) {
+			a.Status, a.Metrics = Absent, nil
+			a.Note = "This llm-d router exports only the deprecated inference_* names; the family came with the llm_d_epp_ names."
 		}
 	case EngineSGLang:
 		if s == PrefixCacheHitRate && d.Version == VersionSGLangPrerelease {

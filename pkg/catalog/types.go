@@ -13,15 +13,18 @@ const (
 	EngineTRTLLM        Engine = "trtllm"         // TensorRT-LLM trtllm-serve (`trtllm_`, first builds unprefixed)
 	EngineTriton        Engine = "triton"         // Triton Inference Server core and TRT-LLM backend (`nv_`)
 	EngineCustom        Engine = "custom"         // a service's own metrics mapped in targets[].metrics, stored as UserMetricPrefix
+	EngineLLMDEPP       Engine = "llm-d-epp"      // the llm-d router's endpoint picker (`llm_d_epp_`; before: `inference_objective_`, `inference_model_`, `inference_pool_`, `inference_extension_`)
 	EngineDCGM          Engine = "dcgm"           // NVIDIA dcgm-exporter (`DCGM_FI_`)
 	EngineInferscopeGPU Engine = "inferscope-gpu" // Inferscope's own GPU agent (GPUAgentPrefix)
 	EngineUnknown       Engine = "unknown"        // nothing recognised
 )
 
 // Engines lists every known engine except EngineUnknown, in the catalogue's fixed order
-// (LLM engines first, then GPU exporters). Builders visit engines in this order.
+// (LLM engines first, then the llm-d router's endpoint picker, then GPU exporters). Builders
+// visit engines in this order; they visit EngineCustom only with Scope.User and EngineLLMDEPP
+// only with Scope.Gateway, so the PromQL of queries over other targets is unchanged.
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCpp, EngineTRTLLM,
-	EngineTriton, EngineCustom, EngineDCGM, EngineInferscopeGPU}
+	EngineTriton, EngineCustom, EngineLLMDEPP, EngineDCGM, EngineInferscopeGPU}
 
 // Signal is a canonical, engine-independent quantity (DESIGN §3).
 type Signal string
@@ -124,6 +127,37 @@ const (
 	ToolCallInvocations Signal = "tool_call_invocations"
 )
 
+// The families below are the llm-d router's endpoint picker's (EPP, formerly the Gateway API
+// inference extension). Each is an extra signal (not in the contract list), read only where a
+// target in scope is an EPP (Scope.Gateway).
+
+const (
+	// GatewayErrors is a counter of requests that failed at the router, by {error_code}
+	// (llm_d_epp_request_error_total; before: inference_objective_/inference_model_
+	// request_error_total). Requests.
+	GatewayErrors Signal = "gateway_errors"
+	// SLOViolations is a counter of requests that missed the TTFT or TPOT objective the router's
+	// predicted-latency plugin routed them for, by {type} ("ttft_slo_violation",
+	// "tpot_slo_violation") (llm_d_epp_request_slo_violation_total; before:
+	// inference_objective_request_slo_violation_total). Requests.
+	SLOViolations Signal = "slo_violations"
+	// EndpointQueue is the waiting-queue length of each endpoint of a pool as the router reads it,
+	// by {name} (the pool) and {model_server_endpoint} (before: {model_server_pod})
+	// (llm_d_epp_per_endpoint_queue_size; before: inference_pool_per_pod_queue_size). Requests.
+	// Its spread over a pool's endpoints is the pool's queue imbalance.
+	EndpointQueue Signal = "endpoint_queue"
+	// PoolQueueStdDev is the standard deviation of the endpoints' queue lengths in a pool, by
+	// {name} (llm_d_epp_std_dev_queue_size, new names only). Requests.
+	PoolQueueStdDev Signal = "pool_queue_stddev"
+	// PoolKVStdDev is the standard deviation of the endpoints' KV-cache utilisation in a pool,
+	// by {name} (llm_d_epp_std_dev_kv_cache_utilization, new names only). Ratio 0..1.
+	PoolKVStdDev Signal = "pool_kv_stddev"
+)
+
+// GatewaySignals are the extra signals of the llm-d router's endpoint picker, in AllSignals
+// order.
+var GatewaySignals = []Signal{GatewayErrors, SLOViolations, EndpointQueue, PoolQueueStdDev, PoolKVStdDev}
+
 // NewVLLMSignals are the extra signals of the newer vLLM families, in AllSignals order.
 var NewVLLMSignals = []Signal{Rejections, RequestsWaitingByReason, PromptTokensBySource, PromptTokensCached,
 	KVOffloadBytes, KVOffloadTime, NIXLTransferBytes, NIXLTransferTime, LoRARequestsInfo, LoRAAdaptersLoaded, ToolCallInvocations}
@@ -133,13 +167,13 @@ var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, 
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
 // then the extras PrefixCacheHitRate, Energy, GREngineActive and PromptLength, then
-// NewVLLMSignals. Signals(e) returns one Availability per entry.
-var AllSignals = append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
+// NewVLLMSignals, then GatewaySignals. Signals(e) returns one Availability per entry.
+var AllSignals = append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
 	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength},
-	NewVLLMSignals...)
+	NewVLLMSignals...), GatewaySignals...)
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string
@@ -176,6 +210,12 @@ type Metric struct {
 	// Match holds extra label matchers in PromQL syntax that select the relevant series of a
 	// shared family, e.g. `method="decode"`; empty normally. (Addition to the contract.)
 	Match string
+	// Twin, when set, is the current name of a deprecated family that servers emit next to it
+	// during a migration (the llm-d router's inference_objective_request_total beside
+	// llm_d_epp_request_total, with other labels): the builders read this metric only for
+	// targets that have no series of Twin (`x unless on (job) twin`), so a request is never
+	// counted under both names. (Addition to the contract.)
+	Twin string
 	// Plus and Over, when Over is set, make a gauge a ratio derived from gauges of the same
 	// labels: (Name + Plus) / Over (Plus may be empty). SGLang 0.5.11+ exports its KV pool's
 	// token counts (sglang:kv_used_tokens, sglang:kv_evictable_tokens) next to the capacity

@@ -20,6 +20,13 @@ type Plan struct {
 	// Notes are notices decided while decoding (e.g. a window raised to the usable
 	// minimum); every run of the plan starts with them.
 	Notes []analysis.Notice
+	// Gateways are the targets in the query's selection that are the llm-d router's endpoint
+	// picker (GatewayPlan), whether Scope reads them (Scope.Gateway) or leaves them out.
+	Gateways []string
+	// TenantCutoff, in a query grouped by tenant, is the last tenant kept in name order: the
+	// TenantBound-th of the routers' stored fairness_id values; later ones are folded into
+	// catalog.OverflowTenant in every result of the run, so all its frames agree. "" keeps all.
+	TenantCutoff string
 }
 
 // Narrow returns a copy of p whose scope holds the given targets and models.

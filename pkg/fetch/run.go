@@ -123,7 +123,7 @@ func (r *Run) Exec(ctx context.Context, q Query) (model.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("PromQL %s: %w", q.PromQL, err)
 	}
-	return v, nil
+	return r.boundTenants(q.PromQL, v), nil
 }
 
 // chunked runs a range query in pieces of at most MaxRangePoints steps.

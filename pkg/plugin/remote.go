@@ -259,6 +259,10 @@ func (i *Instance) discover(ctx context.Context) (Discovery, error) {
 			marker[m.Name] = e
 		}
 	}
+	// The llm-d router's endpoint picker exports no running gauge: its pool's ready-endpoint
+	// gauge (one series per pool), under the current and the deprecated name.
+	marker["llm_d_epp_ready_endpoints"] = catalog.EngineLLMDEPP
+	marker["inference_pool_ready_pods"] = catalog.EngineLLMDEPP
 	marker["DCGM_FI_DEV_GPU_UTIL"] = catalog.EngineDCGM
 	marker[catalog.AgentUtilizationRatio] = catalog.EngineInferscopeGPU
 	var sels []string

@@ -257,6 +257,8 @@ func TestRemoteDiscover(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, match, `{__name__="vllm:num_requests_running"}`)
 	assert.Contains(t, match, `{__name__="DCGM_FI_DEV_GPU_UTIL"}`)
+	assert.Contains(t, match, `{__name__="llm_d_epp_ready_endpoints"}`, "the llm-d router, by its pool gauge")
+	assert.Contains(t, match, `{__name__="inference_pool_ready_pods"}`, "the llm-d router under its deprecated names")
 	require.Len(t, d.Jobs, 3)
 	assert.Equal(t, Candidate{Job: "dcgm", Engine: "dcgm", Instances: 1, Selector: `{job="dcgm"}`}, d.Jobs[0])
 	assert.Equal(t, Candidate{Job: "vllm", Engine: "vllm", Instances: 2, Models: []string{"Qwen/Qwen3-0.6B"}, Selector: `{job="vllm"}`}, d.Jobs[2])

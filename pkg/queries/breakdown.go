@@ -70,7 +70,12 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 		if err != nil {
 			return nil, err
 		}
-		return frames.TimeSeries(append(series, outside...), meta(r, nil)), nil
+		gateway, err := gatewayShare(ctx, r, env, p)
+		if err != nil {
+			return nil, err
+		}
+		series = append(series, outside...)
+		return frames.TimeSeries(append(series, gateway...), meta(r, nil)), nil
 	case "table":
 		// The table covers the whole selected range, evaluated at its real
 		// end (not the step-aligned one, which can leave out the last step).
@@ -94,6 +99,9 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 			in[s] = im
 		}
 		rows := latency.BreakdownTableBy(in, window, split, &r.Notes)
+		if len(p.Gateways) > 0 {
+			r.Notes.Add(analysis.Info, "gateway and network (the llm-d router's mean TTFT − the engines') is a row of the time-series format")
+		}
 		return frames.BreakdownTable(rows, meta(r, nil)), nil
 	}
 	return nil, badQueryf("format: %q is neither timeseries nor table", q.Format)
@@ -157,6 +165,70 @@ func outsideEngine(ctx context.Context, r *fetch.Run, env *fetch.Env, p fetch.Pl
 			l["target"] = t
 		}
 		out = append(out, analysis.Series{Name: "outside the engine", Labels: l, Unit: "s", Times: r.Steps, Values: client.Outside(clientMean[t], em)})
+	}
+	return out, nil
+}
+
+// gatewayShare is the breakdown's "gateway and network" row, present only when the query's
+// selection holds the llm-d router's endpoint picker (fetch.Plan.Gateways): per model and
+// step, the router's mean TTFT minus the engines' mean TTFT of the same model, each
+// rate(_sum)/rate(_count) over the window, summed over the routers and over the engines
+// (the targets in scope that are not routers; every other configured target when the query
+// names only routers). It is a difference of means of the same requests seen from two sides:
+// the router's time (scheduling, flow-control queueing, body handling) and the network
+// between router and engine, not a per-request time and not a difference of quantiles. The
+// router's TTFT counts streamed requests only (streaming="true"), the engine's every request.
+// A model only one side reports has no row.
+func gatewayShare(ctx context.Context, r *fetch.Run, env *fetch.Env, p fetch.Plan) ([]analysis.Series, error) {
+	if len(p.Gateways) == 0 {
+		return nil, nil
+	}
+	var engines []string
+	for _, t := range env.Targets(p.Scope.Targets) {
+		if !slices.Contains(p.Gateways, t.Name) {
+			engines = append(engines, t.Name)
+		}
+	}
+	if len(engines) == 0 {
+		for _, t := range env.Settings.Targets {
+			if !slices.Contains(p.Gateways, t.Name) {
+				engines = append(engines, t.Name)
+			}
+		}
+	}
+	if len(engines) == 0 {
+		r.Notes.Add(analysis.Info, "gateway and network: no engine target beside the llm-d router to compare its TTFT with")
+		return nil, nil
+	}
+	by := []string{"model"}
+	gh, err := catalog.HistogramPromQL(catalog.TTFT, catalog.Scope{Targets: p.Gateways, Models: p.Scope.Models, By: by, Finite: p.Scope.Finite, Gateway: true}, p.Window)
+	if err != nil {
+		return nil, err
+	}
+	eh, err := catalog.HistogramPromQL(catalog.TTFT, catalog.Scope{Targets: engines, Models: p.Scope.Models, By: by, Finite: p.Scope.Finite, User: p.Scope.User}, p.Window)
+	if err != nil {
+		return nil, err
+	}
+	var m [4]model.Matrix
+	for k, q := range []string{gh.Sum, gh.Count, eh.Sum, eh.Count} {
+		if m[k], err = r.Range(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	gw := client.MeanBy(m[0], m[1], r.Steps, "model", nil)
+	en := client.MeanBy(m[2], m[3], r.Steps, "model", nil)
+	r.Notes.Add(analysis.Info, "gateway and network = the llm-d router's mean TTFT − the engines' mean TTFT, per model (rate of _sum over rate of _count of each over the window): a difference of means of the same requests seen from the gateway and from the engine, not a per-request time; the router counts streamed requests only")
+	var out []analysis.Series
+	for _, mdl := range slices.Sorted(maps.Keys(gw)) {
+		e, ok := en[mdl]
+		if !ok || mdl == "" {
+			continue
+		}
+		out = append(out, analysis.Series{Name: "gateway and network", Labels: map[string]string{"stage": "gateway_network", "model": mdl},
+			Unit: "s", Times: r.Steps, Values: client.Outside(gw[mdl], e)})
+	}
+	if len(out) == 0 {
+		r.Notes.Add(analysis.Info, "gateway and network: no model has a TTFT both at the llm-d router and at an engine in the range")
 	}
 	return out, nil
 }

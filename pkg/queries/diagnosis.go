@@ -173,6 +173,19 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 			return hq.Count, err
 		}},
 	}
+	// vLLM's admission rejections (error_surge) and waiting by reason (queue_saturation leaves
+	// the deferred requests out), read only where a target in scope exports them. Rejections
+	// carry no model label, so they are read over the targets whatever the models.
+	for _, s := range r.OptionalNotices(ctx, []catalog.Signal{catalog.Rejections, catalog.RequestsWaitingByReason}) {
+		switch s {
+		case catalog.Rejections:
+			noModels := sc
+			noModels.Models = nil
+			fs = append(fs, &read{name: "rejections", expr: func() (string, error) { return catalog.CounterRatePromQL(s, noModels, p.Window) }})
+		case catalog.RequestsWaitingByReason:
+			fs = append(fs, &read{name: "waiting_by_reason", expr: over("avg", func() (string, error) { return catalog.GaugePromQLBy(s, sc, "sum", "reason") })})
+		}
+	}
 	fs = append(fs, &read{name: "prompt_buckets", expr: func() (string, error) {
 		hq, err := catalog.HistogramPromQL(catalog.PromptLength, sc, p.Window)
 		return hq.Buckets, err

@@ -33,8 +33,10 @@ type Common struct {
 	QueryType string   `json:"queryType"`
 	Targets   []string `json:"targets,omitempty"`
 	Models    []string `json:"models,omitempty"`
-	// GroupBy is none|target|model|engine|adapter (engine = vLLM data-parallel rank; adapter =
-	// LoRA adapter, where an engine labels its request metrics by adapter, else a notice).
+	// GroupBy is none|target|model|engine|adapter|tenant|priority (engine = vLLM data-parallel
+	// rank; adapter = LoRA adapter, where an engine labels its request metrics by adapter, else
+	// a notice; tenant and priority = the llm-d router's fairness_id and priority labels, at most
+	// catalog.TenantBound tenants, the rest folded into catalog.OverflowTenant).
 	GroupBy string `json:"groupBy,omitempty"`
 	// Window is the rate window in Prometheus notation; default max(step, 4 × scrape
 	// interval); Grafana's interval variables are expanded (expandMacros).
@@ -42,7 +44,7 @@ type Common struct {
 }
 
 // commonEnums are the enumerated values of the common fields (the query schema).
-var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "engine", "adapter"}}
+var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "engine", "adapter", "tenant", "priority"}}
 
 // common returns the embedded common fields.
 func (c *Common) common() *Common { return c }
@@ -93,7 +95,11 @@ type Decoded struct {
 
 // Run computes the query's frames over env.
 func (d *Decoded) Run(ctx context.Context, env *fetch.Env) (data.Frames, error) {
-	return d.Type.run(ctx, env, d.Plan, d.Req)
+	p := d.Plan
+	if !d.Type.agentsAsTargets {
+		p = fetch.GatewayPlan(ctx, env, p) // the llm-d router's gateway-side view (see there)
+	}
+	return d.Type.run(ctx, env, p, d.Req)
 }
 
 // maxPoints caps the steps of a query's range.
@@ -350,16 +356,16 @@ func groupBy(g string, s *settings.Settings, targets []string) ([]string, error)
 	switch g {
 	case "", "none", "adapter":
 		return nil, nil
-	case "target", "model", "engine":
+	case "target", "model", "engine", "tenant", "priority":
 		return []string{g}, nil
 	}
 	if userMetricsInScope(s, targets) {
 		if !model.LabelName(g).IsValidLegacy() || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
-			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, engine, adapter or a label such as dtype)", g)
+			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, engine, adapter, tenant, priority or a label such as dtype)", g)
 		}
 		return []string{catalog.DimensionPrefix + g}, nil
 	}
-	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine, adapter", g)
+	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine, adapter, tenant, priority", g)
 }
 
 // meta is what every frame of a run's answer carries: its PromQL, its notices and the

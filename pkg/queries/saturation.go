@@ -61,8 +61,31 @@ func runSaturation(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Saturat
 		}
 	}
 	// The newer vLLM families, read only where a target in scope exports them.
-	for _, s := range r.OptionalNotices(ctx, []catalog.Signal{catalog.RequestsWaitingByReason, catalog.PromptTokensCached, catalog.LoRARequestsInfo, catalog.LoRAAdaptersLoaded}) {
+	for _, s := range r.OptionalNotices(ctx, []catalog.Signal{catalog.RequestsWaitingByReason, catalog.PromptTokensCached, catalog.LoRARequestsInfo, catalog.LoRAAdaptersLoaded,
+		catalog.EndpointQueue, catalog.PoolQueueStdDev, catalog.PoolKVStdDev}) {
 		switch s {
+		case catalog.EndpointQueue, catalog.PoolQueueStdDev, catalog.PoolKVStdDev:
+			// the llm-d router's pool: per endpoint, and the pools' standard deviations
+			by := []string{"name"}
+			if s == catalog.EndpointQueue {
+				by = append(by, "model_server_endpoint", "model_server_pod")
+			}
+			q, err := catalog.GaugePromQLBy(s, p.Scope, "sum", by...)
+			if err != nil {
+				return nil, err
+			}
+			m, err := r.Range(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			switch s {
+			case catalog.EndpointQueue:
+				in.EndpointQueue = m
+			case catalog.PoolQueueStdDev:
+				in.PoolQueueStdDev = m
+			default:
+				in.PoolKVStdDev = m
+			}
 		case catalog.LoRARequestsInfo:
 			q, err := catalog.GaugePromQLBy(s, p.Scope, "max", "running_lora_adapters", "waiting_lora_adapters", "max_lora")
 			if err != nil {

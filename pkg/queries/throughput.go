@@ -46,9 +46,11 @@ func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Through
 			r.Skipped("the check for "+string(c.s)+" counters going backwards", err)
 		}
 	}
-	// The newer vLLM families, read only where a target in scope exports them.
+	// The newer vLLM families and the llm-d router's error and SLO-violation counters, read only
+	// where a target in scope exports them.
 	on := r.OptionalNotices(ctx, []catalog.Signal{catalog.Rejections, catalog.ToolCallInvocations,
-		catalog.KVOffloadBytes, catalog.KVOffloadTime, catalog.NIXLTransferBytes, catalog.NIXLTransferTime})
+		catalog.KVOffloadBytes, catalog.KVOffloadTime, catalog.NIXLTransferBytes, catalog.NIXLTransferTime,
+		catalog.GatewayErrors, catalog.SLOViolations})
 	for _, s := range on {
 		var err error
 		switch s {
@@ -56,6 +58,10 @@ func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Through
 			in.Rejections, err = optionalRate(ctx, r, p, s, "reason")
 		case catalog.ToolCallInvocations:
 			in.ToolCalls, err = optionalRate(ctx, r, p, s, "mode", "outcome", "request_type")
+		case catalog.GatewayErrors:
+			in.GatewayErrors, err = optionalRate(ctx, r, p, s, "error_code")
+		case catalog.SLOViolations:
+			in.SLOViolations, err = optionalRate(ctx, r, p, s, "type")
 		case catalog.KVOffloadBytes:
 			in.KVOffloadBytes, err = optionalRate(ctx, r, p, s, "transfer_type")
 		case catalog.KVOffloadTime:

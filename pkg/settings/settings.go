@@ -33,7 +33,7 @@ const (
 
 // Engine names accepted as a target's engine override. An empty override
 // means "detect from the families on the page".
-var Engines = []string{"vllm", "sglang", "tgi", "llamacpp", "trtllm"}
+var Engines = []string{"vllm", "sglang", "tgi", "llamacpp", "trtllm", "llm-d-epp"}
 
 // AgentKinds lists the accepted GPU agent kinds: our own NVML agent and NVIDIA dcgm-exporter.
 var AgentKinds = []string{"inferscope", "dcgm"}

@@ -195,11 +195,20 @@ func Outside(client, engine []float64) []float64 {
 // target label (after JoinProbes-style mapping by mapTarget, which may be nil),
 // summing the _sum and _count of series that map to one target first.
 func MeanByTarget(sum, count model.Matrix, steps []time.Time, mapTarget map[string]string) map[string][]float64 {
+	return MeanBy(sum, count, steps, "target", mapTarget)
+}
+
+// MeanBy is MeanByTarget over any shown label (analysis.GroupLabels names: "target", "model",
+// "tenant"): rate(_sum)/rate(_count) per step for each value of label, after mapping the values
+// through mapValue (nil: none), summing the _sum and _count of series that map to one value
+// first (Σ sum / Σ count, the mean over every request of the value).
+func MeanBy(sum, count model.Matrix, steps []time.Time, label string, mapValue map[string]string) map[string][]float64 {
+	mapTarget := mapValue
 	add := func(m model.Matrix) map[string][]float64 {
 		vals, labels := analysis.Align(m, steps)
 		out := map[string][]float64{}
 		for k, v := range vals {
-			t := labels[k]["target"]
+			t := labels[k][label]
 			if mapTarget != nil {
 				if mt, ok := mapTarget[t]; ok {
 					t = mt

@@ -35,6 +35,7 @@ var catalogSignal = map[Signal]catalog.Signal{
 	PrefillMean: catalog.PrefillTime, InferenceMean: catalog.InferenceTime,
 	E2EMean: catalog.E2E, TTFTMean: catalog.TTFT, ITLMean: catalog.ITL,
 	PromptP50: catalog.PromptLength, PromptP99: catalog.PromptLength,
+	Rejected: catalog.Rejections, WaitingDeferred: catalog.RequestsWaitingByReason,
 }
 
 // MeanSignal pairs a latency mean the rules read with the catalogue signal it is read from
@@ -359,7 +360,8 @@ type Stored struct {
 // Assemble builds the per-target inputs of Diagnose into in (whose Steps, StallWindow and
 // Window the caller set) from the read layer's matrices, keyed by fetch name: "up", "up_min",
 // "running", "waiting", "running_avg", "waiting_avg", "waiting_span", "kv", "preemptions",
-// "finished" (by finished_reason), "prompt", "generation", "progress_tokens",
+// "finished" (by finished_reason), "rejections" and "waiting_by_reason" (by reason; both
+// optional: fetched only where a target exports them), "prompt", "generation", "progress_tokens",
 // "progress_finished", "progress_steps", "prompt_buckets", "ceiling_gauge", "ceiling_info",
 // one per MeanSignals entry (string(Signal)), and "gpu:<signal>" / "gpu:throttle" for the
 // agents' GPUs. Every matrix is grouped by the label target. A signal the target's engine does
@@ -390,6 +392,12 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 	finished, aborted := finishedByReason(got["finished"], steps, "abort")
 	_, errored := finishedByReason(got["finished"], steps, "error")
 	direct[Finished], direct[Aborted], direct[Errored] = finished, aborted, errored
+	if m, ok := got["rejections"]; ok {
+		direct[Rejected] = byJob(m)
+	}
+	if m, ok := got["waiting_by_reason"]; ok {
+		direct[WaitingDeferred] = byJob(withLabel(m, "reason", "deferred"))
+	}
 	progress := sumByJob(steps, byJob(got["progress_tokens"]), byJob(got["progress_finished"]), byJob(got["progress_steps"]))
 	direct[Progress] = progress
 
@@ -528,6 +536,17 @@ func runningCeilings(gauges, info model.Matrix) map[string]ceiling {
 		}
 		if best > 0 {
 			out[job] = ceiling{best, "maximum running requests exported by the engine (" + strings.Join(catalog.MaxRunningGauges, " or ") + ")"}
+		}
+	}
+	return out
+}
+
+// withLabel keeps the series of m whose label l is v.
+func withLabel(m model.Matrix, l model.LabelName, v model.LabelValue) model.Matrix {
+	var out model.Matrix
+	for _, s := range m {
+		if s.Metric[l] == v {
+			out = append(out, s)
 		}
 	}
 	return out

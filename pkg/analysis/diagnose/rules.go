@@ -535,6 +535,12 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		v.notChecked = append(v.notChecked, c.missingAt(i, Waiting, Running)...)
 		return v
 	}
+	// Requests deferred (grammar compilation, a remote KV transfer) wait for something other
+	// than room: only the rest of the queue is saturation.
+	deferred, okD := c.value(WaitingDeferred, i)
+	if okD {
+		wait = math.Max(0, wait-deferred)
+	}
 	if !c.atLeast(wait, c.th.QueueWaitingMin, prev) || c.ceiling <= 0 || !c.atLeast(run, c.th.RunningCeilingRatio*c.ceiling, prev) {
 		return v
 	}
@@ -545,8 +551,12 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	if c.plateau {
 		note = "ceiling = highest running count in the range (max_num_seqs is not exported)"
 	}
+	waitEv := ev(WaitingAvg, wait, ">=", c.relax(">=", c.th.QueueWaitingMin, prev), "requests")
+	if okD {
+		waitEv.Note = fmt.Sprintf("waiting for capacity: %s deferred (grammar compilation, remote KV) left out", num(deferred))
+	}
 	v.evidence = []Evidence{
-		ev(WaitingAvg, wait, ">=", c.relax(">=", c.th.QueueWaitingMin, prev), "requests"),
+		waitEv,
 		{Signal: string(RunningAvg), Value: run, Op: ">=", Threshold: c.relax(">=", c.th.RunningCeilingRatio*c.ceiling, prev), Unit: "requests", Note: note},
 	}
 	q, okQ := c.value(QueueMean, i)

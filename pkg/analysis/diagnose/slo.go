@@ -111,20 +111,41 @@ func ruleErrorSurge(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	er, ok1 := c.value(Errored, i)
 	fin, ok2 := c.value(Finished, i)
-	if !ok1 || !ok2 {
+	rej, okR := c.value(Rejected, i)
+	if !okR {
+		rej = 0
+	}
+	if (!ok1 || !ok2) && !okR {
 		return v
 	}
-	total := math.Max(fin, er)
-	if total <= 0 || !c.atLeast(er/total, c.th.ErrorShare, prev) {
+	if !ok1 {
+		er = 0
+	}
+	if !ok2 {
+		fin = 0
+	}
+	// Rejected requests never start, so they are not among the finished ones: the share is
+	// (errored + rejected) / (finished + rejected).
+	bad, total := er+rej, math.Max(fin, er)+rej
+	if total <= 0 || !c.atLeast(bad/total, c.th.ErrorShare, prev) {
 		return v
 	}
 	v.active = true
 	v.evidence = []Evidence{
-		{Signal: "error_share", Value: er / total, Op: ">=", Threshold: c.relax(">=", c.th.ErrorShare, prev), Unit: "ratio"},
-		ev(Errored, er, "", 0, "/s"),
+		{Signal: "error_share", Value: bad / total, Op: ">=", Threshold: c.relax(">=", c.th.ErrorShare, prev), Unit: "ratio"},
 	}
-	v.summary = fmt.Sprintf("Error surge: about %s requests in the last %s ended with an error (HTTP 5xx or finished_reason=error).", num(er*c.windowS), c.window)
+	if ok1 {
+		v.evidence = append(v.evidence, ev(Errored, er, "", 0, "/s"))
+	}
+	if okR {
+		v.evidence = append(v.evidence, ev(Rejected, rej, "", 0, "/s"))
+	}
+	v.summary = fmt.Sprintf("Error surge: about %s requests in the last %s ended with an error (HTTP 5xx or finished_reason=error).", num(bad*c.windowS), c.window)
 	v.recommend = "Read the engine and gateway logs for the failing requests (out-of-memory, invalid requests, a crashed worker); an admission limit rejecting requests needs more replicas or a larger queue."
+	if okR && rej > 0 {
+		v.summary = fmt.Sprintf("Error surge: about %s requests in the last %s failed, %s of them refused at admission (HTTP 503, vllm:admission_rejections_total).", num(bad*c.windowS), c.window, num(rej*c.windowS))
+		v.recommend = "Admission rejections (see the throughput query's rejections/s by reason) mean the engine refused work it had no room or state for: add replicas or raise the queue limit; read the engine logs for the other failures."
+	}
 	return v
 }
 

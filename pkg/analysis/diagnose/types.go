@@ -166,6 +166,14 @@ const (
 	// limit, lowest over the target's GPUs (optional).
 	PowerLimitRatio Signal = "power_limit_ratio"
 	Errored         Signal = "requests_errored" // requests ended with an error per second (finished_reason="error", HTTP 5xx)
+	// Rejected is requests refused at admission per second (vLLM's admission_rejections_total,
+	// HTTP 503; optional: read only where a target exports it). They never start, so they are
+	// not among Finished.
+	Rejected Signal = "requests_rejected"
+	// WaitingDeferred is the mean over the rate window of the requests waiting for a reason
+	// other than room (vLLM's num_requests_waiting_by_reason{reason="deferred"}: grammar
+	// compilation, a remote KV transfer); optional. The rest of Waiting waits for capacity.
+	WaitingDeferred Signal = "requests_waiting_deferred_avg"
 )
 
 // ObjectiveInput is one latency objective of the target's SLO profile with

@@ -42,6 +42,11 @@ type Input struct {
 	// LoRALoaded is vLLM's lora_adapter_loaded summed by the group labels and level (gpu,
 	// cpu): adapters resident at each level. nil when no target exports it.
 	LoRALoaded model.Matrix
+	// EndpointQueue is the llm-d router's per-endpoint queue gauge summed by the group labels,
+	// the pool (name) and the endpoint (model_server_endpoint; model_server_pod under the
+	// deprecated name); PoolQueueStdDev and PoolKVStdDev its pool standard deviations by the
+	// group labels and name. nil when no target exports them.
+	EndpointQueue, PoolQueueStdDev, PoolKVStdDev model.Matrix
 }
 
 // Compute returns series labelled signal ∈ {requests_running,
@@ -92,12 +97,90 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 		out = append(out, w)
 	}
 	out = append(out, ratio(in.PromptCached, in.PromptTokens, steps, "prefix-cache token hit ratio", "prefix_cache_token_hit_ratio")...)
+	out = append(out, endpointQueues(in.EndpointQueue, steps)...)
+	out = append(out, poolSeries(analysis.FromMatrix(in.PoolQueueStdDev, steps, "pool queue std dev", "short", map[string]string{"signal": "pool_queue_stddev"}))...)
+	out = append(out, poolSeries(analysis.FromMatrix(in.PoolKVStdDev, steps, "pool KV-cache std dev", "percentunit", map[string]string{"signal": "pool_kv_stddev"}))...)
 	out = append(out, loraInfo(in.LoRAInfo, steps)...)
 	for _, l := range analysis.FromMatrix(in.LoRALoaded, steps, "LoRA adapters loaded", "short", map[string]string{"signal": "lora_adapters_loaded"}) {
 		if lv, ok := l.Labels["level"]; ok {
 			l.Name += " " + lv
 		}
 		out = append(out, l)
+	}
+	return out
+}
+
+// endpointQueues turns the llm-d router's per-endpoint queue gauge into one series per endpoint
+// ("endpoint queue <endpoint>", label endpoint, signal endpoint_queue) and, per pool (label
+// pool) and step, the spread max − min over the pool's endpoints with a value there ("endpoint
+// queue spread", signal endpoint_queue_spread): the pool's queue imbalance, 0 when the router
+// keeps every endpoint's queue level.
+func endpointQueues(m model.Matrix, steps []time.Time) []analysis.Series {
+	var out []analysis.Series
+	type acc struct {
+		labels   map[string]string
+		min, max []float64
+	}
+	pools := map[string]*acc{}
+	for _, s := range analysis.FromMatrix(m, steps, "endpoint queue", "short", map[string]string{"signal": "endpoint_queue"}) {
+		ep := s.Labels["model_server_endpoint"]
+		if ep == "" {
+			ep = s.Labels["model_server_pod"]
+		}
+		delete(s.Labels, "model_server_endpoint")
+		delete(s.Labels, "model_server_pod")
+		pool := s.Labels["name"]
+		delete(s.Labels, "name")
+		s.Labels["pool"] = pool
+		pl := copyLabels(s.Labels)
+		s.Labels["endpoint"] = ep
+		s.Name += " " + ep
+		out = append(out, s)
+		pl["signal"] = "endpoint_queue_spread"
+		k := analysis.LabelsKey(pl)
+		a, ok := pools[k]
+		if !ok {
+			a = &acc{labels: pl, min: nanSlice(len(steps)), max: nanSlice(len(steps))}
+			pools[k] = a
+		}
+		for i, v := range s.Values {
+			if math.IsNaN(v) {
+				continue
+			}
+			if math.IsNaN(a.min[i]) || v < a.min[i] {
+				a.min[i] = v
+			}
+			if math.IsNaN(a.max[i]) || v > a.max[i] {
+				a.max[i] = v
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(pools)) {
+		a := pools[k]
+		spread := make([]float64, len(steps))
+		for i := range spread {
+			spread[i] = a.max[i] - a.min[i] // NaN where no endpoint has a value
+		}
+		out = append(out, analysis.Series{Name: "endpoint queue spread", Labels: a.labels, Unit: "short", Times: steps, Values: spread})
+	}
+	return out
+}
+
+// poolSeries shows the llm-d router's pool label name as pool.
+func poolSeries(ss []analysis.Series) []analysis.Series {
+	for _, s := range ss {
+		if n, ok := s.Labels["name"]; ok {
+			delete(s.Labels, "name")
+			s.Labels["pool"] = n
+		}
+	}
+	return ss
+}
+
+func nanSlice(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
 	}
 	return out
 }

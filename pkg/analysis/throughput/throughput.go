@@ -33,6 +33,10 @@ type Input struct {
 	// NIXLBytesPerTransfer and NIXLSecondsPerTransfer are the windowed means of the NIXL
 	// connector's histograms (rate of _sum / rate of _count): bytes and seconds per transfer.
 	NIXLBytesPerTransfer, NIXLSecondsPerTransfer model.Matrix
+	// GatewayErrors is the rate of the llm-d router's failed requests (requests/s), summed by
+	// the group labels and error_code; SLOViolations the rate of its predicted-latency plugin's
+	// SLO violations (requests/s), by the group labels and type. nil when no target exports them.
+	GatewayErrors, SLOViolations model.Matrix
 }
 
 // Compute returns series labelled signal ∈ {requests_finished,
@@ -61,6 +65,18 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 	for _, s := range analysis.FromMatrix(in.ToolCalls, steps, "tool-call parser invocations/s", "short", map[string]string{"signal": "tool_call_invocations"}) {
 		if o, ok := s.Labels["outcome"]; ok {
 			s.Name += " " + o
+		}
+		out = append(out, s)
+	}
+	for _, s := range analysis.FromMatrix(in.GatewayErrors, steps, "gateway errors/s", "reqps", map[string]string{"signal": "gateway_errors"}) {
+		if c, ok := s.Labels["error_code"]; ok {
+			s.Name += " " + c
+		}
+		out = append(out, s)
+	}
+	for _, s := range analysis.FromMatrix(in.SLOViolations, steps, "SLO violations/s", "reqps", map[string]string{"signal": "slo_violations"}) {
+		if ty, ok := s.Labels["type"]; ok {
+			s.Name += " " + ty
 		}
 		out = append(out, s)
 	}
