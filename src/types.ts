@@ -212,7 +212,7 @@ export interface InferscopeVariableQuery extends DataQuery {
   queryType: VariableKind;
 }
 
-export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm'] as const;
+export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'llm-d-epp'] as const;
 export const AGENT_KINDS = ['inferscope', 'dcgm'] as const;
 
 /** One scraped inference server (pkg/settings.Target, without secrets). */
