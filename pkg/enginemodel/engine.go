@@ -135,7 +135,7 @@ type scheduled struct {
 }
 
 // engine is the discrete-event model of one vLLM engine core. It is not safe
-// for concurrent use; Sim serialises access.
+// for concurrent use; Core serialises access.
 type engine struct {
 	cfg     Config
 	rng     *rand.Rand // workload
