@@ -8,12 +8,12 @@ import (
 // the load it served over the range (req/s), the twin's knee (the highest req/s at which the
 // profile holds) with its relative error band, the headroom (knee / load), the days until
 // the load trend reaches the knee (+Inf: never, a null in the frame), and the replicas that
-// keep each at Utilisation of its knee.
+// keep each at Utilisation of its knee (NaN, a null, when the profile holds at no load).
 type CapacityRow struct {
 	Target, Profile       string
 	Load, Knee, KneeError float64
 	Headroom, DaysToKnee  float64
-	Replicas              int
+	Replicas              float64
 	Utilisation           float64
 	Objectives            string
 }
@@ -31,7 +31,7 @@ func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 	numberColumn(f, rows, "knee_error", "percentunit", func(r CapacityRow) float64 { return r.KneeError })
 	numberColumn(f, rows, "headroom", "x", func(r CapacityRow) float64 { return r.Headroom })
 	numberColumn(f, rows, "days_to_knee", "d", func(r CapacityRow) float64 { return r.DaysToKnee })
-	numberColumn(f, rows, "replicas", "none", func(r CapacityRow) float64 { return float64(r.Replicas) })
+	numberColumn(f, rows, "replicas", "none", func(r CapacityRow) float64 { return r.Replicas })
 	numberColumn(f, rows, "utilisation", "percentunit", func(r CapacityRow) float64 { return r.Utilisation })
 	stringColumn(f, rows, "objectives", func(r CapacityRow) string { return r.Objectives })
 	return withMeta(f, m)

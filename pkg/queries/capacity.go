@@ -153,7 +153,7 @@ func (w *CapacityWhatIf) change() twin.Change {
 		parts = append(parts, fmt.Sprintf("max-num-seqs %d", w.MaxNumSeqs))
 	}
 	if w.AddReplicas > 0 {
-		parts = append(parts, fmt.Sprintf("+%d replica(s) to %d", w.AddReplicas, max(w.Replicas, 1)))
+		parts = append(parts, fmt.Sprintf("+%d replica(s), %d in all", w.AddReplicas, max(w.Replicas, 1)+w.AddReplicas))
 	}
 	if w.PromptScale > 0 && w.PromptScale != 1 {
 		parts = append(parts, "prompts x"+strconv.FormatFloat(w.PromptScale, 'g', 4, 64))
@@ -231,9 +231,14 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 				return nil, err
 			}
 			load := t.observed.Rate
+			replicas := float64(twin.Replicas(load, knee, q.utilisation))
+			if knee == 0 {
+				replicas = math.NaN()
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("profile %s does not hold on target %s's twin even at %.3g req/s (1/64 of its load): its objectives are out of reach at any load, so no replica count meets them", name, t.name, math.Max(load, 0.5)/64))
+			}
 			rows = append(rows, frames.CapacityRow{Target: t.name, Profile: name, Load: load, Knee: knee, KneeError: twin.KneeErrorBand,
 				Headroom: twin.Headroom(knee, load), DaysToKnee: twin.DaysToKnee(t.observed.RateSeries, knee),
-				Replicas: twin.Replicas(load, knee, q.utilisation), Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", ")})
+				Replicas: replicas, Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", ")})
 		}
 	}
 	if q.Format != capacityReplicas {
@@ -425,7 +430,7 @@ func capacityReplicaSeries(ctx context.Context, r *fetch.Run, p fetch.Plan, q *C
 			l, ok := load[row.Target]
 			for i := range s.Values {
 				s.Values[i] = math.NaN()
-				if ok && !math.IsNaN(l.Values[i]) {
+				if ok && !math.IsNaN(l.Values[i]) && row.Knee > 0 {
 					s.Values[i] = float64(twin.Replicas(l.Values[i], row.Knee, q.utilisation))
 				}
 			}
