@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -106,4 +107,43 @@ func TestCapacityQueryFindsTheHiddenKnee(t *testing.T) {
 	l, _ := w.FieldByName("load")
 	half, _ := l.ConcreteAt(1)
 	assert.InDelta(t, gotLoad/2, half.(float64), 1e-9, "two replicas share the load")
+}
+
+// A target whose history holds fewer finished requests than the twin needs gets a notice
+// saying so and no row: no guess. The fixture serves 0.03 req/s for 30 minutes (about 54
+// requests, under the 100 needed).
+func TestCapacityTooLittleHistoryIsANotice(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 3
+	cfg.Rate = 0.03
+	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := sim.New(cfg, sim.Options{RecordTruth: true})
+	require.NoError(t, err)
+	span := 30 * time.Minute
+	_, err = s.FastForward(context.Background(), db, sim.FastForwardOptions{Duration: span, ScrapeInterval: 15 * time.Second,
+		VLLM: sim.Target{Job: "quiet", Instance: "quiet:8000"}})
+	require.NoError(t, err)
+	finished := len(s.Finished())
+	require.Less(t, finished, 100)
+	st, err := settings.Load([]byte(`{"scrapeInterval":"15s","targets":[{"name":"quiet","url":"http://quiet:8000/metrics"}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	end := s.Start().Add(span)
+	inst.now = func() time.Time { return end }
+	resp, err := inst.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+		RefID: "A", QueryType: "capacity", JSON: []byte(`{"queryType":"capacity"}`), Interval: time.Minute, MaxDataPoints: 100,
+		TimeRange: backend.TimeRange{From: s.Start(), To: end},
+	}}})
+	require.NoError(t, err)
+	dr := resp.Responses["A"]
+	require.NoError(t, dr.Error)
+	require.Len(t, dr.Frames, 1)
+	assert.Equal(t, 0, dr.Frames[0].Rows())
+	var texts []string
+	for _, n := range dr.Frames[0].Meta.Notices {
+		texts = append(texts, n.Text)
+	}
+	assert.Contains(t, texts, "target quiet finished "+strconv.Itoa(finished)+" requests in the 30m of history: too little history to calibrate its twin (it needs at least 100); no capacity figures")
 }
