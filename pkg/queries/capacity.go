@@ -474,48 +474,82 @@ func (q runQuerier) LabelValues(ctx context.Context, name, matchers string, star
 }
 
 // capacityCache holds calibrated twins and knees for capacityTTL: twin runs cost CPU-seconds
-// (docs/capacity.md), and a dashboard asks for the same target and range several times.
-var capacityCache = &ttlCache{entries: map[string]ttlEntry{}}
+// (docs/capacity.md), and a dashboard's panels ask for the same target and range at once.
+var capacityCache = &ttlCache{entries: map[string]*ttlEntry{}}
 
 // ttlCache is a small map of computed values with an expiry, the oldest dropped past
-// capacityCacheSize. A computation that fails is not kept.
+// capacityCacheSize. Concurrent requests for one key wait for the one computation; a
+// computation that fails is not kept (a waiter then computes it itself).
 type ttlCache struct {
 	mu      sync.Mutex
-	entries map[string]ttlEntry
+	entries map[string]*ttlEntry
 }
 
 type ttlEntry struct {
-	at  time.Time
-	val any
+	at   time.Time
+	done chan struct{} // closed when val and err are set
+	val  any
+	err  error
 }
 
 // get returns the value of key computed less than capacityTTL before now, else computes,
-// keeps and returns it.
+// keeps and returns it; while another request computes it, get waits for that one (or for
+// ctx to end).
 func (c *ttlCache) get(ctx context.Context, key string, now time.Time, compute func() (any, error)) (any, error) {
-	c.mu.Lock()
-	if e, ok := c.entries[key]; ok && now.Sub(e.at) < capacityTTL && !now.Before(e.at) {
+	for {
+		c.mu.Lock()
+		e, ok := c.entries[key]
+		if ok {
+			select {
+			case <-e.done:
+				if e.err == nil && now.Sub(e.at) < capacityTTL && !now.Before(e.at) {
+					c.mu.Unlock()
+					return e.val, nil
+				}
+			default:
+				c.mu.Unlock()
+				select {
+				case <-e.done:
+					continue
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		c.evictLocked()
+		e = &ttlEntry{at: now, done: make(chan struct{})}
+		c.entries[key] = e
 		c.mu.Unlock()
-		return e.val, nil
+		e.val, e.err = compute()
+		if e.err == nil {
+			e.err = ctx.Err()
+		}
+		c.mu.Lock()
+		if e.err != nil && c.entries[key] == e {
+			delete(c.entries, key)
+		}
+		c.mu.Unlock()
+		close(e.done)
+		return e.val, e.err
 	}
-	c.mu.Unlock()
-	v, err := compute()
-	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.entries) >= capacityCacheSize {
+}
+
+// evictLocked drops the oldest finished entry while the cache is full; c.mu is held.
+func (c *ttlCache) evictLocked() {
+	for len(c.entries) >= capacityCacheSize {
 		oldest := ""
 		for k, e := range c.entries {
-			if oldest == "" || e.at.Before(c.entries[oldest].at) {
-				oldest = k
+			select {
+			case <-e.done:
+				if oldest == "" || e.at.Before(c.entries[oldest].at) {
+					oldest = k
+				}
+			default:
 			}
+		}
+		if oldest == "" {
+			return // every entry is being computed: let the map grow past the cap for now
 		}
 		delete(c.entries, oldest)
 	}
-	c.entries[key] = ttlEntry{at: now, val: v}
-	return v, nil
 }

@@ -1,7 +1,11 @@
 package queries
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,4 +52,41 @@ func TestCapacityBadInputNamesTheField(t *testing.T) {
 	assert.Equal(t, 0.4, c.PrefixHitRatio)
 	_, rate := c.Apply(enginemodel.DefaultConfig(), 8)
 	assert.Equal(t, 6.0, rate, "3 replicas' load spread over 4: 8 × 3/4")
+}
+
+// The cache computes a key once for concurrent requests, serves it until capacityTTL, drops
+// a failed computation, and lets a waiter leave when its context ends.
+func TestCapacityCacheComputesOnce(t *testing.T) {
+	c := &ttlCache{entries: map[string]*ttlEntry{}}
+	now := time.Unix(1_800_000_000, 0)
+	var calls atomic.Int32
+	release := make(chan struct{})
+	slow := func() (any, error) { calls.Add(1); <-release; return 42, nil }
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.get(context.Background(), "k", now, slow)
+			assert.NoError(t, err)
+			assert.Equal(t, 42, v)
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.get(ctx, "k", now, slow)
+	assert.ErrorIs(t, err, context.Canceled, "a waiter whose request ended leaves")
+	close(release)
+	wg.Wait()
+	assert.Equal(t, int32(1), calls.Load(), "one computation for concurrent requests")
+	v, _ := c.get(context.Background(), "k", now.Add(capacityTTL-time.Second), slow)
+	assert.Equal(t, 42, v)
+	assert.Equal(t, int32(1), calls.Load(), "served from the cache before the TTL")
+	_, _ = c.get(context.Background(), "k", now.Add(capacityTTL), slow)
+	assert.Equal(t, int32(2), calls.Load(), "computed again at the TTL")
+	_, err = c.get(context.Background(), "bad", now, func() (any, error) { return nil, errors.New("no") })
+	require.Error(t, err)
+	_, err = c.get(context.Background(), "bad", now, func() (any, error) { return 1, nil })
+	assert.NoError(t, err, "a failed computation is not kept")
 }
