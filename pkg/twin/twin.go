@@ -152,8 +152,10 @@ const (
 
 // MaxRunRequests bounds the cost of one simulated run: a run after the warm-up lasts its
 // span (calibrationSpan, evalSpan) or MaxRunRequests / rate seconds, whichever is shorter,
-// but at least minRunSpan. A twin run costs about 1 µs of CPU per simulated request-token
-// step; at the spans above it stays under about 0.3 CPU-s per run on the validated ranges.
+// but at least minRunSpan; the warm-up lasts warmUp or MaxRunRequests / 4 / rate seconds,
+// at least 30 s. Below 33 req/s nothing is shortened (the validated range). One evaluation
+// of the default configuration at 4 req/s (about 4,400 requests) costs about 95 ms of CPU
+// (BenchmarkEvaluate), so a run costs at most about 0.8 CPU-s at those request lengths.
 const (
 	MaxRunRequests = 30000
 	minRunSpan     = 120.0
@@ -165,6 +167,14 @@ func runSpan(span, rate float64) float64 {
 		span = math.Min(span, math.Max(minRunSpan, MaxRunRequests/rate))
 	}
 	return span
+}
+
+// runWarmUp is the warm-up of a run at rate (seconds): warmUp, shorter above 62.5 req/s.
+func runWarmUp(rate float64) float64 {
+	if rate > 0 {
+		return math.Min(warmUp, math.Max(30, MaxRunRequests/4/rate))
+	}
+	return warmUp
 }
 
 // advance runs s to simulated time end in 60 s slices, stopping early with ctx's error when
@@ -189,13 +199,14 @@ func simMeans(ctx context.Context, cfg enginemodel.Config) (itl, prefill float64
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := advance(ctx, s, warmUp+runSpan(calibrationSpan, cfg.Rate)); err != nil {
+	warm := runWarmUp(cfg.Rate)
+	if err := advance(ctx, s, warm+runSpan(calibrationSpan, cfg.Rate)); err != nil {
 		return 0, 0, err
 	}
 	var dec, gaps, pre float64
 	var n int
 	for _, r := range s.Finished() {
-		if r.Arrival < warmUp {
+		if r.Arrival < warm {
 			continue
 		}
 		t, ok := r.Truth(cfg.Version)
@@ -284,7 +295,7 @@ type Outcome struct {
 const evalSpan = 900.0
 
 // Evaluate simulates cfg at rate (requests/s) for warmUp + evalSpan seconds (shorter above
-// MaxRunRequests / evalSpan req/s: runSpan) and scores the profile. It returns ctx's error
+// MaxRunRequests / evalSpan req/s: runSpan, runWarmUp) and scores the profile. It returns ctx's error
 // when ctx ends first.
 func Evaluate(ctx context.Context, cfg enginemodel.Config, rate float64, p Profile) (Outcome, error) {
 	cfg.Rate = rate
@@ -298,14 +309,15 @@ func Evaluate(ctx context.Context, cfg enginemodel.Config, rate float64, p Profi
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := advance(ctx, s, warmUp+runSpan(evalSpan, rate)); err != nil {
+	warm := runWarmUp(rate)
+	if err := advance(ctx, s, warm+runSpan(evalSpan, rate)); err != nil {
 		return Outcome{}, err
 	}
 	vals := map[string][]float64{}
 	var itl []float64
 	out := Outcome{Rate: rate, P50: map[string]float64{}, P99: map[string]float64{}}
 	for _, r := range s.Finished() {
-		if r.Arrival < warmUp {
+		if r.Arrival < warm {
 			continue
 		}
 		t, ok := r.Truth(cfg.Version)
