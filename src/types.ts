@@ -112,7 +112,14 @@ export interface InferscopeQuery extends DataQuery {
   bounds?: boolean;
 
   // breakdown; diagnosis, burn_rate and targets use their own formats
-  format?: BreakdownFormat | LatencyFormat | DiagnosisFormat | BurnRateFormat | TargetsFormat | RegressionFormat;
+  format?:
+    | BreakdownFormat
+    | LatencyFormat
+    | DiagnosisFormat
+    | BurnRateFormat
+    | TargetsFormat
+    | RegressionFormat
+    | CapacityFormat;
   /** diagnosis: keep only these classes' findings and numeric series (e.g. ["stalled"] for an alert rule). */
   classes?: string[];
 
@@ -165,7 +172,32 @@ export interface InferscopeQuery extends DataQuery {
   series?: string[];
   // cost reads `baseline` (above) as a duration such as 7d: it adds cost_spike_ratio (cost per 1M
   // tokens over its mean over that span); benchmark reads it as a baseline's name.
+
+  // capacity
+  /** capacity: SLO profile names to find knees for; empty: every profile. */
+  profiles?: string[];
+  /** capacity: the share of its knee each replica is kept at, 0 < u ≤ 1; default 0.8. */
+  utilisation?: number;
+  /** capacity: the targets' --max-num-seqs and --max-num-batched-tokens (vLLM exports neither); 0: 256 and 8192. */
+  maxNumSeqs?: number;
+  maxNumBatchedTokens?: number;
+  /** capacity, format whatif: the one change to predict; absent: the default set. */
+  whatIf?: CapacityWhatIf;
 }
+
+/** A what-if of the capacity query (pkg/queries.CapacityWhatIf): zero fields change nothing. */
+export interface CapacityWhatIf {
+  maxNumSeqs?: number;
+  addReplicas?: number;
+  /** The replicas serving the load now (default 1). */
+  replicas?: number;
+  promptScale?: number;
+  prefixCachingPercent?: number;
+}
+
+/** capacity: one row per target and profile, the calibrated parameters, what-if predictions, or the replica series. */
+export const CAPACITY_FORMATS = ['table', 'parameters', 'whatif', 'replicas'] as const;
+export type CapacityFormat = (typeof CAPACITY_FORMATS)[number];
 
 /** A user-picked range of the regression query (pkg/queries.TimeRange). */
 export interface TimeRangeConfig {

@@ -20,9 +20,11 @@ const module = "github.com/inferscope/inferscope-llm-datasource/"
 var layers = map[string]int{
 	"pkg/bench":    -1, // benchmark result formats: a leaf that settings embeds
 	"pkg/settings": 0, "pkg/hist": 0, "pkg/source": 0, "pkg/redact": 0, "pkg/bounds": 0,
-	"pkg/catalog": 1,
-	"pkg/collect": 2, "pkg/analysis": 2,
+	"pkg/enginemodel": 0, // the vLLM engine model the simulator and the twin share: pure, no I/O
+	"pkg/catalog":     1,
+	"pkg/collect":     2, "pkg/analysis": 2,
 	"pkg/analysis/*": 3,
+	"pkg/twin":       3, // the calibrated capacity twin over pkg/enginemodel
 	"pkg/fetch":      4, "pkg/frames": 4,
 	"pkg/queries": 5,
 	"pkg/plugin":  6,
@@ -120,5 +122,38 @@ func TestPluginNeverLinksGPUAgentOrSimulator(t *testing.T) {
 	}
 	if !seen["pkg/plugin"] || !seen["pkg/fetch"] {
 		t.Fatalf("the plugin binary's import graph looks incomplete: %v", seen)
+	}
+}
+
+// TestEngineModelDoesNoIO keeps pkg/enginemodel, the part of the simulator the plugin links
+// through the capacity twin, free of I/O and of the simulator's serving code: its non-test
+// files import only the standard library's computational packages, no network, file system,
+// Prometheus client or other package of the module.
+func TestEngineModelDoesNoIO(t *testing.T) {
+	allowed := []string{"container/heap", "errors", "fmt", "math", "math/rand/v2", "slices", "sort", "sync", "time"}
+	dir := filepath.Join("..", "enginemodel")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		n++
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if !slices.Contains(allowed, p) {
+				t.Errorf("pkg/enginemodel/%s imports %s: the engine model does no I/O and links nothing but computation", e.Name(), p)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("pkg/enginemodel has no Go file: is the test run from pkg/archtest?")
 	}
 }

@@ -269,6 +269,17 @@ var goldenCases = []goldenCase{
 	{name: "cost_spike_ratio", query: q("cost", "series", []string{"cost_spike_ratio"}, "baseline", "1h", "window", "5m")},
 	{name: "buckets_profile_thresholds", query: q("buckets", "profile", "chat", "thresholds", []float64{0.25, 3}, "stats", []string{"p50", "p99"})},
 
+	// capacity: the twins of vllm-a (healthy) and vllm-b (restarts, a small model) over the
+	// whole 30 minutes under both profiles (chat's e2e p99 ≤ 1.7 s holds at no load: the long
+	// outputs alone take longer; batch applies to vllm-b only), then vllm-b under batch in
+	// every format, and a range too short to calibrate on. Twins and knees are cached, so the
+	// cases after the first reuse them.
+	{name: "capacity", query: q("capacity", "targets", []string{"vllm-a", "vllm-b"}), from: 0, to: goldenSpan},
+	{name: "capacity_short_range", query: q("capacity", "targets", []string{"vllm-a"})},
+	{name: "capacity_parameters", query: q("capacity", "format", "parameters", "targets", []string{"vllm-b"}), from: 0, to: goldenSpan},
+	{name: "capacity_whatif", query: q("capacity", "format", "whatif", "targets", []string{"vllm-b"}, "profiles", []string{"batch"}, "whatIf", map[string]any{"addReplicas": 1}), from: 0, to: goldenSpan},
+	{name: "capacity_replicas", query: q("capacity", "format", "replicas", "targets", []string{"vllm-b"}, "profiles", []string{"batch"}, "utilisation", 0.5), from: 0, to: goldenSpan},
+
 	// benchmark: production at the baseline's request rate (4 req/s) next to it.
 	{name: "benchmark", query: q("benchmark", "targets", []string{"vllm-a"}, "baseline", "vllm-a-rate4")},
 
@@ -293,6 +304,8 @@ var goldenCases = []goldenCase{
 	{name: "error_goodput_no_profile", query: q("goodput")},
 	{name: "error_unknown_target", query: q("latency", "targets", []string{"nowhere"})},
 	{name: "error_benchmark_unknown_baseline", query: q("benchmark", "baseline", "nope")},
+	{name: "error_capacity_utilisation", query: q("capacity", "utilisation", 1.5)},
+	{name: "error_capacity_whatif_empty", query: q("capacity", "format", "whatif", "whatIf", map[string]any{})},
 	{name: "error_regression_one_range", query: q("regression", "before", map[string]string{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:15:00Z"})},
 }
 
@@ -375,6 +388,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"slo":       {""}, "burn_rate": {"", "status"}, "goodput": {""}, "buckets": {""},
 		"benchmark": {""}, "regression": {"", "annotations", "numeric"},
 		"probe": {"", "sustained"}, "cost": {""},
+		"capacity": {"", "parameters", "whatif", "replicas"},
 	}
 	have := map[string][]string{}
 	// probeGoldenCases (probe_test.go) run on the probe fixture.

@@ -29,6 +29,7 @@ var registry = []*Type{
 	register("regression", false, regressionEnums, runRegression),
 	register("probe", false, probeEnums, runProbe),
 	register("cost", false, costEnums, runCost),
+	register("capacity", false, capacityEnums, runCapacity),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may

@@ -34,7 +34,7 @@ func TestParseFlags(t *testing.T) {
 func TestParseTrace(t *testing.T) {
 	tr, err := ParseTrace(strings.NewReader("at,prompt,output\n# comment\n0.5, 100, 10\n\n2,20,3\n"))
 	require.NoError(t, err)
-	assert.Equal(t, []TraceEntry{{0.5, 100, 10}, {2, 20, 3}}, tr)
+	assert.Equal(t, []TraceEntry{{At: 0.5, PromptTokens: 100, OutputTokens: 10}, {At: 2, PromptTokens: 20, OutputTokens: 3}}, tr)
 	for _, bad := range []string{"", "1,2\n", "a,b,c\n1,x,3\n"} {
 		_, err := ParseTrace(strings.NewReader(bad))
 		assert.Error(t, err, bad)

@@ -3,25 +3,10 @@
 //
 // # Model
 //
-// A discrete-event model of one vLLM engine core (engine.go): Poisson
-// arrivals (optionally sinusoidally modulated) or a trace; prompt and output
-// lengths from LengthDist; a V1-style scheduler that serves running requests
-// first and then admits waiting ones within max_num_seqs and the
-// max_num_batched_tokens budget, with chunked prefill; paged KV blocks with
-// recompute preemption of the most recently admitted request when blocks run
-// out; a prefix-cache hit ratio; and a roofline step time (gpu.go): prefill is
-// compute-bound (2·params FLOPs per token at the current SM clock), decode is
-// bandwidth-bound (weights plus every scheduled context token's KV bytes per
-// step). The GPU model integrates utilisation, SM and DRAM activity, power
-// against the limit, temperature (first-order thermal model), the SM clock
-// and NVML throttle reasons; thermal throttling lowers the clock and so
-// lengthens compute-bound steps.
-//
-// Every request keeps its ground truth (Request.Truth): queue, prefill,
-// decode, inference, TTFT, E2E, TPOT and every inter-token gap, with vLLM's
-// clocks (engines.md §1.5): V1 inference = prefill + decode exactly and E2E =
-// queue + inference + frontend overhead; V0 E2E = queue + prefill + decode.
-// The model is deterministic given Config.Seed.
+// The engine model (V1 scheduler, paged KV cache, prefix cache, roofline step times, GPU
+// power and thermal model, ground truth per request) is pkg/enginemodel, which does no I/O and
+// is shared with the capacity twin (pkg/twin); Sim wraps an enginemodel.Core, and this
+// package's Config, Request, Options, State, … are aliases of its types.
 //
 // # Metrics
 //

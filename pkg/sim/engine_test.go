@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 )
 
 func newSim(t testing.TB, scenario string, mod func(*Config), opts Options) *Sim {
@@ -46,7 +48,7 @@ func TestIdentitiesPerRequest(t *testing.T) {
 					// frontend overhead: input processing + output processing > 0
 					assert.Greater(t, tr.E2E, tr.Queue+tr.Inference, "V1 E2E > queue + inference")
 					over := tr.E2E - tr.Queue - tr.Inference
-					want := s.cfg.InputOverhead + s.cfg.InputOverheadPerToken*float64(r.PromptTokens) + s.cfg.OutputOverhead
+					want := s.Config().InputOverhead + s.Config().InputOverheadPerToken*float64(r.PromptTokens) + s.Config().OutputOverhead
 					assert.InDelta(t, want, over, 1e-9, "frontend overhead")
 				} else {
 					assert.InDelta(t, tr.E2E, tr.Queue+tr.Prefill+tr.Decode, eps, "V0 E2E = queue + prefill + decode")
@@ -139,14 +141,14 @@ func TestScenarioSymptoms(t *testing.T) {
 		assert.Zero(t, st.Preemptions)
 		assert.Less(t, st.KVUsage, 0.5)
 		assert.LessOrEqual(t, maxWait, 5)
-		assert.Equal(t, uint64(0), st.Throttle&(throttleSWThermal|throttleHWThermal|throttlePowerCap))
+		assert.Equal(t, uint64(0), st.Throttle&(enginemodel.ThrottleSWThermal|enginemodel.ThrottleHWThermal|enginemodel.ThrottlePowerCap))
 	})
 	t.Run("queue-saturated", func(t *testing.T) {
 		s := newSim(t, "queue-saturated", nil, Options{})
 		s.AdvanceTo(900)
 		st := s.State()
 		assert.Greater(t, st.Waiting, 0)
-		assert.Equal(t, s.cfg.MaxNumSeqs, st.Running, "running = max_num_seqs")
+		assert.Equal(t, s.Config().MaxNumSeqs, st.Running, "running = max_num_seqs")
 		assert.Less(t, st.KVUsage, 0.5, "the limit is max_num_seqs, not KV")
 	})
 	t.Run("kv-pressure", func(t *testing.T) {
@@ -168,10 +170,10 @@ func TestScenarioSymptoms(t *testing.T) {
 			for x := 15.0; x <= 900; x += 15 {
 				s.AdvanceTo(x)
 				if x > 120 {
-					s.mu.Lock()
-					r.sm += s.gpu.sm
-					r.dram += s.gpu.dram
-					s.mu.Unlock()
+					s.Inspect(func(sn *enginemodel.Snapshot) {
+						r.sm += sn.GPU.SM
+						r.dram += sn.GPU.DRAM
+					})
 					k++
 				}
 			}
@@ -203,9 +205,9 @@ func TestScenarioSymptoms(t *testing.T) {
 		s := newSim(t, "thermal-throttled", nil, Options{})
 		s.AdvanceTo(900)
 		st := s.State()
-		assert.NotZero(t, st.Throttle&throttleSWThermal, "sw_thermal active")
-		assert.Less(t, st.SMClockHz, 0.95*s.cfg.GPU.SMClockMaxHz)
-		assert.GreaterOrEqual(t, st.TempC, s.cfg.GPU.SlowdownTempC-2)
+		assert.NotZero(t, st.Throttle&enginemodel.ThrottleSWThermal, "sw_thermal active")
+		assert.Less(t, st.SMClockHz, 0.95*s.Config().GPU.SMClockMaxHz)
+		assert.GreaterOrEqual(t, st.TempC, s.Config().GPU.SlowdownTempC-2)
 	})
 	t.Run("restart", func(t *testing.T) {
 		s := newSim(t, "restart", nil, Options{})
@@ -218,7 +220,7 @@ func TestScenarioSymptoms(t *testing.T) {
 		after := counter(t, s, "vllm:generation_tokens_total")
 		assert.Less(t, after, before, "counter reset")
 		assert.Greater(t, after, 0.0, "counting again after the restart")
-		assert.Equal(t, unixSeconds(DefaultStart)+620, gauge(t, s, "process_start_time_seconds"))
+		assert.Equal(t, float64(DefaultStart.Unix())+620, gauge(t, s, "process_start_time_seconds"))
 	})
 	t.Run("stalled", func(t *testing.T) {
 		s := newSim(t, "stalled", nil, Options{})

@@ -72,7 +72,7 @@ func (s *Sim) FastForward(ctx context.Context, app storage.Appendable, opts Fast
 		}
 		t := t0 + float64(i)*step
 		s.AdvanceTo(t)
-		ts := s.start.Add(time.Duration(t * float64(time.Second))).UnixMilli()
+		ts := s.Start().Add(time.Duration(t * float64(time.Second))).UnixMilli()
 		if opts.VLLM.Job != "" {
 			ok := !s.Down() && s.ScrapeOutcome() == ScrapeOK
 			if !ok {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 )
 
 // GPU agent metric names served on the simulator's --gpu-listen page. They
@@ -44,7 +46,7 @@ type gpuCollector struct {
 }
 
 func newGPUCollector(s *Sim) *gpuCollector {
-	g := s.cfg.GPU
+	g := s.Config().GPU
 	c := &gpuCollector{s: s, labels: []string{strconv.Itoa(g.Index), g.UUID, g.Name, g.Hostname}, descs: map[string]*prometheus.Desc{}}
 	names := []string{"gpu", "uuid", "name", "hostname"}
 	help := map[string]string{
@@ -76,10 +78,12 @@ func (c *gpuCollector) Describe(chan<- *prometheus.Desc) {}
 
 // Collect sends the simulated GPU's readings.
 func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	g := c.s.gpu
-	cfg := &c.s.cfg
+	c.s.Inspect(func(snap *enginemodel.Snapshot) { c.collect(ch, snap.GPU) })
+}
+
+// collect sends the readings g.
+func (c *gpuCollector) collect(ch chan<- prometheus.Metric, g enginemodel.GPUReadings) {
+	cfg := c.s.Config()
 	// vLLM reserves GPUMemoryUtil of the memory at start (weights + KV cache),
 	// plus ~0.5 GiB CUDA context: FB used does not follow the load.
 	fbUsed := cfg.GPU.MemoryBytes*cfg.GPUMemoryUtil + 0.5*(1<<30)
@@ -88,24 +92,24 @@ func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
 		vt   prometheus.ValueType
 		v    float64
 	}{
-		{GPUUtilization, prometheus.GaugeValue, clamp01(g.util)},
-		{GPUMemoryUtilization, prometheus.GaugeValue, clamp01(g.dram * 1.1)},
+		{GPUUtilization, prometheus.GaugeValue, clamp01(g.Util)},
+		{GPUMemoryUtilization, prometheus.GaugeValue, clamp01(g.DRAM * 1.1)},
 		{GPUFBUsed, prometheus.GaugeValue, fbUsed},
 		{GPUFBTotal, prometheus.GaugeValue, cfg.GPU.MemoryBytes},
-		{GPUPower, prometheus.GaugeValue, g.power},
+		{GPUPower, prometheus.GaugeValue, g.PowerW},
 		{GPUPowerLimit, prometheus.GaugeValue, cfg.GPU.PowerLimitW},
-		{GPUEnergy, prometheus.CounterValue, g.energy},
-		{GPUTemperature, prometheus.GaugeValue, float64(int(g.temp))}, // NVML reports whole degrees
-		{GPUSMClock, prometheus.GaugeValue, float64(int(g.smClockHz()/1e6)) * 1e6},
+		{GPUEnergy, prometheus.CounterValue, g.EnergyJ},
+		{GPUTemperature, prometheus.GaugeValue, float64(int(g.TempC))}, // NVML reports whole degrees
+		{GPUSMClock, prometheus.GaugeValue, float64(int(g.SMClockHz/1e6)) * 1e6},
 		{GPUSMClockMax, prometheus.GaugeValue, cfg.GPU.SMClockMaxHz},
-		{GPUSMActive, prometheus.GaugeValue, clamp01(g.sm)},
-		{GPUDRAMActive, prometheus.GaugeValue, clamp01(g.dram)},
-		{GPUTensorActive, prometheus.GaugeValue, clamp01(g.tensor)},
+		{GPUSMActive, prometheus.GaugeValue, clamp01(g.SM)},
+		{GPUDRAMActive, prometheus.GaugeValue, clamp01(g.DRAM)},
+		{GPUTensorActive, prometheus.GaugeValue, clamp01(g.Tensor)},
 	}
 	for _, v := range vals {
 		ch <- prometheus.MustNewConstMetric(c.descs[v.name], v.vt, v.v, c.labels...)
 	}
-	bits := g.throttleBits()
+	bits := g.Throttle
 	d := c.descs[GPUThrottleReason]
 	for _, r := range gpuThrottleReasons {
 		v := 0.0

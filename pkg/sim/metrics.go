@@ -4,90 +4,9 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 )
-
-var reasons = [3]string{ReasonStop, ReasonLength, ReasonAbort}
-
-func reasonIndex(r string) int {
-	switch r {
-	case ReasonStop:
-		return 0
-	case ReasonLength:
-		return 1
-	default:
-		return 2
-	}
-}
-
-// vllmStats holds every vLLM metric's state. Counters are float64 like
-// prometheus_client's; histograms are classic.
-type vllmStats struct {
-	ttft, itl, reqTPOT, e2e, queue, inference, prefill, decode    *histogram
-	promptTokensH, genTokensH, maxGenTokensH, paramsN, maxTokensH *histogram
-	iterationTokens, prefillKVComputed                            *histogram
-
-	promptTokens, generationTokens, preemptions float64
-	promptCached, prefixQueries, prefixHits     float64
-	success                                     [3]float64
-}
-
-func newVLLMStats(v Version, maxModelLen int) *vllmStats {
-	ttft, tpot, lat, iter := bucketsTTFTV1, bucketsTPOTV1, bucketsLatencyV1, bucketsIterV1
-	if !v.V1() {
-		ttft, tpot, lat, iter = bucketsTTFTV0, bucketsTPOTV0, bucketsLatencyV0, bucketsIterV0()
-	}
-	tok := buckets125(maxModelLen)
-	return &vllmStats{
-		ttft: newHistogram(ttft), itl: newHistogram(tpot), reqTPOT: newHistogram(tpot),
-		e2e: newHistogram(lat), queue: newHistogram(lat), inference: newHistogram(lat),
-		prefill: newHistogram(lat), decode: newHistogram(lat),
-		promptTokensH: newHistogram(tok), genTokensH: newHistogram(tok), maxGenTokensH: newHistogram(tok),
-		paramsN: newHistogram(bucketsParamsN), maxTokensH: newHistogram(tok),
-		iterationTokens: newHistogram(iter), prefillKVComputed: newHistogram(tok),
-	}
-}
-
-func (s *vllmStats) reset() {
-	for _, h := range s.hists() {
-		h.reset()
-	}
-	s.promptTokens, s.generationTokens, s.preemptions = 0, 0, 0
-	s.promptCached, s.prefixQueries, s.prefixHits = 0, 0, 0
-	s.success = [3]float64{}
-}
-
-func (s *vllmStats) hists() []*histogram {
-	return []*histogram{s.ttft, s.itl, s.reqTPOT, s.e2e, s.queue, s.inference, s.prefill, s.decode,
-		s.promptTokensH, s.genTokensH, s.maxGenTokensH, s.paramsN, s.maxTokensH, s.iterationTokens, s.prefillKVComputed}
-}
-
-func (s *vllmStats) prefixQuery(prompt, cached int) {
-	s.prefixQueries += float64(prompt)
-	s.prefixHits += float64(cached)
-}
-
-// finished observes the per-request histograms of a normally finished request.
-func (s *vllmStats) finished(r *Request, v Version) {
-	s.success[reasonIndex(r.FinishReason)]++
-	queue := r.Scheduled - r.Queued
-	s.queue.observe(queue)
-	s.prefill.observe(r.FirstToken - r.Scheduled)
-	decode := r.LastToken - r.FirstToken
-	s.decode.observe(decode)
-	s.inference.observe(r.LastToken - r.Scheduled)
-	s.e2e.observe(r.Finished - r.Arrival)
-	tpot := 0.0
-	if r.Generated > 1 {
-		tpot = decode / float64(r.Generated-1)
-	}
-	s.reqTPOT.observe(tpot)
-	s.promptTokensH.observe(float64(r.PromptTokens))
-	s.genTokensH.observe(float64(r.Generated))
-	s.maxGenTokensH.observe(float64(r.MaxTokens))
-	s.maxTokensH.observe(float64(r.MaxTokens))
-	s.paramsN.observe(1)
-	s.prefillKVComputed.observe(float64(r.PromptTokens - r.CachedTokens))
-}
 
 // family kinds
 type famKind int
@@ -106,24 +25,13 @@ type family struct {
 	extra string // extra label name ("" none)
 	lazy  bool   // V0: no sample until first observation
 	desc  *prometheus.Desc
-	value func(c *snapshot) []sample // gauge/counter samples
-	hist  func(s *vllmStats) *histogram
+	value func(c *enginemodel.Snapshot) []sample // gauge/counter samples
+	hist  func(s *enginemodel.Stats) *enginemodel.Histogram
 }
 
 type sample struct {
 	extra string
 	v     float64
-}
-
-// snapshot is the engine state the collector reads at a scrape.
-type snapshot struct {
-	running, waiting    float64
-	kvUsage             float64
-	prefixCaching       bool
-	stats               *vllmStats
-	startUnix           float64
-	nowUnix             float64
-	promptRate, genRate float64
 }
 
 func one(v float64) []sample { return []sample{{v: v}} }
@@ -137,113 +45,113 @@ func families(v Version, cfg *Config) []*family {
 		runningHelp = "Number of requests currently running on GPU."
 		e2eHelp = "Histogram of end to end request latency in seconds."
 	}
-	g := func(name, help string, f func(c *snapshot) []sample) *family {
+	g := func(name, help string, f func(c *enginemodel.Snapshot) []sample) *family {
 		return &family{name: name, help: help, kind: famGauge, value: f}
 	}
-	ctr := func(name, help string, f func(c *snapshot) []sample) *family {
+	ctr := func(name, help string, f func(c *enginemodel.Snapshot) []sample) *family {
 		return &family{name: name, help: help, kind: famCounter, value: f}
 	}
-	h := func(name, help string, f func(s *vllmStats) *histogram) *family {
+	h := func(name, help string, f func(s *enginemodel.Stats) *enginemodel.Histogram) *family {
 		return &family{name: name, help: help, kind: famHist, hist: f, lazy: !v.V1()}
 	}
 	var fs []*family
 	add := func(f ...*family) { fs = append(fs, f...) }
 
-	add(g("vllm:num_requests_running", runningHelp, func(c *snapshot) []sample { return one(c.running) }))
+	add(g("vllm:num_requests_running", runningHelp, func(c *enginemodel.Snapshot) []sample { return one(c.Running) }))
 	if !v.V1() {
-		add(g("vllm:num_requests_swapped", "Number of requests swapped to CPU.", func(*snapshot) []sample { return one(0) }))
+		add(g("vllm:num_requests_swapped", "Number of requests swapped to CPU.", func(*enginemodel.Snapshot) []sample { return one(0) }))
 	}
-	add(g("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(c *snapshot) []sample { return one(c.waiting) }))
+	add(g("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(c *enginemodel.Snapshot) []sample { return one(c.Waiting) }))
 	switch v {
 	case V06:
-		add(g("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", func(c *snapshot) []sample { return one(c.kvUsage) }),
-			g("vllm:cpu_cache_usage_perc", "CPU KV-cache usage. 1 means 100 percent usage.", func(*snapshot) []sample { return one(0) }),
-			g("vllm:cpu_prefix_cache_hit_rate", "CPU prefix cache block hit rate.", func(c *snapshot) []sample {
-				if !c.prefixCaching {
+		add(g("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", func(c *enginemodel.Snapshot) []sample { return one(c.KVUsage) }),
+			g("vllm:cpu_cache_usage_perc", "CPU KV-cache usage. 1 means 100 percent usage.", func(*enginemodel.Snapshot) []sample { return one(0) }),
+			g("vllm:cpu_prefix_cache_hit_rate", "CPU prefix cache block hit rate.", func(c *enginemodel.Snapshot) []sample {
+				if !c.PrefixCaching {
 					return one(-1)
 				}
 				return one(0)
 			}),
-			g("vllm:gpu_prefix_cache_hit_rate", "GPU prefix cache block hit rate.", func(c *snapshot) []sample {
-				if !c.prefixCaching {
+			g("vllm:gpu_prefix_cache_hit_rate", "GPU prefix cache block hit rate.", func(c *enginemodel.Snapshot) []sample {
+				if !c.PrefixCaching {
 					return one(-1)
 				}
-				if c.stats.prefixQueries == 0 {
+				if c.Stats.PrefixQueries == 0 {
 					return one(0)
 				}
-				return one(c.stats.prefixHits / c.stats.prefixQueries)
+				return one(c.Stats.PrefixHits / c.Stats.PrefixQueries)
 			}),
-			g("vllm:avg_prompt_throughput_toks_per_s", "Average prefill throughput in tokens/s.", func(c *snapshot) []sample { return one(c.promptRate) }),
-			g("vllm:avg_generation_throughput_toks_per_s", "Average generation throughput in tokens/s.", func(c *snapshot) []sample { return one(c.genRate) }),
+			g("vllm:avg_prompt_throughput_toks_per_s", "Average prefill throughput in tokens/s.", func(c *enginemodel.Snapshot) []sample { return one(c.PromptRate) }),
+			g("vllm:avg_generation_throughput_toks_per_s", "Average generation throughput in tokens/s.", func(c *enginemodel.Snapshot) []sample { return one(c.GenRate) }),
 		)
 	case V010:
-		add(g("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use vllm:kv_cache_usage_perc instead.", func(c *snapshot) []sample { return one(c.kvUsage) }),
-			ctr("vllm:gpu_prefix_cache_queries_total", "GPU prefix cache queries, in terms of number of queriedtokens. DEPRECATED: Use vllm:prefix_cache_queries instead.", func(c *snapshot) []sample { return one(c.stats.prefixQueries) }),
-			ctr("vllm:gpu_prefix_cache_hits_total", "GPU prefix cache hits, in terms of number of cached tokens. DEPRECATED: Use vllm:prefix_cache_hits instead.", func(c *snapshot) []sample { return one(c.stats.prefixHits) }),
+		add(g("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use vllm:kv_cache_usage_perc instead.", func(c *enginemodel.Snapshot) []sample { return one(c.KVUsage) }),
+			ctr("vllm:gpu_prefix_cache_queries_total", "GPU prefix cache queries, in terms of number of queriedtokens. DEPRECATED: Use vllm:prefix_cache_queries instead.", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.PrefixQueries) }),
+			ctr("vllm:gpu_prefix_cache_hits_total", "GPU prefix cache hits, in terms of number of cached tokens. DEPRECATED: Use vllm:prefix_cache_hits instead.", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.PrefixHits) }),
 		)
 	}
 	if v.V1() {
 		if v == V013 {
 			add(&family{name: "vllm:engine_sleep_state", kind: famGauge, extra: "sleep_state",
 				help: "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
-				value: func(*snapshot) []sample {
+				value: func(*enginemodel.Snapshot) []sample {
 					return []sample{{"awake", 1}, {"weights_offloaded", 0}, {"discard_all", 0}}
 				}})
 		}
-		add(g("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(c *snapshot) []sample { return one(c.kvUsage) }),
-			ctr("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", func(c *snapshot) []sample { return one(c.stats.prefixQueries) }),
-			ctr("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", func(c *snapshot) []sample { return one(c.stats.prefixHits) }),
+		add(g("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(c *enginemodel.Snapshot) []sample { return one(c.KVUsage) }),
+			ctr("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.PrefixQueries) }),
+			ctr("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.PrefixHits) }),
 		)
 	}
-	add(ctr("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", func(c *snapshot) []sample { return one(c.stats.preemptions) }),
-		ctr("vllm:prompt_tokens_total", "Number of prefill tokens processed.", func(c *snapshot) []sample { return one(c.stats.promptTokens) }))
+	add(ctr("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.Preemptions) }),
+		ctr("vllm:prompt_tokens_total", "Number of prefill tokens processed.", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.PromptTokensTotal) }))
 	if v == V013 {
 		add(&family{name: "vllm:prompt_tokens_by_source_total", help: "Number of prompt tokens by source.", kind: famCounter, extra: "source",
-			value: func(c *snapshot) []sample {
-				return []sample{{"local_compute", c.stats.promptTokens - c.stats.promptCached}, {"local_cache_hit", c.stats.promptCached}, {"external_kv_transfer", 0}}
+			value: func(c *enginemodel.Snapshot) []sample {
+				return []sample{{"local_compute", c.Stats.PromptTokensTotal - c.Stats.PromptCached}, {"local_cache_hit", c.Stats.PromptCached}, {"external_kv_transfer", 0}}
 			}},
-			ctr("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).", func(c *snapshot) []sample { return one(c.stats.promptCached) }),
-			ctr("vllm:prompt_tokens_recomputed_total", "Number of cached tokens recomputed for forward pass.", func(*snapshot) []sample { return one(0) }),
+			ctr("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.PromptCached) }),
+			ctr("vllm:prompt_tokens_recomputed_total", "Number of cached tokens recomputed for forward pass.", func(*enginemodel.Snapshot) []sample { return one(0) }),
 		)
 	}
-	add(ctr("vllm:generation_tokens_total", "Number of generation tokens processed.", func(c *snapshot) []sample { return one(c.stats.generationTokens) }),
+	add(ctr("vllm:generation_tokens_total", "Number of generation tokens processed.", func(c *enginemodel.Snapshot) []sample { return one(c.Stats.GenerationTokens) }),
 		&family{name: "vllm:request_success_total", help: "Count of successfully processed requests.", kind: famCounter, extra: "finished_reason", lazy: !v.V1(),
-			value: func(c *snapshot) []sample {
+			value: func(c *enginemodel.Snapshot) []sample {
 				out := make([]sample, 0, 3)
-				for i, r := range reasons {
-					out = append(out, sample{r, c.stats.success[i]})
+				for i, r := range enginemodel.Reasons {
+					out = append(out, sample{r, c.Stats.Success[i]})
 				}
 				return out
 			}},
-		h("vllm:request_prompt_tokens", "Number of prefill tokens processed.", func(s *vllmStats) *histogram { return s.promptTokensH }),
-		h("vllm:request_generation_tokens", "Number of generation tokens processed.", func(s *vllmStats) *histogram { return s.genTokensH }),
-		h("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", func(s *vllmStats) *histogram { return s.iterationTokens }),
-		h("vllm:request_max_num_generation_tokens", "Histogram of maximum number of requested generation tokens.", func(s *vllmStats) *histogram { return s.maxGenTokensH }),
-		h("vllm:request_params_n", "Histogram of the n request parameter.", func(s *vllmStats) *histogram { return s.paramsN }),
-		h("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", func(s *vllmStats) *histogram { return s.maxTokensH }),
-		h("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", func(s *vllmStats) *histogram { return s.ttft }),
+		h("vllm:request_prompt_tokens", "Number of prefill tokens processed.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.PromptTokensH }),
+		h("vllm:request_generation_tokens", "Number of generation tokens processed.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.GenTokensH }),
+		h("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.IterationTokens }),
+		h("vllm:request_max_num_generation_tokens", "Histogram of maximum number of requested generation tokens.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.MaxGenTokensH }),
+		h("vllm:request_params_n", "Histogram of the n request parameter.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.ParamsN }),
+		h("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.MaxTokensH }),
+		h("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.TTFT }),
 	)
 	switch v {
 	case V06, V010:
-		add(h("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", func(s *vllmStats) *histogram { return s.itl }))
+		add(h("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.ITL }))
 	case V011:
-		add(h("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.DEPRECATED: Use vllm:inter_token_latency_seconds instead.", func(s *vllmStats) *histogram { return s.itl }))
+		add(h("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.DEPRECATED: Use vllm:inter_token_latency_seconds instead.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.ITL }))
 	}
 	if v == V011 || v == V013 {
-		add(h("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", func(s *vllmStats) *histogram { return s.itl }),
-			h("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", func(s *vllmStats) *histogram { return s.reqTPOT }))
+		add(h("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.ITL }),
+			h("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.ReqTPOT }))
 	}
-	add(h("vllm:e2e_request_latency_seconds", e2eHelp, func(s *vllmStats) *histogram { return s.e2e }),
-		h("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", func(s *vllmStats) *histogram { return s.queue }),
-		h("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", func(s *vllmStats) *histogram { return s.inference }),
-		h("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", func(s *vllmStats) *histogram { return s.prefill }),
-		h("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", func(s *vllmStats) *histogram { return s.decode }),
+	add(h("vllm:e2e_request_latency_seconds", e2eHelp, func(s *enginemodel.Stats) *enginemodel.Histogram { return s.E2E }),
+		h("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.Queue }),
+		h("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.Inference }),
+		h("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.Prefill }),
+		h("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.Decode }),
 	)
 	if !v.V1() {
-		add(h("vllm:time_in_queue_requests", "Histogram of time the request spent in the queue in seconds.", func(s *vllmStats) *histogram { return s.queue }))
+		add(h("vllm:time_in_queue_requests", "Histogram of time the request spent in the queue in seconds.", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.Queue }))
 	}
 	if v == V013 {
-		add(h("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill (excluding cached tokens).", func(s *vllmStats) *histogram { return s.prefillKVComputed }))
+		add(h("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill (excluding cached tokens).", func(s *enginemodel.Stats) *enginemodel.Histogram { return s.PrefillKVComputed }))
 	}
 	return fs
 }
@@ -261,7 +169,8 @@ type vllmCollector struct {
 }
 
 func newVLLMCollector(s *Sim) *vllmCollector {
-	cfg := &s.cfg
+	cfgv := s.Config()
+	cfg := &cfgv
 	v := cfg.Version
 	base := []string{"model_name"}
 	lv := []string{cfg.Model.Name}
@@ -315,18 +224,20 @@ func (c *vllmCollector) Describe(chan<- *prometheus.Desc) {}
 
 // Collect reads a snapshot of the simulator under its lock and sends every sample.
 func (c *vllmCollector) Collect(ch chan<- prometheus.Metric) {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	snap := c.s.snapshotLocked()
-	ch <- prometheus.MustNewConstMetric(c.procDesc, prometheus.GaugeValue, snap.startUnix)
+	c.s.Inspect(func(snap *enginemodel.Snapshot) { c.collect(ch, snap) })
+}
+
+// collect sends every sample of snap; the Core's lock is held.
+func (c *vllmCollector) collect(ch chan<- prometheus.Metric, snap *enginemodel.Snapshot) {
+	ch <- prometheus.MustNewConstMetric(c.procDesc, prometheus.GaugeValue, snap.StartUnix)
 	for _, f := range c.fams {
 		switch f.kind {
 		case famHist:
-			h := f.hist(snap.stats)
-			if f.lazy && h.count == 0 {
+			h := f.hist(snap.Stats)
+			if f.lazy && h.Count() == 0 {
 				continue
 			}
-			ch <- prometheus.MustNewConstHistogram(f.desc, h.count, h.sum, h.cumulative(), c.labels...)
+			ch <- prometheus.MustNewConstHistogram(f.desc, h.Count(), h.Sum(), h.Cumulative(), c.labels...)
 		default:
 			vt := prometheus.GaugeValue
 			if f.kind == famCounter {
@@ -346,6 +257,6 @@ func (c *vllmCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.cacheCfg, prometheus.GaugeValue, 1, c.cacheLV...)
 	if c.loraDesc != nil {
-		ch <- prometheus.MustNewConstMetric(c.loraDesc, prometheus.GaugeValue, snap.nowUnix, "0", "", "")
+		ch <- prometheus.MustNewConstMetric(c.loraDesc, prometheus.GaugeValue, snap.NowUnix, "0", "", "")
 	}
 }

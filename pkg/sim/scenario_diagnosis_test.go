@@ -69,7 +69,7 @@ func TestClientCancels(t *testing.T) {
 			continue
 		}
 		aborted++
-		assert.GreaterOrEqual(t, r.Finished, r.cancelAt, "aborted only once its client closed")
+		assert.GreaterOrEqual(t, r.Finished, r.CancelAt(), "aborted only once its client closed")
 		assert.Less(t, r.Generated, r.OutputTokens, "an aborted request did not complete its output")
 		_, ok := r.Truth(V011)
 		assert.False(t, ok, "no latency truth for an aborted request")

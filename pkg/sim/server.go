@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 )
 
 // Server runs a Sim against the wall clock and serves vLLM's HTTP API:
@@ -88,7 +90,7 @@ func (v *Server) record(st *StreamTruth) {
 
 // drawFaults decides the faults of one request (see APIFaults).
 func (v *Server) drawFaults() (status int, stream []string) {
-	f := v.s.cfg.APIFaults
+	f := v.s.Config().APIFaults
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	draw := func(share float64) bool { return share > 0 && v.faultRng.Float64() < share }
@@ -115,7 +117,7 @@ func (v *Server) drawFaults() (status int, stream []string) {
 
 // NewServer wraps s. Call Run to start the clock.
 func NewServer(s *Sim) *Server {
-	return &Server{s: s, wake: make(chan struct{}, 1), rng: newRand(s.cfg.Seed, 3), ready: make(chan struct{}), faultRng: newRand(s.cfg.Seed, 5)}
+	return &Server{s: s, wake: make(chan struct{}, 1), rng: enginemodel.NewRand(s.Config().Seed, 3), ready: make(chan struct{}), faultRng: enginemodel.NewRand(s.Config().Seed, 5)}
 }
 
 // simNow maps the wall clock to simulated seconds (0 before Run).
@@ -187,7 +189,7 @@ func (v *Server) Handler() http.Handler {
 			select {
 			case <-r.Context().Done():
 				return
-			case <-time.After(v.s.cfg.FlakyStall):
+			case <-time.After(v.s.Config().FlakyStall):
 			}
 			http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 			return
@@ -222,15 +224,15 @@ func (v *Server) health(w http.ResponseWriter, _ *http.Request) {
 var releaseOf = map[Version]string{V06: "0.6.6", V010: "0.10.2", V011: "0.11.0", V013: "0.13.0"}
 
 func (v *Server) version(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"version": releaseOf[v.s.cfg.Version]})
+	writeJSON(w, http.StatusOK, map[string]string{"version": releaseOf[v.s.Config().Version]})
 }
 
 func (v *Server) models(w http.ResponseWriter, _ *http.Request) {
-	m := v.s.cfg.Model
+	m := v.s.Config().Model
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list",
 		"data": []map[string]any{{
-			"id": m.Name, "object": "model", "created": v.s.start.Unix(), "owned_by": "vllm",
+			"id": m.Name, "object": "model", "created": v.s.Start().Unix(), "owned_by": "vllm",
 			"root": m.Name, "parent": nil, "max_model_len": m.MaxModelLen,
 		}},
 	})
@@ -325,7 +327,7 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 		return
 	}
-	if g.Model != "" && g.Model != v.s.cfg.Model.Name {
+	if g.Model != "" && g.Model != v.s.Config().Model.Name {
 		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", g.Model))
 		return
 	}
@@ -338,7 +340,7 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
 	}
-	maxLen := v.s.cfg.Model.MaxModelLen
+	maxLen := v.s.Config().Model.MaxModelLen
 	if prompt >= maxLen {
 		apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %d input tokens.", maxLen, prompt))
 		return
@@ -357,7 +359,7 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 	out := maxTokens
 	if !g.IgnoreEOS {
 		v.mu.Lock()
-		out = v.s.cfg.Output.sample(v.rng)
+		out = v.s.Config().Output.Sample(v.rng)
 		v.mu.Unlock()
 	}
 	out = min(out, maxTokens)
@@ -429,14 +431,14 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 				choice["text"] = text.String()
 			}
 			writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": created,
-				"model": v.s.cfg.Model.Name, "choices": []any{choice}, "usage": usage})
+				"model": v.s.Config().Model.Name, "choices": []any{choice}, "usage": usage})
 			return
 		}
 	}
 }
 
 func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, events <-chan Event, chat bool, id string, created int64, prompt int, usage bool, faults []string, truth *StreamTruth) {
-	f := v.s.cfg.APIFaults
+	f := v.s.Config().APIFaults
 	has := func(name string) bool { return slices.Contains(faults, name) }
 	hold := func(d time.Duration) bool {
 		select {
@@ -455,7 +457,7 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 		object = "chat.completion.chunk"
 	}
 	send := func(choice map[string]any, extra map[string]any) bool {
-		m := map[string]any{"id": id, "object": object, "created": created, "model": v.s.cfg.Model.Name}
+		m := map[string]any{"id": id, "object": object, "created": created, "model": v.s.Config().Model.Name}
 		if choice != nil {
 			m["choices"] = []any{choice}
 		} else {

@@ -122,7 +122,7 @@ func TestStreamingTimingFollowsModel(t *testing.T) {
 	fin := s.Finished()
 	require.Len(t, fin, 1)
 	r := fin[0]
-	tr, ok := r.Truth(s.cfg.Version)
+	tr, ok := r.Truth(s.Config().Version)
 	require.True(t, ok)
 	require.Len(t, tr.ITL, 39)
 	// TTFT: the client's includes HTTP and JSON; allow +250 ms / −10 ms

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 )
 
 // Bottleneck labels of the randomized workloads (GenerateWorkload) that the
@@ -115,7 +117,7 @@ var WorkloadFamilies = []string{
 // the SLO (ITL ≤ 50 ms). span is the simulated duration the trace covers.
 // Equal seeds give equal workloads.
 func GenerateWorkload(seed uint64, span time.Duration) Workload {
-	r := newRand(seed, 7)
+	r := enginemodel.NewRand(seed, 7)
 	return GenerateFamily(seed, WorkloadFamilies[r.IntN(len(WorkloadFamilies))], span)
 }
 
@@ -123,7 +125,7 @@ func GenerateWorkload(seed uint64, span time.Duration) Workload {
 // WorkloadFamilies) from seed, as GenerateWorkload does after its draw of
 // the family. It panics on an unknown family.
 func GenerateFamily(seed uint64, fam string, span time.Duration) Workload {
-	r := newRand(seed, 8)
+	r := enginemodel.NewRand(seed, 8)
 	for try := 0; ; try++ {
 		w, ok := drawWorkload(r, fam, span)
 		if !ok && try >= 2000 {
@@ -363,11 +365,11 @@ func predict(c *Config, rate, clock float64) Prediction {
 	cT := 2 * c.Model.Params / (g.PeakFLOPS * g.MFU * clock)
 	w := c.Model.Params * c.Model.BytesPerParam / (g.MemBandwidth * g.BWEfficiency)
 	kvT := c.Model.KVBytesPerToken / (g.MemBandwidth * g.BWEfficiency)
-	prompt := c.Prompt.meanValue()
+	prompt := c.Prompt.MeanValue()
 	if c.LongPromptShare > 0 {
-		prompt = (1-c.LongPromptShare)*prompt + c.LongPromptShare*c.LongPrompt.meanValue()
+		prompt = (1-c.LongPromptShare)*prompt + c.LongPromptShare*c.LongPrompt.MeanValue()
 	}
-	out := math.Min(c.Output.meanValue(), float64(c.MaxTokens))
+	out := math.Min(c.Output.MeanValue(), float64(c.MaxTokens))
 	computed := prompt * (1 - c.PrefixHitRatio*b2f(c.PrefixCaching))
 	prefillLoad := rate * computed * cT
 	ctx := prompt + out/2
@@ -400,14 +402,6 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-// meanValue is the distribution's mean before clamping.
-func (d LengthDist) meanValue() float64 {
-	if d.Kind == "uniform" {
-		return float64(d.Min+d.Max) / 2
-	}
-	return d.Mean
 }
 
 // arrivalShape modulates a Poisson rate over time: a swing
@@ -475,15 +469,15 @@ func (s *arrivalShape) trace(r *rand.Rand, c *Config, span time.Duration) []Trac
 		end = s.stopAt
 	}
 	var out []TraceEntry
-	for t := expSample(r, peak); t < end; t += expSample(r, peak) {
+	for t := enginemodel.ExpSample(r, peak); t < end; t += enginemodel.ExpSample(r, peak) {
 		if r.Float64()*peak > c.Rate*s.factor(t, sp) {
 			continue
 		}
-		prompt := c.Prompt.sample(r)
+		prompt := c.Prompt.Sample(r)
 		if c.LongPromptShare > 0 && r.Float64() < c.LongPromptShare {
-			prompt = c.LongPrompt.sample(r)
+			prompt = c.LongPrompt.Sample(r)
 		}
-		out = append(out, TraceEntry{At: t, PromptTokens: prompt, OutputTokens: c.Output.sample(r)})
+		out = append(out, TraceEntry{At: t, PromptTokens: prompt, OutputTokens: c.Output.Sample(r)})
 	}
 	return out
 }

@@ -1,8 +1,9 @@
-// Package twin is a digital twin of a vLLM target: the simulator's engine (pkg/sim: V1
-// scheduler, paged KV cache, roofline step times) with parameters calibrated from the target's
-// own stored history, then swept for the highest arrival rate at which an SLO profile still
-// holds (the knee) and asked what-if questions. Like pkg/sim it sits outside the plugin's
-// layers: the plugin binary never links it (pkg/archtest). Method and validation figures:
+// Package twin is a digital twin of a vLLM target: the simulator's engine model
+// (pkg/enginemodel: V1 scheduler, paged KV cache, roofline step times) with parameters
+// calibrated from the target's own stored history, then swept for the highest arrival rate at
+// which an SLO profile still holds (the knee) and asked what-if questions. It sits in the
+// analysis layer (pkg/archtest): the capacity query type runs it, and it never links the
+// simulator's server, scenarios or pages (pkg/sim). Method and validation figures:
 // docs/capacity.md.
 package twin
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
@@ -56,13 +58,12 @@ type Point struct {
 }
 
 // Observe reads Observed for the target whose series carry job=<job>, over [to−span, to], with
-// instant queries at to (increase and avg_over_time over the span). The names are vLLM V1's
-// (0.10 and later; ITL and KV usage also under their 0.10 names). The PromQL is written here,
-// not in pkg/catalog: the twin is outside the plugin's layers and reads vLLM only.
+// instant queries at to (increase and avg_over_time over the span) and one range query (the
+// rate series, 5-minute steps, hourly over a day). The names are vLLM V1's (0.10 and later;
+// ITL and KV usage also under their 0.10 names); the PromQL is pkg/catalog's (twin.go). q is
+// the read layer's querier (the plugin passes one that records the PromQL of its query).
 func Observe(ctx context.Context, q source.Querier, job string, to time.Time, span time.Duration) (Observed, error) {
 	o := Observed{Span: span}
-	w := model.Duration(span).String()
-	sel := fmt.Sprintf(`{job=%q}`, job)
 	scalar := func(expr string) (float64, error) {
 		v, err := q.Query(ctx, expr, to)
 		if err != nil {
@@ -74,9 +75,9 @@ func Observe(ctx context.Context, q source.Querier, job string, to time.Time, sp
 		}
 		return float64(vec[0].Value), nil
 	}
-	inc := func(metric string) string { return fmt.Sprintf("sum(increase(%s%s[%s]))", metric, sel, w) }
+	inc := func(metric string) string { return catalog.TwinIncreasePromQL(metric, job, span) }
 	var err error
-	n, err := scalar(inc("vllm:request_success_total"))
+	n, err := scalar(inc(catalog.TwinFinished))
 	if err != nil {
 		return o, err
 	}
@@ -89,21 +90,21 @@ func Observe(ctx context.Context, q source.Querier, job string, to time.Time, sp
 		}
 		return a / b
 	}
-	o.PromptMean = ratio("vllm:request_prompt_tokens_sum", "vllm:request_prompt_tokens_count")
-	o.OutputMean = ratio("vllm:request_generation_tokens_sum", "vllm:request_generation_tokens_count")
-	o.ITLMean = ratio("vllm:inter_token_latency_seconds_sum", "vllm:inter_token_latency_seconds_count")
+	o.PromptMean = ratio(catalog.TwinPromptTokens+"_sum", catalog.TwinPromptTokens+"_count")
+	o.OutputMean = ratio(catalog.TwinOutputTokens+"_sum", catalog.TwinOutputTokens+"_count")
+	o.ITLMean = ratio(catalog.TwinITL+"_sum", catalog.TwinITL+"_count")
 	if math.IsNaN(o.ITLMean) { // vLLM 0.10 and earlier V1 releases: the ITL data under the old name
-		o.ITLMean = ratio("vllm:time_per_output_token_seconds_sum", "vllm:time_per_output_token_seconds_count")
+		o.ITLMean = ratio(catalog.TwinITLBefore011+"_sum", catalog.TwinITLBefore011+"_count")
 	}
-	o.PrefillMean = ratio("vllm:request_prefill_time_seconds_sum", "vllm:request_prefill_time_seconds_count")
-	o.PrefixHitRatio = ratio("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
-	o.RunningMean, _ = scalar(fmt.Sprintf("avg(avg_over_time(vllm:num_requests_running%s[%s]))", sel, w))
-	o.KVUsageMean, _ = scalar(fmt.Sprintf("avg(avg_over_time(vllm:kv_cache_usage_perc%s[%s]))", sel, w))
+	o.PrefillMean = ratio(catalog.TwinPrefill+"_sum", catalog.TwinPrefill+"_count")
+	o.PrefixHitRatio = ratio(catalog.TwinPrefixHits, catalog.TwinPrefixQueries)
+	o.RunningMean, _ = scalar(catalog.TwinMeanGaugePromQL(catalog.TwinRunning, job, span))
+	o.KVUsageMean, _ = scalar(catalog.TwinMeanGaugePromQL(catalog.TwinKVUsage, job, span))
 	if math.IsNaN(o.KVUsageMean) {
-		o.KVUsageMean, _ = scalar(fmt.Sprintf("avg(avg_over_time(vllm:gpu_cache_usage_perc%s[%s]))", sel, w))
+		o.KVUsageMean, _ = scalar(catalog.TwinMeanGaugePromQL(catalog.TwinKVUsageV0Name, job, span))
 	}
 	buckets := func(metric string) ([]Bucket, error) {
-		v, err := q.Query(ctx, fmt.Sprintf("sum by (le) (increase(%s_bucket%s[%s]))", metric, sel, w), to)
+		v, err := q.Query(ctx, catalog.TwinBucketsPromQL(metric, job, span), to)
 		if err != nil {
 			return nil, err
 		}
@@ -119,13 +120,13 @@ func Observe(ctx context.Context, q source.Querier, job string, to time.Time, sp
 		sort.Slice(out, func(i, j int) bool { return out[i].Le < out[j].Le })
 		return out, nil
 	}
-	if o.PromptBuckets, err = buckets("vllm:request_prompt_tokens"); err != nil {
+	if o.PromptBuckets, err = buckets(catalog.TwinPromptTokens); err != nil {
 		return o, err
 	}
-	if o.OutputBuckets, err = buckets("vllm:request_generation_tokens"); err != nil {
+	if o.OutputBuckets, err = buckets(catalog.TwinOutputTokens); err != nil {
 		return o, err
 	}
-	if v, err := q.Query(ctx, fmt.Sprintf("last_over_time(vllm:cache_config_info%s[%s])", sel, w), to); err == nil {
+	if v, err := q.Query(ctx, catalog.TwinCacheConfigPromQL(job, span), to); err == nil {
 		if vec, ok := v.(model.Vector); ok && len(vec) > 0 {
 			m := vec[0].Metric
 			o.NumGPUBlocks, _ = strconv.Atoi(string(m["num_gpu_blocks"]))
@@ -133,14 +134,20 @@ func Observe(ctx context.Context, q source.Querier, job string, to time.Time, sp
 			o.PrefixCaching = m["enable_prefix_caching"] == "True"
 		}
 	}
-	step := 5 * time.Minute
-	if span > 24*time.Hour {
-		step = time.Hour
-	}
-	if m, err := q.QueryRange(ctx, fmt.Sprintf("sum(rate(vllm:request_success_total%s[%s]))", sel, model.Duration(step)), to.Add(-span).Add(step), to, step); err == nil && len(m) > 0 {
+	step := RateStep(span)
+	if m, err := q.QueryRange(ctx, catalog.TwinRatePromQL(job, step), to.Add(-span).Add(step), to, step); err == nil && len(m) > 0 {
 		for _, p := range m[0].Values {
 			o.RateSeries = append(o.RateSeries, Point{T: p.Timestamp.Time(), V: float64(p.Value)})
 		}
 	}
-	return o, nil
+	return o, ctx.Err()
+}
+
+// RateStep is the step of the rate series read for the trend over a history of span: 5
+// minutes, hourly over a day.
+func RateStep(span time.Duration) time.Duration {
+	if span > 24*time.Hour {
+		return time.Hour
+	}
+	return 5 * time.Minute
 }

@@ -85,13 +85,13 @@ func Report(ctx context.Context, q source.Querier, job string, to time.Time, spa
 	if err != nil {
 		return CapacityReport{}, err
 	}
-	t, err := Calibrate(o, k)
+	t, err := Calibrate(ctx, o, k)
 	if err != nil {
 		return CapacityReport{}, err
 	}
 	rep := CapacityReport{Job: job, Load: o.Rate, Params: t.Params, Utilisation: utilisation}
 	for _, p := range profiles {
-		knee, err := Knee(t.Config, p, math.Max(o.Rate, 0.5))
+		knee, err := Knee(ctx, t.Config, p, math.Max(o.Rate, 0.5))
 		if err != nil {
 			return rep, err
 		}
@@ -100,7 +100,7 @@ func Report(ctx context.Context, q source.Querier, job string, to time.Time, spa
 	}
 	if len(profiles) > 0 {
 		for _, c := range DefaultChanges(t) {
-			out, err := WhatIf(t, o.Rate, c, profiles[0])
+			out, err := WhatIf(ctx, t, o.Rate, c, profiles[0])
 			if err != nil {
 				return rep, err
 			}

@@ -1,13 +1,14 @@
 package twin
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"time"
 
-	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 )
 
 // Source says where a calibrated parameter came from.
@@ -29,7 +30,7 @@ type Param struct {
 // Twin is a calibrated simulator configuration of one target and what each parameter is
 // based on.
 type Twin struct {
-	Config sim.Config
+	Config enginemodel.Config
 	Params []Param
 }
 
@@ -48,8 +49,8 @@ type Known struct {
 // (parameter count, KV bytes per token, peak FLOP/s and bandwidth) are the simulator's
 // defaults: only the effective fractions are fitted, which absorbs a different model or GPU
 // into them.
-func Calibrate(o Observed, k Known) (Twin, error) {
-	cfg := sim.DefaultConfig()
+func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
+	cfg := enginemodel.DefaultConfig()
 	cfg.ClientTimeout = 0
 	var ps []Param
 	add := func(name string, v any, s Source) {
@@ -98,7 +99,7 @@ func Calibrate(o Observed, k Known) (Twin, error) {
 		cfg.MaxNumBatchedTokens = k.MaxNumBatchedTokens
 	}
 	add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromDefault)
-	if err := fitStepTime(&cfg, o); err != nil {
+	if err := fitStepTime(ctx, &cfg, o); err != nil {
 		return Twin{}, err
 	}
 	add("decode bandwidth efficiency", round3(cfg.GPU.BWEfficiency), FromFit)
@@ -114,11 +115,11 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // fitLognormal fits a lognormal of mean mean (the histogram's sum/count) whose shape sigma
 // minimises the squared distance between its CDF and the histogram's at each finite bound
 // (grid 0.02..2.5 by 0.01); Min and Max stay those of def, raised to hold the data.
-func fitLognormal(mean float64, bs []Bucket, def sim.LengthDist) (sim.LengthDist, error) {
+func fitLognormal(mean float64, bs []Bucket, def enginemodel.LengthDist) (enginemodel.LengthDist, error) {
 	if !(mean >= 1) {
 		return def, fmt.Errorf("no mean length in the history")
 	}
-	d := sim.LengthDist{Kind: "lognormal", Mean: mean, Sigma: def.Sigma, Min: def.Min, Max: def.Max}
+	d := enginemodel.LengthDist{Kind: "lognormal", Mean: mean, Sigma: def.Sigma, Min: def.Min, Max: def.Max}
 	if len(bs) == 0 || bs[len(bs)-1].Count <= 0 {
 		return d, nil
 	}
@@ -149,19 +150,63 @@ const (
 	warmUp          = 120.0
 )
 
+// MaxRunRequests bounds the cost of one simulated run: a run after the warm-up lasts its
+// span (calibrationSpan, evalSpan) or MaxRunRequests / rate seconds, whichever is shorter,
+// but at least minRunSpan; the warm-up lasts warmUp or MaxRunRequests / 4 / rate seconds,
+// at least 30 s. Below 33 req/s nothing is shortened (the validated range). One evaluation
+// of the default configuration at 4 req/s (about 4,400 requests) costs about 95 ms of CPU
+// (BenchmarkEvaluate), so a run costs at most about 0.8 CPU-s at those request lengths.
+const (
+	MaxRunRequests = 30000
+	minRunSpan     = 120.0
+)
+
+// runSpan is the simulated time after the warm-up of a run at rate whose nominal span is span.
+func runSpan(span, rate float64) float64 {
+	if rate > 0 {
+		span = math.Min(span, math.Max(minRunSpan, MaxRunRequests/rate))
+	}
+	return span
+}
+
+// runWarmUp is the warm-up of a run at rate (seconds): warmUp, shorter above 62.5 req/s.
+func runWarmUp(rate float64) float64 {
+	if rate > 0 {
+		return math.Min(warmUp, math.Max(30, MaxRunRequests/4/rate))
+	}
+	return warmUp
+}
+
+// advance runs s to simulated time end in 60 s slices, stopping early with ctx's error when
+// ctx ends (a cancelled query stops its twin within one slice).
+func advance(ctx context.Context, s *enginemodel.Core, end float64) error {
+	for t := 60.0; ; t += 60 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.AdvanceTo(math.Min(t, end))
+		if t >= end {
+			return nil
+		}
+	}
+}
+
 // simMeans simulates cfg for calibrationSpan and returns the mean ITL (decode time over
 // generated tokens − 1, summed over requests, as vLLM's ITL histogram averages gaps) and the
 // mean prefill time of the requests finished after the warm-up.
-func simMeans(cfg sim.Config) (itl, prefill float64, err error) {
-	s, err := sim.New(cfg, sim.Options{RecordTruth: true})
+func simMeans(ctx context.Context, cfg enginemodel.Config) (itl, prefill float64, err error) {
+	s, err := enginemodel.New(cfg, enginemodel.Options{RecordTruth: true})
 	if err != nil {
 		return 0, 0, err
 	}
-	s.AdvanceTo(warmUp + calibrationSpan)
+	warm := runWarmUp(cfg.Rate)
+	if err := advance(ctx, s, warm+runSpan(calibrationSpan, cfg.Rate)); err != nil {
+		return 0, 0, err
+	}
 	var dec, gaps, pre float64
 	var n int
 	for _, r := range s.Finished() {
-		if r.Arrival < warmUp {
+		if r.Arrival < warm {
 			continue
 		}
 		t, ok := r.Truth(cfg.Version)
@@ -183,7 +228,7 @@ func simMeans(cfg sim.Config) (itl, prefill float64, err error) {
 // bisection on the twin itself (ITL falls as bandwidth rises, prefill time as compute
 // rises), alternating three times since a step mixes both. A mean the history lacks keeps
 // the default.
-func fitStepTime(cfg *sim.Config, o Observed) error {
+func fitStepTime(ctx context.Context, cfg *enginemodel.Config, o Observed) error {
 	fit := func(target float64, set func(float64), pick func(itl, pre float64) float64) error {
 		if math.IsNaN(target) || target <= 0 {
 			return nil
@@ -192,7 +237,7 @@ func fitStepTime(cfg *sim.Config, o Observed) error {
 		for i := 0; i < 10; i++ {
 			mid := (lo + hi) / 2
 			set(mid)
-			itl, pre, err := simMeans(*cfg)
+			itl, pre, err := simMeans(ctx, *cfg)
 			if err != nil {
 				return err
 			}
@@ -217,12 +262,17 @@ func fitStepTime(cfg *sim.Config, o Observed) error {
 }
 
 // Objective is one latency objective of an SLO profile: at least Target (0.99) of requests
-// have Signal ("ttft", "tpot", "e2e", "itl" per token) at or under Threshold seconds.
+// have Signal at or under Threshold seconds. Signal is one of Signals: "ttft", "tpot",
+// "e2e", "queue_time", "prefill_time", "decode_time", "inference_time" per request, "itl"
+// per token.
 type Objective struct {
 	Signal    string
 	Threshold float64
 	Target    float64
 }
+
+// Signals are the latency signals an Objective may name (the SLO profiles' stage names).
+var Signals = []string{"queue_time", "prefill_time", "decode_time", "inference_time", "ttft", "itl", "tpot", "e2e"}
 
 // Profile is a named set of objectives, all to hold at once.
 type Profile struct {
@@ -244,9 +294,10 @@ type Outcome struct {
 // evalSpan is the simulated time of one load evaluation after the warm-up.
 const evalSpan = 900.0
 
-// Evaluate simulates cfg at rate (requests/s) for warmUp + evalSpan seconds and scores the
-// profile.
-func Evaluate(cfg sim.Config, rate float64, p Profile) (Outcome, error) {
+// Evaluate simulates cfg at rate (requests/s) for warmUp + evalSpan seconds (shorter above
+// MaxRunRequests / evalSpan req/s: runSpan, runWarmUp) and scores the profile. It returns ctx's error
+// when ctx ends first.
+func Evaluate(ctx context.Context, cfg enginemodel.Config, rate float64, p Profile) (Outcome, error) {
 	cfg.Rate = rate
 	cfg.RateAmplitude = 0
 	cfg.ClientTimeout = 0
@@ -254,17 +305,19 @@ func Evaluate(cfg sim.Config, rate float64, p Profile) (Outcome, error) {
 	for _, o := range p.Objectives {
 		tokens = tokens || o.Signal == "itl"
 	}
-	s, err := sim.New(cfg, sim.Options{RecordTruth: true, RecordTokens: tokens})
+	s, err := enginemodel.New(cfg, enginemodel.Options{RecordTruth: true, RecordTokens: tokens})
 	if err != nil {
 		return Outcome{}, err
 	}
-	end := warmUp + evalSpan
-	s.AdvanceTo(end)
+	warm := runWarmUp(rate)
+	if err := advance(ctx, s, warm+runSpan(evalSpan, rate)); err != nil {
+		return Outcome{}, err
+	}
 	vals := map[string][]float64{}
 	var itl []float64
 	out := Outcome{Rate: rate, P50: map[string]float64{}, P99: map[string]float64{}}
 	for _, r := range s.Finished() {
-		if r.Arrival < warmUp {
+		if r.Arrival < warm {
 			continue
 		}
 		t, ok := r.Truth(cfg.Version)
@@ -274,6 +327,10 @@ func Evaluate(cfg sim.Config, rate float64, p Profile) (Outcome, error) {
 		out.Finished++
 		vals["ttft"] = append(vals["ttft"], t.TTFT)
 		vals["e2e"] = append(vals["e2e"], t.E2E)
+		vals["queue_time"] = append(vals["queue_time"], t.Queue)
+		vals["prefill_time"] = append(vals["prefill_time"], t.Prefill)
+		vals["decode_time"] = append(vals["decode_time"], t.Decode)
+		vals["inference_time"] = append(vals["inference_time"], t.Inference)
 		if r.Generated > 1 {
 			vals["tpot"] = append(vals["tpot"], t.TPOT)
 		}
@@ -320,13 +377,13 @@ func quantile(v []float64, q float64) float64 {
 // Knee returns the highest arrival rate (requests/s) at which the profile holds on cfg: the
 // rate is doubled from start until the profile fails, then bisected to within 1 % of the
 // bracket. 0 when it fails at start/64.
-func Knee(cfg sim.Config, p Profile, start float64) (float64, error) {
+func Knee(ctx context.Context, cfg enginemodel.Config, p Profile, start float64) (float64, error) {
 	if !(start > 0) {
 		start = 1
 	}
 	lo, hi := 0.0, start
 	for i := 0; ; i++ {
-		o, err := Evaluate(cfg, hi, p)
+		o, err := Evaluate(ctx, cfg, hi, p)
 		if err != nil {
 			return 0, err
 		}
@@ -340,13 +397,13 @@ func Knee(cfg sim.Config, p Profile, start float64) (float64, error) {
 	}
 	if lo == 0 {
 		lo = hi / 64
-		if o, err := Evaluate(cfg, lo, p); err != nil || !o.Holds {
+		if o, err := Evaluate(ctx, cfg, lo, p); err != nil || !o.Holds {
 			return 0, err
 		}
 	}
 	for hi-lo > 0.01*hi {
 		mid := (lo + hi) / 2
-		o, err := Evaluate(cfg, mid, p)
+		o, err := Evaluate(ctx, cfg, mid, p)
 		if err != nil {
 			return 0, err
 		}
@@ -375,7 +432,7 @@ type Change struct {
 }
 
 // Apply returns cfg and rate with the change applied.
-func (c Change) Apply(cfg sim.Config, rate float64) (sim.Config, float64) {
+func (c Change) Apply(cfg enginemodel.Config, rate float64) (enginemodel.Config, float64) {
 	if c.MaxNumSeqs > 0 {
 		cfg.MaxNumSeqs = c.MaxNumSeqs
 		cfg.MaxNumBatchedTokens = max(cfg.MaxNumBatchedTokens, c.MaxNumSeqs)
@@ -398,9 +455,9 @@ func (c Change) Apply(cfg sim.Config, rate float64) (sim.Config, float64) {
 }
 
 // WhatIf predicts the outcome of a change at the given load on the twin.
-func WhatIf(t Twin, rate float64, c Change, p Profile) (Outcome, error) {
+func WhatIf(ctx context.Context, t Twin, rate float64, c Change, p Profile) (Outcome, error) {
 	cfg, r := c.Apply(t.Config, rate)
-	return Evaluate(cfg, r, p)
+	return Evaluate(ctx, cfg, r, p)
 }
 
 // Headroom is the knee over the current load (1: at the knee; below 1: past it).

@@ -1,6 +1,7 @@
 package twin
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -77,4 +78,18 @@ func TestDaysToKneeFollowsDailyPeaks(t *testing.T) {
 		pts = append(pts, Point{T: t0.Add(time.Duration(h) * time.Hour), V: 10 + 0.5*d + 5*math.Sin(2*math.Pi*float64(h%24)/24)})
 	}
 	assert.InDelta(t, 6, DaysToKnee(pts, 20), 1e-6)
+}
+
+// BenchmarkEvaluate is one load evaluation of the default configuration (Llama-3.1-8B on an
+// H100, 4 req/s: 120 s of warm-up and 900 s scored, about 4,000 requests): the unit of a
+// knee's cost (a knee takes about ten, a calibration 66 runs of 720 s).
+func BenchmarkEvaluate(b *testing.B) {
+	cfg := sim.DefaultConfig()
+	cfg.ClientTimeout = 0
+	p := Profile{Name: "chat", Objectives: []Objective{{"ttft", 3, 0.99}, {"tpot", 0.1, 0.99}}}
+	for b.Loop() {
+		if _, err := Evaluate(context.Background(), cfg, 4, p); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

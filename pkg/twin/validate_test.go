@@ -79,16 +79,16 @@ func relErr(pred, truth float64) float64 { return math.Abs(pred-truth) / truth }
 // four what-ifs at the history's load against the hidden simulator's answers.
 func validateOne(t *testing.T, seed uint64) row {
 	cfg := hidden(seed)
-	trueKnee, err := Knee(cfg, chat, 4)
+	trueKnee, err := Knee(context.Background(), cfg, chat, 4)
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(seed, 1))
 	load := trueKnee * (0.3 + 0.5*r.Float64())
 	q, end := history(t, cfg, load, 30*time.Minute)
 	obs, err := Observe(context.Background(), q, "vllm", end, 30*time.Minute)
 	require.NoError(t, err)
-	tw, err := Calibrate(obs, Known{MaxNumSeqs: cfg.MaxNumSeqs})
+	tw, err := Calibrate(context.Background(), obs, Known{MaxNumSeqs: cfg.MaxNumSeqs})
 	require.NoError(t, err)
-	twinKnee, err := Knee(tw.Config, chat, 4)
+	twinKnee, err := Knee(context.Background(), tw.Config, chat, 4)
 	require.NoError(t, err)
 	out := row{seed: seed, trueKnee: trueKnee, twinKnee: twinKnee, load: load}
 	changes := []Change{
@@ -98,10 +98,10 @@ func validateOne(t *testing.T, seed uint64) row {
 		{Name: "prefix caching 60%", PrefixHitRatio: 0.6},
 	}
 	for _, c := range changes {
-		pred, err := WhatIf(tw, obs.Rate, c, chat)
+		pred, err := WhatIf(context.Background(), tw, obs.Rate, c, chat)
 		require.NoError(t, err)
 		hcfg, hrate := c.Apply(cfg, load)
-		truth, err := Evaluate(hcfg, hrate, chat)
+		truth, err := Evaluate(context.Background(), hcfg, hrate, chat)
 		require.NoError(t, err)
 		out.whatIf = append(out.whatIf, c.Name)
 		for _, sig := range []string{"ttft", "tpot", "e2e"} {

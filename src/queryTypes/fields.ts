@@ -40,6 +40,11 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   signal: { type: 'string', templating: 'scalar', enum: PROBE_SIGNALS },
   threshold: { type: 'number', templating: 'none' },
   sustainedShare: { type: 'number', templating: 'none' },
+  profiles: { type: 'string[]', templating: 'list' },
+  utilisation: { type: 'number', templating: 'none' },
+  maxNumSeqs: { type: 'number', templating: 'none' },
+  maxNumBatchedTokens: { type: 'number', templating: 'none' },
+  whatIf: { type: 'object', templating: 'none' },
 };
 
 /** Fields every query type has (the shared controls); the type's own are in its `fields`. */

@@ -8,8 +8,8 @@ import { DEFAULT_QUERY, QUERY_TYPES, queryTypeDefinition } from './registry';
  * kept here as the reference the registry must reproduce: the query JSON the
  * editors produce must not change. Types and fields added since (issue 26:
  * latency's source, the probe type) are appended to the tables.
- * editors produce must not change. Types added since (cost) have their entry
- * at the end of each table.
+ * editors produce must not change. Types added since (cost, capacity) have
+ * their entry at the end of each table.
  */
 const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   latency: ['stages', 'stats', 'estimator', 'bounds', 'source'],
@@ -30,6 +30,7 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   regression: ['format', 'span', 'before', 'after', 'minEffect'],
   probe: ['view', 'signal', 'threshold', 'sustainedShare'],
   cost: ['series', 'baseline'],
+  capacity: ['format', 'profiles', 'utilisation', 'maxNumSeqs', 'maxNumBatchedTokens', 'whatIf'],
 };
 const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives', 'source'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
@@ -50,6 +51,7 @@ const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   regression: { format: 'table' },
   probe: { view: 'jitter' },
   cost: {},
+  capacity: { format: 'table' },
 };
 const T = true;
 const F = false;
@@ -71,6 +73,7 @@ const OLD_USES: Record<string, [boolean, boolean, boolean, boolean]> = {
   regression: [T, T, F, F],
   probe: [T, T, F, T],
   cost: [T, F, F, T],
+  capacity: [T, F, F, T],
 };
 
 function oldSwitch(query: InferscopeQuery, t: string): InferscopeQuery {
@@ -130,6 +133,11 @@ function full(type: string): InferscopeQuery {
     threshold: 0.5,
     sustainedShare: 0.6,
     series: ['cost_per_1m_tokens'],
+    profiles: ['chat'],
+    utilisation: 0.7,
+    maxNumSeqs: 128,
+    maxNumBatchedTokens: 4096,
+    whatIf: { addReplicas: 1 },
   };
 }
 

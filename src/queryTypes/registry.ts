@@ -3,6 +3,7 @@ import { breakdownType } from './breakdown';
 import { benchmarkType } from './benchmark';
 import { bucketsType } from './buckets';
 import { burnRateType } from './burn_rate';
+import { capacityType } from './capacity';
 import { costType } from './cost';
 import { QueryTypeDefinition } from './definition';
 import { diagnosisType } from './diagnosis';
@@ -41,6 +42,7 @@ const BY_ID = {
   regression: regressionType,
   probe: probeType,
   cost: costType,
+  capacity: capacityType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */

@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/gauge"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
@@ -28,12 +30,64 @@ func costTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.P
 	return ts(title, desc, unit, w, h, q).Legend(legendTable()).Min(0)
 }
 
+// capacityQuery is a capacity query of the selected targets in a format, under every SLO
+// profile of the settings (docs/capacity.md).
+func capacityQuery(kv ...any) queryBuilder {
+	return query(append([]any{"queryType", "capacity", "targets", []string{"$target"}}, kv...)...)
+}
+
+// capacityName names a capacity row's value "target · profile".
+const capacityName = "${__data.fields.target} · ${__data.fields.profile}"
+
+// capacityPanels are the capacity row of the cost dashboard: headroom gauges, days until the
+// load trend reaches the knee, the replica recommendation, the capacity table, the what-if
+// table and the calibrated parameters, all from the calibrated twin (cached per target and
+// range for 5 minutes, so the panels share one calibration).
+func capacityPanels(b *dashboard.DashboardBuilder) {
+	b.WithRow(row("Capacity (calibrated twin)"))
+	b.WithPanel(gauge.NewPanelBuilder().
+		Title("Headroom").
+		Description("Knee over current load, per target and SLO profile: the twin calibrated on the dashboard's range finds the highest load (req/s) at which every latency objective of the profile still holds; 1 is at the knee, below 1 past it. Amber under 1.25 (above 80 % of the knee), red under 1. Needs at least 30 minutes and 100 finished requests of history.").
+		Datasource(dsRef).Span(8).Height(8).
+		Unit("x").Min(0).Max(5).Decimals(2).
+		Thresholds(lowerBad(1, 1.25)).
+		ShowThresholdMarkers(true).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^headroom$/")).
+		DisplayName(capacityName).
+		WithTarget(capacityQuery()))
+	b.WithPanel(stat.NewPanelBuilder().
+		Title("Days to the knee").
+		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches each profile's knee; empty when the trend is flat or falling, 0 when the load is already past the knee.").
+		Datasource(dsRef).Span(8).Height(8).
+		Unit("d").Decimals(1).
+		Thresholds(lowerBad(7, 30)).
+		ColorMode(common.BigValueColorModeValue).
+		TextMode(common.BigValueTextModeValueAndName).
+		GraphMode(common.BigValueGraphModeNone).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^days_to_knee$/")).
+		Mappings([]dashboard.ValueMapping{nullMap("never")}).
+		DisplayName(capacityName).
+		WithTarget(capacityQuery()))
+	b.WithPanel(ts("Recommended replicas", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s at each step and the knee of its twin over the whole range (one series per target and profile). Ready as an HPA/KEDA external metric: the target value is this count.",
+		unitNone, 8, 8, capacityQuery("format", "replicas")).Min(0).Decimals(0).Legend(legendTable()))
+	b.WithPanel(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee, recommended replicas at 80 % of the knee and the objectives the twin scored (latency objectives only).",
+		24, 6, capacityQuery()).
+		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground())))
+	b.WithPanel(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p50 and p99 (with the p99's error band from the validation; none for the current configuration), the lowest attainment over the profile's objectives and whether the profile holds.",
+		24, 10, capacityQuery("format", "whatif")).
+		OverrideByName("holds", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"true": textResult("holds", green), "false": textResult("breaks", red)})}), colorText())))
+	b.WithPanel(tbl("Calibrated parameters", "Each parameter of each target's twin with where it came from: data (read from the history), fit (fitted by simulating the twin until its mean ITL and prefill time match the history's) or default (vLLM does not export it: max_num_seqs and the token budget, unless set in the query).",
+		24, 8, capacityQuery("format", "parameters")))
+}
+
 // Cost is the cost dashboard: what serving costs per target, per token and per request, how
-// much of it is idle, the energy per token and what the prefix cache saves. Prices come from
-// the data source settings (docs/cost.md).
+// much of it is idle, the energy per token and what the prefix cache saves; and the capacity
+// row: headroom, days to the knee, replicas, the what-if table. Prices come from the data
+// source settings (docs/cost.md); capacity from the calibrated twin (docs/capacity.md).
 func Cost() *dashboard.DashboardBuilder {
 	b := shell(UIDCost, "Inferscope — cost & capacity",
-		"What a token and a request cost per target, how much is spent idle, the energy per output token and what the prefix cache saves, from the prices in the data source settings (targets[].costPerHour, gpuAgents[].costPerGPUHour, currency, energyPricePerKWh).",
+		"What a token and a request cost per target, how much is spent idle, the energy per output token and what the prefix cache saves, from the prices in the data source settings (targets[].costPerHour, gpuAgents[].costPerGPUHour, currency, energyPricePerKWh); how much load each target can take before it breaks its SLO profiles, when its traffic gets there, the replicas it needs and what a change would do, from a twin calibrated on its history.",
 		targetVar()).
 		Annotation(eventsAnnotation())
 	b.WithPanel(costTS("Cost per 1M tokens", "Price per hour / 3600 / (prompt + generated tokens per second) × 1e6, and per 1M output tokens, per target over the rate window, in the settings' currency; energy included when energyPricePerKWh is set. The cost-spike alert fires when the first stays above twice its 7-day mean for 30 minutes.",
@@ -52,5 +106,6 @@ func Cost() *dashboard.DashboardBuilder {
 	b.WithPanel(statPanel("Cost per 1M tokens over the range", "Mean over the dashboard's range of the cost per 1M tokens per target (windows without tokens left out), in the settings' currency.",
 		unitMoney, 24, 5, neutral(), costQuery("cost_per_1m_tokens")).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"mean"})))
+	capacityPanels(b)
 	return b
 }

@@ -1,4 +1,4 @@
-package sim
+package enginemodel
 
 import (
 	"errors"
@@ -87,7 +87,7 @@ type ModelSpec struct {
 	Params          float64 // parameter count, e.g. 8e9
 	BytesPerParam   float64 // 2 for bf16
 	KVBytesPerToken float64 // KV-cache bytes per token (all layers), e.g. 131072 for Llama-3.1-8B bf16
-	MaxModelLen     int     // tokens; sets the 1-2-5 token-histogram buckets
+	MaxModelLen     int     // tokens; sets the 1-2-5 token-Histogram buckets
 }
 
 // GPUSpec describes the simulated GPU (defaults: H100 SXM 80 GB, see

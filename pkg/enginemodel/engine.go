@@ -1,4 +1,4 @@
-package sim
+package enginemodel
 
 import (
 	"container/heap"
@@ -121,6 +121,10 @@ func (r *Request) Truth(v Version) (t Truth, ok bool) {
 	return t, true
 }
 
+// CancelAt is the simulated time at which a generated request's client closes the stream (0:
+// never; Config.CancelShare).
+func (r *Request) CancelAt() float64 { return r.cancelAt }
+
 // Done reports whether the request finished or was aborted.
 func (r *Request) Done() bool { return r.state == stateDone }
 
@@ -131,13 +135,13 @@ type scheduled struct {
 }
 
 // engine is the discrete-event model of one vLLM engine core. It is not safe
-// for concurrent use; Sim serialises access.
+// for concurrent use; Core serialises access.
 type engine struct {
 	cfg     Config
 	rng     *rand.Rand // workload
 	now     float64
 	nextID  uint64
-	stats   *vllmStats
+	stats   *Stats
 	gpu     *gpuModel
 	onDone  func(*Request)
 	record  bool
@@ -170,10 +174,10 @@ type engine struct {
 	gapN uint64
 }
 
-func newEngine(cfg Config, stats *vllmStats, gpu *gpuModel) *engine {
+func newEngine(cfg Config, stats *Stats, gpu *gpuModel) *engine {
 	e := &engine{
 		cfg:        cfg,
-		rng:        newRand(cfg.Seed, 1),
+		rng:        NewRand(cfg.Seed, 1),
 		stats:      stats,
 		gpu:        gpu,
 		version:    cfg.Version,
@@ -213,7 +217,7 @@ func (e *engine) scheduleNextArrival() {
 	}
 	peak := e.cfg.Rate * (1 + e.cfg.RateAmplitude)
 	for {
-		t += expSample(e.rng, peak)
+		t += ExpSample(e.rng, peak)
 		if e.cfg.RateAmplitude == 0 || e.rng.Float64()*peak <= e.rateAt(t) {
 			e.nextGen = t
 			return
@@ -229,16 +233,16 @@ func (e *engine) newGenerated() *Request {
 		e.traceIdx++
 		prompt, out = te.PromptTokens, te.OutputTokens
 	} else {
-		prompt = e.cfg.Prompt.sample(e.rng)
-		out = e.cfg.Output.sample(e.rng)
+		prompt = e.cfg.Prompt.Sample(e.rng)
+		out = e.cfg.Output.Sample(e.rng)
 		// extra draws only when the scenario asks, so other scenarios keep their streams
 		if e.cfg.LongPromptShare > 0 && e.rng.Float64() < e.cfg.LongPromptShare {
-			prompt = e.cfg.LongPrompt.sample(e.rng)
+			prompt = e.cfg.LongPrompt.Sample(e.rng)
 		}
 	}
 	r := e.newRequest(prompt, out, e.cfg.MaxTokens, e.nextGen)
 	if e.cfg.CancelShare > 0 && e.rng.Float64() < e.cfg.CancelShare {
-		r.cancelAt = r.Arrival + expSample(e.rng, 1/e.cfg.CancelAfter)
+		r.cancelAt = r.Arrival + ExpSample(e.rng, 1/e.cfg.CancelAfter)
 	}
 	e.scheduleNextArrival()
 	return r
@@ -494,7 +498,7 @@ func (e *engine) preempt(r *Request) {
 	r.Preemptions++
 	r.state = stateWaiting
 	e.waiting.pushFront(r)
-	e.stats.preemptions++
+	e.stats.Preemptions++
 }
 
 // finishStep applies the batch at e.stepEnd.
@@ -503,9 +507,9 @@ func (e *engine) finishStep() {
 	e.idleTo(t)
 	e.stepping = false
 	st := e.stats
-	st.iterationTokens.observe(float64(e.prefillN + e.decodeN))
+	st.IterationTokens.observe(float64(e.prefillN + e.decodeN))
 	if !e.version.V1() {
-		st.promptTokens += float64(e.prefillN)
+		st.PromptTokensTotal += float64(e.prefillN)
 	}
 	finished := false
 	for _, s := range e.batch {
@@ -518,18 +522,18 @@ func (e *engine) finishStep() {
 			continue // chunk of a longer prefill
 		}
 		r.Generated++
-		st.generationTokens++
+		st.GenerationTokens++
 		if r.recording {
 			r.TokenTimes = append(r.TokenTimes, t)
 		}
 		if r.FirstToken < 0 {
 			r.FirstToken = t
 			if e.version.V1() {
-				st.promptTokens += float64(r.PromptTokens)
-				st.promptCached += float64(r.CachedTokens)
-				st.ttft.observe(t + e.cfg.OutputOverhead - r.Arrival)
+				st.PromptTokensTotal += float64(r.PromptTokens)
+				st.PromptCached += float64(r.CachedTokens)
+				st.TTFT.observe(t + e.cfg.OutputOverhead - r.Arrival)
 			} else {
-				st.ttft.observe(t - r.Arrival)
+				st.TTFT.observe(t - r.Arrival)
 			}
 		} else {
 			gap := t - r.LastToken
@@ -582,7 +586,7 @@ func (e *engine) finishStep() {
 
 func (e *engine) flushGaps() {
 	if e.gapN > 0 {
-		e.stats.itl.observeN(e.gapV, e.gapN)
+		e.stats.ITL.observeN(e.gapV, e.gapN)
 		e.gapN = 0
 	}
 }
@@ -624,7 +628,7 @@ func (e *engine) abort(r *Request, why string) {
 	// a restart loses the in-flight requests uncounted; a stalled engine core
 	// never processes aborts, so its counters stay frozen
 	if why != "restart" && !e.stalled {
-		e.stats.success[reasonIndex(ReasonAbort)]++
+		e.stats.Success[reasonIndex(ReasonAbort)]++
 	}
 	if r.listener != nil {
 		r.listener(r, Event{Kind: EventAbort, Time: e.now, Reason: ReasonAbort, Err: why})

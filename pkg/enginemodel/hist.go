@@ -1,39 +1,46 @@
-package sim
+package enginemodel
 
 import "sort"
 
-// histogram is a classic Prometheus histogram with le-inclusive buckets
+// Histogram is a classic Prometheus histogram with le-inclusive buckets
 // (a value equal to a bound lands in that bound's bucket, as in
 // prometheus_client and client_golang). counts are per bucket, not
 // cumulative; the last element is the +Inf bucket.
-type histogram struct {
+type Histogram struct {
 	bounds []float64
 	counts []uint64
 	sum    float64
 	count  uint64
 }
 
-func newHistogram(bounds []float64) *histogram {
-	return &histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
+func newHistogram(bounds []float64) *Histogram {
+	return &Histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
 }
 
-func (h *histogram) observe(v float64) { h.observeN(v, 1) }
+func (h *Histogram) observe(v float64) { h.observeN(v, 1) }
 
 // observeN records n observations of v.
-func (h *histogram) observeN(v float64, n uint64) {
+func (h *Histogram) observeN(v float64, n uint64) {
 	i := sort.SearchFloat64s(h.bounds, v)
 	h.counts[i] += n
 	h.sum += v * float64(n)
 	h.count += n
 }
 
-func (h *histogram) reset() {
+func (h *Histogram) reset() {
 	clear(h.counts)
 	h.sum, h.count = 0, 0
 }
 
-// cumulative returns the bucket map client_golang's const histograms take.
-func (h *histogram) cumulative() map[float64]uint64 {
+// Count is the number of observations.
+func (h *Histogram) Count() uint64 { return h.count }
+
+// Sum is the sum of the observed values (the histogram's unit).
+func (h *Histogram) Sum() float64 { return h.sum }
+
+// Cumulative returns the bucket map client_golang's const histograms take: per upper
+// bound, the count of observations at or under it (the +Inf bucket is Count).
+func (h *Histogram) Cumulative() map[float64]uint64 {
 	m := make(map[float64]uint64, len(h.bounds))
 	var c uint64
 	for i, b := range h.bounds {

@@ -1,4 +1,4 @@
-package sim
+package enginemodel
 
 import "math"
 
@@ -17,10 +17,10 @@ var stalledLoad = stepLoad{util: 1, sm: 0.02, dram: 0.01}
 
 // Throttle reason bits, NVML nvmlClocksEventReason* values.
 const (
-	throttleGPUIdle    = 0x1
-	throttlePowerCap   = 0x4
-	throttleSWThermal  = 0x20
-	throttleHWThermal  = 0x40
+	ThrottleGPUIdle    = 0x1
+	ThrottlePowerCap   = 0x4
+	ThrottleSWThermal  = 0x20
+	ThrottleHWThermal  = 0x40
 	gpuIdleClockFactor = 345.0 / 1980.0 // H100 idle SM clock over its maximum
 )
 
@@ -132,16 +132,32 @@ func (g *gpuModel) smClockHz() float64 {
 func (g *gpuModel) throttleBits() uint64 {
 	var b uint64
 	if !g.busy && g.util < 0.05 {
-		b |= throttleGPUIdle
+		b |= ThrottleGPUIdle
 	}
 	if g.powerFactor < 1 {
-		b |= throttlePowerCap
+		b |= ThrottlePowerCap
 	}
 	if g.thermalFactor < 1 {
-		b |= throttleSWThermal
+		b |= ThrottleSWThermal
 	}
 	if g.temp >= g.spec.HWSlowdownC {
-		b |= throttleHWThermal
+		b |= ThrottleHWThermal
 	}
 	return b
+}
+
+// GPUReadings are what an NVML agent would read of the simulated GPU now: utilisation, SM,
+// DRAM and tensor activity (0..1, 1 s averages), power (W), energy since start (J),
+// temperature (°C), SM clock (Hz) and the NVML clock-event reason bits.
+type GPUReadings struct {
+	Util, SM, DRAM, Tensor float64
+	PowerW, EnergyJ, TempC float64
+	SMClockHz              float64
+	Throttle               uint64
+}
+
+// readings returns the GPU's readings now.
+func (g *gpuModel) readings() GPUReadings {
+	return GPUReadings{Util: g.util, SM: g.sm, DRAM: g.dram, Tensor: g.tensor, PowerW: g.power, EnergyJ: g.energy,
+		TempC: g.temp, SMClockHz: g.smClockHz(), Throttle: g.throttleBits()}
 }

@@ -1,0 +1,101 @@
+package frames
+
+import (
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// CapacityRow is one target's capacity under one SLO profile (the capacity query's table):
+// the load it served over the range (req/s), the twin's knee (the highest req/s at which the
+// profile holds) with its relative error band, the headroom (knee / load), the days until
+// the load trend reaches the knee (+Inf: never, a null in the frame), and the replicas that
+// keep each at Utilisation of its knee (NaN, a null, when the profile holds at no load).
+type CapacityRow struct {
+	Target, Profile       string
+	Load, Knee, KneeError float64
+	Headroom, DaysToKnee  float64
+	Replicas              float64
+	Utilisation           float64
+	Objectives            string
+}
+
+// CapacityTable is the capacity query's table frame "capacity": target, profile, load (reqps),
+// knee (reqps), knee_error (percentunit), headroom (ratio, "x"), days_to_knee (d),
+// replicas, utilisation (percentunit) and objectives (the profile's objectives the twin
+// scored, in words).
+func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
+	f := data.NewFrame("capacity")
+	stringColumn(f, rows, "target", func(r CapacityRow) string { return r.Target })
+	stringColumn(f, rows, "profile", func(r CapacityRow) string { return r.Profile })
+	numberColumn(f, rows, "load", "reqps", func(r CapacityRow) float64 { return r.Load })
+	numberColumn(f, rows, "knee", "reqps", func(r CapacityRow) float64 { return r.Knee })
+	numberColumn(f, rows, "knee_error", "percentunit", func(r CapacityRow) float64 { return r.KneeError })
+	numberColumn(f, rows, "headroom", "x", func(r CapacityRow) float64 { return r.Headroom })
+	numberColumn(f, rows, "days_to_knee", "d", func(r CapacityRow) float64 { return r.DaysToKnee })
+	numberColumn(f, rows, "replicas", "none", func(r CapacityRow) float64 { return r.Replicas })
+	numberColumn(f, rows, "utilisation", "percentunit", func(r CapacityRow) float64 { return r.Utilisation })
+	stringColumn(f, rows, "objectives", func(r CapacityRow) string { return r.Objectives })
+	return withMeta(f, m)
+}
+
+// CapacityParamRow is one calibrated parameter of a target's twin: its name, its value in
+// words and its source (data, fit or default).
+type CapacityParamRow struct {
+	Target, Parameter, Value, Source string
+}
+
+// CapacityParameters is the frame "capacity_parameters": target, parameter, value, source.
+func CapacityParameters(rows []CapacityParamRow, m Meta) data.Frames {
+	f := data.NewFrame("capacity_parameters")
+	stringColumn(f, rows, "target", func(r CapacityParamRow) string { return r.Target })
+	stringColumn(f, rows, "parameter", func(r CapacityParamRow) string { return r.Parameter })
+	stringColumn(f, rows, "value", func(r CapacityParamRow) string { return r.Value })
+	stringColumn(f, rows, "source", func(r CapacityParamRow) string { return r.Source })
+	return withMeta(f, m)
+}
+
+// WhatIfRow is one change's predicted outcome on a target's twin at its current load under
+// one profile: the load the changed target gets (req/s), TTFT, TPOT and E2E p50 and p99
+// (seconds) with the relative error band of each p99 (null where none was validated: the
+// current configuration), the lowest attainment over the profile's objectives (0..1), the
+// objective it belongs to, and whether every objective holds.
+type WhatIfRow struct {
+	Target, Profile, Change        string
+	Load                           float64
+	TTFTP50, TTFTP99, TTFTP99Error float64
+	TPOTP50, TPOTP99, TPOTP99Error float64
+	E2EP50, E2EP99, E2EP99Error    float64
+	Attainment                     float64
+	WorstObjective                 string
+	Holds                          bool
+}
+
+// CapacityWhatIf is the frame "capacity_whatif": target, profile, change, load (reqps),
+// ttft_p50, ttft_p99 (s), ttft_p99_error (percentunit), the same for tpot and e2e,
+// attainment (percentunit), worst_objective and holds.
+func CapacityWhatIf(rows []WhatIfRow, m Meta) data.Frames {
+	f := data.NewFrame("capacity_whatif")
+	stringColumn(f, rows, "target", func(r WhatIfRow) string { return r.Target })
+	stringColumn(f, rows, "profile", func(r WhatIfRow) string { return r.Profile })
+	stringColumn(f, rows, "change", func(r WhatIfRow) string { return r.Change })
+	numberColumn(f, rows, "load", "reqps", func(r WhatIfRow) float64 { return r.Load })
+	for _, c := range []struct {
+		name         string
+		p50, p99, er func(WhatIfRow) float64
+	}{
+		{"ttft", func(r WhatIfRow) float64 { return r.TTFTP50 }, func(r WhatIfRow) float64 { return r.TTFTP99 }, func(r WhatIfRow) float64 { return r.TTFTP99Error }},
+		{"tpot", func(r WhatIfRow) float64 { return r.TPOTP50 }, func(r WhatIfRow) float64 { return r.TPOTP99 }, func(r WhatIfRow) float64 { return r.TPOTP99Error }},
+		{"e2e", func(r WhatIfRow) float64 { return r.E2EP50 }, func(r WhatIfRow) float64 { return r.E2EP99 }, func(r WhatIfRow) float64 { return r.E2EP99Error }},
+	} {
+		numberColumn(f, rows, c.name+"_p50", "s", c.p50)
+		numberColumn(f, rows, c.name+"_p99", "s", c.p99)
+		numberColumn(f, rows, c.name+"_p99_error", "percentunit", c.er)
+	}
+	numberColumn(f, rows, "attainment", "percentunit", func(r WhatIfRow) float64 { return r.Attainment })
+	stringColumn(f, rows, "worst_objective", func(r WhatIfRow) string { return r.WorstObjective })
+	holds := make([]bool, len(rows))
+	for i, r := range rows {
+		holds[i] = r.Holds
+	}
+	f.Fields = append(f.Fields, data.NewField("holds", nil, holds))
+	return withMeta(f, m)
+}

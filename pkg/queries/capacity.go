@@ -1,0 +1,555 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/twin"
+)
+
+// Capacity is the capacity query: per vLLM V1 target, a twin of the engine (pkg/twin over
+// pkg/enginemodel) calibrated on the target's history over the query's range, and per SLO
+// profile the load it served, the knee (the highest req/s at which the profile still holds),
+// the headroom, the days until the load trend reaches the knee, the replicas that keep each
+// at Utilisation of its knee, the calibrated parameters with their sources, what-if
+// predictions with their error bands, and the recommended replicas over the range
+// (docs/capacity.md).
+type Capacity struct {
+	Common
+	// Format is table (default: one row per target and profile), parameters (the calibrated
+	// parameters and their source), whatif (predicted TTFT/TPOT/E2E p50/p99 and attainment
+	// under changes) or replicas (time series: ⌈load / (utilisation × knee)⌉ at every step,
+	// for an HPA/KEDA external metric).
+	Format string `json:"format,omitempty"`
+	// Profiles are the SLO profiles (sloProfiles) to find knees for; empty: every profile.
+	Profiles []string `json:"profiles,omitempty"`
+	// Utilisation is the share of its knee each replica is kept at: 0 < u ≤ 1, default 0.8.
+	Utilisation *float64 `json:"utilisation,omitempty"`
+	// MaxNumSeqs and MaxNumBatchedTokens are the targets' --max-num-seqs and
+	// --max-num-batched-tokens, which vLLM does not export; 0: vLLM's defaults 256 and 8192.
+	MaxNumSeqs          int `json:"maxNumSeqs,omitempty"`
+	MaxNumBatchedTokens int `json:"maxNumBatchedTokens,omitempty"`
+	// WhatIf, with format whatif, is the one change to predict (besides the current
+	// configuration); absent: the default set (max_num_seqs halved and doubled, +1 replica,
+	// prompts ×2, prefix caching at 50 %).
+	WhatIf *CapacityWhatIf `json:"whatIf,omitempty"`
+
+	utilisation float64
+}
+
+// CapacityWhatIf is one change to a target's configuration or load; zero fields change
+// nothing, and at least one must be set.
+type CapacityWhatIf struct {
+	// MaxNumSeqs sets --max-num-seqs (≥ 1).
+	MaxNumSeqs int `json:"maxNumSeqs,omitempty"`
+	// AddReplicas adds this many identical replicas (the load spread evenly over Replicas +
+	// AddReplicas); Replicas is how many serve the target's load now (default 1).
+	AddReplicas int `json:"addReplicas,omitempty"`
+	Replicas    int `json:"replicas,omitempty"`
+	// PromptScale multiplies every prompt length (2: prompts twice as long; 0 < k ≤ 16).
+	PromptScale float64 `json:"promptScale,omitempty"`
+	// PrefixCachingPercent sets the prefix-cache hit ratio to this percentage of prompt
+	// tokens (prefix caching on; 0 < X ≤ 100).
+	PrefixCachingPercent float64 `json:"prefixCachingPercent,omitempty"`
+}
+
+// Capacity formats.
+const (
+	capacityTable      = "table"
+	capacityParameters = "parameters"
+	capacityWhatIf     = "whatif"
+	capacityReplicas   = "replicas"
+)
+
+var capacityEnums = map[string][]string{"format": {capacityTable, capacityParameters, capacityWhatIf, capacityReplicas}}
+
+// Bounds of the capacity query: the history the twin needs, and how long a calibrated twin
+// and its knees are reused.
+const (
+	// capacityMinHistory is the shortest history calibrated on (the validation used 30 min).
+	capacityMinHistory = 30 * time.Minute
+	// capacityMinRequests is the fewest finished requests in the history calibrated on.
+	capacityMinRequests = 100
+	// capacityBucket aligns the history's end (and start) down, so that queries within the
+	// same 5 minutes share one calibrated twin.
+	capacityBucket = 5 * time.Minute
+	// capacityTTL is how long a calibrated twin and its knees are reused.
+	capacityTTL = 5 * time.Minute
+	// capacityCacheSize caps the cached entries (oldest dropped first).
+	capacityCacheSize = 128
+)
+
+func (q *Capacity) lists() []namedList { return []namedList{{"profiles", &q.Profiles}} }
+
+func (q *Capacity) validate(s *settings.Settings) error {
+	if q.Format != "" && !slices.Contains(capacityEnums["format"], q.Format) {
+		return badQueryf("format: %q is not one of table, parameters, whatif, replicas", q.Format)
+	}
+	if q.GroupBy != "" && q.GroupBy != "target" {
+		return badQueryf("groupBy: %q: the twin models one engine per target, so the capacity query is grouped by target (leave groupBy empty or set it to target)", q.GroupBy)
+	}
+	if len(q.Models) > 0 {
+		return badQueryf("models: the twin models a target's whole engine, so the capacity query cannot be restricted to models (select targets instead)")
+	}
+	for _, name := range q.Profiles {
+		if _, ok := s.Profile(name); !ok {
+			return badQueryf("profiles: %q is not an SLO profile of this data source (sloProfiles: %s)", name, strings.Join(s.ProfileNames(), ", "))
+		}
+	}
+	q.utilisation = 0.8
+	if q.Utilisation != nil {
+		if u := *q.Utilisation; !(u > 0 && u <= 1) {
+			return badQueryf("utilisation: %v must be a share of the knee in (0, 1], such as 0.8", u)
+		}
+		q.utilisation = *q.Utilisation
+	}
+	if q.MaxNumSeqs < 0 || q.MaxNumSeqs > 65536 {
+		return badQueryf("maxNumSeqs: %d must be vLLM's --max-num-seqs, from 1 to 65536 (0: the default 256)", q.MaxNumSeqs)
+	}
+	if q.MaxNumBatchedTokens < 0 || q.MaxNumBatchedTokens > 1<<20 || (q.MaxNumBatchedTokens > 0 && q.MaxNumBatchedTokens < max(q.MaxNumSeqs, 1)) {
+		return badQueryf("maxNumBatchedTokens: %d must be vLLM's --max-num-batched-tokens, at least maxNumSeqs and at most 1048576 (0: the default 8192)", q.MaxNumBatchedTokens)
+	}
+	if w := q.WhatIf; w != nil {
+		if q.Format != capacityWhatIf {
+			return badQueryf("whatIf: a change is predicted only with format whatif")
+		}
+		switch {
+		case w.MaxNumSeqs < 0 || w.MaxNumSeqs > 65536:
+			return badQueryf("whatIf.maxNumSeqs: %d must be from 1 to 65536", w.MaxNumSeqs)
+		case w.AddReplicas < 0 || w.AddReplicas > 1000:
+			return badQueryf("whatIf.addReplicas: %d must be from 1 to 1000", w.AddReplicas)
+		case w.Replicas < 0 || w.Replicas > 1000:
+			return badQueryf("whatIf.replicas: %d must be from 1 to 1000 (the replicas serving the load now)", w.Replicas)
+		case w.PromptScale < 0 || w.PromptScale > 16 || math.IsNaN(w.PromptScale):
+			return badQueryf("whatIf.promptScale: %v must be a factor in (0, 16], such as 2", w.PromptScale)
+		case w.PrefixCachingPercent < 0 || w.PrefixCachingPercent > 100 || math.IsNaN(w.PrefixCachingPercent):
+			return badQueryf("whatIf.prefixCachingPercent: %v must be a percentage in (0, 100]", w.PrefixCachingPercent)
+		case w.MaxNumSeqs == 0 && w.AddReplicas == 0 && w.PromptScale == 0 && w.PrefixCachingPercent == 0:
+			return badQueryf("whatIf: set at least one of maxNumSeqs, addReplicas, promptScale, prefixCachingPercent")
+		}
+	}
+	return nil
+}
+
+// change is the twin's form of the query's what-if.
+func (w *CapacityWhatIf) change() twin.Change {
+	c := twin.Change{MaxNumSeqs: w.MaxNumSeqs, AddReplicas: w.AddReplicas, Replicas: w.Replicas, PromptScale: w.PromptScale, PrefixHitRatio: w.PrefixCachingPercent / 100}
+	var parts []string
+	if w.MaxNumSeqs > 0 {
+		parts = append(parts, fmt.Sprintf("max-num-seqs %d", w.MaxNumSeqs))
+	}
+	if w.AddReplicas > 0 {
+		parts = append(parts, fmt.Sprintf("+%d replica(s), %d in all", w.AddReplicas, max(w.Replicas, 1)+w.AddReplicas))
+	}
+	if w.PromptScale > 0 && w.PromptScale != 1 {
+		parts = append(parts, "prompts x"+strconv.FormatFloat(w.PromptScale, 'g', 4, 64))
+	}
+	if w.PrefixCachingPercent > 0 {
+		parts = append(parts, "prefix caching "+strconv.FormatFloat(w.PrefixCachingPercent, 'g', 4, 64)+"%")
+	}
+	c.Name = strings.Join(parts, ", ")
+	return c
+}
+
+// capacityTarget is one target's calibrated twin over the history, or why there is none.
+type capacityTarget struct {
+	name, key string
+	observed  twin.Observed
+	twin      twin.Twin
+	// skip, when set, is the notice saying why the target has no twin.
+	skip string
+}
+
+// twinProfile is a settings profile in the twin's terms for one target: its latency
+// objectives that apply to the target, named.
+type twinProfile struct {
+	profile twin.Profile
+	names   []string
+}
+
+// runCapacity calibrates a twin per selected vLLM V1 target on the history of the query's
+// range (aligned down to 5 minutes; at least 30 minutes and 100 finished requests, else a
+// notice and no row), finds each profile's knee on it, and answers in the asked format.
+// Calibrated twins and knees are cached for capacityTTL per target, history and settings;
+// every simulation stops when the request's context ends.
+func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity) (data.Frames, error) {
+	p.Scope.By = []string{"target"}
+	r := fetch.NewRun(ctx, env, p)
+	r.ScopeNotices(ctx, []catalog.Signal{catalog.RequestsFinished, catalog.PromptTokens, catalog.GenerationTokens})
+	profiles := q.Profiles
+	if len(profiles) == 0 {
+		profiles = env.Settings.ProfileNames()
+	}
+	if len(profiles) == 0 {
+		r.Notes.Add(analysis.Warning, "no SLO profile is configured (sloProfiles): the twin has no objective to find a knee for")
+	}
+	to := p.End.Truncate(capacityBucket)
+	from := p.Start.Truncate(capacityBucket)
+	targets, err := capacityTargets(ctx, env, r, q, from, to)
+	if err != nil {
+		return nil, err
+	}
+	switch q.Format {
+	case capacityParameters:
+		var rows []frames.CapacityParamRow
+		for _, t := range targets {
+			for _, prm := range t.twin.Params {
+				rows = append(rows, frames.CapacityParamRow{Target: t.name, Parameter: prm.Name, Value: prm.Value, Source: string(prm.Source)})
+			}
+		}
+		return frames.CapacityParameters(rows, meta(r, nil)), nil
+	case capacityWhatIf:
+		rows, err := capacityWhatIfs(ctx, env, r, q, targets, profiles)
+		if err != nil {
+			return nil, err
+		}
+		return frames.CapacityWhatIf(rows, meta(r, nil)), nil
+	}
+	var rows []frames.CapacityRow
+	for _, t := range targets {
+		for _, name := range profiles {
+			tp, ok := twinProfileFor(env.Settings, name, t.name, &r.Notes)
+			if !ok {
+				continue
+			}
+			knee, err := capacityKnee(ctx, env, q, t, tp)
+			if err != nil {
+				return nil, err
+			}
+			load := t.observed.Rate
+			replicas := float64(twin.Replicas(load, knee, q.utilisation))
+			if knee == 0 {
+				replicas = math.NaN()
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("profile %s does not hold on target %s's twin even at %.3g req/s (1/64 of its load): its objectives are out of reach at any load, so no replica count meets them", name, t.name, math.Max(load, 0.5)/64))
+			}
+			rows = append(rows, frames.CapacityRow{Target: t.name, Profile: name, Load: load, Knee: knee, KneeError: twin.KneeErrorBand,
+				Headroom: twin.Headroom(knee, load), DaysToKnee: twin.DaysToKnee(t.observed.RateSeries, knee),
+				Replicas: replicas, Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", ")})
+		}
+	}
+	if q.Format != capacityReplicas {
+		return frames.CapacityTable(rows, meta(r, nil)), nil
+	}
+	return capacityReplicaSeries(ctx, r, p, q, rows)
+}
+
+// capacityTargets returns the selected targets' twins over [from, to], in settings order;
+// targets the twin cannot model (not vLLM V1, too little history, a failed calibration) get
+// a notice and no twin.
+func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, from, to time.Time) ([]capacityTarget, error) {
+	span := to.Sub(from)
+	if span < capacityMinHistory {
+		r.Notes.Add(analysis.Warning, fmt.Sprintf("the time range holds %s of history (aligned to 5 minutes): the twin is calibrated on at least %s, so no target is modelled; widen the time range", model.Duration(span), model.Duration(capacityMinHistory)))
+		return nil, nil
+	}
+	var out []capacityTarget
+	for _, v := range r.Views(ctx) {
+		if !v.OK || v.Det.Engine != catalog.EngineVLLM || v.Det.Generation == "v0" {
+			eng := string(v.Det.Engine)
+			if v.Det.Generation != "" {
+				eng += " " + v.Det.Generation
+			}
+			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s runs %s: the capacity twin models the vLLM V1 engine only, so it has no capacity figures", v.Name, eng))
+			continue
+		}
+		t, err := capacityCalibrate(ctx, env, r, q, v.Name, from, to)
+		if err != nil {
+			return nil, err
+		}
+		if t.skip != "" {
+			r.Notes.Add(analysis.Warning, t.skip)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// capacityCalibrate observes and calibrates one target's twin (cached per querier, target,
+// history and known flags).
+func capacityCalibrate(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, target string, from, to time.Time) (capacityTarget, error) {
+	key := fmt.Sprintf("twin|%p|%s|%d|%d|%d|%d", env.Querier, target, from.Unix(), to.Unix(), q.MaxNumSeqs, q.MaxNumBatchedTokens)
+	v, err := capacityCache.get(ctx, key, capacityNow(env), func() (any, error) {
+		span := to.Sub(from)
+		o, err := twin.Observe(ctx, runQuerier{r}, target, to, span)
+		if err != nil {
+			return nil, err
+		}
+		t := capacityTarget{name: target, key: key, observed: o}
+		if n := o.Rate * span.Seconds(); !(n >= capacityMinRequests) {
+			t.skip = fmt.Sprintf("target %s finished %.0f requests in the %s of history: too little history to calibrate its twin (it needs at least %d); no capacity figures", target, n, model.Duration(span), capacityMinRequests)
+			return t, nil
+		}
+		tw, err := twin.Calibrate(ctx, o, twin.Known{MaxNumSeqs: q.MaxNumSeqs, MaxNumBatchedTokens: q.MaxNumBatchedTokens})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			t.skip = fmt.Sprintf("target %s: its twin cannot be calibrated on this history: %v; no capacity figures", target, err)
+			return t, nil
+		}
+		t.twin = tw
+		return t, nil
+	})
+	if err != nil {
+		return capacityTarget{}, err
+	}
+	return v.(capacityTarget), nil
+}
+
+// capacityKnee is the knee of profile tp on t's twin (cached with the twin).
+func capacityKnee(ctx context.Context, env *fetch.Env, q *Capacity, t capacityTarget, tp twinProfile) (float64, error) {
+	key := fmt.Sprintf("knee|%s|%+v", t.key, tp.profile)
+	v, err := capacityCache.get(ctx, key, capacityNow(env), func() (any, error) {
+		return twin.Knee(ctx, t.twin.Config, tp.profile, math.Max(t.observed.Rate, 0.5))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return v.(float64), nil
+}
+
+// twinProfileFor returns the latency objectives of profile name that apply to target, in
+// the twin's terms; objectives of other kinds (error ratio, availability) are left out with
+// a notice, and a profile with no latency objective for the target is left out.
+func twinProfileFor(s *settings.Settings, name, target string, notes *analysis.Notices) (twinProfile, bool) {
+	sp, _ := s.Profile(name)
+	tp := twinProfile{profile: twin.Profile{Name: name}}
+	var other []string
+	for _, o := range sp.Objectives {
+		if len(o.Targets) > 0 && !slices.Contains(o.Targets, target) {
+			continue
+		}
+		if o.Kind != "" && o.Kind != settings.KindLatency {
+			other = append(other, o.Name)
+			continue
+		}
+		tp.profile.Objectives = append(tp.profile.Objectives, twin.Objective{Signal: o.Signal, Threshold: o.Threshold, Target: o.Target})
+		tp.names = append(tp.names, fmt.Sprintf("%s (%s ≤ %gs for %g)", o.Name, o.Signal, o.Threshold, o.Target))
+	}
+	if len(other) > 0 {
+		notes.Add(analysis.Info, fmt.Sprintf("profile %s: the twin models latency only, so objectives %s are not part of its knee for target %s", name, strings.Join(other, ", "), target))
+	}
+	if len(tp.profile.Objectives) == 0 {
+		notes.Add(analysis.Info, fmt.Sprintf("profile %s has no latency objective for target %s: no knee", name, target))
+		return tp, false
+	}
+	return tp, true
+}
+
+// capacityWhatIfs predicts, per target, the current configuration and each change at the
+// target's current load, scored under every profile (one simulation per change: the
+// profiles' objectives are scored together).
+func capacityWhatIfs(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, targets []capacityTarget, profiles []string) ([]frames.WhatIfRow, error) {
+	var rows []frames.WhatIfRow
+	for _, t := range targets {
+		var tps []twinProfile
+		all := twin.Profile{Name: "all"}
+		for _, name := range profiles {
+			if tp, ok := twinProfileFor(env.Settings, name, t.name, &r.Notes); ok {
+				tps = append(tps, tp)
+				all.Objectives = append(all.Objectives, tp.profile.Objectives...)
+			}
+		}
+		if len(tps) == 0 {
+			continue
+		}
+		changes := append([]twin.Change{{Name: "current"}}, twin.DefaultChanges(t.twin)...)
+		if q.WhatIf != nil {
+			changes = []twin.Change{{Name: "current"}, q.WhatIf.change()}
+		}
+		for _, c := range changes {
+			out, err := twin.WhatIf(ctx, t.twin, t.observed.Rate, c, all)
+			if err != nil {
+				return nil, err
+			}
+			_, load := c.Apply(t.twin.Config, t.observed.Rate)
+			k := 0
+			for _, tp := range tps {
+				row := frames.WhatIfRow{Target: t.name, Profile: tp.profile.Name, Change: c.Name, Load: load,
+					TTFTP50: out.P50["ttft"], TTFTP99: out.P99["ttft"], TTFTP99Error: twin.ErrorBand(c, "ttft"),
+					TPOTP50: out.P50["tpot"], TPOTP99: out.P99["tpot"], TPOTP99Error: twin.ErrorBand(c, "tpot"),
+					E2EP50: out.P50["e2e"], E2EP99: out.P99["e2e"], E2EP99Error: twin.ErrorBand(c, "e2e"),
+					Attainment: math.Inf(1), Holds: out.Finished > 0}
+				for i, o := range tp.profile.Objectives {
+					a := out.Attainment[k+i]
+					if !(a >= o.Target) {
+						row.Holds = false
+					}
+					if a < row.Attainment || math.IsNaN(a) {
+						row.Attainment, row.WorstObjective = a, tp.names[i]
+					}
+				}
+				k += len(tp.profile.Objectives)
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// capacityReplicaSeries is the replicas format: per target and profile, the recommended
+// replica count at every step, ⌈load(t) / (utilisation × knee)⌉ (at least 1; twin.Replicas),
+// with load(t) the target's finished-request rate over the query's window at that step and
+// the knee of the twin calibrated on the whole range. Steps without a rate are null.
+func capacityReplicaSeries(ctx context.Context, r *fetch.Run, p fetch.Plan, q *Capacity, rows []frames.CapacityRow) (data.Frames, error) {
+	var out []analysis.Series
+	if len(rows) > 0 {
+		sc := p.Scope
+		sc.Targets = nil
+		for _, row := range rows {
+			if !slices.Contains(sc.Targets, row.Target) {
+				sc.Targets = append(sc.Targets, row.Target)
+			}
+		}
+		m, _, err := r.CounterRate(ctx, catalog.RequestsFinished, sc, p.Window)
+		if err != nil {
+			return nil, err
+		}
+		load := map[string]analysis.Series{}
+		for _, s := range analysis.FromMatrix(m, r.Steps, "load", "reqps", nil) {
+			load[s.Labels["target"]] = s
+		}
+		for _, row := range rows {
+			s := analysis.Series{Name: "replicas", Unit: "none", Times: r.Steps, Values: make([]float64, len(r.Steps)),
+				Labels: map[string]string{"target": row.Target, "profile": row.Profile}}
+			l, ok := load[row.Target]
+			for i := range s.Values {
+				s.Values[i] = math.NaN()
+				if ok && !math.IsNaN(l.Values[i]) && row.Knee > 0 {
+					s.Values[i] = float64(twin.Replicas(l.Values[i], row.Knee, q.utilisation))
+				}
+			}
+			out = append(out, s)
+		}
+		r.Notes.Add(analysis.Info, fmt.Sprintf("recommended replicas = ⌈load / (%g × knee)⌉, at least 1: the load is each target's finished requests/s over the window at each step, the knee its twin's over the whole range", q.utilisation))
+	}
+	return frames.TimeSeries(out, meta(r, nil)), nil
+}
+
+// capacityNow is the environment's clock (time.Now when it has none).
+func capacityNow(env *fetch.Env) time.Time {
+	if env.Now == nil {
+		return time.Now()
+	}
+	return env.Now()
+}
+
+// runQuerier reads through the run's executor, so that the twin's PromQL is recorded in the
+// query's executed-query string and stops when the request ends.
+type runQuerier struct{ r *fetch.Run }
+
+// Query evaluates an instant query at ts through Run.Exec.
+func (q runQuerier) Query(ctx context.Context, query string, ts time.Time) (model.Value, error) {
+	return q.r.Exec(ctx, fetch.Query{PromQL: query, To: ts})
+}
+
+// QueryRange evaluates a range query through Run.Exec (chunked past MaxRangePoints).
+func (q runQuerier) QueryRange(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	return fetch.AsMatrix(q.r.Exec(ctx, fetch.Query{PromQL: query, From: start, To: end, Step: step, Chunked: true}))
+}
+
+// MetricNames passes through to the store.
+func (q runQuerier) MetricNames(ctx context.Context, matchers string, start, end time.Time) ([]string, error) {
+	return q.r.Env.Querier.MetricNames(ctx, matchers, start, end)
+}
+
+// LabelValues passes through to the store.
+func (q runQuerier) LabelValues(ctx context.Context, name, matchers string, start, end time.Time) ([]string, error) {
+	return q.r.Env.Querier.LabelValues(ctx, name, matchers, start, end)
+}
+
+// capacityCache holds calibrated twins and knees for capacityTTL: twin runs cost CPU-seconds
+// (docs/capacity.md), and a dashboard's panels ask for the same target and range at once.
+var capacityCache = &ttlCache{entries: map[string]*ttlEntry{}}
+
+// ttlCache is a small map of computed values with an expiry, the oldest dropped past
+// capacityCacheSize. Concurrent requests for one key wait for the one computation; a
+// computation that fails is not kept (a waiter then computes it itself).
+type ttlCache struct {
+	mu      sync.Mutex
+	entries map[string]*ttlEntry
+}
+
+type ttlEntry struct {
+	at   time.Time
+	done chan struct{} // closed when val and err are set
+	val  any
+	err  error
+}
+
+// get returns the value of key computed less than capacityTTL before now, else computes,
+// keeps and returns it; while another request computes it, get waits for that one (or for
+// ctx to end).
+func (c *ttlCache) get(ctx context.Context, key string, now time.Time, compute func() (any, error)) (any, error) {
+	for {
+		c.mu.Lock()
+		e, ok := c.entries[key]
+		if ok {
+			select {
+			case <-e.done:
+				if e.err == nil && now.Sub(e.at) < capacityTTL && !now.Before(e.at) {
+					c.mu.Unlock()
+					return e.val, nil
+				}
+			default:
+				c.mu.Unlock()
+				select {
+				case <-e.done:
+					continue
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		c.evictLocked()
+		e = &ttlEntry{at: now, done: make(chan struct{})}
+		c.entries[key] = e
+		c.mu.Unlock()
+		e.val, e.err = compute()
+		if e.err == nil {
+			e.err = ctx.Err()
+		}
+		c.mu.Lock()
+		if e.err != nil && c.entries[key] == e {
+			delete(c.entries, key)
+		}
+		c.mu.Unlock()
+		close(e.done)
+		return e.val, e.err
+	}
+}
+
+// evictLocked drops the oldest finished entry while the cache is full; c.mu is held.
+func (c *ttlCache) evictLocked() {
+	for len(c.entries) >= capacityCacheSize {
+		oldest := ""
+		for k, e := range c.entries {
+			select {
+			case <-e.done:
+				if oldest == "" || e.at.Before(c.entries[oldest].at) {
+					oldest = k
+				}
+			default:
+			}
+		}
+		if oldest == "" {
+			return // every entry is being computed: let the map grow past the cap for now
+		}
+		delete(c.entries, oldest)
+	}
+}
