@@ -1,0 +1,228 @@
+package plugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Versions of the distributed engines the live tests and the benchmark
+// run against; .ci/run installs them (docs/remote-mode.md).
+const (
+	thanosVersion          = "v0.42.5"
+	victoriaMetricsVersion = "v1.151.0"
+)
+
+// needBinaries skips t when one of bins is not on PATH, naming how CI
+// installs it.
+func needBinaries(t testing.TB, bins ...string) {
+	t.Helper()
+	how := map[string]string{
+		"prometheus":       "the Debian package prometheus",
+		"promtool":         "the Debian package prometheus",
+		"thanos":           "Thanos " + thanosVersion + ", built by .ci/run into $(go env GOPATH)/bin",
+		"victoria-metrics": "VictoriaMetrics single-node " + victoriaMetricsVersion + ", built by .ci/run into $(go env GOPATH)/bin",
+	}
+	for _, b := range bins {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("%s is not on PATH (%s): %v", b, how[b], err)
+		}
+	}
+}
+
+// startProcess runs bin with args, waits until GET readyURL answers 200
+// (at most 90 s, failing with the process's log) and kills it in
+// t.Cleanup.
+func startProcess(t testing.TB, bin, readyURL string, args ...string) {
+	t.Helper()
+	var logs lockedBuffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("%s exited before it was ready (%v):\n%s", bin, err, logs.String())
+		default:
+		}
+		resp, err := http.Get(readyURL)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after 90 s:\n%s", bin, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitForQuery polls the instant query q on the Prometheus API at base
+// until its answer has want series (at most 60 s).
+func waitForQuery(t testing.TB, base, q string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			last = string(b)
+			var r struct {
+				Data struct {
+					Result []json.RawMessage `json:"result"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(b, &r) == nil && len(r.Data.Result) == want {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: %s did not return %d series in 60 s; last answer %s", base, q, want, last)
+}
+
+// startThanos starts the two-shard Thanos of TestRemoteModeSameAnswersThanosLive
+// and returns the Thanos Query's base URL and the move of replay-v1 from
+// shard a to shard b.
+func startThanos(t *testing.T, h liveHosts) (string, func()) {
+	shards := []struct {
+		name string
+		keep map[string]bool
+	}{
+		{"a", map[string]bool{"v1": true, "sim": true}},
+		{"b", map[string]bool{"v0": true, "gpus": true}},
+	}
+	var endpoints, bases, cfgs []string
+	for _, sh := range shards {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "prometheus.yml")
+		keep := sh.keep
+		require.NoError(t, os.WriteFile(cfg, []byte(liveScrapeConfig(h, func(k string) bool { return keep[k] },
+			"  external_labels: {shard: "+sh.name+"}\n")), 0o600))
+		data := filepath.Join(dir, "data")
+		base := runPrometheus(t, "--config.file="+cfg, "--storage.tsdb.path="+data, "--web.enable-lifecycle",
+			// The sidecar owns block upload; Prometheus must not compact (Thanos's rule).
+			"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h")
+		grpc, web := freePort(t), freePort(t)
+		startProcess(t, "thanos", fmt.Sprintf("http://127.0.0.1:%d/-/ready", web), "sidecar",
+			"--prometheus.url="+base, "--tsdb.path="+data,
+			fmt.Sprintf("--grpc-address=127.0.0.1:%d", grpc), fmt.Sprintf("--http-address=127.0.0.1:%d", web))
+		endpoints = append(endpoints, fmt.Sprintf("--endpoint=127.0.0.1:%d", grpc))
+		bases = append(bases, base)
+		cfgs = append(cfgs, cfg)
+	}
+	grpc, web := freePort(t), freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", web)
+	startProcess(t, "thanos", base+"/-/ready", append([]string{"query",
+		fmt.Sprintf("--grpc-address=127.0.0.1:%d", grpc), fmt.Sprintf("--http-address=127.0.0.1:%d", web)}, endpoints...)...)
+	// Both stores connected and scraped: one up series per shard's job.
+	waitForQuery(t, base, `count by (shard, job) (up)`, 4)
+	move := func() {
+		// replay-v1 leaves shard a for shard b: b's new configuration is
+		// loaded first, then a's.
+		require.NoError(t, os.WriteFile(cfgs[1], []byte(liveScrapeConfig(h, func(k string) bool { return k != "sim" },
+			"  external_labels: {shard: b}\n")), 0o600))
+		require.NoError(t, os.WriteFile(cfgs[0], []byte(liveScrapeConfig(h, func(k string) bool { return k == "sim" },
+			"  external_labels: {shard: a}\n")), 0o600))
+		for _, i := range []int{1, 0} {
+			resp, err := postEmpty(bases[i] + "/-/reload")
+			require.NoError(t, err)
+			require.Equal(t, 200, resp, "reload of shard %d", i)
+		}
+		t.Logf("replay-v1 moved from shard a to shard b at %s", time.Now().UTC().Format("15:04:05.000"))
+	}
+	return base, move
+}
+
+// postEmpty posts an empty body and returns the status code.
+func postEmpty(url string) (int, error) {
+	resp, err := http.Post(url, "text/plain", nil)
+	if err != nil {
+		return 0, err
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// startVictoriaMetrics starts VictoriaMetrics single-node scraping the
+// hosts with the same configuration as Prometheus and returns its base URL.
+// -search.latencyOffset=0 lets it answer up to now, as Prometheus does
+// (its default hides the last 30 s), and -search.disableCache keeps its
+// rollup cache from answering with samples taken before a later scrape.
+func startVictoriaMetrics(t *testing.T, h liveHosts) (string, func()) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "scrape.yml")
+	require.NoError(t, os.WriteFile(cfg, []byte(liveScrapeConfig(h, nil, "")), 0o600))
+	port := freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	startProcess(t, "victoria-metrics", base+"/health", "-storageDataPath="+filepath.Join(dir, "data"),
+		fmt.Sprintf("-httpListenAddr=127.0.0.1:%d", port), "-promscrape.config="+cfg, "-retentionPeriod=1d",
+		"-search.latencyOffset=0s", "-search.disableCache", "-loggerLevel=ERROR")
+	waitForQuery(t, base, `count by (job) (up)`, 3)
+	return base, nil
+}
+
+// TestRemoteModeSameAnswersThanosLive is TestRemoteModeSameAnswersLive
+// against a two-shard Thanos: two Prometheus 2.42 servers, shard a scraping
+// replay-v1 and the simulator, shard b replay-v0 and the simulator's GPU
+// agent (a target and its agent on different shards), each with external
+// label shard and a Thanos sidecar, and a Thanos Query over both sidecars'
+// store API (gRPC on 127.0.0.1). In the middle of the compared range
+// replay-v1 moves from shard a to shard b (both reload their
+// configuration), so its history is split between the shards.
+func TestRemoteModeSameAnswersThanosLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two Prometheus servers and Thanos for about a minute")
+	}
+	needBinaries(t, "prometheus", "thanos")
+	sameAnswersLive(t, liveBackend{name: "Thanos " + thanosVersion + " (2 shards)", start: startThanos})
+}
+
+// TestRemoteModeSameAnswersVictoriaMetricsLive is TestRemoteModeSameAnswersLive
+// against VictoriaMetrics single-node, which scrapes the same targets with
+// the same configuration (its promscrape reads Prometheus's).
+func TestRemoteModeSameAnswersVictoriaMetricsLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs VictoriaMetrics for about a minute")
+	}
+	needBinaries(t, "victoria-metrics")
+	sameAnswersLive(t, liveBackend{name: "VictoriaMetrics " + victoriaMetricsVersion, start: startVictoriaMetrics,
+		victoriaMetrics: true,
+		// Every affected frame says the server is VictoriaMetrics.
+		notices: func(queryType string) []string {
+			if victoriaMetricsAffected[queryType] {
+				return []string{VictoriaMetricsNotice}
+			}
+			return nil
+		},
+		// VictoriaMetrics computes a rate as (last − previous) / (t_last −
+		// t_previous) from the sample before the window, Prometheus by
+		// extrapolating the window's first and last samples: for these
+		// linearly growing counters both are the slope, in different
+		// floating-point steps (1e-13 relative apart). The breakdown's
+		// overhead, E2E minus the other stages, cancels to about 0 s, where
+		// 1e-13 of E2E's hundreds of seconds is 1e-10 s absolute.
+		abs: 1e-9,
+	})
+}
