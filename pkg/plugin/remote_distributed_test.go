@@ -1,14 +1,18 @@
 package plugin
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,10 +84,24 @@ func startProcess(t testing.TB, bin, readyURL string, args ...string) {
 // until its answer has want series (at most 60 s).
 func waitForQuery(t testing.TB, base, q string, want int) {
 	t.Helper()
+	waitForQueryValues(t, base, url.Values{"query": {q}}, want)
+}
+
+// waitForQueryAt is waitForQuery evaluated at instant at.
+func waitForQueryAt(t testing.TB, base, q string, at time.Time, want int) {
+	t.Helper()
+	waitForQueryValues(t, base, url.Values{"query": {q}, "time": {strconv.FormatInt(at.Unix(), 10)}}, want)
+}
+
+// waitForQueryValues polls /api/v1/query with params until the answer has
+// want series (at most 60 s).
+func waitForQueryValues(t testing.TB, base string, params url.Values, want int) {
+	t.Helper()
+	q := params.Get("query")
 	deadline := time.Now().Add(60 * time.Second)
 	last := ""
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q))
+		resp, err := http.Get(base + "/api/v1/query?" + params.Encode())
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			_ = resp.Body.Close()
@@ -102,53 +120,61 @@ func waitForQuery(t testing.TB, base, q string, want int) {
 	t.Fatalf("%s: %s did not return %d series in 60 s; last answer %s", base, q, want, last)
 }
 
-// startThanos starts the two-shard Thanos of TestRemoteModeSameAnswersThanosLive
-// and returns the Thanos Query's base URL and the move of replay-v1 from
-// shard a to shard b.
-func startThanos(t *testing.T, h liveHosts) (string, func()) {
-	shards := []struct {
-		name string
-		keep map[string]bool
-	}{
-		{"a", map[string]bool{"v1": true, "sim": true}},
-		{"b", map[string]bool{"v0": true, "gpus": true}},
-	}
-	var endpoints, bases, cfgs []string
-	for _, sh := range shards {
-		dir := t.TempDir()
-		cfg := filepath.Join(dir, "prometheus.yml")
-		keep := sh.keep
-		require.NoError(t, os.WriteFile(cfg, []byte(liveScrapeConfig(h, func(k string) bool { return keep[k] },
-			"  external_labels: {shard: "+sh.name+"}\n")), 0o600))
-		data := filepath.Join(dir, "data")
-		base := runPrometheus(t, "--config.file="+cfg, "--storage.tsdb.path="+data, "--web.enable-lifecycle",
-			// The sidecar owns block upload; Prometheus must not compact (Thanos's rule).
-			"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h")
+// thanosOver starts a Thanos sidecar beside each Prometheus (its base URL
+// and TSDB directory; the Prometheus must have external labels) and a
+// Thanos Query over the sidecars' store API (gRPC on 127.0.0.1), and
+// returns the Query's base URL once it answers.
+func thanosOver(t testing.TB, proms []struct{ base, tsdb string }) string {
+	t.Helper()
+	var endpoints []string
+	for _, p := range proms {
 		grpc, web := freePort(t), freePort(t)
 		startProcess(t, "thanos", fmt.Sprintf("http://127.0.0.1:%d/-/ready", web), "sidecar",
-			"--prometheus.url="+base, "--tsdb.path="+data,
+			"--prometheus.url="+p.base, "--tsdb.path="+p.tsdb,
 			fmt.Sprintf("--grpc-address=127.0.0.1:%d", grpc), fmt.Sprintf("--http-address=127.0.0.1:%d", web))
 		endpoints = append(endpoints, fmt.Sprintf("--endpoint=127.0.0.1:%d", grpc))
-		bases = append(bases, base)
-		cfgs = append(cfgs, cfg)
 	}
 	grpc, web := freePort(t), freePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", web)
 	startProcess(t, "thanos", base+"/-/ready", append([]string{"query",
 		fmt.Sprintf("--grpc-address=127.0.0.1:%d", grpc), fmt.Sprintf("--http-address=127.0.0.1:%d", web)}, endpoints...)...)
-	// Both stores connected and scraped: one up series per shard's job.
+	return base
+}
+
+// startThanos starts the two-shard Thanos of TestRemoteModeSameAnswersThanosLive
+// and returns the Thanos Query's base URL and the move of replay-v1 from
+// shard a to shard b.
+func startThanos(t *testing.T, h liveHosts) (string, func()) {
+	keeps := []map[string]bool{{"v1": true, "sim": true}, {"v0": true, "gpus": true}}
+	names := []string{"a", "b"}
+	var proms []struct{ base, tsdb string }
+	var cfgs []string
+	for k, keep := range keeps {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "prometheus.yml")
+		require.NoError(t, os.WriteFile(cfg, []byte(liveScrapeConfig(h, func(n string) bool { return keep[n] },
+			"  external_labels: {shard: "+names[k]+"}\n")), 0o600))
+		data := filepath.Join(dir, "data")
+		base := runPrometheus(t, "--config.file="+cfg, "--storage.tsdb.path="+data, "--web.enable-lifecycle",
+			// Thanos's rule for a sidecar's Prometheus: no local compaction.
+			"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h")
+		proms = append(proms, struct{ base, tsdb string }{base, data})
+		cfgs = append(cfgs, cfg)
+	}
+	base := thanosOver(t, proms)
+	// Both stores connected and scraping: one up series per shard and job.
 	waitForQuery(t, base, `count by (shard, job) (up)`, 4)
 	move := func() {
-		// replay-v1 leaves shard a for shard b: b's new configuration is
-		// loaded first, then a's.
-		require.NoError(t, os.WriteFile(cfgs[1], []byte(liveScrapeConfig(h, func(k string) bool { return k != "sim" },
+		// replay-v1 leaves shard a for shard b: b loads its new
+		// configuration first, then a.
+		require.NoError(t, os.WriteFile(cfgs[1], []byte(liveScrapeConfig(h, func(n string) bool { return n != "sim" },
 			"  external_labels: {shard: b}\n")), 0o600))
-		require.NoError(t, os.WriteFile(cfgs[0], []byte(liveScrapeConfig(h, func(k string) bool { return k == "sim" },
+		require.NoError(t, os.WriteFile(cfgs[0], []byte(liveScrapeConfig(h, func(n string) bool { return n == "sim" },
 			"  external_labels: {shard: a}\n")), 0o600))
 		for _, i := range []int{1, 0} {
-			resp, err := postEmpty(bases[i] + "/-/reload")
+			code, err := postEmpty(proms[i].base + "/-/reload")
 			require.NoError(t, err)
-			require.Equal(t, 200, resp, "reload of shard %d", i)
+			require.Equal(t, http.StatusOK, code, "reload of shard %s", names[i])
 		}
 		t.Logf("replay-v1 moved from shard a to shard b at %s", time.Now().UTC().Format("15:04:05.000"))
 	}
@@ -225,4 +251,110 @@ func TestRemoteModeSameAnswersVictoriaMetricsLive(t *testing.T) {
 		// 1e-13 of E2E's hundreds of seconds is 1e-10 s absolute.
 		abs: 1e-9,
 	})
+}
+
+// thanosFromOpenMetrics backfills the samples of omFile into two
+// Prometheus 2.42 shards with promtool (line to shard a when inA says so,
+// else b), starts a Thanos sidecar per shard and a Thanos Query over both,
+// and returns the Query's base URL once it sees series of both shards at
+// instant at.
+func thanosFromOpenMetrics(t testing.TB, omFile string, inA func(line string) bool, at time.Time, metric string) string {
+	t.Helper()
+	in, err := os.Open(omFile)
+	require.NoError(t, err)
+	defer func() { _ = in.Close() }()
+	var proms []struct{ base, tsdb string }
+	var files []*bufio.Writer
+	var closers []*os.File
+	var dirs []string
+	for range 2 {
+		dir := t.TempDir()
+		f, err := os.Create(filepath.Join(dir, "shard.om.txt"))
+		require.NoError(t, err)
+		closers = append(closers, f)
+		files = append(files, bufio.NewWriterSize(f, 1<<20))
+		dirs = append(dirs, dir)
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		k := 1
+		if inA(line) {
+			k = 0
+		}
+		_, _ = files[k].WriteString(line + "\n")
+	}
+	require.NoError(t, sc.Err())
+	for k, name := range []string{"a", "b"} {
+		_, _ = files[k].WriteString("# EOF\n")
+		require.NoError(t, files[k].Flush())
+		require.NoError(t, closers[k].Close())
+		data := filepath.Join(dirs[k], "data")
+		out, err := exec.Command("promtool", "tsdb", "create-blocks-from", "openmetrics", closers[k].Name(), data).CombinedOutput()
+		require.NoError(t, err, "promtool backfill of shard %s: %s", name, out)
+		cfg := filepath.Join(dirs[k], "prometheus.yml")
+		require.NoError(t, os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n  external_labels: {shard: "+name+"}\n"), 0o600))
+		base := runPrometheus(t, "--config.file="+cfg, "--storage.tsdb.path="+data, "--storage.tsdb.retention.time=100y",
+			"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h")
+		proms = append(proms, struct{ base, tsdb string }{base, data})
+	}
+	base := thanosOver(t, proms)
+	waitForQueryAt(t, base, "count by (shard) ("+metric+")", at, 2)
+	return base
+}
+
+// victoriaMetricsFromOpenMetrics starts VictoriaMetrics single-node and
+// imports the samples of omFile through /api/v1/import/prometheus (the
+// Prometheus text format, timestamps in milliseconds), and returns its base
+// URL once metric has want series at instant at.
+func victoriaMetricsFromOpenMetrics(t testing.TB, omFile string, at time.Time, metric string, want int) string {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	startProcess(t, "victoria-metrics", base+"/health", "-storageDataPath="+filepath.Join(dir, "data"),
+		fmt.Sprintf("-httpListenAddr=127.0.0.1:%d", port), "-retentionPeriod=100y",
+		"-search.latencyOffset=0s", "-search.disableCache", "-loggerLevel=ERROR")
+	in, err := os.Open(omFile)
+	require.NoError(t, err)
+	defer func() { _ = in.Close() }()
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		w := bufio.NewWriterSize(pw, 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			// `name{…} value seconds.mmm` → `name{…} value milliseconds`.
+			k := strings.LastIndexByte(line, ' ')
+			secs, err := strconv.ParseFloat(line[k+1:], 64)
+			if err != nil {
+				_ = pw.CloseWithError(fmt.Errorf("timestamp of %q: %w", line, err))
+				return
+			}
+			_, _ = w.WriteString(line[:k+1] + strconv.FormatInt(int64(math.Round(secs*1000)), 10) + "\n")
+		}
+		if err := sc.Err(); err != nil {
+			_ = pw.CloseWithError(err)
+			return
+		}
+		_ = pw.CloseWithError(w.Flush())
+	}()
+	resp, err := http.Post(base+"/api/v1/import/prometheus", "text/plain", pr)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode, "import: %s", body)
+	resp, err = http.Get(base + "/internal/force_flush")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	waitForQueryAt(t, base, "count by (job) ("+metric+")", at, want)
+	return base
 }
