@@ -155,7 +155,7 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 			}
 			return false
 		}
-		servers = append(servers, struct{ name, base string }{"thanos", thanosFromOpenMetrics(b, omFile, inA, end, probe)})
+		servers = append(servers, struct{ name, base string }{"thanos", thanosFromOpenMetrics(b, omFile, inA, end, probe, targets)})
 	} else {
 		b.Logf("thanos is not on PATH: Thanos left out (%v)", err)
 	}
