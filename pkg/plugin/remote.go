@@ -265,7 +265,11 @@ func (i *Instance) pingRemote(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", errors.New(i.scrub.sanitize(err.Error()))
 	}
-	return fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds()), nil
+	msg := fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds())
+	if i.remote.isVictoriaMetrics(ctx, i.settings.Remote.Timeout) {
+		msg += " It is VictoriaMetrics: its rate() and increase() do not extrapolate, and panels computed from them say so."
+	}
+	return msg, nil
 }
 
 // Candidate is one discovered job or instance on the remote server that

@@ -99,6 +99,12 @@ func (r *recordingQuerier) LabelValuesAny(ctx context.Context, name string, sels
 //   - d_plugin_promql_direct: the range queries c_plugin_remote sends,
 //     sent straight to Prometheus with the plugin's concurrency: what c
 //     costs at least.
+//
+// a, c and d run once per server holding the history, as sub-benchmarks
+// prometheus/…, thanos/… (two Prometheus 2.42 shards backfilled with
+// vllm-0…4 and vllm-5…9, a sidecar each and a Thanos Query: thanosOver)
+// when thanos is on PATH, and victoriametrics/… (VictoriaMetrics
+// single-node, the same samples imported) when victoria-metrics is.
 func BenchmarkRemoteSideBySide(b *testing.B) {
 	for _, bin := range []string{"prometheus", "promtool"} {
 		if _, err := exec.LookPath(bin); err != nil {

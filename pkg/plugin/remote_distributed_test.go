@@ -140,9 +140,10 @@ func waitForQueryValues(t testing.TB, base string, params url.Values, want int) 
 //     cancels); raw series carry the shard label, one line per shard;
 //   - with the default penalty deduplication, the window ending in the
 //     ~2 s it waits before switching replicas reads 12 % low;
-//   - with chain deduplication but break-before-make (both shards
-//     reloaded at once), the two windows with an edge in the hand-over gap
-//     (1–2 s) read 10–15 % low, as after a missed scrape;
+//   - break-before-make (both shards reloaded at once; measured with
+//     penalty deduplication, and no deduplication can fill a gap), the
+//     two windows with an edge in the hand-over gap (1–2 s) read 10–15 %
+//     low, as after a missed scrape;
 //   - with chain deduplication and make-before-break (what the test
 //     does), every value agrees within the single-Prometheus tolerances.
 func thanosOver(t testing.TB, proms []struct{ base, tsdb string }) string {

@@ -663,6 +663,7 @@ func sameAnswersLive(t *testing.T, be liveBackend) {
 	require.NoError(t, err)
 	assert.Equal(t, backend.HealthStatusOk, h.Status, h.Message)
 	assert.Contains(t, h.Message, "Remote Prometheus "+base+" answered")
+	assert.Equal(t, be.victoriaMetrics, strings.Contains(h.Message, "It is VictoriaMetrics"), h.Message)
 	assert.Contains(t, h.Message, "replay-v0: vllm v0")
 	assert.Contains(t, h.Message, "replay-v1: vllm v1")
 }
