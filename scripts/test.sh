@@ -4,7 +4,8 @@
 # (promtool check and unit tests); front-end typecheck, lint,
 # jest and production build; the editors in headless chromium; the demo
 # compose file's validation.
-# Needs: Go 1.26, Node 20, mage, promtool, docker-compose and chromium (see .ci/run).
+# Needs: Go 1.26, Node 20, mage, promtool, docker-compose and chromium; thanos and
+# victoria-metrics for the remote-mode tests against them (see .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$(go env GOPATH)/bin:$PATH"
@@ -12,7 +13,10 @@ export PATH="$(go env GOPATH)/bin:$PATH"
 echo "== go vet"
 go vet ./...
 echo "== go test"
-go test ./... -count=1
+# pkg/plugin runs the remote-mode live tests against Prometheus, a two-shard
+# Thanos and VictoriaMetrics (about a minute each, skipped when a binary is
+# missing): more than go test's default 10 minutes per package on a loaded machine.
+go test ./... -count=1 -timeout 30m
 echo "== dashboards generator (its own module)"
 (cd tools/dashgen && go vet ./... && go test -count=1 ./...)
 echo "== plugin binary"

@@ -91,7 +91,8 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	}
 	// The remote querier adds the server's warnings to the request's notes; the query's
 	// run reads them into its frames (frames.Meta.Server).
-	ctx, _ = source.WithNotes(ctx)
+	ctx, notes := source.WithNotes(ctx)
+	i.serverKindNotes(ctx, q.QueryType, notes)
 	fr, err := d.Run(ctx, i.env())
 	if err != nil {
 		return errorResponse(err)

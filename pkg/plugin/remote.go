@@ -29,6 +29,15 @@ import (
 type remoteState struct {
 	server source.Querier
 	url    string
+	// rt is the server's transport (authentication, headers, TLS), for the
+	// look-up of what kind of server it is.
+	rt http.RoundTripper
+
+	// kindMu guards the cached answer of isVictoriaMetrics: asked once per
+	// instance (a settings change makes a new one), again after a failure.
+	kindMu  sync.Mutex
+	kindSet bool
+	isVM    bool
 
 	mu       sync.Mutex
 	at       time.Time
@@ -92,7 +101,54 @@ func newRemoteQuerierMasked(cfg settings.Settings, rt http.RoundTripper, mask fu
 			return nil, nil, err
 		}
 	}
-	return source.MapTargets(server, sels), &remoteState{server: server, url: cfg.Remote.URL}, nil
+	return source.MapTargets(server, sels), &remoteState{server: server, url: cfg.Remote.URL, rt: rt}, nil
+}
+
+// VictoriaMetricsNotice is the warning notice on the frames of every query
+// type whose values come from counter rates or increases
+// (victoriaMetricsAffected) when the remote server is VictoriaMetrics
+// (docs/remote-mode.md, "VictoriaMetrics").
+const VictoriaMetricsNotice = "The remote server is VictoriaMetrics: its rate() and increase() do not extrapolate " +
+	"to the window's edges (they count from the sample before the window), so rates and request counts can differ " +
+	"from Prometheus's where a counter starts, restarts or has gaps (see the remote-mode docs)."
+
+// victoriaMetricsAffected lists the query types whose values come from
+// counter rates or increases: those that carry VictoriaMetricsNotice. The
+// others read gauges (raw, gpu), series names and resets (events) or the
+// server's scrape status (targets).
+var victoriaMetricsAffected = map[string]bool{
+	"latency": true, "breakdown": true, "throughput": true, "saturation": true, "diagnosis": true, "slo": true,
+	"burn_rate": true, "goodput": true, "buckets": true, "benchmark": true, "regression": true, "probe": true, "cost": true,
+}
+
+// isVictoriaMetrics reports whether the server is VictoriaMetrics
+// (source.IsVictoriaMetrics), asking it at most once per instance unless
+// the look-up failed (then the answer is false for this request).
+func (s *remoteState) isVictoriaMetrics(ctx context.Context, timeout time.Duration) bool {
+	s.kindMu.Lock()
+	defer s.kindMu.Unlock()
+	if s.kindSet {
+		return s.isVM
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	vm, err := source.IsVictoriaMetrics(ctx, s.url, s.rt)
+	if err != nil {
+		return false
+	}
+	s.kindSet, s.isVM = true, vm
+	return vm
+}
+
+// serverKindNotes adds VictoriaMetricsNotice to notes when the server is
+// VictoriaMetrics and queryType is affected.
+func (i *Instance) serverKindNotes(ctx context.Context, queryType string, notes *source.Notes) {
+	if i.remote == nil || !victoriaMetricsAffected[queryType] {
+		return
+	}
+	if i.remote.isVictoriaMetrics(ctx, i.settings.Remote.Timeout) {
+		notes.Add(VictoriaMetricsNotice)
+	}
 }
 
 // remoteStatuses returns the scrape status of every target and agent as the
@@ -209,7 +265,11 @@ func (i *Instance) pingRemote(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", errors.New(i.scrub.sanitize(err.Error()))
 	}
-	return fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds()), nil
+	msg := fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds())
+	if i.remote.isVictoriaMetrics(ctx, i.settings.Remote.Timeout) {
+		msg += " It is VictoriaMetrics: its rate() and increase() do not extrapolate, and panels computed from them say so."
+	}
+	return msg, nil
 }
 
 // Candidate is one discovered job or instance on the remote server that

@@ -99,6 +99,12 @@ func (r *recordingQuerier) LabelValuesAny(ctx context.Context, name string, sels
 //   - d_plugin_promql_direct: the range queries c_plugin_remote sends,
 //     sent straight to Prometheus with the plugin's concurrency: what c
 //     costs at least.
+//
+// a, c and d run once per server holding the history, as sub-benchmarks
+// prometheus/…, thanos/… (two Prometheus 2.42 shards backfilled with
+// vllm-0…4 and vllm-5…9, a sidecar each and a Thanos Query: thanosOver)
+// when thanos is on PATH, and victoriametrics/… (VictoriaMetrics
+// single-node, the same samples imported) when victoria-metrics is.
 func BenchmarkRemoteSideBySide(b *testing.B) {
 	for _, bin := range []string{"prometheus", "promtool"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -138,13 +144,32 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 	}
 	omFile := filepath.Join(b.TempDir(), "bench.om.txt")
 	require.NoError(b, tee.writeOpenMetrics(omFile))
-	b.Logf("%d samples in both stores", len(tee.lines))
+	b.Logf("%d samples in every store", len(tee.lines))
 	tee.lines = nil
-	base := startPrometheus(b, omFile)
 	end := start.Add(span)
-
-	server, err := source.NewRemoteWithOptions(base, nil, source.RemoteOptions{Timeout: 5 * time.Minute})
-	require.NoError(b, err)
+	// The remote servers, each holding the same history: Prometheus 2.42
+	// always; a two-shard Thanos (vllm-0…4 on shard a, vllm-5…9 on b) and
+	// VictoriaMetrics single-node when their binaries are on PATH.
+	const probe = "vllm:e2e_request_latency_seconds_count"
+	servers := []struct{ name, base string }{{"prometheus", startPrometheus(b, omFile)}}
+	if _, err := exec.LookPath("thanos"); err == nil {
+		inA := func(line string) bool {
+			for n := 0; n < targets/2; n++ {
+				if strings.Contains(line, fmt.Sprintf(`job="vllm-%d"`, n)) {
+					return true
+				}
+			}
+			return false
+		}
+		servers = append(servers, struct{ name, base string }{"thanos", thanosFromOpenMetrics(b, omFile, inA, end, probe, targets)})
+	} else {
+		b.Logf("thanos is not on PATH: Thanos left out (%v)", err)
+	}
+	if _, err := exec.LookPath("victoria-metrics"); err == nil {
+		servers = append(servers, struct{ name, base string }{"victoriametrics", victoriaMetricsFromOpenMetrics(b, omFile, end, probe, targets)})
+	} else {
+		b.Logf("victoria-metrics is not on PATH: VictoriaMetrics left out (%v)", err)
+	}
 	embedded := source.NewEmbedded(db, source.EmbeddedOptions{})
 
 	// (a) Prometheus-native dashboard queries.
@@ -156,7 +181,7 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 		}
 		native = append(native, fmt.Sprintf(`sum(rate(%s_sum[1m])) / sum(rate(%s_count[1m]))`, m, m))
 	}
-	rangeAll := func(qs []string, workers int) {
+	rangeAll := func(server source.Querier, qs []string, workers int) {
 		sem := make(chan struct{}, workers)
 		var wg sync.WaitGroup
 		for _, q := range qs {
@@ -172,17 +197,6 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 		}
 		wg.Wait()
 	}
-	b.Run("a_promql_seq", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			rangeAll(native, 1)
-		}
-	})
-	b.Run("a_promql_8way", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			rangeAll(native, 8)
-		}
-	})
-
 	stages := make([]string, 0, len(catalog.LatencyStages))
 	for _, s := range catalog.LatencyStages {
 		stages = append(stages, string(s))
@@ -204,47 +218,65 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 	require.NoError(b, err)
 	b.Run("b_plugin_embedded", func(b *testing.B) { runPlugin(b, newInstanceForTest(st, embedded)) })
 
-	remoteInst := func(selector func(name string) string) (*Instance, *recordingQuerier) {
-		var rjs []map[string]string
-		for _, t := range js {
-			rjs = append(rjs, map[string]string{"name": t["name"], "selector": selector(t["name"])})
-		}
-		raw, _ := json.Marshal(map[string]any{"mode": "remote", "remoteTimeout": "5m", "targets": rjs})
-		rst, err := settings.LoadWithURL(base, false, raw, nil)
+	for _, srv := range servers {
+		base := srv.base
+		server, err := source.NewRemoteWithOptions(base, nil, source.RemoteOptions{Timeout: 5 * time.Minute})
 		require.NoError(b, err)
-		rec := &recordingQuerier{Querier: server}
-		var sels []source.TargetSelector
-		for _, t := range rst.Targets {
-			ms, err := settings.ParseSelector(t.SelectorOrDefault())
-			require.NoError(b, err)
-			sels = append(sels, source.TargetSelector{Job: t.Name, Matchers: ms})
-		}
-		inst := newInstanceForTest(rst, source.MapTargets(rec, sels))
-		inst.remote = &remoteState{server: server, url: base}
-		return inst, rec
-	}
-	instJob, rec := remoteInst(func(n string) string { return `{job="` + n + `"}` })
-	b.Run("c_plugin_remote", func(b *testing.B) { runPlugin(b, instJob) })
-	instInst, _ := remoteInst(func(n string) string { return `{instance="` + n + `:8000"}` })
-	b.Run("c_plugin_remote_instance", func(b *testing.B) { runPlugin(b, instInst) })
+		b.Run(srv.name, func(b *testing.B) {
+			b.Run("a_promql_seq", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					rangeAll(server, native, 1)
+				}
+			})
+			b.Run("a_promql_8way", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					rangeAll(server, native, 8)
+				}
+			})
 
-	// (d) the same range queries as c, sent directly, as concurrently as the
-	// plugin sends them (stages in parallel on GOMAXPROCS goroutines).
-	rec.mu.Lock()
-	sent := map[string]bool{}
-	var direct []string
-	for _, q := range rec.seen {
-		if !sent[q] {
-			sent[q] = true
-			direct = append(direct, q)
-		}
+			remoteInst := func(selector func(name string) string) (*Instance, *recordingQuerier) {
+				var rjs []map[string]string
+				for _, t := range js {
+					rjs = append(rjs, map[string]string{"name": t["name"], "selector": selector(t["name"])})
+				}
+				raw, _ := json.Marshal(map[string]any{"mode": "remote", "remoteTimeout": "5m", "targets": rjs})
+				rst, err := settings.LoadWithURL(base, false, raw, nil)
+				require.NoError(b, err)
+				rec := &recordingQuerier{Querier: server}
+				var sels []source.TargetSelector
+				for _, t := range rst.Targets {
+					ms, err := settings.ParseSelector(t.SelectorOrDefault())
+					require.NoError(b, err)
+					sels = append(sels, source.TargetSelector{Job: t.Name, Matchers: ms})
+				}
+				inst := newInstanceForTest(rst, source.MapTargets(rec, sels))
+				inst.remote = &remoteState{server: server, url: base}
+				return inst, rec
+			}
+			instJob, rec := remoteInst(func(n string) string { return `{job="` + n + `"}` })
+			b.Run("c_plugin_remote", func(b *testing.B) { runPlugin(b, instJob) })
+			instInst, _ := remoteInst(func(n string) string { return `{instance="` + n + `:8000"}` })
+			b.Run("c_plugin_remote_instance", func(b *testing.B) { runPlugin(b, instInst) })
+
+			// (d) the same range queries as c, sent directly, as concurrently as the
+			// plugin sends them (stages in parallel on GOMAXPROCS goroutines).
+			rec.mu.Lock()
+			sent := map[string]bool{}
+			var direct []string
+			for _, q := range rec.seen {
+				if !sent[q] {
+					sent[q] = true
+					direct = append(direct, q)
+				}
+			}
+			rec.mu.Unlock()
+			require.NotEmpty(b, direct)
+			b.Logf("c sends %d range queries per latency query, e.g. %s", len(direct), strings.Split(direct[0], "\n")[0])
+			b.Run("d_plugin_promql_direct", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					rangeAll(server, direct, runtime.GOMAXPROCS(0))
+				}
+			})
+		})
 	}
-	rec.mu.Unlock()
-	require.NotEmpty(b, direct)
-	b.Logf("c sends %d range queries per latency query, e.g. %s", len(direct), strings.Split(direct[0], "\n")[0])
-	b.Run("d_plugin_promql_direct", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			rangeAll(direct, runtime.GOMAXPROCS(0))
-		}
-	})
 }
