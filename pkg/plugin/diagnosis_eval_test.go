@@ -54,7 +54,7 @@ var causeClasses = map[string][]string{
 	sim.BottleneckTokenBudget:    {"prefill_compute_bound"},
 	sim.BottleneckDecodeMemory:   {"decode_memory_bound"},
 	sim.BottleneckThermal:        {"gpu_throttled"},
-	sim.BottleneckPowerCap:       {"gpu_throttled"},
+	sim.BottleneckPowerCap:       {"power_capped"},
 	sim.BottleneckStalled:        {"stalled"},
 	sim.BottleneckStaleGauges:    {"idle_stale_gauges"},
 	sim.BottleneckAborted:        {"aborted_traffic"},
@@ -65,7 +65,7 @@ var causeClasses = map[string][]string{
 
 // performanceCauses are the causes that are a problem only when they break
 // the SLO: in a window whose requests meet it, healthy is also correct.
-var performanceCauses = []string{sim.BottleneckQueue, sim.BottleneckKVCache, sim.BottleneckPrefillCompute,
+var performanceCauses = []string{sim.BottleneckPowerCap, sim.BottleneckQueue, sim.BottleneckKVCache, sim.BottleneckPrefillCompute,
 	sim.BottleneckTokenBudget, sim.BottleneckDecodeMemory, sim.BottleneckFrontend, sim.BottleneckHOL, sim.BottleneckNoGPUData}
 
 // evalWindow is one scored window of one workload at one cadence.

@@ -197,7 +197,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 	if len(agents) > 0 {
 		for _, s := range diagnose.GPUSignals {
 			q := func() (string, error) { return catalog.GPUPromQL(s, agents, "avg") }
-			if s != catalog.SMClock && s != catalog.SMClockMax {
+			if s != catalog.SMClock && s != catalog.SMClockMax && s != catalog.PowerLimit && s != catalog.PowerLimitDefault {
 				q = over("avg", q)
 			}
 			fs = append(fs, &read{name: "gpu:" + string(s), expr: q})

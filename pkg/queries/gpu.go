@@ -42,7 +42,7 @@ const gpuSaturation = "saturation"
 // gpuSignals are the canonical GPU signals a gpu query may ask for, in display order
 // (throttle_reasons last: the default is every other one).
 var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
-	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.Temperature,
+	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.PowerLimitDefault, catalog.Temperature,
 	catalog.SMClock, catalog.SMClockMax, catalog.ThrottleReasons}
 
 // signalNames renders signals as strings.

@@ -16,6 +16,7 @@ const (
 	GPUFBTotal           = "inferscope_gpu_fb_total_bytes"
 	GPUPower             = "inferscope_gpu_power_watts"
 	GPUPowerLimit        = "inferscope_gpu_power_limit_watts"
+	GPUPowerDefaultLimit = "inferscope_gpu_power_default_limit_watts"
 	GPUEnergy            = "inferscope_gpu_energy_joules_total"
 	GPUTemperature       = "inferscope_gpu_temperature_celsius"
 	GPUSMClock           = "inferscope_gpu_sm_clock_hertz"
@@ -54,6 +55,7 @@ func newGPUCollector(s *Sim) *gpuCollector {
 		GPUFBTotal:           "Framebuffer memory total, in bytes.",
 		GPUPower:             "Power draw, in watts.",
 		GPUPowerLimit:        "Enforced power limit, in watts.",
+		GPUPowerDefaultLimit: "Default power limit of the board (the limit after a reset), in watts.",
 		GPUEnergy:            "Energy consumed since the driver was loaded, in joules.",
 		GPUTemperature:       "GPU temperature, in degrees celsius.",
 		GPUSMClock:           "Current SM clock, in hertz.",
@@ -94,6 +96,7 @@ func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
 		{GPUFBTotal, prometheus.GaugeValue, cfg.GPU.MemoryBytes},
 		{GPUPower, prometheus.GaugeValue, g.power},
 		{GPUPowerLimit, prometheus.GaugeValue, cfg.GPU.PowerLimitW},
+		{GPUPowerDefaultLimit, prometheus.GaugeValue, cfg.GPU.DefaultPowerLimit()},
 		{GPUEnergy, prometheus.CounterValue, g.energy},
 		{GPUTemperature, prometheus.GaugeValue, float64(int(g.temp))}, // NVML reports whole degrees
 		{GPUSMClock, prometheus.GaugeValue, float64(int(g.smClockHz()/1e6)) * 1e6},
@@ -114,6 +117,15 @@ func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(append(make([]string, 0, 5), c.labels...), r.reason)...)
 	}
+}
+
+// DefaultPowerLimit is the board's default power limit in watts:
+// DefaultPowerLimitW, or PowerLimitW when it is not set.
+func (g GPUSpec) DefaultPowerLimit() float64 {
+	if g.DefaultPowerLimitW > 0 {
+		return g.DefaultPowerLimitW
+	}
+	return g.PowerLimitW
 }
 
 func clamp01(v float64) float64 { return min(1, max(0, v)) }

@@ -224,7 +224,7 @@ func dataState(c *tctx, i int) (int, string) {
 // held are the classes a finding keeps for up to one rate window after its
 // condition stops holding (see hold): a class whose evidence hovers at a
 // threshold does not flap A → B → A at a step shorter than its window.
-var held = []Class{GPUThrottled, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
+var held = []Class{GPUThrottled, PowerCap, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
 	UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised, SmallBatches, ErrorSurge}
 
 // hold keeps, at step i, each class of held that held at step i−1 but not

@@ -91,8 +91,7 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		labels map[string]map[string]string
 	}
 	al := map[catalog.Signal]aligned{}
-	for _, s := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
-		catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax} {
+	for _, s := range GPUSignals {
 		v, l := analysis.Align(got["gpu:"+string(s)], steps)
 		al[s] = aligned{v, l}
 	}
@@ -231,6 +230,39 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		} else {
 			tg.absent[ClockRatio] = agentNote + " (SM clock and its maximum)"
 		}
+		// Enforced power limit over the board's default, per GPU and
+		// lowest across the target's GPUs.
+		lim, def := al[catalog.PowerLimit], al[catalog.PowerLimitDefault]
+		var limRatio []float64
+		for k, l := range lim.labels {
+			d, ok := def.vals[k]
+			if !keep(l) || !ok {
+				continue
+			}
+			if limRatio == nil {
+				limRatio = make([]float64, len(steps))
+				for i := range limRatio {
+					limRatio[i] = math.NaN()
+				}
+			}
+			own := make([]float64, len(steps))
+			for i, x := range lim.vals[k] {
+				own[i] = math.NaN()
+				if math.IsNaN(x) || math.IsNaN(d[i]) || d[i] <= 0 {
+					continue
+				}
+				own[i] = x / d[i]
+				if math.IsNaN(limRatio[i]) || own[i] < limRatio[i] {
+					limRatio[i] = own[i]
+				}
+			}
+			gpuOf(l).Values[PowerLimitRatio] = own
+		}
+		if limRatio != nil {
+			tg.values[PowerLimitRatio] = limRatio
+		} else {
+			tg.absent[PowerLimitRatio] = agentNote + " (enforced and default power limits)"
+		}
 		// Slowdown: any slowdown reason on any of the target's GPUs;
 		// PowerCapped: the power_cap reason on any of them (a cause only
 		// with a clock far below its maximum: the power-cap rule).
@@ -345,7 +377,7 @@ func HasEngineData(t TargetInput) bool {
 // per GPU); the read layer fetches each under the name "gpu:<signal>", and the throttle
 // reasons under "gpu:throttle".
 var GPUSignals = []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
-	catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax}
+	catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax, catalog.PowerLimit, catalog.PowerLimitDefault}
 
 // Stored is what the store holds for one target over the queried range: its stored metric
 // names and their detection (OK false: no engine known). Assemble reads each signal's

@@ -210,6 +210,7 @@ var rules = map[Class]rule{
 	Stalled:          ruleStalled,
 	IdleStaleGauges:  ruleIdleStale,
 	GPUThrottled:     ruleThrottled,
+	PowerCap:         rulePowerCapped,
 	KVPressure:       ruleKV,
 	QueueSaturation:  ruleQueue,
 	HeadOfLine:       ruleHOL,
@@ -228,6 +229,7 @@ var severities = map[Class]Severity{
 	HeadOfLine: Warning, PrefillCompute: Warning, DecodeMemory: Warning, FrontendOverhead: Warning,
 	AbortedTraffic: Info, IdleStaleGauges: Info, UnderUtilised: Info, Healthy: OK, Unknown: Info,
 	InsufficientData: Info, UnstableBatching: Warning, SmallBatches: Info, ErrorSurge: Warning,
+	PowerCap: Warning,
 }
 
 // frozen evaluates the shared part of the stall and stale-gauge rules: the
@@ -370,7 +372,7 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 	if !ok1 {
 		v.notChecked = append(v.notChecked, c.missing(Slowdown))
 	}
-	return powerCapped(c, i, prev, clk, v)
+	return v
 }
 
 // throttleLingers: at step i a slowdown reason is still active or the SM
@@ -383,39 +385,98 @@ func (c *tctx) throttleLingers(i int) bool {
 	return (ok1 && slow >= 1) || (ok2 && clk < c.th.ClockRatioMin)
 }
 
-// powerCapped: a GPU that is busy (utilisation ≥ stuckUtil) runs its SM
-// clock below ClockCapRatio of its maximum with no thermal or hardware
-// slowdown reason: an enforced power limit (or application clocks) holds it
-// down, and every compute-bound step is that much slower. The power_cap
-// reason alone is normal under full load (clocks stay near their maximum);
-// a clock far below it, or a limit below the board's default, is a cause.
-func powerCapped(c *tctx, i int, prev bool, clk float64, v verdict) verdict {
+// rulePowerCapped: a busy GPU (utilisation ≥ GPUBusy) with no thermal or
+// hardware slowdown reason runs its SM clock held down by a power limit:
+// either (a) the enforced limit is below PowerLimitRatio of the board's
+// default and the clock is below ClockRatioMin of its maximum (the lowered
+// limit is what holds it), or (b) the clock is below ClockCapRatio of its
+// maximum, with the power_cap reason active where the agent reports
+// reasons (medium confidence without them). Every compute-bound step is
+// that much slower. The power_cap reason alone with the clock near its
+// maximum is normal under full load. With per-GPU data each GPU is judged
+// on its own signals and the finding names the capped GPUs. It is a
+// performance class: with every objective met it is an observation.
+func rulePowerCapped(c *tctx, i int, prev bool) verdict {
+	if len(c.in.GPUs) == 0 {
+		return powerCapped(c, i, prev)
+	}
+	var out verdict
+	for k := range c.in.GPUs {
+		g := &c.in.GPUs[k]
+		v := powerCapped(c.forGPU(g), i, prev)
+		if !v.active {
+			continue
+		}
+		if !out.active {
+			out = v
+			out.summary = "GPU " + g.GPU + ": " + v.summary
+		} else {
+			out.evidence = append(out.evidence, v.evidence...)
+			out.summary = "GPUs " + strings.Join(gpuNames(out.gpus), ", ") + ", " + g.GPU + ": " + v.summary
+			if v.confidence != High {
+				for _, w := range v.why {
+					out.lowerTo(v.confidence, w)
+				}
+			}
+		}
+		out.gpus = append(out.gpus, g.GPURef)
+	}
+	return out
+}
+
+func gpuNames(g []GPURef) []string {
+	out := make([]string, len(g))
+	for k, r := range g {
+		out[k] = r.GPU
+	}
+	return out
+}
+
+// powerCapped is rulePowerCapped on the signals of c (one GPU, or the
+// target's lowest clock and limit ratios without per-GPU data).
+func powerCapped(c *tctx, i int, prev bool) verdict {
+	v := verdict{confidence: High}
+	clk, okK := c.value(ClockRatio, i)
 	util, okU := c.value(GPUUtil, i)
-	if !okU || util < stuckUtil || !c.below(clk, c.th.ClockCapRatio, prev) {
+	if !okK || !okU {
+		return v // ruleThrottled says what is missing
+	}
+	if slow, ok := c.value(Slowdown, i); ok && slow >= 1 {
+		return v // a thermal or hardware slowdown: gpu_throttled
+	}
+	if !c.atLeast(util, c.th.GPUBusy, prev) {
 		return v
 	}
 	capped, okC := c.value(PowerCapped, i)
-	if okC && capped < 1 {
-		return v // the driver says no power cap: application clocks or another reason
+	lim, okL := c.value(PowerLimitRatio, i)
+	lowered := okL && c.below(lim, c.th.PowerLimitRatio, prev)
+	switch {
+	case lowered && c.below(clk, c.th.ClockRatioMin, prev):
+		v.evidence = []Evidence{
+			ev(PowerLimitRatio, lim, "<", c.relax("<", c.th.PowerLimitRatio, prev), "ratio"),
+			ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockRatioMin, prev), "ratio"),
+		}
+		v.evidence[0].Note = "enforced power limit below the board's default"
+	case c.below(clk, c.th.ClockCapRatio, prev) && (!okC || capped >= 1):
+		v.evidence = []Evidence{ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockCapRatio, prev), "ratio")}
+		if okL {
+			v.evidence = append(v.evidence, Evidence{Signal: string(PowerLimitRatio), Value: lim, Unit: "ratio",
+				Note: "enforced power limit over the board's default"})
+		}
+		if !okC {
+			v.lowerTo(Medium, "the power_cap reason is not available: a low clock under load with no slowdown reason is read as a cap")
+		}
+	default:
+		return v
 	}
 	v.active = true
-	note := "no thermal or hardware slowdown reason: the clock is held by a power or application-clock limit"
-	if okC {
-		note = "power_cap reason active"
+	note := "no thermal or hardware slowdown reason: the clock is held by the power limit"
+	if okC && capped >= 1 {
+		note = "power_cap reason active; no thermal or hardware slowdown reason"
 	}
-	v.evidence = []Evidence{
-		ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockCapRatio, prev), "ratio"),
-		{Signal: string(GPUUtil), Value: util, Op: ">=", Threshold: stuckUtil, Unit: "ratio", Note: note},
-	}
-	if lim, ok := c.value(PowerLimitRatio, i); ok && lim < 1 {
-		v.evidence = append(v.evidence, Evidence{Signal: string(PowerLimitRatio), Value: lim, Op: "<", Threshold: 1, Unit: "ratio",
-			Note: "enforced power limit below the board's default"})
-	}
-	v.summary = "GPU power-capped: the GPU is busy but its SM clock is held far below its maximum by a power limit (or application clocks); compute-bound work (prefill) slows in proportion."
-	v.recommend = "Check the enforced power limit against the board's default (nvidia-smi -q -d POWER; nvidia-smi -pl resets it) and application clocks (nvidia-smi -q -d CLOCK); on a shared or power-managed node ask for the default limit, or move the replica."
-	if !okC {
-		v.lowerTo(Medium, "the power_cap reason is not available: a low clock under load with no slowdown reason is read as a cap")
-	}
+	v.evidence = append(v.evidence, Evidence{Signal: string(GPUUtil), Value: util, Op: ">=", Threshold: c.relax(">=", c.th.GPUBusy, prev), Unit: "ratio", Note: note})
+	v.summary = "GPU power-capped: the GPU is busy but an enforced power limit holds its SM clock below its maximum; compute-bound work (prefill) slows in proportion."
+	v.recommend = "Check the enforced power limit against the board's default (nvidia-smi -q -d POWER; nvidia-smi -pl resets it; DCGM power policies) and application clocks (nvidia-smi -q -d CLOCK); on a shared or power-managed node ask for the default limit, or move the replica."
 	return v
 }
 

@@ -53,6 +53,12 @@ const (
 	SmallBatches Class = "small_batches"
 	// ErrorSurge: a share of requests end with an error.
 	ErrorSurge Class = "error_surge"
+	// PowerCap: a busy GPU's SM clock is held down by an enforced power
+	// limit (below the board's default, or the power_cap reason with the
+	// clock far below its maximum) while no thermal or hardware slowdown
+	// reason is active. Added by issue 20 point 6; before it, a clock held
+	// far down with no slowdown reason was reported as gpu_throttled.
+	PowerCap Class = "power_capped"
 )
 
 // Classes lists every class in priority order: when several hold at once,
@@ -65,13 +71,13 @@ const (
 // performance rule read stale values, so they are decided before any of
 // them. Queue saturation with free KV blocks ranks before decode
 // bandwidth: seats are the cause a flag fixes (--max-num-seqs).
-var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, ErrorSurge, PrefillCompute, KVPressure, QueueSaturation,
+var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, PowerCap, ErrorSurge, PrefillCompute, KVPressure, QueueSaturation,
 	DecodeMemory, HeadOfLine, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
 	SmallBatches, Healthy, Unknown}
 
 // performanceClasses are the classes that explain a latency breach; with
 // every objective of the target met they are observations, not findings.
-var performanceClasses = []Class{KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
+var performanceClasses = []Class{PowerCap, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
 	UnstableBatching, FrontendOverhead}
 
 // Severity of a finding.

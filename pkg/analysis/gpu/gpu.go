@@ -24,7 +24,7 @@ import (
 var Units = map[catalog.Signal]string{
 	catalog.GPUUtil: "percentunit", catalog.SMActive: "percentunit", catalog.GREngineActive: "percentunit",
 	catalog.DRAMActive: "percentunit", catalog.TensorActive: "percentunit", catalog.FBUsed: "bytes",
-	catalog.FBTotal: "bytes", catalog.Power: "watt", catalog.PowerLimit: "watt",
+	catalog.FBTotal: "bytes", catalog.Power: "watt", catalog.PowerLimit: "watt", catalog.PowerLimitDefault: "watt",
 	catalog.Temperature: "celsius", catalog.SMClock: "hertz", catalog.SMClockMax: "hertz",
 }
 
