@@ -43,7 +43,7 @@ var ruleOrder = func() []Class {
 func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResult {
 	n := len(in.Steps)
 	c := &tctx{in: t, th: th, ceiling: t.RunningCeiling, stopRun: -1, steps: in.Steps, stallD: in.StallWindow,
-		stall: durationText(in.StallWindow), window: durationText(in.Window), windowS: in.Window.Seconds()}
+		stall: durationText(in.StallWindow), window: durationText(in.Window), windowS: in.Window.Seconds(), scrapeD: in.Scrape}
 	if c.ceiling <= 0 {
 		c.plateau = true
 		c.ceiling = 0

@@ -28,6 +28,7 @@ import (
 var catalogSignal = map[Signal]catalog.Signal{
 	Running: catalog.RequestsRunning, Waiting: catalog.RequestsWaiting,
 	RunningAvg: catalog.RequestsRunning, WaitingAvg: catalog.RequestsWaiting,
+	RunningPeak: catalog.RequestsRunning, WaitingPeak: catalog.RequestsWaiting,
 	WaitingSpan: catalog.RequestsWaiting, KVUsage: catalog.KVCacheUsage,
 	Preemptions: catalog.Preemptions, Finished: catalog.RequestsFinished,
 	Aborted: catalog.RequestsFinished, PromptTok: catalog.PromptTokens,
@@ -390,7 +391,8 @@ type Stored struct {
 
 // Assemble builds the per-target inputs of Diagnose into in (whose Steps, StallWindow and
 // Window the caller set) from the read layer's matrices, keyed by fetch name: "up", "up_min",
-// "running", "waiting", "running_avg", "waiting_avg", "waiting_span", "kv", "preemptions",
+// "running", "waiting", "running_avg", "waiting_avg", "running_peak", "waiting_peak" (optional),
+// "waiting_span", "kv", "preemptions",
 // "finished" (by finished_reason), "prompt", "generation", "progress_tokens",
 // "progress_finished", "progress_steps", "prompt_buckets", "ceiling_gauge", "ceiling_info",
 // one per MeanSignals entry (string(Signal)), and "gpu:<signal>" / "gpu:throttle" for the
@@ -411,6 +413,7 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 		Up: byJob(got["up"]), UpMin: byJob(got["up_min"]),
 		Running: byJob(got["running"]), Waiting: byJob(got["waiting"]),
 		RunningAvg: byJob(got["running_avg"]), WaitingAvg: byJob(got["waiting_avg"]),
+		RunningPeak: byJob(got["running_peak"]), WaitingPeak: byJob(got["waiting_peak"]),
 		WaitingSpan: byJob(got["waiting_span"]), KVUsage: byJob(got["kv"]),
 		Preemptions: byJob(got["preemptions"]), PromptTok: byJob(got["prompt"]),
 		GenTok: byJob(got["generation"]),

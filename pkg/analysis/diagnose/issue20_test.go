@@ -402,3 +402,31 @@ func TestHeldFindingClearsAfterOneWindow(t *testing.T) {
 		}
 	}
 }
+
+// Point 12: a burst inside a 5-minute window. The window means are
+// diluted (0.4 waiting, 5 running of a 16-seat ceiling, queue 0.1 of E2E)
+// but the highest 30 s means inside it are 40 waiting and 16 running: with
+// the TTFT objective breached (62 % ≤ 3 s against 99 %) queue_saturation
+// holds and says it is a burst; with the objective met it is an
+// observation, and without the peak signals nothing holds.
+func TestIssue20Point12BurstInsideACoarseWindow(t *testing.T) {
+	const n = 3
+	mk := func(good float64, peaks bool) TargetResult {
+		v := base(n)
+		v[WaitingAvg], v[RunningAvg] = constant(n, 0.4), constant(n, 5)
+		v[QueueMean], v[E2EMean] = constant(n, 0.3), constant(n, 3)
+		if peaks {
+			v[WaitingPeak], v[RunningPeak] = constant(n, 40), constant(n, 16)
+		}
+		return run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "b", Engine: "vllm", Generation: "v1", Values: v,
+			RunningCeiling: 16, CeilingSource: "max_num_seqs", Objectives: []ObjectiveInput{objective(n, "ttft-p99", "ttft", good)}})
+	}
+	r := mk(0.62, true)
+	require.Equal(t, QueueSaturation, r.Primary[n-1])
+	f := r.Current()[0]
+	assert.Contains(t, f.Summary, "burst")
+	assert.Contains(t, EvidenceText(f.Evidence), "requests_waiting_peak 40 requests ≥ 0.9")
+	assert.Contains(t, EvidenceText(f.Evidence), "objective ttft-p99 is breached")
+	assert.Equal(t, Healthy, mk(0.995, true).Primary[n-1])
+	assert.False(t, activeAnywhere(mk(0.62, false), QueueSaturation))
+}

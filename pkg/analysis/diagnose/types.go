@@ -140,12 +140,19 @@ const (
 	RunningAvg  Signal = "requests_running_avg" // requests, mean over the rate window
 	WaitingAvg  Signal = "requests_waiting_avg" // requests, mean over the rate window
 	WaitingSpan Signal = "waiting_span"         // max − min of waiting over the stall window (requests): the gauge moved
-	KVUsage     Signal = "kv_cache_usage"       // ratio 0..1 (averaged across engines), highest over the rate window
-	Preemptions Signal = "preemptions"          // per second
-	Finished    Signal = "requests_finished"    // requests ended per second, every finish reason
-	Aborted     Signal = "requests_aborted"     // requests ended with finished_reason="abort" per second
-	PromptTok   Signal = "prompt_tokens"        // tokens per second
-	GenTok      Signal = "generation_tokens"    // tokens per second
+	// RunningPeak and WaitingPeak are the highest mean of the gauge over
+	// any BurstWindow inside the rate window (requests): a burst of 30 s
+	// shows in them at a 5-minute window, where the window mean dilutes it.
+	// Only fetched when the rate window spans at least four burst windows
+	// (not at the dashboard's 60 s window, whose mean already shows it).
+	RunningPeak Signal = "requests_running_peak"
+	WaitingPeak Signal = "requests_waiting_peak"
+	KVUsage     Signal = "kv_cache_usage"    // ratio 0..1 (averaged across engines), highest over the rate window
+	Preemptions Signal = "preemptions"       // per second
+	Finished    Signal = "requests_finished" // requests ended per second, every finish reason
+	Aborted     Signal = "requests_aborted"  // requests ended with finished_reason="abort" per second
+	PromptTok   Signal = "prompt_tokens"     // tokens per second
+	GenTok      Signal = "generation_tokens" // tokens per second
 	// Progress is the summed per-second rate over the stall window of the
 	// progress counters (generation tokens, finished requests, engine
 	// steps): exactly 0 when none advanced.
@@ -173,6 +180,13 @@ const (
 	PowerLimitRatio Signal = "power_limit_ratio"
 	Errored         Signal = "requests_errored" // requests ended with an error per second (finished_reason="error", HTTP 5xx)
 )
+
+// BurstWindow is the sub-window whose highest mean inside the rate window
+// RunningPeak and WaitingPeak read: 30 s, or two scrape intervals when that
+// is longer (a mean of at least two scrapes). A 30 s burst fills it.
+func BurstWindow(scrape time.Duration) time.Duration {
+	return max(30*time.Second, 2*scrape)
+}
 
 // ObjectiveInput is one latency objective of the target's SLO profile with
 // its compliance per step: Good is the share (0..1) of the window's
@@ -252,7 +266,9 @@ type Input struct {
 	// signals (StallScrapes scrape intervals plus half of one).
 	StallWindow time.Duration
 	// Window is the rate window of the other rates and means.
-	Window  time.Duration
+	Window time.Duration
+	// Scrape is the scrape interval (0: unknown); it sets BurstWindow.
+	Scrape  time.Duration
 	Targets []TargetInput
 }
 
