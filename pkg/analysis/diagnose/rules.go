@@ -601,9 +601,11 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	burst := false
 	if !c.atLeast(wait, c.th.QueueWaitingMin, prev) || c.ceiling <= 0 || !c.atLeast(run, c.th.RunningCeilingRatio*c.ceiling, prev) {
 		// A burst inside a long window: the highest one-minute means.
+		// Only against a known ceiling (exported or configured): the
+		// observed plateau is itself a peak.
 		pw, ok1 := c.value(WaitingPeak, i)
 		pr, ok2 := c.value(RunningPeak, i)
-		if !ok1 || !ok2 || c.ceiling <= 0 || !c.atLeast(pw, c.th.QueueWaitingMin, prev) || !c.atLeast(pr, c.th.RunningCeilingRatio*c.ceiling, prev) {
+		if !ok1 || !ok2 || c.ceiling <= 0 || c.plateau || !c.atLeast(pw, c.th.QueueWaitingMin, prev) || !c.atLeast(pr, c.th.RunningCeilingRatio*c.ceiling, prev) {
 			return v
 		}
 		wait, run, waitSig, runSig, burst = pw, pr, WaitingPeak, RunningPeak, true
@@ -626,14 +628,15 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	e2e, okE := c.value(E2EMean, i)
 	if okQ && okE && e2e > 0 {
 		share := q / e2e
-		_, _, _, breached := c.sloAt(i)
+		breached := c.breachedOn(i, "ttft", "e2e", "queue_time")
 		switch {
 		case c.atLeast(share, c.th.QueueTimeShare, prev):
 			v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: ">=", Threshold: c.relax(">=", c.th.QueueTimeShare, prev), Unit: "ratio",
 				Note: fmt.Sprintf("mean queue %s s of mean E2E %s s", num(q), num(e2e))})
 		case burst && len(breached) > 0:
-			// The window's mean queue time dilutes the burst's too; the
-			// breached objective says the burst's queueing mattered.
+			// The window's mean queue time dilutes the burst's too; a
+			// breached objective on a stage queueing lengthens (TTFT,
+			// E2E) says the burst's queueing mattered.
 			v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: "<", Threshold: c.relax(">=", c.th.QueueTimeShare, prev), Unit: "ratio",
 				Note: fmt.Sprintf("mean queue %s s of mean E2E %s s over the whole window; objective %s is breached", num(q), num(e2e), strings.Join(breached, ", "))})
 		default:
@@ -886,8 +889,16 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 	if c.ceiling > 0 && run >= c.th.RunningCeilingRatio*c.ceiling {
 		return v // the batch is full: queue saturation
 	}
+	// A KV cache that is full and recomputes (one preemption per ten
+	// finished requests or more) is the limit: kv_cache_pressure. A long
+	// prompt's admission alone fills the cache for a moment and preempts
+	// now and then; that is the tail's doing, not a cache too small.
 	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
-		return v
+		pre, okP := c.value(Preemptions, i)
+		fin, okF := c.value(Finished, i)
+		if !okP || !okF || pre >= recomputeShare*fin {
+			return v
+		}
 	}
 	if pre <= 0 || ppr <= 0 || !c.atLeast(ttft/pre, c.th.HOLTTFTRatio, prev) {
 		return v

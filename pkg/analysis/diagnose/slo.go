@@ -31,6 +31,18 @@ func (c *tctx) sloAt(i int) (known, met, itl bool, breached []string) {
 	return known, met && known, itl, breached
 }
 
+// breachedOn names the objectives breached at step i whose stage is one of
+// stages (e.g. "ttft", "e2e": the stages queueing lengthens).
+func (c *tctx) breachedOn(i int, stages ...string) []string {
+	var out []string
+	for _, o := range c.in.Objectives {
+		if i < len(o.Good) && !math.IsNaN(o.Good[i]) && o.Good[i] < o.Target && slices.Contains(stages, o.Signal) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
 // sloGate applies the SLO anchor at step i: when every objective of the
 // target is met, the performance classes that hold are observations, not
 // findings; they are removed from got and returned for the healthy

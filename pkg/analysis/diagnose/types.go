@@ -69,10 +69,14 @@ const (
 //
 // Data quality comes first: a stalled engine or frozen gauges make every
 // performance rule read stale values, so they are decided before any of
-// them. Queue saturation with free KV blocks ranks before decode
+// them. Head-of-line blocking ranks before prefill, KV and decode: a tail
+// of long prompts (with short ones the bulk) makes the windows it falls in
+// prefill-heavy, fills the KV cache for a moment and stretches the decode
+// steps it shares; its own rule already excludes a full batch, a cache
+// that keeps recomputing and slow prefill on busy SMs. Queue saturation with free KV blocks ranks before decode
 // bandwidth: seats are the cause a flag fixes (--max-num-seqs).
-var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, PowerCap, ErrorSurge, PrefillCompute, KVPressure, QueueSaturation,
-	DecodeMemory, HeadOfLine, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
+var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, PowerCap, ErrorSurge, HeadOfLine, PrefillCompute, KVPressure, QueueSaturation,
+	DecodeMemory, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
 	SmallBatches, Healthy, Unknown}
 
 // performanceClasses are the classes that explain a latency breach; with
