@@ -293,6 +293,7 @@ func evalDur(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) + "
 // class its numeric query keeps, and its `for` duration.
 type evalAlertRule struct {
 	uid, class string
+	window     string // the query's window ("": the default)
 	forDur     time.Duration
 }
 
@@ -325,7 +326,8 @@ func provisionedDiagnosisRules(t *testing.T) []evalAlertRule {
 				}
 				fd, err := time.ParseDuration(r.For)
 				require.NoError(t, err, r.UID)
-				out = append(out, evalAlertRule{uid: r.UID, class: fmt.Sprint(cls[0]), forDur: fd})
+				w, _ := d.Model["window"].(string)
+				out = append(out, evalAlertRule{uid: r.UID, class: fmt.Sprint(cls[0]), window: w, forDur: fd})
 			}
 		}
 	}
@@ -345,6 +347,7 @@ var evalForCandidates = []time.Duration{0, time.Minute, 2 * time.Minute, 3 * tim
 type alertOutcome struct {
 	family, class    string
 	onCause, healthy bool
+	accepted         bool // the rule's class is right for the workload (its cause, whatever the SLO)
 	from             time.Duration
 	holds            []bool
 }
@@ -382,24 +385,34 @@ func (o alertOutcome) firedAt(forDur time.Duration) time.Duration {
 func replayAlerts(t *testing.T, inst *Instance, start time.Time, ws []sim.Workload, rules []evalAlertRule, breached map[string]float64) []alertOutcome {
 	t.Helper()
 	var seqs = map[string][]bool{} // target/class → condition per evaluation
+	windows := map[string]bool{}
+	for _, r := range rules {
+		windows[r.window] = true
+	}
 	for m := evalWarmUp; m <= evalSpan; m += time.Minute {
 		to := start.Add(m)
-		dr := diagnosisQuery(t, inst, to.Add(-10*time.Minute), to, evalScrape, map[string]any{"format": "numeric"})
-		require.NoError(t, dr.Error)
-		now := map[string]bool{}
-		for _, f := range dr.Frames {
-			if len(f.Fields) != 1 || f.Fields[0].Len() == 0 {
-				continue
+		now := map[string]bool{} // window/target/class
+		for win := range windows {
+			q := map[string]any{"format": "numeric"}
+			if win != "" {
+				q["window"] = win
 			}
-			if v, ok := f.Fields[0].ConcreteAt(0); ok && v.(float64) > 0 {
-				now[f.Fields[0].Labels["target"]+"/"+f.Fields[0].Labels["class"]] = true
+			dr := diagnosisQuery(t, inst, to.Add(-10*time.Minute), to, evalScrape, q)
+			require.NoError(t, dr.Error)
+			for _, f := range dr.Frames {
+				if len(f.Fields) != 1 || f.Fields[0].Len() == 0 {
+					continue
+				}
+				if v, ok := f.Fields[0].ConcreteAt(0); ok && v.(float64) > 0 {
+					now[win+"/"+f.Fields[0].Labels["target"]+"/"+f.Fields[0].Labels["class"]] = true
+				}
 			}
 		}
 		for k, w := range ws {
 			name := fmt.Sprintf("w%02d-%s", k, w.Family)
 			for _, r := range rules {
 				key := name + "/" + r.class
-				seqs[key] = append(seqs[key], now[key])
+				seqs[key] = append(seqs[key], now[r.window+"/"+key])
 			}
 		}
 	}
@@ -413,6 +426,9 @@ func replayAlerts(t *testing.T, inst *Instance, start time.Time, ws []sim.Worklo
 				o.onCause = o.onCause || (slices.Contains(causeClasses[cause], r.class) && (!perf || breached[name] >= 0.5))
 			}
 			o.healthy = slices.Equal(w.Causes, []string{sim.BottleneckNone})
+			for _, cause := range append(slices.Clone(w.Causes), w.Before) {
+				o.accepted = o.accepted || slices.Contains(causeClasses[cause], r.class)
+			}
 			out = append(out, o)
 		}
 	}
@@ -422,7 +438,7 @@ func replayAlerts(t *testing.T, inst *Instance, start time.Time, ws []sim.Worklo
 // alertFigures are one rule's figures with a given `for`: workloads with
 // its cause, those it fired on within for + 2 minutes of the cause, the
 // median delay, and how many healthy workloads (of how many) it fired on.
-func alertFigures(al []alertOutcome, class string, forDur time.Duration) (n, ok int, median string, fp, healthy int) {
+func alertFigures(al []alertOutcome, class string, forDur time.Duration) (n, ok int, median string, fp, healthy, wrong int) {
 	var delays []float64
 	for _, o := range al {
 		if o.class != class {
@@ -444,13 +460,16 @@ func alertFigures(al []alertOutcome, class string, forDur time.Duration) (n, ok 
 				fp++
 			}
 		}
+		if !o.healthy && !o.accepted && f >= 0 {
+			wrong++
+		}
 	}
 	median = "—"
 	if len(delays) > 0 {
 		sort.Float64s(delays)
 		median = fmt.Sprintf("%.0f min", delays[len(delays)/2])
 	}
-	return n, ok, median, fp, healthy
+	return n, ok, median, fp, healthy, wrong
 }
 
 // evalSummary is the figures of one result: share of windows naming the
@@ -508,15 +527,15 @@ func reportEval(t *testing.T, set string, res map[string]*evalResult) string {
 		fmt.Fprintf(&b, "| %s | %d | %.1f %% | %d | %.1f %% | %.2f |\n", cad.name, n, 100*acc, nh, 100*fa, fl)
 	}
 	if al := res[evalCadences[1].name].alerts; len(al) > 0 {
-		fmt.Fprintf(&b, "\n| alert rule (for) | workloads with its cause (SLO breached, for performance classes) | fired within for + 2 min | median delay | fired on healthy workloads | other `for` (fired in time / on healthy) |\n|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "\n| alert rule (for) | workloads with its cause (SLO breached, for performance classes) | fired within for + 2 min | median delay | fired on healthy workloads | fired on other causes | other `for` (in time / healthy / other causes) |\n|---|---|---|---|---|---|---|\n")
 		for _, r := range res[evalCadences[1].name].rules {
-			n, ok, med, fp, healthy := alertFigures(al, r.class, r.forDur)
+			n, ok, med, fp, healthy, wrong := alertFigures(al, r.class, r.forDur)
 			var alt []string
 			for _, fd := range evalForCandidates {
-				_, ok2, _, fp2, _ := alertFigures(al, r.class, fd)
-				alt = append(alt, fmt.Sprintf("%s: %d / %d", evalDur(fd), ok2, fp2))
+				_, ok2, _, fp2, _, wrong2 := alertFigures(al, r.class, fd)
+				alt = append(alt, fmt.Sprintf("%s: %d/%d/%d", evalDur(fd), ok2, fp2, wrong2))
 			}
-			fmt.Fprintf(&b, "| %s (%s) | %d | %d | %s | %d of %d | %s |\n", r.class, evalDur(r.forDur), n, ok, med, fp, healthy, strings.Join(alt, ", "))
+			fmt.Fprintf(&b, "| %s (%s) | %d | %d | %s | %d of %d | %d | %s |\n", r.class, evalDur(r.forDur), n, ok, med, fp, healthy, wrong, strings.Join(alt, ", "))
 		}
 	}
 	fmt.Fprintf(&b, "\n| family | %s | %s | most frequent wrong classes (1m/5m) |\n|---|---|---|---|\n", evalCadences[0].name, evalCadences[1].name)

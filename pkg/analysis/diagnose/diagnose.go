@@ -120,7 +120,7 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 			}
 			notChecked = sortStrings(notChecked)
 			c.hold(i, got, r.Active, lastHeld)
-			observed := c.sloGate(i, got)
+			observed := c.sloGate(i, got, r.Active)
 			if v, ok := insufficient(c, i, got, undecided, notChecked); ok {
 				got[InsufficientData] = v
 			}

@@ -54,6 +54,7 @@ type tctx struct {
 	stallD    time.Duration
 	scrapeD   time.Duration      // scrape interval (0: unknown)
 	holdCount map[Class]int      // consecutive steps hold has kept each class
+	gateHold  map[Class]int      // consecutive met steps sloGate has kept each performance class
 	gpuHold   map[string]int     // per GPU: consecutive steps gpu_throttled was kept by hold
 	gpuLast   map[string]verdict // per GPU: the last gpu_throttled verdict whose condition held
 }

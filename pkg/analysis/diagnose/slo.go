@@ -47,17 +47,35 @@ func (c *tctx) breachedOn(i int, stages ...string) []string {
 // target is met, the performance classes that hold are observations, not
 // findings; they are removed from got and returned for the healthy
 // verdict to mention. Faults (stall, frozen gauges, throttling, errors)
-// stay: they are findings whatever the latency.
-func (c *tctx) sloGate(i int, got map[Class]verdict) []verdict {
+// stay: they are findings whatever the latency. A performance class that
+// was a finding at the previous step (active) is kept for up to one rate
+// window of met steps, with a note: an objective read over a short window
+// is met and breached by turns, and the finding would flap with it.
+func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []verdict {
+	if c.gateHold == nil {
+		c.gateHold = map[Class]int{}
+	}
 	if _, met, _, _ := c.sloAt(i); !met {
+		clear(c.gateHold)
 		return nil
 	}
 	var observed []verdict
 	for _, cl := range performanceClasses {
-		if v, ok := got[cl]; ok {
-			observed = append(observed, v)
-			delete(got, cl)
+		v, ok := got[cl]
+		if !ok {
+			c.gateHold[cl] = 0
+			continue
 		}
+		if i > 0 && active[cl][i-1] && c.gateHold[cl] < c.maxHold() {
+			c.gateHold[cl]++
+			v.evidence = append(slices.Clone(v.evidence), Evidence{Signal: "slo_met", Value: float64(c.gateHold[cl]), Unit: "steps",
+				Note: fmt.Sprintf("every objective is met again; the finding is kept for up to one %s window (%d steps) so it does not flap with the objectives", c.window, c.maxHold())})
+			got[cl] = v
+			continue
+		}
+		c.gateHold[cl] = 0
+		observed = append(observed, v)
+		delete(got, cl)
 	}
 	return observed
 }
