@@ -432,17 +432,24 @@ func TestIssue20Point12BurstInsideACoarseWindow(t *testing.T) {
 }
 
 // The SLO gate does not flap with a short window's objective: a power cap
-// whose TPOT objective is breached, met for one 15 s step, breached again,
-// stays power_capped throughout (the met step says the finding is kept);
-// met for longer than one 60 s window (4 steps) it turns healthy with the
-// cap observed.
+// whose TPOT objective was breached for a 60 s window (4 steps at 15 s),
+// met for one step, breached again, stays power_capped throughout (the
+// met step says the finding is kept); met for longer than one window it
+// turns healthy with the cap observed. A finding shorter than a window is
+// not kept.
 func TestIssue20SLOGateKeepsAFindingForOneWindow(t *testing.T) {
-	good := []float64{0.9, 0.9, 0.995, 0.9, 0.9, 0.995, 0.995, 0.995, 0.995, 0.995, 0.995}
+	good := []float64{0.9, 0.9, 0.9, 0.9, 0.995, 0.9, 0.9, 0.995, 0.995, 0.995, 0.995, 0.995, 0.995}
 	n := len(good)
 	v := base(n)
 	v[Slowdown], v[ClockRatio], v[GPUUtil], v[PowerCapped] = constant(n, 0), constant(n, 0.6), constant(n, 0.95), constant(n, 1)
 	o := objective(n, "tpot-p99", "tpot", 0)
 	o.Good = good
 	r := run1(t, n, 15*time.Second, time.Minute, TargetInput{Name: "g", Values: v, Objectives: []ObjectiveInput{o}})
-	assert.Equal(t, []Class{PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, Healthy, Healthy}, r.Primary)
+	assert.Equal(t, []Class{PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, Healthy, Healthy}, r.Primary)
+	// A finding of fewer steps than a window is not kept: breached once, then met.
+	o.Good = []float64{0.9, 0.995, 0.995}
+	v = base(3)
+	v[Slowdown], v[ClockRatio], v[GPUUtil], v[PowerCapped] = constant(3, 0), constant(3, 0.6), constant(3, 0.95), constant(3, 1)
+	r = run1(t, 3, 15*time.Second, time.Minute, TargetInput{Name: "g", Values: v, Objectives: []ObjectiveInput{o}})
+	assert.Equal(t, []Class{PowerCap, Healthy, Healthy}, r.Primary)
 }

@@ -48,9 +48,10 @@ func (c *tctx) breachedOn(i int, stages ...string) []string {
 // findings; they are removed from got and returned for the healthy
 // verdict to mention. Faults (stall, frozen gauges, throttling, errors)
 // stay: they are findings whatever the latency. A performance class that
-// was a finding at the previous step (active) is kept for up to one rate
-// window of met steps, with a note: an objective read over a short window
-// is met and breached by turns, and the finding would flap with it.
+// was a finding for a whole rate window of steps before (active) is kept
+// for up to one rate window of met steps, with a note: an objective read
+// over a short window is met and breached by turns, and a sustained
+// finding would flap with it.
 func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []verdict {
 	if c.gateHold == nil {
 		c.gateHold = map[Class]int{}
@@ -66,7 +67,7 @@ func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []
 			c.gateHold[cl] = 0
 			continue
 		}
-		if i > 0 && active[cl][i-1] && c.gateHold[cl] < c.maxHold() {
+		if c.gateHold[cl] > 0 && c.gateHold[cl] < c.maxHold() || c.gateHold[cl] == 0 && sustained(active[cl], i, c.maxHold()) {
 			c.gateHold[cl]++
 			v.evidence = append(slices.Clone(v.evidence), Evidence{Signal: "slo_met", Value: float64(c.gateHold[cl]), Unit: "steps",
 				Note: fmt.Sprintf("every objective is met again; the finding is kept for up to one %s window (%d steps) so it does not flap with the objectives", c.window, c.maxHold())})
@@ -78,6 +79,20 @@ func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []
 		delete(got, cl)
 	}
 	return observed
+}
+
+// sustained reports whether a class held at each of the n steps before
+// step i (n ≥ 1).
+func sustained(active []bool, i, n int) bool {
+	if n < 1 || i < n {
+		return false
+	}
+	for k := i - n; k < i; k++ {
+		if !active[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // objectiveEvidence renders each objective's compliance at step i.
