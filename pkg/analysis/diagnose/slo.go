@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // sloAt says, at step i, whether any objective of the target has data
@@ -49,8 +50,8 @@ func (c *tctx) breachedOn(i int, stages ...string) []string {
 // verdict to mention. Faults (stall, frozen gauges, throttling, errors)
 // stay: they are findings whatever the latency. A performance class that
 // was a finding for a whole rate window of steps before (active) is kept
-// for up to one rate window of met steps, with a note: an objective read
-// over a short window is met and breached by turns, and a sustained
+// for up to a minute of met steps (gateSteps), with a note: an objective
+// read over a short window is met and breached by turns, and a sustained
 // finding would flap with it.
 func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []verdict {
 	if c.gateHold == nil {
@@ -67,10 +68,10 @@ func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []
 			c.gateHold[cl] = 0
 			continue
 		}
-		if c.gateHold[cl] > 0 && c.gateHold[cl] < c.maxHold() || c.gateHold[cl] == 0 && sustained(active[cl], i, c.maxHold()) {
+		if c.gateHold[cl] > 0 && c.gateHold[cl] < c.gateSteps() || c.gateHold[cl] == 0 && sustained(active[cl], i, c.maxHold()) {
 			c.gateHold[cl]++
 			v.evidence = append(slices.Clone(v.evidence), Evidence{Signal: "slo_met", Value: float64(c.gateHold[cl]), Unit: "steps",
-				Note: fmt.Sprintf("every objective is met again; the finding is kept for up to one %s window (%d steps) so it does not flap with the objectives", c.window, c.maxHold())})
+				Note: fmt.Sprintf("every objective is met again; the finding is kept for up to %d steps (one minute) so it does not flap with the objectives", c.gateSteps())})
 			got[cl] = v
 			continue
 		}
@@ -79,6 +80,17 @@ func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []
 		delete(got, cl)
 	}
 	return observed
+}
+
+// gateSteps is how many met steps sloGate keeps a sustained finding: one
+// minute's worth (an objective read over a 60 s window flips within it),
+// at least one step and at most one rate window.
+func (c *tctx) gateSteps() int {
+	if len(c.steps) < 2 || c.steps[1].Sub(c.steps[0]) <= 0 {
+		return 0
+	}
+	n := int(math.Ceil(time.Minute.Seconds() / c.steps[1].Sub(c.steps[0]).Seconds()))
+	return max(1, min(n, c.maxHold()))
 }
 
 // sustained reports whether a class held at each of the n steps before
