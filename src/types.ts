@@ -79,6 +79,7 @@ export const GPU_SIGNALS = [
   'fb_total',
   'power',
   'power_limit',
+  'power_limit_default',
   'temperature',
   'sm_clock',
   'sm_clock_max',

@@ -80,6 +80,11 @@ const (
 	// whole-percent reading); like GPU utilisation it measures time, so one busy SM counts as
 	// active.
 	GREngineActive Signal = "gr_engine_active"
+	// PowerLimitDefault is an extra signal (not in the contract list): gauge, W, the board's
+	// default power limit (the limit after a reset: NVML nvmlDeviceGetPowerManagementDefaultLimit,
+	// DCGM_FI_DEV_POWER_MGMT_LIMIT_DEF). An enforced limit (PowerLimit) below it is a cap set
+	// by an administrator or a power manager (the diagnosis class power_capped).
+	PowerLimitDefault Signal = "power_limit_default"
 	// PromptLength is an extra signal (not in the contract list): histogram, prompt tokens per
 	// request (vLLM's request_prompt_tokens, observed when a request finishes, V0 and V1 alike;
 	// buckets 1, 2, 5, 10, 20, … up to max_model_len). The diagnosis reads its tail for
@@ -166,13 +171,13 @@ var NewVLLMSignals = []Signal{Rejections, RequestsWaitingByReason, PromptTokensB
 var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E}
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
-// then the extras PrefixCacheHitRate, Energy, GREngineActive and PromptLength, then
-// NewVLLMSignals, then GatewaySignals. Signals(e) returns one Availability per entry.
+// then the extras PrefixCacheHitRate, Energy, GREngineActive, PromptLength and PowerLimitDefault,
+// then NewVLLMSignals, then GatewaySignals. Signals(e) returns one Availability per entry.
 var AllSignals = append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
-	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength},
+	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength, PowerLimitDefault},
 	NewVLLMSignals...), GatewaySignals...)
 
 // Kind is the Prometheus metric type a signal is read from.

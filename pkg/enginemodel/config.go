@@ -93,24 +93,27 @@ type ModelSpec struct {
 // GPUSpec describes the simulated GPU (defaults: H100 SXM 80 GB, see
 // gpu-slo-bench.md §1 and NVIDIA's datasheet figures).
 type GPUSpec struct {
-	Name          string  // product name, label name
-	UUID          string  // label uuid
-	Hostname      string  // label hostname
-	Index         int     // label gpu
-	PeakFLOPS     float64 // dense bf16 FLOP/s at the maximum SM clock
-	MFU           float64 // achievable fraction of PeakFLOPS in prefill (0..1)
-	MemBandwidth  float64 // HBM bytes/s
-	BWEfficiency  float64 // achievable fraction of MemBandwidth in decode (0..1)
-	MemoryBytes   float64 // framebuffer bytes
-	SMClockMaxHz  float64 // hertz
-	PowerLimitW   float64 // enforced power limit, watts
-	IdlePowerW    float64 // watts at idle
-	MaxPowerW     float64 // watts a fully busy GPU would draw at the maximum clock, before capping
-	AmbientC      float64 // inlet/ambient temperature, °C
-	ThermalResCW  float64 // steady-state °C per watt above ambient
-	ThermalTauS   float64 // thermal time constant, seconds
-	SlowdownTempC float64 // software thermal slowdown threshold, °C
-	HWSlowdownC   float64 // hardware thermal slowdown threshold, °C
+	Name         string  // product name, label name
+	UUID         string  // label uuid
+	Hostname     string  // label hostname
+	Index        int     // label gpu
+	PeakFLOPS    float64 // dense bf16 FLOP/s at the maximum SM clock
+	MFU          float64 // achievable fraction of PeakFLOPS in prefill (0..1)
+	MemBandwidth float64 // HBM bytes/s
+	BWEfficiency float64 // achievable fraction of MemBandwidth in decode (0..1)
+	MemoryBytes  float64 // framebuffer bytes
+	SMClockMaxHz float64 // hertz
+	PowerLimitW  float64 // enforced power limit, watts
+	// DefaultPowerLimitW is the board's default power limit in watts (what
+	// nvidia-smi -pl resets to); 0 means PowerLimitW (no cap set).
+	DefaultPowerLimitW float64
+	IdlePowerW         float64 // watts at idle
+	MaxPowerW          float64 // watts a fully busy GPU would draw at the maximum clock, before capping
+	AmbientC           float64 // inlet/ambient temperature, °C
+	ThermalResCW       float64 // steady-state °C per watt above ambient
+	ThermalTauS        float64 // thermal time constant, seconds
+	SlowdownTempC      float64 // software thermal slowdown threshold, °C
+	HWSlowdownC        float64 // hardware thermal slowdown threshold, °C
 }
 
 // Config is the whole simulator configuration. Times are seconds unless typed
@@ -376,4 +379,13 @@ func (d LengthDist) maxValue() int {
 		return int(d.Mean)
 	}
 	return d.Max
+}
+
+// DefaultPowerLimit is the board's default power limit in watts:
+// DefaultPowerLimitW, or PowerLimitW when it is not set.
+func (g GPUSpec) DefaultPowerLimit() float64 {
+	if g.DefaultPowerLimitW > 0 {
+		return g.DefaultPowerLimitW
+	}
+	return g.PowerLimitW
 }

@@ -13,6 +13,7 @@ const (
 	NameFBReserved        = catalog.AgentFBReservedBytes        // framebuffer reserved by the driver (GetMemoryInfo_v2 only)
 	NamePower             = catalog.AgentPowerWatts             // board power draw (NVML mW / 1000)
 	NamePowerLimit        = catalog.AgentPowerLimitWatts        // enforced power limit (NVML mW / 1000)
+	NamePowerDefaultLimit = catalog.AgentPowerDefaultLimitWatts // the board's default power limit (NVML nvmlDeviceGetPowerManagementDefaultLimit, mW / 1000)
 	NameEnergy            = catalog.AgentEnergyJoulesTotal      // energy since driver load (NVML mJ / 1000), counter
 	NameTemperature       = catalog.AgentTemperatureCelsius     // GPU die temperature
 	NameSMClock           = catalog.AgentSMClockHertz           // current SM clock (NVML MHz × 1e6)
@@ -70,6 +71,7 @@ const (
 	FBReserved
 	Power
 	PowerLimit
+	PowerDefaultLimit
 	Energy
 	Temperature
 	SMClock
@@ -108,6 +110,7 @@ var families = [numFamilies]familySpec{
 	FBReserved:        {NameFBReserved, "Framebuffer memory reserved by the driver, in bytes.", false, ""},
 	Power:             {NamePower, "Power draw, in watts.", false, ""},
 	PowerLimit:        {NamePowerLimit, "Enforced power limit, in watts.", false, ""},
+	PowerDefaultLimit: {NamePowerDefaultLimit, "Default power limit of the board (the limit after a reset), in watts.", false, ""},
 	Energy:            {NameEnergy, "Energy consumed since the driver was loaded, in joules.", true, ""},
 	Temperature:       {NameTemperature, "GPU temperature, in degrees celsius.", false, ""},
 	SMClock:           {NameSMClock, "Current SM clock, in hertz.", false, ""},

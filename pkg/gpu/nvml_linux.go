@@ -35,6 +35,7 @@ const (
 	symMemoryInfoV2          = "nvmlDeviceGetMemoryInfo_v2"
 	symPowerUsage            = "nvmlDeviceGetPowerUsage"
 	symEnforcedPowerLimit    = "nvmlDeviceGetEnforcedPowerLimit"
+	symDefaultPowerLimit     = "nvmlDeviceGetPowerManagementDefaultLimit"
 	symTotalEnergy           = "nvmlDeviceGetTotalEnergyConsumption"
 	symTemperature           = "nvmlDeviceGetTemperature"
 	symClockInfo             = "nvmlDeviceGetClockInfo"
@@ -67,7 +68,7 @@ const (
 
 var allSymbols = []string{
 	symGetCount, symGetHandleByIndex, symGetUUID, symGetName, symUtilization, symMemoryInfo,
-	symMemoryInfoV2, symPowerUsage, symEnforcedPowerLimit, symTotalEnergy, symTemperature,
+	symMemoryInfoV2, symPowerUsage, symEnforcedPowerLimit, symDefaultPowerLimit, symTotalEnergy, symTemperature,
 	symClockInfo, symMaxClockInfo, symEventReasons, symThrottleReasons, symSupportedEventReasons,
 	symSupportedThrottle, symViolationStatus, symPcieThroughput, symTotalEccErrors, symRemappedRows,
 	symComputeProcesses, symMigMode, symMaxMigDeviceCount, symMigDeviceByIndex, symGpuInstanceID,
@@ -284,6 +285,11 @@ func (s *nvmlSource) readDevice(d *nvmlDevice, r *reader) []DeviceSample {
 	if s.has[symEnforcedPowerLimit] {
 		if mw, ret := h.GetEnforcedPowerLimit(); r.ok(ret) {
 			r.add(PowerLimit, "", float64(mw)/1000)
+		}
+	}
+	if s.has[symDefaultPowerLimit] {
+		if mw, ret := h.GetPowerManagementDefaultLimit(); r.ok(ret) {
+			r.add(PowerDefaultLimit, "", float64(mw)/1000)
 		}
 	}
 	if s.has[symTotalEnergy] {

@@ -35,9 +35,10 @@ func h200() *mock.Device {
 		GetMemoryInfo_v2Func: func() (nvml.Memory_v2, nvml.Return) {
 			return nvml.Memory_v2{Total: 151397597184, Reserved: 536870912, Used: 100000000000, Free: 50860726272}, nvml.SUCCESS
 		},
-		GetPowerUsageFunc:             func() (uint32, nvml.Return) { return 412345, nvml.SUCCESS },
-		GetEnforcedPowerLimitFunc:     func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS },
-		GetTotalEnergyConsumptionFunc: func() (uint64, nvml.Return) { return 123456789, nvml.SUCCESS },
+		GetPowerUsageFunc:                  func() (uint32, nvml.Return) { return 412345, nvml.SUCCESS },
+		GetEnforcedPowerLimitFunc:          func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS },
+		GetPowerManagementDefaultLimitFunc: func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS },
+		GetTotalEnergyConsumptionFunc:      func() (uint64, nvml.Return) { return 123456789, nvml.SUCCESS },
 		GetTemperatureFunc: func(s nvml.TemperatureSensors) (uint32, nvml.Return) {
 			if s != nvml.TEMPERATURE_GPU {
 				return 0, nvml.ERROR_INVALID_ARGUMENT
@@ -96,12 +97,13 @@ func a100() *mock.Device {
 		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
 			return nvml.Memory{Total: 85899345920, Free: 5899345920, Used: 80000000000}, nvml.SUCCESS
 		},
-		GetPowerUsageFunc:             func() (uint32, nvml.Return) { return 400000, nvml.SUCCESS },
-		GetEnforcedPowerLimitFunc:     func() (uint32, nvml.Return) { return 400000, nvml.SUCCESS },
-		GetTotalEnergyConsumptionFunc: func() (uint64, nvml.Return) { return 5000, nvml.SUCCESS },
-		GetTemperatureFunc:            func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 84, nvml.SUCCESS },
-		GetClockInfoFunc:              clocks(1275, 1593),
-		GetMaxClockInfoFunc:           clocks(1410, 1593),
+		GetPowerUsageFunc:                  func() (uint32, nvml.Return) { return 400000, nvml.SUCCESS },
+		GetEnforcedPowerLimitFunc:          func() (uint32, nvml.Return) { return 250000, nvml.SUCCESS },
+		GetPowerManagementDefaultLimitFunc: func() (uint32, nvml.Return) { return 400000, nvml.SUCCESS },
+		GetTotalEnergyConsumptionFunc:      func() (uint64, nvml.Return) { return 5000, nvml.SUCCESS },
+		GetTemperatureFunc:                 func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 84, nvml.SUCCESS },
+		GetClockInfoFunc:                   clocks(1275, 1593),
+		GetMaxClockInfoFunc:                clocks(1410, 1593),
 		GetCurrentClocksEventReasonsFunc: func() (uint64, nvml.Return) {
 			return nvml.ClocksEventReasonSwPowerCap | nvml.ClocksThrottleReasonHwThermalSlowdown, nvml.SUCCESS
 		},
@@ -252,7 +254,9 @@ inferscope_gpu_fb_reserved_bytes{$h} 5.36870912e+08
 inferscope_gpu_power_watts{$h} 412.345
 inferscope_gpu_power_watts{$a} 400
 inferscope_gpu_power_limit_watts{$h} 700
-inferscope_gpu_power_limit_watts{$a} 400
+inferscope_gpu_power_limit_watts{$a} 250
+inferscope_gpu_power_default_limit_watts{$h} 700
+inferscope_gpu_power_default_limit_watts{$a} 400
 inferscope_gpu_energy_joules_total{$h} 123456.789
 inferscope_gpu_energy_joules_total{$a} 5
 inferscope_gpu_temperature_celsius{$h} 61
@@ -423,6 +427,7 @@ func TestNVMLMissingSymbolsAreNeverCalled(t *testing.T) {
 	// names; the old throttle-reason names exist. Leaving the mock funcs of the
 	// missing symbols nil makes any call to them panic.
 	h.GetTotalEnergyConsumptionFunc = nil
+	h.GetPowerManagementDefaultLimitFunc = nil
 	h.GetCurrentClocksEventReasonsFunc = nil
 	h.GetSupportedClocksEventReasonsFunc = nil
 	h.GetCurrentClocksThrottleReasonsFunc = func() (uint64, nvml.Return) { return nvml.ClocksEventReasonSwPowerCap, nvml.SUCCESS }
@@ -430,20 +435,20 @@ func TestNVMLMissingSymbolsAreNeverCalled(t *testing.T) {
 		return nvml.ClocksEventReasonSwPowerCap | nvml.ClocksEventReasonGpuIdle, nvml.SUCCESS
 	}
 	f := newFakeNVML([]*mock.Device{h}, nil, symTotalEnergy, symEventReasons, symSupportedEventReasons,
-		symGpmQuerySupport, symEventSetCreate)
+		symGpmQuerySupport, symEventSetCreate, symDefaultPowerLimit)
 	agent := newMockAgent(t, f)
 	reg := prometheus.NewRegistry()
 	require.NoError(t, reg.Register(agent.Collector()))
-	n, err := testutil.GatherAndCount(reg, NameEnergy)
+	n, err := testutil.GatherAndCount(reg, NameEnergy, NamePowerDefaultLimit)
 	require.NoError(t, err)
-	assert.Zero(t, n)
+	assert.Zero(t, n, "no energy counter and no default power limit where the driver lacks them")
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(exposition(t, `
 inferscope_gpu_throttle_reason{$h,reason="gpu_idle"} 0
 inferscope_gpu_throttle_reason{$h,reason="power_cap"} 1
 `, labelVars)), NameThrottleReason))
 	assert.Empty(t, f.lib.GpmQueryDeviceSupportCalls(), "GPM symbols missing: never queried")
 	assert.Empty(t, f.lib.EventSetCreateCalls(), "event symbols missing: no event set")
-	assert.Equal(t, []string{symEventReasons, symSupportedEventReasons, symTotalEnergy, symEventSetCreate, symGpmQuerySupport},
+	assert.Equal(t, []string{symEventReasons, symDefaultPowerLimit, symSupportedEventReasons, symTotalEnergy, symEventSetCreate, symGpmQuerySupport},
 		src(agent).(*nvmlSource).MissingSymbols())
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
@@ -54,7 +56,7 @@ var causeClasses = map[string][]string{
 	sim.BottleneckTokenBudget:    {"prefill_compute_bound"},
 	sim.BottleneckDecodeMemory:   {"decode_memory_bound"},
 	sim.BottleneckThermal:        {"gpu_throttled"},
-	sim.BottleneckPowerCap:       {"gpu_throttled"},
+	sim.BottleneckPowerCap:       {"power_capped"},
 	sim.BottleneckStalled:        {"stalled"},
 	sim.BottleneckStaleGauges:    {"idle_stale_gauges"},
 	sim.BottleneckAborted:        {"aborted_traffic"},
@@ -65,7 +67,7 @@ var causeClasses = map[string][]string{
 
 // performanceCauses are the causes that are a problem only when they break
 // the SLO: in a window whose requests meet it, healthy is also correct.
-var performanceCauses = []string{sim.BottleneckQueue, sim.BottleneckKVCache, sim.BottleneckPrefillCompute,
+var performanceCauses = []string{sim.BottleneckPowerCap, sim.BottleneckQueue, sim.BottleneckKVCache, sim.BottleneckPrefillCompute,
 	sim.BottleneckTokenBudget, sim.BottleneckDecodeMemory, sim.BottleneckFrontend, sim.BottleneckHOL, sim.BottleneckNoGPUData}
 
 // evalWindow is one scored window of one workload at one cadence.
@@ -80,6 +82,8 @@ type evalWindow struct {
 
 type evalResult struct {
 	alerts     []alertOutcome // 1m/5m result only: the provisioned diagnosis alert rules replayed
+	rules      []evalAlertRule
+	breached   map[string]float64 // per workload: share of scored windows whose SLO is breached
 	windows    []evalWindow
 	flaps      int
 	hours      float64
@@ -188,11 +192,16 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 
 	out := map[string]*evalResult{}
-	defer func() { out[evalCadences[1].name].alerts = replayAlerts(t, inst, start, ws) }()
+	rules := provisionedDiagnosisRules(t)
+	defer func() {
+		out[evalCadences[1].name].alerts = replayAlerts(t, inst, start, ws, rules, out[evalCadences[1].name].breached)
+		out[evalCadences[1].name].rules = rules
+	}()
 	for _, cad := range evalCadences {
-		res := &evalResult{perFamily: map[string][2]int{}, confusions: map[string]map[string]int{}}
+		res := &evalResult{perFamily: map[string][2]int{}, confusions: map[string]map[string]int{}, breached: map[string]float64{}}
 		out[cad.name] = res
 		times, classes := timeline(t, inst, start.Add(evalWarmUp), start.Add(evalSpan), cad.step, evalDur(cad.window))
+		nScored := map[string]float64{}
 		for k, w := range ws {
 			name := fmt.Sprintf("w%02d-%s", k, w.Family)
 			c := classes[name]
@@ -220,10 +229,19 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 				if perf && met {
 					accept = append(accept, "healthy")
 				}
+				// Under-use claims idle SMs: without a GPU agent it is
+				// not raised (issue 22), and healthy is right.
+				if slices.Equal(phase, []string{sim.BottleneckIdle}) && !w.GPUAgent {
+					accept = append(accept, "healthy")
+				}
 				if kvTruth(preempted[name], truth[name], rel, cad.window) {
 					accept = append(accept, "kv_cache_pressure")
 				}
 				healthy := slices.Equal(phase, []string{sim.BottleneckNone}) && met
+				if !met {
+					res.breached[name]++
+				}
+				nScored[name]++
 				res.windows = append(res.windows, evalWindow{family: w.Family, accept: accept, got: c[i], healthy: healthy, sloMet: met})
 				pf := res.perFamily[w.Family]
 				pf[1]++
@@ -248,6 +266,9 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 				t.Logf("%s %s (flaps %d): %s\n%v", cad.name, name, flaps, w.Summary, runLengths(c))
 			}
 		}
+		for k, n := range nScored {
+			res.breached[k] /= n
+		}
 	}
 	return out
 }
@@ -268,77 +289,187 @@ func runLengths(c []string) string {
 
 func evalDur(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) + "s" }
 
-// evalAlertRules are the provisioned diagnosis alert rules
-// (provisioning/alerting/inferscope-rules.yaml): class and `for` duration.
-var evalAlertRules = []struct {
-	class  string
-	forDur time.Duration
-}{{"stalled", time.Minute}, {"kv_cache_pressure", 5 * time.Minute}, {"queue_saturation", 10 * time.Minute}, {"gpu_throttled", 5 * time.Minute}}
+// evalAlertRule is one provisioned diagnosis alert rule: its uid, the
+// class its numeric query keeps, and its `for` duration.
+type evalAlertRule struct {
+	uid, class string
+	window     string // the query's window ("": the default)
+	forDur     time.Duration
+}
+
+// provisionedDiagnosisRules reads the diagnosis alert rules from
+// provisioning/alerting/inferscope-rules.yaml (a numeric diagnosis query
+// keeping one class): what Grafana would evaluate.
+func provisionedDiagnosisRules(t *testing.T) []evalAlertRule {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "provisioning", "alerting", "inferscope-rules.yaml"))
+	require.NoError(t, err)
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				UID  string `yaml:"uid"`
+				For  string `yaml:"for"`
+				Data []struct {
+					Model map[string]any `yaml:"model"`
+				} `yaml:"data"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &f))
+	var out []evalAlertRule
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			for _, d := range r.Data {
+				cls, _ := d.Model["classes"].([]any)
+				if d.Model["queryType"] != "diagnosis" || len(cls) != 1 {
+					continue
+				}
+				fd, err := time.ParseDuration(r.For)
+				require.NoError(t, err, r.UID)
+				w, _ := d.Model["window"].(string)
+				out = append(out, evalAlertRule{uid: r.UID, class: fmt.Sprint(cls[0]), window: w, forDur: fd})
+			}
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// evalForCandidates are the `for` durations the replay also tries, to
+// re-derive each rule's: the shortest that never fires on a healthy
+// workload while firing on its cause within for + 2 minutes.
+var evalForCandidates = []time.Duration{0, time.Minute, 2 * time.Minute, 3 * time.Minute, 5 * time.Minute, 10 * time.Minute}
 
 // alertOutcome is one rule on one workload: whether the workload's cause is
-// the rule's class, the first minute it fired (−1 never), and the minute its
-// cause became scorable (onset, or the warm-up's end).
+// the rule's class, whether it is healthy, the minute its cause became
+// scorable (onset, or the warm-up's end), and, per minute from the
+// warm-up's end, whether the rule's condition held at that evaluation.
 type alertOutcome struct {
 	family, class    string
 	onCause, healthy bool
-	fired, from      time.Duration
+	accepted         bool // the rule's class is right for the workload (its cause, whatever the SLO)
+	from             time.Duration
+	holds            []bool
 }
 
-// replayAlerts evaluates each diagnosis alert rule once a minute as Grafana
-// does: the numeric query over the last 10 minutes at the alert's default
-// step (the scrape interval, 15 s, with its 60 s window), the last value
-// per target and class; a rule fires once its class has held at every
-// evaluation for its `for` duration.
-func replayAlerts(t *testing.T, inst *Instance, start time.Time, ws []sim.Workload) []alertOutcome {
+// firedAt is the first minute (from the simulation's start) the rule fires
+// with the given `for`: its condition held at every evaluation for that
+// long; −1 never.
+func (o alertOutcome) firedAt(forDur time.Duration) time.Duration {
+	since := -1
+	for k, h := range o.holds {
+		if !h {
+			since = -1
+			continue
+		}
+		if since < 0 {
+			since = k
+		}
+		if time.Duration(k-since)*time.Minute >= forDur {
+			return evalWarmUp + time.Duration(k)*time.Minute
+		}
+	}
+	return -1
+}
+
+// replayAlerts evaluates each provisioned diagnosis alert rule once a
+// minute as Grafana does: the numeric query over the last 10 minutes at the
+// alert's default step (the scrape interval, 15 s, with its 60 s window),
+// the last value per target and class; it records, per workload and rule,
+// whether the condition held at each evaluation (firedAt applies a `for`).
+//
+// A rule on a performance class (one the SLO anchor turns into an
+// observation while every objective is met) is expected to fire only on
+// workloads whose cause breaches the SLO: its cause counts where at least
+// half the workload's scored 5-minute windows breach it (breached).
+func replayAlerts(t *testing.T, inst *Instance, start time.Time, ws []sim.Workload, rules []evalAlertRule, breached map[string]float64) []alertOutcome {
 	t.Helper()
-	held := map[string]time.Duration{} // target/class → since when it holds (-1: not)
-	fired := map[string]time.Duration{}
+	var seqs = map[string][]bool{} // target/class → condition per evaluation
+	windows := map[string]bool{}
+	for _, r := range rules {
+		windows[r.window] = true
+	}
 	for m := evalWarmUp; m <= evalSpan; m += time.Minute {
 		to := start.Add(m)
-		dr := diagnosisQuery(t, inst, to.Add(-10*time.Minute), to, evalScrape, map[string]any{"format": "numeric"})
-		require.NoError(t, dr.Error)
-		now := map[string]bool{}
-		for _, f := range dr.Frames {
-			if len(f.Fields) != 1 || f.Fields[0].Len() == 0 {
-				continue
+		now := map[string]bool{} // window/target/class
+		for win := range windows {
+			q := map[string]any{"format": "numeric"}
+			if win != "" {
+				q["window"] = win
 			}
-			if v, ok := f.Fields[0].ConcreteAt(0); ok && v.(float64) > 0 {
-				now[f.Fields[0].Labels["target"]+"/"+f.Fields[0].Labels["class"]] = true
+			dr := diagnosisQuery(t, inst, to.Add(-10*time.Minute), to, evalScrape, q)
+			require.NoError(t, dr.Error)
+			for _, f := range dr.Frames {
+				if len(f.Fields) != 1 || f.Fields[0].Len() == 0 {
+					continue
+				}
+				if v, ok := f.Fields[0].ConcreteAt(0); ok && v.(float64) > 0 {
+					now[win+"/"+f.Fields[0].Labels["target"]+"/"+f.Fields[0].Labels["class"]] = true
+				}
 			}
 		}
 		for k, w := range ws {
 			name := fmt.Sprintf("w%02d-%s", k, w.Family)
-			for _, r := range evalAlertRules {
+			for _, r := range rules {
 				key := name + "/" + r.class
-				if !now[key] {
-					delete(held, key)
-					continue
-				}
-				if _, ok := held[key]; !ok {
-					held[key] = m
-				}
-				if _, ok := fired[key]; !ok && m-held[key] >= r.forDur {
-					fired[key] = m
-				}
+				seqs[key] = append(seqs[key], now[r.window+"/"+key])
 			}
 		}
 	}
 	var out []alertOutcome
 	for k, w := range ws {
 		name := fmt.Sprintf("w%02d-%s", k, w.Family)
-		for _, r := range evalAlertRules {
-			o := alertOutcome{family: w.Family, class: r.class, fired: -1, from: max(w.Onset, evalWarmUp)}
+		for _, r := range rules {
+			o := alertOutcome{family: w.Family, class: r.class, from: max(w.Onset, evalWarmUp), holds: seqs[name+"/"+r.class]}
 			for _, cause := range w.Causes {
-				o.onCause = o.onCause || slices.Contains(causeClasses[cause], r.class)
+				perf := slices.Contains(performanceCauses, cause)
+				o.onCause = o.onCause || (slices.Contains(causeClasses[cause], r.class) && (!perf || breached[name] >= 0.5))
 			}
 			o.healthy = slices.Equal(w.Causes, []string{sim.BottleneckNone})
-			if f, ok := fired[name+"/"+r.class]; ok {
-				o.fired = f
+			for _, cause := range append(slices.Clone(w.Causes), w.Before) {
+				o.accepted = o.accepted || slices.Contains(causeClasses[cause], r.class)
 			}
 			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// alertFigures are one rule's figures with a given `for`: workloads with
+// its cause, those it fired on within for + 2 minutes of the cause, the
+// median delay, and how many healthy workloads (of how many) it fired on.
+func alertFigures(al []alertOutcome, class string, forDur time.Duration) (n, ok int, median string, fp, healthy, wrong int) {
+	var delays []float64
+	for _, o := range al {
+		if o.class != class {
+			continue
+		}
+		f := o.firedAt(forDur)
+		if o.onCause {
+			n++
+			if f >= 0 && f-o.from <= forDur+2*time.Minute {
+				ok++
+			}
+			if f >= 0 {
+				delays = append(delays, (f - o.from).Minutes())
+			}
+		}
+		if o.healthy {
+			healthy++
+			if f >= 0 {
+				fp++
+			}
+		}
+		if !o.healthy && !o.accepted && f >= 0 {
+			wrong++
+		}
+	}
+	median = "—"
+	if len(delays) > 0 {
+		sort.Float64s(delays)
+		median = fmt.Sprintf("%.0f min", delays[len(delays)/2])
+	}
+	return n, ok, median, fp, healthy, wrong
 }
 
 // evalSummary is the figures of one result: share of windows naming the
@@ -370,11 +501,17 @@ func evalSet(base uint64, perFamily int) []sim.Workload {
 			fams = append(fams, f)
 		}
 	}
+	var only []string // DIAGNOSIS_EVAL_FAMILIES: keep only these (same seeds)
+	if v := os.Getenv("DIAGNOSIS_EVAL_FAMILIES"); v != "" {
+		only = strings.Split(v, ",")
+	}
 	var out []sim.Workload
 	seed := base
 	for k := 0; k < perFamily; k++ {
 		for _, f := range fams {
-			out = append(out, sim.GenerateFamily(seed, f, evalSpan))
+			if only == nil || slices.Contains(only, f) {
+				out = append(out, sim.GenerateFamily(seed, f, evalSpan))
+			}
 			seed++
 		}
 	}
@@ -390,36 +527,15 @@ func reportEval(t *testing.T, set string, res map[string]*evalResult) string {
 		fmt.Fprintf(&b, "| %s | %d | %.1f %% | %d | %.1f %% | %.2f |\n", cad.name, n, 100*acc, nh, 100*fa, fl)
 	}
 	if al := res[evalCadences[1].name].alerts; len(al) > 0 {
-		fmt.Fprintf(&b, "\n| alert rule (for) | workloads with its cause | fired within for + 2 min | median delay | fired on healthy workloads |\n|---|---|---|---|---|\n")
-		for _, r := range evalAlertRules {
-			var n, ok, healthy, fp int
-			var delays []float64
-			for _, o := range al {
-				if o.class != r.class {
-					continue
-				}
-				if o.onCause {
-					n++
-					if o.fired >= 0 && o.fired-o.from <= r.forDur+2*time.Minute {
-						ok++
-					}
-					if o.fired >= 0 {
-						delays = append(delays, (o.fired - o.from).Minutes())
-					}
-				}
-				if o.healthy {
-					healthy++
-					if o.fired >= 0 {
-						fp++
-					}
-				}
+		fmt.Fprintf(&b, "\n| alert rule (for) | workloads with its cause (SLO breached, for performance classes) | fired within for + 2 min | median delay | fired on healthy workloads | fired on other causes | other `for` (in time / healthy / other causes) |\n|---|---|---|---|---|---|---|\n")
+		for _, r := range res[evalCadences[1].name].rules {
+			n, ok, med, fp, healthy, wrong := alertFigures(al, r.class, r.forDur)
+			var alt []string
+			for _, fd := range evalForCandidates {
+				_, ok2, _, fp2, _, wrong2 := alertFigures(al, r.class, fd)
+				alt = append(alt, fmt.Sprintf("%s: %d/%d/%d", evalDur(fd), ok2, fp2, wrong2))
 			}
-			med := "—"
-			if len(delays) > 0 {
-				sort.Float64s(delays)
-				med = fmt.Sprintf("%.0f min", delays[len(delays)/2])
-			}
-			fmt.Fprintf(&b, "| %s (%s) | %d | %d | %s | %d of %d |\n", r.class, evalDur(r.forDur), n, ok, med, fp, healthy)
+			fmt.Fprintf(&b, "| %s (%s) | %d | %d | %s | %d of %d | %d | %s |\n", r.class, evalDur(r.forDur), n, ok, med, fp, healthy, wrong, strings.Join(alt, ", "))
 		}
 	}
 	fmt.Fprintf(&b, "\n| family | %s | %s | most frequent wrong classes (1m/5m) |\n|---|---|---|---|\n", evalCadences[0].name, evalCadences[1].name)
@@ -488,9 +604,10 @@ func TestDiagnosisEvaluation(t *testing.T) {
 }
 
 // evalFloor is what the CI set must keep: measured on it (names the cause
-// in 93.3 % / 94.4 % of windows at 15s/1m and 1m/5m, false alarms 6.4 % /
+// in 95.4 % / 94.4 % of windows at 15s/1m and 1m/5m, false alarms 6.4 % /
 // 0 % of its 424 / 109 healthy windows — one busy workload at 15 s steps —,
-// flaps 0.21 / 0 per target-hour), with a little room: a guard against
-// regressions, not the issue's goal (the figures that count are the report
-// set's, docs/diagnosis.md).
-var evalFloor = struct{ accuracy, falseAlarms, flaps float64 }{0.9, 0.08, 0.5}
+// flaps 0.53 / 0 per target-hour: most on its power-cap workload, whose
+// power_capped finding is gated by an objective read over 60 s windows),
+// with a little room: a guard against regressions, not the issue's goal
+// (the figures that count are the report set's, docs/diagnosis.md).
+var evalFloor = struct{ accuracy, falseAlarms, flaps float64 }{0.9, 0.08, 0.7}

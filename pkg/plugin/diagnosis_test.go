@@ -217,6 +217,7 @@ var scenarioClass = []struct{ scenario, class string }{
 	{"frontend-bound", "frontend_overhead"}, {"under-utilised", "under_utilised"},
 	{"restart", ""}, {"flaky", ""},
 	{"long-prompt-hol", "head_of_line_blocking"}, {"client-cancels", "aborted_traffic"},
+	{"power-capped", "power_capped"},
 }
 
 // TestDiagnosisScenarioAccuracy fast-forwards every labelled simulator

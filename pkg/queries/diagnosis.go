@@ -109,7 +109,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 		names = append(names, t.Name)
 	}
 	stallWindow := time.Duration(th.StallScrapes)*env.Settings.ScrapeInterval + env.Settings.ScrapeInterval/2
-	in := diagnose.Input{Steps: r.Steps, StallWindow: stallWindow, Window: p.Window}
+	in := diagnose.Input{Steps: r.Steps, StallWindow: stallWindow, Window: p.Window, Scrape: env.Settings.ScrapeInterval}
 	if len(targets) == 0 {
 		r.Notes.Add(analysis.Warning, "no target is configured: add inference servers under Targets in the data source settings")
 		return in, r, nil
@@ -186,6 +186,22 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 			fs = append(fs, &read{name: "waiting_by_reason", expr: over("avg", func() (string, error) { return catalog.GaugePromQLBy(s, sc, "sum", "reason") })})
 		}
 	}
+	// Bursts: the highest BurstWindow mean of running and waiting inside
+	// the rate window, when it spans four burst windows or more (a 30 s
+	// burst is diluted in a 5-minute mean).
+	if bw := diagnose.BurstWindow(env.Settings.ScrapeInterval); p.Window >= 4*bw {
+		peak := func(s catalog.Signal) func() (string, error) {
+			return func() (string, error) {
+				g, err := catalog.GaugePromQL(s, sc, "sum")
+				if err != nil {
+					return "", err
+				}
+				return catalog.OverTimePromQL("max", catalog.OverTimePromQL("avg", g, bw, res), p.Window, subRes), nil
+			}
+		}
+		fs = append(fs, &read{name: "running_peak", expr: peak(catalog.RequestsRunning)},
+			&read{name: "waiting_peak", expr: peak(catalog.RequestsWaiting)})
+	}
 	fs = append(fs, &read{name: "prompt_buckets", expr: func() (string, error) {
 		hq, err := catalog.HistogramPromQL(catalog.PromptLength, sc, p.Window)
 		return hq.Buckets, err
@@ -210,7 +226,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 	if len(agents) > 0 {
 		for _, s := range diagnose.GPUSignals {
 			q := func() (string, error) { return catalog.GPUPromQL(s, agents, "avg") }
-			if s != catalog.SMClock && s != catalog.SMClockMax {
+			if s != catalog.SMClock && s != catalog.SMClockMax && s != catalog.PowerLimit && s != catalog.PowerLimitDefault {
 				q = over("avg", q)
 			}
 			fs = append(fs, &read{name: "gpu:" + string(s), expr: q})

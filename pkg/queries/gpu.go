@@ -42,7 +42,7 @@ const gpuSaturation = "saturation"
 // gpuSignals are the canonical GPU signals a gpu query may ask for, in display order
 // (throttle_reasons last: the default is every other one).
 var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
-	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.Temperature,
+	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.PowerLimitDefault, catalog.Temperature,
 	catalog.SMClock, catalog.SMClockMax, catalog.ThrottleReasons}
 
 // signalNames renders signals as strings.
@@ -256,7 +256,39 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 			got[sig] = m
 		}
 	}
-	series = append(series, gpu.Saturation(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], r.Steps, &r.Notes)...)
+	// The stuck-counter check reads each source over the scrapes before
+	// each step (gpu.StuckScrapes of them), not over query steps.
+	var windows map[catalog.Signal]gpu.ScrapeWindow
+	if scrape := r.Env.Settings.ScrapeInterval; scrape > 0 {
+		res := model.Duration(scrape).String()
+		windows = map[catalog.Signal]gpu.ScrapeWindow{}
+		for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.GPUUtil} {
+			if len(got[sig]) == 0 {
+				continue
+			}
+			var w gpu.ScrapeWindow
+			for _, agg := range []string{"max", "min", "count"} {
+				q, err := catalog.GPUPromQL(sig, agents, "avg")
+				if err != nil {
+					return nil, err
+				}
+				m, err := r.Range(ctx, catalog.OverTimePromQL(agg, q, gpu.StuckLookback(scrape), res))
+				if err != nil {
+					return nil, err
+				}
+				switch agg {
+				case "max":
+					w.Max = keepSeries(m)
+				case "min":
+					w.Min = keepSeries(m)
+				default:
+					w.Count = keepSeries(m)
+				}
+			}
+			windows[sig] = w
+		}
+	}
+	series = append(series, gpu.SaturationJudged(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], windows, r.Steps, &r.Notes)...)
 	impossible(slices.Sorted(maps.Keys(got)))
 	noteUnmatched()
 	return frames.TimeSeries(series, meta(r, nil)), nil

@@ -76,6 +76,11 @@ type Diagnosis struct {
 	// GPU is busy and no thermal or hardware slowdown reason is active is a
 	// power (or application-clock) cap that limits the GPU.
 	ClockCapRatio float64 `json:"clockCapRatio,omitempty"`
+	// PowerLimitRatio: an enforced power limit below this share of the
+	// board's default limit is a lowered limit; on a busy GPU whose SM
+	// clock is then below ClockRatioMin of its maximum it is a power cap
+	// (diagnosis class power_capped).
+	PowerLimitRatio float64 `json:"powerLimitRatio,omitempty"`
 	// ErrorShare is the share of ended requests that end with an error
 	// above which an error surge is reported.
 	ErrorShare float64 `json:"errorShare,omitempty"`
@@ -124,6 +129,7 @@ func DefaultDiagnosis() Diagnosis {
 		AbortShare:           0.05,
 		Hysteresis:           0.1,
 		ClockCapRatio:        0.85,
+		PowerLimitRatio:      0.95,
 		ErrorShare:           0.05,
 		SmallBatchRunning:    4,
 	}
@@ -146,7 +152,7 @@ func (d *Diagnosis) applyDefaults() {
 		{&d.GPUBusy, &def.GPUBusy}, {&d.HOLTTFTRatio, &def.HOLTTFTRatio},
 		{&d.HOLPrefillPerToken, &def.HOLPrefillPerToken}, {&d.HOLTailTokens, &def.HOLTailTokens}, {&d.HOLTailRatio, &def.HOLTailRatio}, {&d.UnderRunning, &def.UnderRunning},
 		{&d.SMActiveLow, &def.SMActiveLow}, {&d.AbortShare, &def.AbortShare}, {&d.Hysteresis, &def.Hysteresis},
-		{&d.ClockCapRatio, &def.ClockCapRatio}, {&d.ErrorShare, &def.ErrorShare}, {&d.SmallBatchRunning, &def.SmallBatchRunning},
+		{&d.ClockCapRatio, &def.ClockCapRatio}, {&d.PowerLimitRatio, &def.PowerLimitRatio}, {&d.ErrorShare, &def.ErrorShare}, {&d.SmallBatchRunning, &def.SmallBatchRunning},
 	} {
 		if *p.v == 0 {
 			*p.v = *p.def
@@ -168,7 +174,7 @@ func (d *Diagnosis) validate() error {
 		{"smActiveHigh", d.SMActiveHigh}, {"dramActiveHigh", d.DRAMActiveHigh}, {"clockRatioMin", d.ClockRatioMin},
 		{"frontendShare", d.FrontendShare}, {"gpuBusy", d.GPUBusy}, {"smActiveLow", d.SMActiveLow},
 		{"abortShare", d.AbortShare}, {"hysteresis", d.Hysteresis}, {"clockCapRatio", d.ClockCapRatio},
-		{"errorShare", d.ErrorShare},
+		{"powerLimitRatio", d.PowerLimitRatio}, {"errorShare", d.ErrorShare},
 	}
 	for _, r := range ratios {
 		if math.IsNaN(r.v) || r.v <= 0 || r.v > 1 {

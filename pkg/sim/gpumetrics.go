@@ -18,6 +18,7 @@ const (
 	GPUFBTotal           = "inferscope_gpu_fb_total_bytes"
 	GPUPower             = "inferscope_gpu_power_watts"
 	GPUPowerLimit        = "inferscope_gpu_power_limit_watts"
+	GPUPowerDefaultLimit = "inferscope_gpu_power_default_limit_watts"
 	GPUEnergy            = "inferscope_gpu_energy_joules_total"
 	GPUTemperature       = "inferscope_gpu_temperature_celsius"
 	GPUSMClock           = "inferscope_gpu_sm_clock_hertz"
@@ -56,6 +57,7 @@ func newGPUCollector(s *Sim) *gpuCollector {
 		GPUFBTotal:           "Framebuffer memory total, in bytes.",
 		GPUPower:             "Power draw, in watts.",
 		GPUPowerLimit:        "Enforced power limit, in watts.",
+		GPUPowerDefaultLimit: "Default power limit of the board (the limit after a reset), in watts.",
 		GPUEnergy:            "Energy consumed since the driver was loaded, in joules.",
 		GPUTemperature:       "GPU temperature, in degrees celsius.",
 		GPUSMClock:           "Current SM clock, in hertz.",
@@ -98,6 +100,7 @@ func (c *gpuCollector) collect(ch chan<- prometheus.Metric, g enginemodel.GPURea
 		{GPUFBTotal, prometheus.GaugeValue, cfg.GPU.MemoryBytes},
 		{GPUPower, prometheus.GaugeValue, g.PowerW},
 		{GPUPowerLimit, prometheus.GaugeValue, cfg.GPU.PowerLimitW},
+		{GPUPowerDefaultLimit, prometheus.GaugeValue, cfg.GPU.DefaultPowerLimit()},
 		{GPUEnergy, prometheus.CounterValue, g.EnergyJ},
 		{GPUTemperature, prometheus.GaugeValue, float64(int(g.TempC))}, // NVML reports whole degrees
 		{GPUSMClock, prometheus.GaugeValue, float64(int(g.SMClockHz/1e6)) * 1e6},

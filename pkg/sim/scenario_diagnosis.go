@@ -14,6 +14,20 @@ const (
 // diagnosis class the original scenarios did not cover.
 var diagnosisScenarios = []Scenario{
 	{
+		Name: "power-capped",
+		Description: "The H100's power limit set to 300 W of its 700 W default (nvidia-smi -pl 300) under a busy prefill-leaning load: " +
+			"the power_cap reason holds the SM clock near 0.6 of its maximum with no thermal reason; prefill that would take two thirds " +
+			"of the GPU at full clock now needs more than all of it, and requests queue (TTFT breaches the chat objective).",
+		Bottleneck: BottleneckPowerCap,
+		apply: func(c *Config) {
+			c.GPU.DefaultPowerLimitW = c.GPU.PowerLimitW
+			c.GPU.PowerLimitW = 300
+			c.Prompt = LengthDist{Kind: "lognormal", Mean: 2500, Sigma: 0.5, Min: 64, Max: 12000}
+			c.Output = LengthDist{Kind: "lognormal", Mean: 200, Sigma: 0.6, Min: 1, Max: 2000}
+			c.Rate = 9
+		},
+	},
+	{
 		Name: "frontend-bound",
 		Description: "Healthy engine behind a slow frontend: 1.2 s of tokenisation per request and 3 ms of output processing " +
 			"per output batch; E2E − queue − inference is about half of E2E while the GPU's SMs are mostly idle.",

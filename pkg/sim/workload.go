@@ -259,6 +259,7 @@ func drawWorkload(r *rand.Rand, fam string, span time.Duration) (Workload, bool)
 			return p.PrefillLoad > 0.35 && p.PrefillLoad < 0.8 && p.SeatLoad < 0.6 && p.KVLoad < 0.6
 		}
 	case "power-cap":
+		c.GPU.DefaultPowerLimitW = c.GPU.PowerLimitW
 		c.GPU.PowerLimitW = math.Round(c.GPU.MaxPowerW * uniform(r, 0.35, 0.5))
 		c.Prompt.Mean = uniform(r, 1000, 3000)
 		c.Rate = uniform(r, 2, 20)

@@ -122,8 +122,8 @@ vllm:time_to_first_token_seconds_count{engine="0",model_name="m"} %d
 // TestAlertRules runs every Grafana-managed rule under provisioning/alerting
 // through the built plugin the way Grafana's alerting evaluates it (query
 // JSON only, relative range, reduce and threshold), against targets made for
-// them: simulators running the stalled, KV-pressure, queue-saturated and
-// thermal-throttled scenarios, a page whose TTFT misses every objective, a
+// them: simulators running the stalled, KV-pressure, queue-saturated,
+// thermal-throttled and power-capped scenarios, a page whose TTFT misses every objective, a
 // page that stops exporting a family, a target that answers 503, and a
 // simulator running the healthy scenario. Each rule must fire on its
 // target, and no rule on the healthy one (code completion's 500 ms TTFT is
@@ -137,6 +137,7 @@ func TestAlertRules(t *testing.T) {
 	kv, _ := serveSim(t, "kv-pressure", 3)
 	queue, _ := serveSim(t, "queue-saturated", 4)
 	thermal, thermalGPU := serveSim(t, "thermal-throttled", 5)
+	capped, cappedGPU := serveSim(t, "power-capped", 6)
 	down := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "overloaded", http.StatusServiceUnavailable)
 	}))
@@ -150,6 +151,7 @@ func TestAlertRules(t *testing.T) {
 			{"name": "kv", "url": kv},
 			{"name": "queue", "url": queue},
 			{"name": "thermal", "url": thermal, "agent": "thermal-gpu"},
+			{"name": "capped", "url": capped, "agent": "capped-gpu"},
 			{"name": "slow", "url": serve(t, &slowPage{})},
 			{"name": "dropper", "url": serve(t, drop)},
 			{"name": "down", "url": down},
@@ -162,6 +164,7 @@ func TestAlertRules(t *testing.T) {
 		"gpuAgents": []tgt{
 			{"name": "healthy-gpu", "url": healthyGPU, "kind": "inferscope"},
 			{"name": "thermal-gpu", "url": thermalGPU, "kind": "inferscope"},
+			{"name": "capped-gpu", "url": cappedGPU, "kind": "inferscope"},
 		},
 	})
 	require.NoError(t, err)
@@ -178,6 +181,7 @@ func TestAlertRules(t *testing.T) {
 		"inferscope-kv-cache-pressure":            {"target": "kv", "class": "kv_cache_pressure"},
 		"inferscope-queue-saturation":             {"target": "queue", "class": "queue_saturation"},
 		"inferscope-gpu-throttled":                {"target": "thermal", "gpu": "0", "class": "gpu_throttled"}, // per GPU: the target names its agent
+		"inferscope-power-capped":                 {"target": "capped", "class": "power_capped"},
 		"inferscope-target-down":                  {"target": "down"},
 		"inferscope-telemetry-missing":            {"target": "dropper", "signal": "ttft"},
 		"inferscope-probe-sustained-token-stalls": {"target": "stalling", "probe": "probe-stalling"},

@@ -182,6 +182,7 @@ func diagnosisTimeline(title, desc string, w, h uint32, q queryBuilder) *stateti
 			"decode_memory_bound":   textResult("decode memory-bound", orange),
 			"head_of_line_blocking": textResult("head-of-line blocking", orange),
 			"gpu_throttled":         textResult("GPU throttled", red),
+			"power_capped":          textResult("power-capped", red),
 			"frontend_overhead":     textResult("frontend overhead", amber),
 			"aborted_traffic":       textResult("aborted traffic", amber),
 			"stalled":               textResult("stalled", "dark-red"),

@@ -43,7 +43,7 @@ var ruleOrder = func() []Class {
 func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResult {
 	n := len(in.Steps)
 	c := &tctx{in: t, th: th, ceiling: t.RunningCeiling, stopRun: -1, steps: in.Steps, stallD: in.StallWindow,
-		stall: durationText(in.StallWindow), window: durationText(in.Window), windowS: in.Window.Seconds()}
+		stall: durationText(in.StallWindow), window: durationText(in.Window), windowS: in.Window.Seconds(), scrapeD: in.Scrape}
 	if c.ceiling <= 0 {
 		c.plateau = true
 		c.ceiling = 0
@@ -120,7 +120,7 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 			}
 			notChecked = sortStrings(notChecked)
 			c.hold(i, got, r.Active, lastHeld)
-			observed := c.sloGate(i, got)
+			observed := c.sloGate(i, got, r.Active)
 			if v, ok := insufficient(c, i, got, undecided, notChecked); ok {
 				got[InsufficientData] = v
 			}
@@ -224,7 +224,7 @@ func dataState(c *tctx, i int) (int, string) {
 // held are the classes a finding keeps for up to one rate window after its
 // condition stops holding (see hold): a class whose evidence hovers at a
 // threshold does not flap A → B → A at a step shorter than its window.
-var held = []Class{GPUThrottled, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
+var held = []Class{GPUThrottled, PowerCap, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
 	UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised, SmallBatches, ErrorSurge}
 
 // hold keeps, at step i, each class of held that held at step i−1 but not

@@ -28,6 +28,7 @@ import (
 var catalogSignal = map[Signal]catalog.Signal{
 	Running: catalog.RequestsRunning, Waiting: catalog.RequestsWaiting,
 	RunningAvg: catalog.RequestsRunning, WaitingAvg: catalog.RequestsWaiting,
+	RunningPeak: catalog.RequestsRunning, WaitingPeak: catalog.RequestsWaiting,
 	WaitingSpan: catalog.RequestsWaiting, KVUsage: catalog.KVCacheUsage,
 	Preemptions: catalog.Preemptions, Finished: catalog.RequestsFinished,
 	Aborted: catalog.RequestsFinished, PromptTok: catalog.PromptTokens,
@@ -92,8 +93,7 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		labels map[string]map[string]string
 	}
 	al := map[catalog.Signal]aligned{}
-	for _, s := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
-		catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax} {
+	for _, s := range GPUSignals {
 		v, l := analysis.Align(got["gpu:"+string(s)], steps)
 		al[s] = aligned{v, l}
 	}
@@ -232,6 +232,39 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		} else {
 			tg.absent[ClockRatio] = agentNote + " (SM clock and its maximum)"
 		}
+		// Enforced power limit over the board's default, per GPU and
+		// lowest across the target's GPUs.
+		lim, def := al[catalog.PowerLimit], al[catalog.PowerLimitDefault]
+		var limRatio []float64
+		for k, l := range lim.labels {
+			d, ok := def.vals[k]
+			if !keep(l) || !ok {
+				continue
+			}
+			if limRatio == nil {
+				limRatio = make([]float64, len(steps))
+				for i := range limRatio {
+					limRatio[i] = math.NaN()
+				}
+			}
+			own := make([]float64, len(steps))
+			for i, x := range lim.vals[k] {
+				own[i] = math.NaN()
+				if math.IsNaN(x) || math.IsNaN(d[i]) || d[i] <= 0 {
+					continue
+				}
+				own[i] = x / d[i]
+				if math.IsNaN(limRatio[i]) || own[i] < limRatio[i] {
+					limRatio[i] = own[i]
+				}
+			}
+			gpuOf(l).Values[PowerLimitRatio] = own
+		}
+		if limRatio != nil {
+			tg.values[PowerLimitRatio] = limRatio
+		} else {
+			tg.absent[PowerLimitRatio] = agentNote + " (enforced and default power limits)"
+		}
 		// Slowdown: any slowdown reason on any of the target's GPUs;
 		// PowerCapped: the power_cap reason on any of them (a cause only
 		// with a clock far below its maximum: the power-cap rule).
@@ -346,7 +379,7 @@ func HasEngineData(t TargetInput) bool {
 // per GPU); the read layer fetches each under the name "gpu:<signal>", and the throttle
 // reasons under "gpu:throttle".
 var GPUSignals = []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.DRAMActive, catalog.TensorActive,
-	catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax}
+	catalog.GPUUtil, catalog.SMClock, catalog.SMClockMax, catalog.PowerLimit, catalog.PowerLimitDefault}
 
 // Stored is what the store holds for one target over the queried range: its stored metric
 // names and their detection (OK false: no engine known). Assemble reads each signal's
@@ -359,9 +392,10 @@ type Stored struct {
 
 // Assemble builds the per-target inputs of Diagnose into in (whose Steps, StallWindow and
 // Window the caller set) from the read layer's matrices, keyed by fetch name: "up", "up_min",
-// "running", "waiting", "running_avg", "waiting_avg", "waiting_span", "kv", "preemptions",
-// "finished" (by finished_reason), "rejections" and "waiting_by_reason" (by reason; both
-// optional: fetched only where a target exports them), "prompt", "generation", "progress_tokens",
+// "running", "waiting", "running_avg", "waiting_avg", "running_peak", "waiting_peak" (optional),
+// "waiting_span", "kv", "preemptions", "finished" (by finished_reason), "rejections" and
+// "waiting_by_reason" (by reason; both optional: fetched only where a target exports them),
+// "prompt", "generation", "progress_tokens",
 // "progress_finished", "progress_steps", "prompt_buckets", "ceiling_gauge", "ceiling_info",
 // one per MeanSignals entry (string(Signal)), and "gpu:<signal>" / "gpu:throttle" for the
 // agents' GPUs. Every matrix is grouped by the label target. A signal the target's engine does
@@ -381,6 +415,7 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 		Up: byJob(got["up"]), UpMin: byJob(got["up_min"]),
 		Running: byJob(got["running"]), Waiting: byJob(got["waiting"]),
 		RunningAvg: byJob(got["running_avg"]), WaitingAvg: byJob(got["waiting_avg"]),
+		RunningPeak: byJob(got["running_peak"]), WaitingPeak: byJob(got["waiting_peak"]),
 		WaitingSpan: byJob(got["waiting_span"]), KVUsage: byJob(got["kv"]),
 		Preemptions: byJob(got["preemptions"]), PromptTok: byJob(got["prompt"]),
 		GenTok: byJob(got["generation"]),

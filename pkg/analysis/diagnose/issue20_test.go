@@ -199,32 +199,58 @@ func TestIssue20Point5NoGuessWithoutGPUData(t *testing.T) {
 
 // Point 6: a busy GPU (utilisation 0.95) with its clock at 0.68 of maximum
 // and no thermal or hardware slowdown reason is power-capped (0.68 < 0.85):
-// gpu_throttled, medium confidence without the power_cap reason, high with
-// it, with the enforced limit below the board's default in evidence. Not
-// when the driver reports no power cap, nor on an idle GPU (utilisation
-// 0.02) whose clock reads low because it is idle.
+// power_capped (never gpu_throttled), medium confidence without the
+// power_cap reason, high with it. A limit lowered to 300 W of the board's
+// 700 W (0.429 < 0.95) is a cap as soon as the clock is below 0.9 of its
+// maximum (0.88 here, which alone would not be: 0.88 ≥ 0.85); at the
+// board's default limit the same clock is not. Not when the driver reports
+// no power cap, nor on an idle GPU (utilisation 0.02) whose clock reads low
+// because it is idle. It is a performance class: with the TPOT objective
+// met (99.5 % ≥ 99 %) the target is healthy with the cap observed; with it
+// breached (90 %) power_capped holds.
 func TestIssue20Point6PowerCapIsACause(t *testing.T) {
 	const n = 3
-	mk := func(util float64, extra map[Signal][]float64) TargetResult {
+	mk := func(util, clk float64, extra map[Signal][]float64, obj ...ObjectiveInput) TargetResult {
 		v := base(n)
-		v[Slowdown], v[ClockRatio], v[GPUUtil] = constant(n, 0), constant(n, 0.68), constant(n, util)
+		v[Slowdown], v[ClockRatio], v[GPUUtil] = constant(n, 0), constant(n, clk), constant(n, util)
 		for s, x := range extra {
 			v[s] = x
 		}
-		return run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "c", Engine: "vllm", Generation: "v1", Values: v})
+		return run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "c", Engine: "vllm", Generation: "v1", Values: v, Objectives: obj})
 	}
-	r := mk(0.95, nil)
-	require.Equal(t, GPUThrottled, r.Primary[n-1])
+	r := mk(0.95, 0.68, nil)
+	require.Equal(t, PowerCap, r.Primary[n-1])
+	assert.False(t, activeAnywhere(r, GPUThrottled))
 	f := r.Current()[0]
 	assert.Contains(t, f.Summary, "power-capped")
 	assert.Equal(t, Medium, f.Confidence)
-	assert.Contains(t, EvidenceText(f.Evidence), "sm_clock_ratio 0.68 < 0.86") // held: 0.85 + 0.1 × (1 − 0.85) = 0.865
-	r = mk(0.95, map[Signal][]float64{PowerCapped: constant(n, 1), PowerLimitRatio: constant(n, 300.0/700)})
+	assert.Contains(t, EvidenceText(f.Evidence), "sm_clock_ratio 0.68 < 0.865") // held: 0.85 + 0.1 × (1 − 0.85) = 0.865
+	r = mk(0.95, 0.68, map[Signal][]float64{PowerCapped: constant(n, 1), PowerLimitRatio: constant(n, 300.0/700)})
 	f = r.Current()[0]
+	assert.Equal(t, PowerCap, f.Class)
 	assert.Equal(t, High, f.Confidence)
-	assert.Contains(t, EvidenceText(f.Evidence), "power_limit_ratio 0.429 < 1")
-	assert.False(t, activeAnywhere(mk(0.95, map[Signal][]float64{PowerCapped: constant(n, 0)}), GPUThrottled))
-	assert.False(t, activeAnywhere(mk(0.02, nil), GPUThrottled))
+	assert.Contains(t, EvidenceText(f.Evidence), "power_limit_ratio 0.429 < 0.955") // held: 0.95 + 0.1 × 0.05
+	r = mk(0.95, 0.88, map[Signal][]float64{PowerCapped: constant(n, 1), PowerLimitRatio: constant(n, 300.0/700)})
+	assert.Equal(t, PowerCap, r.Primary[n-1], "a lowered limit with the clock below 0.9")
+	assert.False(t, activeAnywhere(mk(0.95, 0.88, map[Signal][]float64{PowerCapped: constant(n, 1), PowerLimitRatio: constant(n, 1)}), PowerCap),
+		"the default limit and the clock at 0.88 ≥ 0.85: the power_cap reason alone is normal under load")
+	assert.False(t, activeAnywhere(mk(0.95, 0.68, map[Signal][]float64{PowerCapped: constant(n, 0)}), PowerCap))
+	assert.False(t, activeAnywhere(mk(0.02, 0.68, nil), PowerCap))
+	met := mk(0.95, 0.68, map[Signal][]float64{PowerCapped: constant(n, 1)}, objective(n, "tpot-p99", "tpot", 0.995))
+	assert.Equal(t, Healthy, met.Primary[n-1])
+	assert.Contains(t, met.Current()[0].Summary, "power-capped")
+	breached := mk(0.95, 0.68, map[Signal][]float64{PowerCapped: constant(n, 1)}, objective(n, "tpot-p99", "tpot", 0.9))
+	assert.Equal(t, PowerCap, breached.Primary[n-1])
+	// Per GPU: only the capped GPU is named.
+	v := base(n)
+	g0 := GPUInput{GPURef: GPURef{GPU: "0"}, Values: map[Signal][]float64{Slowdown: constant(n, 0), ClockRatio: constant(n, 0.6), GPUUtil: constant(n, 0.9),
+		PowerCapped: constant(n, 1), PowerLimitRatio: constant(n, 0.5)}}
+	g1 := GPUInput{GPURef: GPURef{GPU: "1"}, Values: map[Signal][]float64{Slowdown: constant(n, 0), ClockRatio: constant(n, 0.99), GPUUtil: constant(n, 0.9),
+		PowerCapped: constant(n, 0), PowerLimitRatio: constant(n, 1)}}
+	v[Slowdown], v[ClockRatio], v[GPUUtil] = constant(n, 0), constant(n, 0.6), constant(n, 0.9)
+	r = run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "p", Engine: "vllm", Generation: "v1", Values: v, GPUs: []GPUInput{g0, g1}})
+	require.Equal(t, PowerCap, r.Primary[n-1])
+	assert.Equal(t, []GPURef{{GPU: "0"}}, r.Current()[0].GPUs)
 }
 
 // Point 7: a throttled GPU whose clock recovers to 0.95 of maximum is no
@@ -375,4 +401,55 @@ func TestHeldFindingClearsAfterOneWindow(t *testing.T) {
 			assert.Contains(t, EvidenceText(f.Evidence), "the condition cleared")
 		}
 	}
+}
+
+// Point 12: a burst inside a 5-minute window. The window means are
+// diluted (0.4 waiting, 5 running of a 16-seat ceiling, queue 0.1 of E2E)
+// but the highest 30 s means inside it are 40 waiting and 16 running: with
+// the TTFT objective breached (62 % ≤ 3 s against 99 %) queue_saturation
+// holds and says it is a burst; with the objective met it is an
+// observation, and without the peak signals nothing holds.
+func TestIssue20Point12BurstInsideACoarseWindow(t *testing.T) {
+	const n = 3
+	mk := func(good float64, peaks bool) TargetResult {
+		v := base(n)
+		v[WaitingAvg], v[RunningAvg] = constant(n, 0.4), constant(n, 5)
+		v[QueueMean], v[E2EMean] = constant(n, 0.3), constant(n, 3)
+		if peaks {
+			v[WaitingPeak], v[RunningPeak] = constant(n, 40), constant(n, 16)
+		}
+		return run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "b", Engine: "vllm", Generation: "v1", Values: v,
+			RunningCeiling: 16, CeilingSource: "max_num_seqs", Objectives: []ObjectiveInput{objective(n, "ttft-p99", "ttft", good)}})
+	}
+	r := mk(0.62, true)
+	require.Equal(t, QueueSaturation, r.Primary[n-1])
+	f := r.Current()[0]
+	assert.Contains(t, f.Summary, "burst")
+	assert.Contains(t, EvidenceText(f.Evidence), "requests_waiting_peak 40 requests ≥ 0.9")
+	assert.Contains(t, EvidenceText(f.Evidence), "objective ttft-p99 is breached")
+	assert.Equal(t, Healthy, mk(0.995, true).Primary[n-1])
+	assert.False(t, activeAnywhere(mk(0.62, false), QueueSaturation))
+}
+
+// The SLO gate does not flap with a short window's objective: a power cap
+// whose TPOT objective was breached for a 60 s window (4 steps at 15 s),
+// met for one step, breached again, stays power_capped throughout (the
+// met step says the finding is kept); met for longer than one window it
+// turns healthy with the cap observed. A finding shorter than a window is
+// not kept.
+func TestIssue20SLOGateKeepsAFindingForOneWindow(t *testing.T) {
+	good := []float64{0.9, 0.9, 0.9, 0.9, 0.995, 0.9, 0.9, 0.995, 0.995, 0.995, 0.995, 0.995, 0.995}
+	n := len(good)
+	v := base(n)
+	v[Slowdown], v[ClockRatio], v[GPUUtil], v[PowerCapped] = constant(n, 0), constant(n, 0.6), constant(n, 0.95), constant(n, 1)
+	o := objective(n, "tpot-p99", "tpot", 0)
+	o.Good = good
+	r := run1(t, n, 15*time.Second, time.Minute, TargetInput{Name: "g", Values: v, Objectives: []ObjectiveInput{o}})
+	assert.Equal(t, []Class{PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, PowerCap, Healthy, Healthy}, r.Primary)
+	// A finding of fewer steps than a window is not kept: breached once, then met.
+	o.Good = []float64{0.9, 0.995, 0.995}
+	v = base(3)
+	v[Slowdown], v[ClockRatio], v[GPUUtil], v[PowerCapped] = constant(3, 0), constant(3, 0.6), constant(3, 0.95), constant(3, 1)
+	r = run1(t, 3, 15*time.Second, time.Minute, TargetInput{Name: "g", Values: v, Objectives: []ObjectiveInput{o}})
+	assert.Equal(t, []Class{PowerCap, Healthy, Healthy}, r.Primary)
 }

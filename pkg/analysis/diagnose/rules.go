@@ -52,7 +52,9 @@ type tctx struct {
 	arrived   bool
 	steps     []time.Time
 	stallD    time.Duration
+	scrapeD   time.Duration      // scrape interval (0: unknown)
 	holdCount map[Class]int      // consecutive steps hold has kept each class
+	gateHold  map[Class]int      // consecutive met steps sloGate has kept each performance class
 	gpuHold   map[string]int     // per GPU: consecutive steps gpu_throttled was kept by hold
 	gpuLast   map[string]verdict // per GPU: the last gpu_throttled verdict whose condition held
 }
@@ -210,6 +212,7 @@ var rules = map[Class]rule{
 	Stalled:          ruleStalled,
 	IdleStaleGauges:  ruleIdleStale,
 	GPUThrottled:     ruleThrottled,
+	PowerCap:         rulePowerCapped,
 	KVPressure:       ruleKV,
 	QueueSaturation:  ruleQueue,
 	HeadOfLine:       ruleHOL,
@@ -228,6 +231,7 @@ var severities = map[Class]Severity{
 	HeadOfLine: Warning, PrefillCompute: Warning, DecodeMemory: Warning, FrontendOverhead: Warning,
 	AbortedTraffic: Info, IdleStaleGauges: Info, UnderUtilised: Info, Healthy: OK, Unknown: Info,
 	InsufficientData: Info, UnstableBatching: Warning, SmallBatches: Info, ErrorSurge: Warning,
+	PowerCap: Warning,
 }
 
 // frozen evaluates the shared part of the stall and stale-gauge rules: the
@@ -370,7 +374,7 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 	if !ok1 {
 		v.notChecked = append(v.notChecked, c.missing(Slowdown))
 	}
-	return powerCapped(c, i, prev, clk, v)
+	return v
 }
 
 // throttleLingers: at step i a slowdown reason is still active or the SM
@@ -383,39 +387,98 @@ func (c *tctx) throttleLingers(i int) bool {
 	return (ok1 && slow >= 1) || (ok2 && clk < c.th.ClockRatioMin)
 }
 
-// powerCapped: a GPU that is busy (utilisation ≥ stuckUtil) runs its SM
-// clock below ClockCapRatio of its maximum with no thermal or hardware
-// slowdown reason: an enforced power limit (or application clocks) holds it
-// down, and every compute-bound step is that much slower. The power_cap
-// reason alone is normal under full load (clocks stay near their maximum);
-// a clock far below it, or a limit below the board's default, is a cause.
-func powerCapped(c *tctx, i int, prev bool, clk float64, v verdict) verdict {
+// rulePowerCapped: a busy GPU (utilisation ≥ GPUBusy) with no thermal or
+// hardware slowdown reason runs its SM clock held down by a power limit:
+// either (a) the enforced limit is below PowerLimitRatio of the board's
+// default and the clock is below ClockRatioMin of its maximum (the lowered
+// limit is what holds it), or (b) the clock is below ClockCapRatio of its
+// maximum, with the power_cap reason active where the agent reports
+// reasons (medium confidence without them). Every compute-bound step is
+// that much slower. The power_cap reason alone with the clock near its
+// maximum is normal under full load. With per-GPU data each GPU is judged
+// on its own signals and the finding names the capped GPUs. It is a
+// performance class: with every objective met it is an observation.
+func rulePowerCapped(c *tctx, i int, prev bool) verdict {
+	if len(c.in.GPUs) == 0 {
+		return powerCapped(c, i, prev)
+	}
+	var out verdict
+	for k := range c.in.GPUs {
+		g := &c.in.GPUs[k]
+		v := powerCapped(c.forGPU(g), i, prev)
+		if !v.active {
+			continue
+		}
+		if !out.active {
+			out = v
+			out.summary = "GPU " + g.GPU + ": " + v.summary
+		} else {
+			out.evidence = append(out.evidence, v.evidence...)
+			out.summary = "GPUs " + strings.Join(gpuNames(out.gpus), ", ") + ", " + g.GPU + ": " + v.summary
+			if v.confidence != High {
+				for _, w := range v.why {
+					out.lowerTo(v.confidence, w)
+				}
+			}
+		}
+		out.gpus = append(out.gpus, g.GPURef)
+	}
+	return out
+}
+
+func gpuNames(g []GPURef) []string {
+	out := make([]string, len(g))
+	for k, r := range g {
+		out[k] = r.GPU
+	}
+	return out
+}
+
+// powerCapped is rulePowerCapped on the signals of c (one GPU, or the
+// target's lowest clock and limit ratios without per-GPU data).
+func powerCapped(c *tctx, i int, prev bool) verdict {
+	v := verdict{confidence: High}
+	clk, okK := c.value(ClockRatio, i)
 	util, okU := c.value(GPUUtil, i)
-	if !okU || util < stuckUtil || !c.below(clk, c.th.ClockCapRatio, prev) {
+	if !okK || !okU {
+		return v // ruleThrottled says what is missing
+	}
+	if slow, ok := c.value(Slowdown, i); ok && slow >= 1 {
+		return v // a thermal or hardware slowdown: gpu_throttled
+	}
+	if !c.atLeast(util, c.th.GPUBusy, prev) {
 		return v
 	}
 	capped, okC := c.value(PowerCapped, i)
-	if okC && capped < 1 {
-		return v // the driver says no power cap: application clocks or another reason
+	lim, okL := c.value(PowerLimitRatio, i)
+	lowered := okL && c.below(lim, c.th.PowerLimitRatio, prev)
+	switch {
+	case lowered && c.below(clk, c.th.ClockRatioMin, prev):
+		v.evidence = []Evidence{
+			ev(PowerLimitRatio, lim, "<", c.relax("<", c.th.PowerLimitRatio, prev), "ratio"),
+			ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockRatioMin, prev), "ratio"),
+		}
+		v.evidence[0].Note = "enforced power limit below the board's default"
+	case c.below(clk, c.th.ClockCapRatio, prev) && (!okC || capped >= 1):
+		v.evidence = []Evidence{ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockCapRatio, prev), "ratio")}
+		if okL {
+			v.evidence = append(v.evidence, Evidence{Signal: string(PowerLimitRatio), Value: lim, Unit: "ratio",
+				Note: "enforced power limit over the board's default"})
+		}
+		if !okC {
+			v.lowerTo(Medium, "the power_cap reason is not available: a low clock under load with no slowdown reason is read as a cap")
+		}
+	default:
+		return v
 	}
 	v.active = true
-	note := "no thermal or hardware slowdown reason: the clock is held by a power or application-clock limit"
-	if okC {
-		note = "power_cap reason active"
+	note := "no thermal or hardware slowdown reason: the clock is held by the power limit"
+	if okC && capped >= 1 {
+		note = "power_cap reason active; no thermal or hardware slowdown reason"
 	}
-	v.evidence = []Evidence{
-		ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockCapRatio, prev), "ratio"),
-		{Signal: string(GPUUtil), Value: util, Op: ">=", Threshold: stuckUtil, Unit: "ratio", Note: note},
-	}
-	if lim, ok := c.value(PowerLimitRatio, i); ok && lim < 1 {
-		v.evidence = append(v.evidence, Evidence{Signal: string(PowerLimitRatio), Value: lim, Op: "<", Threshold: 1, Unit: "ratio",
-			Note: "enforced power limit below the board's default"})
-	}
-	v.summary = "GPU power-capped: the GPU is busy but its SM clock is held far below its maximum by a power limit (or application clocks); compute-bound work (prefill) slows in proportion."
-	v.recommend = "Check the enforced power limit against the board's default (nvidia-smi -q -d POWER; nvidia-smi -pl resets it) and application clocks (nvidia-smi -q -d CLOCK); on a shared or power-managed node ask for the default limit, or move the replica."
-	if !okC {
-		v.lowerTo(Medium, "the power_cap reason is not available: a low clock under load with no slowdown reason is read as a cap")
-	}
+	v.evidence = append(v.evidence, Evidence{Signal: string(GPUUtil), Value: util, Op: ">=", Threshold: c.relax(">=", c.th.GPUBusy, prev), Unit: "ratio", Note: note})
+	v.summary = "GPU power-capped: the GPU is busy but an enforced power limit holds its SM clock below its maximum; compute-bound work (prefill) slows in proportion."
+	v.recommend = "Check the enforced power limit against the board's default (nvidia-smi -q -d POWER; nvidia-smi -pl resets it; DCGM power policies) and application clocks (nvidia-smi -q -d CLOCK); on a shared or power-managed node ask for the default limit, or move the replica."
 	return v
 }
 
@@ -541,8 +604,24 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	if okD {
 		wait = math.Max(0, wait-deferred)
 	}
+	waitSig, runSig := WaitingAvg, RunningAvg
+	burst := false
 	if !c.atLeast(wait, c.th.QueueWaitingMin, prev) || c.ceiling <= 0 || !c.atLeast(run, c.th.RunningCeilingRatio*c.ceiling, prev) {
-		return v
+		// A burst inside a long window: the highest one-minute means.
+		// Only against a known ceiling (exported or configured): the
+		// observed plateau is itself a peak.
+		pw, ok1 := c.value(WaitingPeak, i)
+		pr, ok2 := c.value(RunningPeak, i)
+		if !ok1 || !ok2 || c.ceiling <= 0 || c.plateau || !c.atLeast(pw, c.th.QueueWaitingMin, prev) || !c.atLeast(pr, c.th.RunningCeilingRatio*c.ceiling, prev) {
+			return v
+		}
+		if okD {
+			pw = math.Max(0, pw-deferred)
+			if !c.atLeast(pw, c.th.QueueWaitingMin, prev) {
+				return v
+			}
+		}
+		wait, run, waitSig, runSig, burst = pw, pr, WaitingPeak, RunningPeak, true
 	}
 	note := "configured --max-num-seqs"
 	if c.in.CeilingSource != "" {
@@ -551,23 +630,39 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	if c.plateau {
 		note = "ceiling = highest running count in the range (max_num_seqs is not exported)"
 	}
-	waitEv := ev(WaitingAvg, wait, ">=", c.relax(">=", c.th.QueueWaitingMin, prev), "requests")
+	waitEv := ev(waitSig, wait, ">=", c.relax(">=", c.th.QueueWaitingMin, prev), "requests")
 	if okD {
 		waitEv.Note = fmt.Sprintf("waiting for capacity: %s deferred (grammar compilation, remote KV) left out", num(deferred))
 	}
 	v.evidence = []Evidence{
 		waitEv,
-		{Signal: string(RunningAvg), Value: run, Op: ">=", Threshold: c.relax(">=", c.th.RunningCeilingRatio*c.ceiling, prev), Unit: "requests", Note: note},
+		{Signal: string(runSig), Value: run, Op: ">=", Threshold: c.relax(">=", c.th.RunningCeilingRatio*c.ceiling, prev), Unit: "requests", Note: note},
+	}
+	if burst {
+		burstNote := fmt.Sprintf("highest %s mean inside the %s window: a burst the window mean dilutes", durationText(BurstWindow(c.scrapeD)), c.window)
+		if v.evidence[0].Note != "" {
+			burstNote = v.evidence[0].Note + "; " + burstNote
+		}
+		v.evidence[0].Note = burstNote
 	}
 	q, okQ := c.value(QueueMean, i)
 	e2e, okE := c.value(E2EMean, i)
 	if okQ && okE && e2e > 0 {
 		share := q / e2e
-		if !c.atLeast(share, c.th.QueueTimeShare, prev) {
+		breached := c.breachedOn(i, "ttft", "e2e", "queue_time")
+		switch {
+		case c.atLeast(share, c.th.QueueTimeShare, prev):
+			v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: ">=", Threshold: c.relax(">=", c.th.QueueTimeShare, prev), Unit: "ratio",
+				Note: fmt.Sprintf("mean queue %s s of mean E2E %s s", num(q), num(e2e))})
+		case burst && len(breached) > 0:
+			// The window's mean queue time dilutes the burst's too; a
+			// breached objective on a stage queueing lengthens (TTFT,
+			// E2E) says the burst's queueing mattered.
+			v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: "<", Threshold: c.relax(">=", c.th.QueueTimeShare, prev), Unit: "ratio",
+				Note: fmt.Sprintf("mean queue %s s of mean E2E %s s over the whole window; objective %s is breached", num(q), num(e2e), strings.Join(breached, ", "))})
+		default:
 			return v
 		}
-		v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: ">=", Threshold: c.relax(">=", c.th.QueueTimeShare, prev), Unit: "ratio",
-			Note: fmt.Sprintf("mean queue %s s of mean E2E %s s", num(q), num(e2e))})
 		c.approx(&v, QueueMean, E2EMean)
 	} else {
 		v.notChecked = append(v.notChecked, c.missingAt(i, QueueMean, E2EMean)...)
@@ -575,6 +670,9 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	}
 	v.active = true
 	v.summary = "Queue saturation: requests wait while the running batch sits at its ceiling; queue time is a large share of E2E latency."
+	if burst {
+		v.summary = "Queue saturation in a burst: for at least a minute inside the window, requests waited while the running batch sat at its ceiling."
+	}
 	if kv, ok := c.value(KVUsage, i); ok && kv < c.th.KVHeadroom {
 		v.evidence = append(v.evidence, ev(KVUsage, kv, "<", c.th.KVHeadroom, "ratio"))
 		v.recommend = fmt.Sprintf("Raise --max-num-seqs (KV usage %s leaves headroom), and --max-num-batched-tokens with it; add replicas if latency must drop further.", num(kv))
@@ -812,8 +910,16 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 	if c.ceiling > 0 && run >= c.th.RunningCeilingRatio*c.ceiling {
 		return v // the batch is full: queue saturation
 	}
+	// A KV cache that is full and recomputes (one preemption per ten
+	// finished requests or more) is the limit: kv_cache_pressure. A long
+	// prompt's admission alone fills the cache for a moment and preempts
+	// now and then; that is the tail's doing, not a cache too small.
 	if kv, ok := c.value(KVUsage, i); ok && kv >= c.th.KVUsageHigh {
-		return v
+		pre, okP := c.value(Preemptions, i)
+		fin, okF := c.value(Finished, i)
+		if !okP || !okF || pre >= recomputeShare*fin {
+			return v
+		}
 	}
 	if pre <= 0 || ppr <= 0 || !c.atLeast(ttft/pre, c.th.HOLTTFTRatio, prev) {
 		return v

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // sloAt says, at step i, whether any objective of the target has data
@@ -31,23 +32,79 @@ func (c *tctx) sloAt(i int) (known, met, itl bool, breached []string) {
 	return known, met && known, itl, breached
 }
 
+// breachedOn names the objectives breached at step i whose stage is one of
+// stages (e.g. "ttft", "e2e": the stages queueing lengthens).
+func (c *tctx) breachedOn(i int, stages ...string) []string {
+	var out []string
+	for _, o := range c.in.Objectives {
+		if i < len(o.Good) && !math.IsNaN(o.Good[i]) && o.Good[i] < o.Target && slices.Contains(stages, o.Signal) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
 // sloGate applies the SLO anchor at step i: when every objective of the
 // target is met, the performance classes that hold are observations, not
 // findings; they are removed from got and returned for the healthy
 // verdict to mention. Faults (stall, frozen gauges, throttling, errors)
-// stay: they are findings whatever the latency.
-func (c *tctx) sloGate(i int, got map[Class]verdict) []verdict {
+// stay: they are findings whatever the latency. A performance class that
+// was a finding for a whole rate window of steps before (active) is kept
+// for up to a minute of met steps (gateSteps), with a note: an objective
+// read over a short window is met and breached by turns, and a sustained
+// finding would flap with it.
+func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []verdict {
+	if c.gateHold == nil {
+		c.gateHold = map[Class]int{}
+	}
 	if _, met, _, _ := c.sloAt(i); !met {
+		clear(c.gateHold)
 		return nil
 	}
 	var observed []verdict
 	for _, cl := range performanceClasses {
-		if v, ok := got[cl]; ok {
-			observed = append(observed, v)
-			delete(got, cl)
+		v, ok := got[cl]
+		if !ok {
+			c.gateHold[cl] = 0
+			continue
 		}
+		if c.gateHold[cl] > 0 && c.gateHold[cl] < c.gateSteps() || c.gateHold[cl] == 0 && sustained(active[cl], i, c.maxHold()) {
+			c.gateHold[cl]++
+			v.evidence = append(slices.Clone(v.evidence), Evidence{Signal: "slo_met", Value: float64(c.gateHold[cl]), Unit: "steps",
+				Note: fmt.Sprintf("every objective is met again; the finding is kept for up to %d steps (one minute) so it does not flap with the objectives", c.gateSteps())})
+			got[cl] = v
+			continue
+		}
+		c.gateHold[cl] = 0
+		observed = append(observed, v)
+		delete(got, cl)
 	}
 	return observed
+}
+
+// gateSteps is how many met steps sloGate keeps a sustained finding: one
+// minute's worth (an objective read over a 60 s window flips within it),
+// at least one step and at most one rate window.
+func (c *tctx) gateSteps() int {
+	if len(c.steps) < 2 || c.steps[1].Sub(c.steps[0]) <= 0 {
+		return 0
+	}
+	n := int(math.Ceil(time.Minute.Seconds() / c.steps[1].Sub(c.steps[0]).Seconds()))
+	return max(1, min(n, c.maxHold()))
+}
+
+// sustained reports whether a class held at each of the n steps before
+// step i (n ≥ 1).
+func sustained(active []bool, i, n int) bool {
+	if n < 1 || i < n {
+		return false
+	}
+	for k := i - n; k < i; k++ {
+		if !active[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // objectiveEvidence renders each objective's compliance at step i.

@@ -53,6 +53,12 @@ const (
 	SmallBatches Class = "small_batches"
 	// ErrorSurge: a share of requests end with an error.
 	ErrorSurge Class = "error_surge"
+	// PowerCap: a busy GPU's SM clock is held down by an enforced power
+	// limit (below the board's default, or the power_cap reason with the
+	// clock far below its maximum) while no thermal or hardware slowdown
+	// reason is active. Added by issue 20 point 6; before it, a clock held
+	// far down with no slowdown reason was reported as gpu_throttled.
+	PowerCap Class = "power_capped"
 )
 
 // Classes lists every class in priority order: when several hold at once,
@@ -63,15 +69,19 @@ const (
 //
 // Data quality comes first: a stalled engine or frozen gauges make every
 // performance rule read stale values, so they are decided before any of
-// them. Queue saturation with free KV blocks ranks before decode
+// them. Head-of-line blocking ranks before prefill, KV and decode: a tail
+// of long prompts (with short ones the bulk) makes the windows it falls in
+// prefill-heavy, fills the KV cache for a moment and stretches the decode
+// steps it shares; its own rule already excludes a full batch, a cache
+// that keeps recomputing and slow prefill on busy SMs. Queue saturation with free KV blocks ranks before decode
 // bandwidth: seats are the cause a flag fixes (--max-num-seqs).
-var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, ErrorSurge, PrefillCompute, KVPressure, QueueSaturation,
-	DecodeMemory, HeadOfLine, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
+var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, PowerCap, ErrorSurge, HeadOfLine, PrefillCompute, KVPressure, QueueSaturation,
+	DecodeMemory, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
 	SmallBatches, Healthy, Unknown}
 
 // performanceClasses are the classes that explain a latency breach; with
 // every objective of the target met they are observations, not findings.
-var performanceClasses = []Class{KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
+var performanceClasses = []Class{PowerCap, KVPressure, PrefillCompute, QueueSaturation, DecodeMemory, HeadOfLine,
 	UnstableBatching, FrontendOverhead}
 
 // Severity of a finding.
@@ -134,12 +144,19 @@ const (
 	RunningAvg  Signal = "requests_running_avg" // requests, mean over the rate window
 	WaitingAvg  Signal = "requests_waiting_avg" // requests, mean over the rate window
 	WaitingSpan Signal = "waiting_span"         // max − min of waiting over the stall window (requests): the gauge moved
-	KVUsage     Signal = "kv_cache_usage"       // ratio 0..1 (averaged across engines), highest over the rate window
-	Preemptions Signal = "preemptions"          // per second
-	Finished    Signal = "requests_finished"    // requests ended per second, every finish reason
-	Aborted     Signal = "requests_aborted"     // requests ended with finished_reason="abort" per second
-	PromptTok   Signal = "prompt_tokens"        // tokens per second
-	GenTok      Signal = "generation_tokens"    // tokens per second
+	// RunningPeak and WaitingPeak are the highest mean of the gauge over
+	// any BurstWindow inside the rate window (requests): a burst of 30 s
+	// shows in them at a 5-minute window, where the window mean dilutes it.
+	// Only fetched when the rate window spans at least four burst windows
+	// (not at the dashboard's 60 s window, whose mean already shows it).
+	RunningPeak Signal = "requests_running_peak"
+	WaitingPeak Signal = "requests_waiting_peak"
+	KVUsage     Signal = "kv_cache_usage"    // ratio 0..1 (averaged across engines), highest over the rate window
+	Preemptions Signal = "preemptions"       // per second
+	Finished    Signal = "requests_finished" // requests ended per second, every finish reason
+	Aborted     Signal = "requests_aborted"  // requests ended with finished_reason="abort" per second
+	PromptTok   Signal = "prompt_tokens"     // tokens per second
+	GenTok      Signal = "generation_tokens" // tokens per second
 	// Progress is the summed per-second rate over the stall window of the
 	// progress counters (generation tokens, finished requests, engine
 	// steps): exactly 0 when none advanced.
@@ -175,6 +192,13 @@ const (
 	// compilation, a remote KV transfer); optional. The rest of Waiting waits for capacity.
 	WaitingDeferred Signal = "requests_waiting_deferred_avg"
 )
+
+// BurstWindow is the sub-window whose highest mean inside the rate window
+// RunningPeak and WaitingPeak read: 30 s, or two scrape intervals when that
+// is longer (a mean of at least two scrapes). A 30 s burst fills it.
+func BurstWindow(scrape time.Duration) time.Duration {
+	return max(30*time.Second, 2*scrape)
+}
 
 // ObjectiveInput is one latency objective of the target's SLO profile with
 // its compliance per step: Good is the share (0..1) of the window's
@@ -254,7 +278,9 @@ type Input struct {
 	// signals (StallScrapes scrape intervals plus half of one).
 	StallWindow time.Duration
 	// Window is the rate window of the other rates and means.
-	Window  time.Duration
+	Window time.Duration
+	// Scrape is the scrape interval (0: unknown); it sets BurstWindow.
+	Scrape  time.Duration
 	Targets []TargetInput
 }
 

@@ -24,7 +24,7 @@ import (
 var Units = map[catalog.Signal]string{
 	catalog.GPUUtil: "percentunit", catalog.SMActive: "percentunit", catalog.GREngineActive: "percentunit",
 	catalog.DRAMActive: "percentunit", catalog.TensorActive: "percentunit", catalog.FBUsed: "bytes",
-	catalog.FBTotal: "bytes", catalog.Power: "watt", catalog.PowerLimit: "watt",
+	catalog.FBTotal: "bytes", catalog.Power: "watt", catalog.PowerLimit: "watt", catalog.PowerLimitDefault: "watt",
 	catalog.Temperature: "celsius", catalog.SMClock: "hertz", catalog.SMClockMax: "hertz",
 }
 
@@ -62,6 +62,43 @@ var saturationSources = []struct {
 // GPU, the stuck source and when. The matrices are catalog.GPUPromQL results; a GPU is matched
 // across them by its full label set.
 func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes *analysis.Notices) []analysis.Series {
+	return SaturationJudged(smActive, grActive, util, nil, steps, notes)
+}
+
+// ScrapeWindow is one GPU activity source read over the StuckScrapes scrapes
+// before each step (StuckLookback at the scrape interval as the subquery
+// resolution: catalog.OverTimePromQL "max", "min" and "count" of the
+// source's catalog.GPUPromQL): per GPU, the highest and the lowest reading
+// of those scrapes and how many there were, on the query's step grid. A
+// step with fewer than StuckScrapes readings (the start of the data) is
+// not judged.
+type ScrapeWindow struct {
+	Max, Min, Count model.Matrix
+}
+
+// StuckScrapes is how many consecutive scrapes two GPU activity sources must
+// disagree (one at 0 at every scrape, the other busy at every scrape) before
+// SaturationJudged calls the one at 0 stuck. It counts scrapes, not query
+// steps: a two-step alert query and a month-long panel at one-hour steps are
+// judged alike, each step on the scrapes just before it.
+const StuckScrapes = 3
+
+// StuckLookback is the subquery range that holds StuckScrapes scrapes at the
+// given scrape interval: (StuckScrapes − 1) intervals and a half, so that
+// exactly StuckScrapes subquery points at the scrape resolution fall in it.
+func StuckLookback(scrape time.Duration) time.Duration {
+	return time.Duration(StuckScrapes-1)*scrape + scrape/2
+}
+
+// SaturationJudged is Saturation with the stuck check made over scrapes:
+// where windows holds a source's ScrapeWindow (keyed by catalog.SMActive,
+// catalog.GREngineActive and catalog.GPUUtil), a step is a disagreement when
+// one source's highest reading of the step's StuckScrapes scrapes is 0 and
+// the other's lowest is busy (sanity.StuckZero, sanity.StuckBusy), and one
+// such step is enough. Without windows for a pair (no scrape interval known)
+// it falls back to the step values, StuckSteps consecutive steps (all of a
+// shorter range).
+func SaturationJudged(smActive, grActive, util model.Matrix, windows map[catalog.Signal]ScrapeWindow, steps []time.Time, notes *analysis.Notices) []analysis.Series {
 	type aligned struct {
 		vals   map[string][]float64
 		labels map[string]map[string]string
@@ -74,6 +111,32 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 		for k := range l {
 			keySet[k] = true
 		}
+	}
+	// Per source, the highest and lowest reading of each step's scrapes.
+	type minmax struct{ hi, lo map[string][]float64 }
+	win := make([]*minmax, len(saturationSources))
+	for i, src := range saturationSources {
+		w, ok := windows[src.source]
+		if !ok || w.Max == nil || w.Min == nil || w.Count == nil {
+			continue
+		}
+		hi, _ := analysis.Align(w.Max, steps)
+		lo, _ := analysis.Align(w.Min, steps)
+		cnt, _ := analysis.Align(w.Count, steps)
+		// Too few scrapes before a step: neither high nor low is known.
+		for k, c := range cnt {
+			for j, n := range c {
+				if math.IsNaN(n) || n < StuckScrapes {
+					if hi[k] != nil {
+						hi[k][j] = math.NaN()
+					}
+					if lo[k] != nil {
+						lo[k][j] = math.NaN()
+					}
+				}
+			}
+		}
+		win[i] = &minmax{hi, lo}
 	}
 	keys := slices.Sorted(maps.Keys(keySet))
 	var out []analysis.Series
@@ -95,11 +158,18 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 			// value already spans a rate window of several scrapes.
 			need := max(1, min(StuckSteps, len(steps)))
 			if util := srcs[utilIdx].vals[k]; i < utilIdx && util != nil {
-				if spans := sanity.StuckAtZero(vals, util, steps, need); len(spans) > 0 {
-					notes.Add(analysis.Warning, stuckText(describe(labels), saturationSources[i].source, catalog.GPUUtil, spans)+"; saturation uses GPU utilisation for this GPU over the whole range")
+				// srcHi, utilLo: what the stuck-source check compares;
+				// utilHi, srcLo: the reverse (utilisation stuck at 0).
+				srcHi, utilLo, utilHi, srcLo, n, unit := vals, util, util, vals, need, "steps"
+				if ws, wu := win[i], win[utilIdx]; ws != nil && wu != nil && ws.hi[k] != nil && wu.lo[k] != nil {
+					srcHi, utilLo, utilHi, srcLo, n = ws.hi[k], wu.lo[k], wu.hi[k], ws.lo[k], 1
+					unit = fmt.Sprintf("steps (each judged on its last %d scrapes)", StuckScrapes)
+				}
+				if spans := sanity.StuckAtZero(srcHi, utilLo, steps, n); len(spans) > 0 {
+					notes.Add(analysis.Warning, stuckText(describe(labels), saturationSources[i].source, catalog.GPUUtil, spans, unit)+"; saturation uses GPU utilisation for this GPU over the whole range")
 					i, vals, labels, switched = utilIdx, util, srcs[utilIdx].labels[k], true
-				} else if spans := sanity.StuckAtZero(util, vals, steps, need); len(spans) > 0 {
-					notes.Add(analysis.Warning, stuckText(describe(labels), catalog.GPUUtil, saturationSources[i].source, spans)+"; saturation keeps "+string(saturationSources[i].source))
+				} else if spans := sanity.StuckAtZero(utilHi, srcLo, steps, n); utilHi != nil && srcLo != nil && len(spans) > 0 {
+					notes.Add(analysis.Warning, stuckText(describe(labels), catalog.GPUUtil, saturationSources[i].source, spans, unit)+"; saturation keeps "+string(saturationSources[i].source))
 				}
 			}
 			if i > 0 && !switched {
@@ -123,20 +193,21 @@ func Saturation(smActive, grActive, util model.Matrix, steps []time.Time, notes 
 }
 
 // StuckSteps is how many consecutive steps two GPU activity sources must disagree (one at 0,
-// the other busy: sanity.StuckAtZero) before Saturation calls the one at 0 stuck; a range
-// with fewer steps must disagree at every one of them.
+// the other busy: sanity.StuckAtZero) before Saturation calls the one at 0 stuck when no
+// scrape windows are given (SaturationJudged); a range with fewer steps must disagree at
+// every one of them.
 const StuckSteps = 3
 
 // stuckText words a stuck source for a notice: which GPU, which source read 0 while which
 // other read how much, from when and for how many steps.
-func stuckText(gpu string, stuck, other catalog.Signal, spans []sanity.StuckSpan) string {
+func stuckText(gpu string, stuck, other catalog.Signal, spans []sanity.StuckSpan, unit string) string {
 	first, steps, hi := spans[0], 0, 0.0
 	for _, s := range spans {
 		steps += s.Steps
 		hi = math.Max(hi, s.Other)
 	}
-	return fmt.Sprintf("%s: %s read 0 while %s read up to %.0f%% for %d steps from %s, so %s looks stuck",
-		gpu, stuck, other, 100*hi, steps, first.Since.Format("2006-01-02 15:04:05 UTC"), stuck)
+	return fmt.Sprintf("%s: %s read 0 while %s read up to %.0f%% for %d %s from %s, so %s looks stuck",
+		gpu, stuck, other, 100*hi, steps, unit, first.Since.Format("2006-01-02 15:04:05 UTC"), stuck)
 }
 
 func allNaN(v []float64) bool {
