@@ -531,10 +531,18 @@ func linearDays(pts []Point, now time.Time, knee float64) float64 {
 }
 
 // Replicas is the recommended replica count for a load: ceil(load / (utilisation × knee)),
-// the replicas that keep each one at the chosen share of its knee (at least 1).
+// the replicas that keep each one at the chosen share of its knee (at least 1; math.MaxInt
+// when the count does not fit an int, e.g. a utilisation of 1e-300, rather than wrapping).
 func Replicas(load, knee, utilisation float64) int {
 	if !(knee > 0) || !(utilisation > 0) {
 		return 0
 	}
-	return max(1, int(math.Ceil(load/(utilisation*knee))))
+	n := math.Ceil(load / (utilisation * knee))
+	if math.IsNaN(n) {
+		return 0
+	}
+	if n >= math.MaxInt {
+		return math.MaxInt
+	}
+	return max(1, int(n))
 }
