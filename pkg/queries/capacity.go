@@ -258,7 +258,10 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 	}
 	var out []capacityTarget
 	for _, v := range r.Views(ctx) {
-		if !v.OK || v.Det.Engine != catalog.EngineVLLM || v.Det.Generation == "v0" {
+		if !v.OK {
+			continue // ScopeNotices said why: nothing stored in the range, or no known family
+		}
+		if v.Det.Engine != catalog.EngineVLLM || v.Det.Generation == "v0" {
 			eng := string(v.Det.Engine)
 			if v.Det.Generation != "" {
 				eng += " " + v.Det.Generation
@@ -266,7 +269,17 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s runs %s: the capacity twin models the vLLM V1 engine only, so it has no capacity figures", v.Name, eng))
 			continue
 		}
-		t, err := capacityCalibrate(ctx, env, r, q, v.Name, from, to)
+		tFrom, err := capacityHistoryStart(ctx, env, r, v.Name, from, to)
+		if err != nil {
+			return nil, err
+		}
+		if held := to.Sub(tFrom); held < capacityMinHistory {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s has %s of stored history in the time range (aligned to 5 minutes): the twin is calibrated on at least %s, so it has no capacity figures", v.Name, model.Duration(held), model.Duration(capacityMinHistory)))
+			continue
+		} else if held < span {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has %s of stored history in the %s time range: its load and twin are those of the stored part, not its requests spread over the whole range", v.Name, model.Duration(held), model.Duration(span)))
+		}
+		t, err := capacityCalibrate(ctx, env, r, q, v.Name, tFrom, to)
 		if err != nil {
 			return nil, err
 		}
@@ -277,6 +290,31 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// capacityHistoryStart is where target's stored history in [from, to] begins: to minus its
+// `up` samples over the span times the scrape interval (as the SLO query's coverage), aligned
+// up to 5 minutes; from when the store holds the whole span (or says nothing). A target
+// first scraped after from would otherwise have its requests spread over the whole range: a
+// load far below what it serves, and a twin calibrated at that load.
+func capacityHistoryStart(ctx context.Context, env *fetch.Env, r *fetch.Run, target string, from, to time.Time) (time.Time, error) {
+	q, err := catalog.UpSampleCountPromQL(catalog.Scope{Targets: []string{target}}, to.Sub(from))
+	if err != nil {
+		return from, err
+	}
+	vec, err := r.Instant(ctx, q, to)
+	if err != nil || len(vec) == 0 {
+		return from, err
+	}
+	held := time.Duration(float64(vec[0].Value) * float64(env.Settings.ScrapeInterval))
+	if held >= to.Sub(from)-capacityBucket {
+		return from, nil
+	}
+	start := to.Add(-held)
+	if a := start.Truncate(capacityBucket); a.Before(start) {
+		start = a.Add(capacityBucket)
+	}
+	return start, nil
 }
 
 // capacityCalibrate observes and calibrates one target's twin (cached per querier, target,
