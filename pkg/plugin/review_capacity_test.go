@@ -140,6 +140,9 @@ func TestReviewCapacityNoticesWithoutSimulation(t *testing.T) {
 		{"SGLang", `{"targets":["sgl"]}`, f.start, f.end, "target sgl runs sglang"},
 		{"V0", `{"targets":["v0"]}`, f.start, f.end, "target v0 runs vllm v0"},
 		{"down", `{"targets":["down"]}`, f.start, f.end, "down"},
+		// The editor's new query is latency with groupBy "none"; switching it to capacity keeps
+		// the shared field, and the capacity editor has no groupBy control to clear it.
+		{"groupBy none (from the editor)", `{"groupBy":"none"}`, f.end.Add(-time.Minute), f.end, "widen the time range"},
 		{"before history", `{"targets":["v1"]}`, f.start.Add(-48 * time.Hour), f.start.Add(-47 * time.Hour), "v1"},
 	} {
 		started := time.Now()

@@ -99,8 +99,10 @@ func (q *Capacity) validate(s *settings.Settings) error {
 	if q.Format != "" && !slices.Contains(capacityEnums["format"], q.Format) {
 		return badQueryf("format: %q is not one of table, parameters, whatif, replicas", q.Format)
 	}
-	if q.GroupBy != "" && q.GroupBy != "target" {
-		return badQueryf("groupBy: %q: the twin models one engine per target, so the capacity query is grouped by target (leave groupBy empty or set it to target)", q.GroupBy)
+	// "none" is what the editor's new query carries (a latency query switched to capacity keeps
+	// it, and the capacity editor shows no groupBy control): the answer is per target anyway.
+	if q.GroupBy != "" && q.GroupBy != "none" && q.GroupBy != "target" {
+		return badQueryf("groupBy: %q: the twin models one engine per target, so the capacity query is grouped by target (leave groupBy empty or none, or set it to target)", q.GroupBy)
 	}
 	if len(q.Models) > 0 {
 		return badQueryf("models: the twin models a target's whole engine, so the capacity query cannot be restricted to models (select targets instead)")
