@@ -78,7 +78,12 @@ func reviewRouterPages() map[string]string {
 	for i := 0; i < 999; i++ {
 		fmt.Fprintf(&r4, "llm_d_epp_request_total{fairness_id=\"t%04d\",model_name=%q,priority=\"0\",target_model_name=%q} 10\n", i, reviewModel, reviewModel)
 	}
-	return map[string]string{"r1": r1.String(), "r2": r2.String(), "r3": r3.String(), "r4": r4.String()}
+	var r5 strings.Builder
+	r5.WriteString("# TYPE llm_d_epp_request_total counter\n")
+	for _, tn := range []string{`(`, `.*`, `a|b`} {
+		fmt.Fprintf(&r5, "llm_d_epp_request_total{fairness_id=%q,model_name=%q,priority=\"0\",target_model_name=%q} 10\n", tn, reviewModel, reviewModel)
+	}
+	return map[string]string{"r1": r1.String(), "r2": r2.String(), "r3": r3.String(), "r4": r4.String(), "r5": r5.String()}
 }
 
 func TestReviewLLMDRouterHandPages(t *testing.T) {
@@ -94,7 +99,7 @@ func TestReviewLLMDRouterHandPages(t *testing.T) {
 	require.NoError(t, err)
 	reviewAppendPage(t, db, string(eng), "engine", "engine:8000", start, span, 15*time.Second, 0.01)
 	var targets []map[string]any
-	for _, n := range []string{"r1", "r2", "r3", "r4"} {
+	for _, n := range []string{"r1", "r2", "r3", "r4", "r5"} {
 		targets = append(targets, map[string]any{"name": n, "url": "http://" + n + ":9090/metrics"})
 	}
 	targets = append(targets, map[string]any{"name": "engine", "url": "http://engine:8000/metrics"})
@@ -191,6 +196,32 @@ func TestReviewLLMDRouterHandPages(t *testing.T) {
 	near(4, both, "requests/s other", 1e-6)
 	near(1, both, `requests/s a"b`, 1e-6)
 	assert.Contains(t, notes, "folded")
+
+	// r4 and r5: 1,002 tenants; in name order "(", ".*", "a|b" (regular-expression characters)
+	// and t0000…t0996 are kept, t0997 and t0998 fold into other: 2 × 0.1 = 0.2/s.
+	fs, notes = query(map[string]any{"queryType": "throughput", "targets": []string{"r4", "r5"}, "groupBy": "tenant"})
+	weird := lastByLabel(t, fs, "tenant")
+	near(0.2, weird, "requests/s other", 1e-6)
+	near(0.1, weird, "requests/s (", 1e-6)
+	near(0.1, weird, "requests/s .*", 1e-6)
+	near(0.1, weird, "requests/s a|b", 1e-6)
+	near(0.1, weird, "requests/s t0996", 1e-6)
+	_, ok := weird["requests/s t0997"]
+	assert.False(t, ok, "t0997 is past the 1,000th name")
+
+	// The legacy router split by priority: inference_objective_request_total carries it.
+	fs, notes = query(map[string]any{"queryType": "throughput", "targets": []string{"r2"}, "groupBy": "priority"})
+	t.Logf("r2 by priority: %v\n%s", lastByLabel(t, fs, "priority"), notes)
+	near(2, lastByLabel(t, fs, "priority"), "requests/s 0", 1e-6)
+
+	// Two routers with different TTFT layouts (r2: 0.4, 0.6; r3: 0.4), merged as
+	// distributions: 2.5/s in all, 0.5/s of r3 at or below 0.4, r2's 2/s in (0.4, 0.6]; p50 rank
+	// 1.25 → 0.4 + 0.2 · (1.25 − 0.5) / 2 = 0.475.
+	fs, notes = query(map[string]any{"queryType": "latency", "targets": []string{"r2", "r3"}, "stages": []string{"ttft"}, "stats": []string{"p50", "mean"}, "bounds": false})
+	mixed := lastValues(t, fs)
+	t.Logf("r2+r3 ttft: %v\n%s", mixed, notes)
+	near(0.475, mixed, "ttft p50", 1e-9)
+	near((100+10)/(200.0+50), mixed, "ttft mean", 1e-9)
 
 	// Gateway and network: r1's TTFT mean 0.425 − the engine's 0.125 = 0.3 s.
 	fs, notes = query(map[string]any{"queryType": "breakdown", "targets": []string{"r1", "engine"}})
