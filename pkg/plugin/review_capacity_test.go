@@ -312,3 +312,35 @@ func TestReviewCapacityLongRange(t *testing.T) {
 		}
 	}
 }
+
+// What-ifs the engine model cannot run: a max_num_seqs above the query's token budget, and
+// prompts scaled past max_model_len. Each must be a sentence naming the field, not a failed
+// query without one.
+func TestReviewCapacityWhatIfOutsideTheModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates")
+	}
+	f := newReviewCapacityFixture(t)
+	for _, js := range []string{
+		`{"targets":["v1"],"profiles":["chat"],"maxNumSeqs":256,"maxNumBatchedTokens":300,"format":"whatif","whatIf":{"maxNumSeqs":1000}}`,
+		`{"targets":["v1"],"profiles":["chat"],"maxNumSeqs":256,"maxNumBatchedTokens":300,"format":"whatif","whatIf":{"promptScale":16}}`,
+	} {
+		started := time.Now()
+		dr := f.query(context.Background(), t, js, f.start, f.end, time.Minute)
+		t.Logf("%s: %s err %v notices %v", js, time.Since(started), dr.Error, noticeTexts(dr.Frames))
+		if dr.Error != nil {
+			assert.Contains(t, dr.Error.Error(), "whatIf.", js)
+			continue
+		}
+		wi := dr.Frames[0]
+		for r := 0; r < wi.Rows(); r++ {
+			t.Logf("whatif %v load %v ttft99 %v att %v holds %v", cell(wi, "change", r), cell(wi, "load", r), cell(wi, "ttft_p99", r), cell(wi, "attainment", r), cell(wi, "holds", r))
+		}
+		if strings.Contains(js, `"maxNumSeqs":1000`) && assert.Equal(t, 2, wi.Rows()) {
+			// The budget of 300 tokens cannot hold 1000 sequences: the model raised it, and
+			// the answer (TTFT p99 lower than now at a load that never fills 256 sequences)
+			// is that of the larger budget: the change must say so.
+			assert.Contains(t, cell(wi, "change", 1), "max-num-batched-tokens raised from 300 to 1000")
+		}
+	}
+}

@@ -417,10 +417,19 @@ func capacityWhatIfs(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 			if err != nil {
 				return nil, err
 			}
-			_, load := c.Apply(t.twin.Config, t.observed.Rate)
+			cfg, load := c.Apply(t.twin.Config, t.observed.Rate)
+			// What the change had to raise with it, said in its name: the what-if of a
+			// max_num_seqs above the token budget is also that of a larger budget.
+			name := c.Name
+			if cfg.MaxNumBatchedTokens != t.twin.Config.MaxNumBatchedTokens {
+				name += fmt.Sprintf(" (max-num-batched-tokens raised from %d to %d: vLLM needs at least max-num-seqs)", t.twin.Config.MaxNumBatchedTokens, cfg.MaxNumBatchedTokens)
+			}
+			if cfg.Model.MaxModelLen != t.twin.Config.Model.MaxModelLen {
+				name += fmt.Sprintf(" (max-model-len raised from %d to %d to admit the longest prompt)", t.twin.Config.Model.MaxModelLen, cfg.Model.MaxModelLen)
+			}
 			k := 0
 			for _, tp := range tps {
-				row := frames.WhatIfRow{Target: t.name, Profile: tp.profile.Name, Change: c.Name, Load: load,
+				row := frames.WhatIfRow{Target: t.name, Profile: tp.profile.Name, Change: name, Load: load,
 					TTFTP50: out.P50["ttft"], TTFTP99: out.P99["ttft"], TTFTP99Error: twin.ErrorBand(c, "ttft"),
 					TPOTP50: out.P50["tpot"], TPOTP99: out.P99["tpot"], TPOTP99Error: twin.ErrorBand(c, "tpot"),
 					E2EP50: out.P50["e2e"], E2EP99: out.P99["e2e"], E2EP99Error: twin.ErrorBand(c, "e2e"),
