@@ -197,6 +197,14 @@ func TestReviewLLMDRouterHandPages(t *testing.T) {
 	near(1, both, `requests/s a"b`, 1e-6)
 	assert.Contains(t, notes, "folded")
 
+	// Latency over the same fold: other holds only ü-テナント's TTFT (r4 has none), so its p50
+	// from the summed bucket rates is ü's 0.6; a"b keeps its own 0.1.
+	fs, notes = query(map[string]any{"queryType": "latency", "targets": []string{"r1", "r4"}, "groupBy": "tenant", "stages": []string{"ttft"}, "stats": []string{"p50", "mean"}, "bounds": false})
+	foldLat := lastByLabel(t, fs, "tenant")
+	t.Logf("r1+r4 ttft by tenant: other p50 %v, other mean %v, a\"b p50 %v\n%s", foldLat["ttft p50 other"], foldLat["ttft mean other"], foldLat[`ttft p50 a"b`], notes)
+	near(0.6, foldLat, "ttft p50 other", 1e-9)
+	near(0.1, foldLat, `ttft p50 a"b`, 1e-9)
+
 	// r4 and r5: 1,002 tenants; in name order "(", ".*", "a|b" (regular-expression characters)
 	// and t0000…t0996 are kept, t0997 and t0998 fold into other: 2 × 0.1 = 0.2/s.
 	fs, notes = query(map[string]any{"queryType": "throughput", "targets": []string{"r4", "r5"}, "groupBy": "tenant"})
