@@ -12,6 +12,8 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -384,4 +386,66 @@ func TestReviewCapacityBusyTargetTime(t *testing.T) {
 		assert.InDelta(t, 30, cell(dr.Frames[0], "load", 0), 2)
 	}
 	assert.Less(t, took, 2*time.Minute)
+}
+
+// reviewEngineOne rewrites engine="0" to engine="1" and drops the series without an engine
+// label (the process's and the scrape's, stored by the first simulator): the
+// second data-parallel engine of one vLLM target, stored by a second simulator.
+type reviewEngineOne struct{ db *tsdb.DB }
+
+func (r reviewEngineOne) Appender(ctx context.Context) storage.Appender {
+	return reviewEngineOneApp{r.db.Appender(ctx)}
+}
+
+type reviewEngineOneApp struct{ storage.Appender }
+
+func (a reviewEngineOneApp) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
+	n := l.Get(labels.MetricName)
+	if n == "up" || strings.HasPrefix(n, "scrape_") || l.Get("engine") == "" {
+		return 0, nil // the process's own series and the scrape's: stored once, by the first
+	}
+	if l.Get("engine") == "0" {
+		l = labels.NewBuilder(l).Set("engine", "1").Labels()
+	}
+	return a.Appender.Append(0, l, t, v)
+}
+
+// A vLLM target with two data-parallel engines (engine="0" and "1", 2 req/s each): docs say
+// the twin models one engine per target and data-parallel engines have no twin; the query
+// must say so rather than model one engine at the two engines' 4 req/s.
+func TestReviewCapacityDataParallelTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates")
+	}
+	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	var start time.Time
+	for i, app := range []storage.Appendable{db, reviewEngineOne{db}} {
+		cfg := sim.DefaultConfig()
+		cfg.Seed = uint64(21 + i)
+		cfg.Rate = 2
+		s, err := sim.New(cfg, sim.Options{})
+		require.NoError(t, err)
+		start = s.Start()
+		_, err = s.FastForward(context.Background(), app, sim.FastForwardOptions{Duration: 30 * time.Minute, ScrapeInterval: 15 * time.Second,
+			VLLM: sim.Target{Job: "dp", Instance: "dp:8000"}})
+		require.NoError(t, err)
+	}
+	st, err := settings.Load([]byte(`{"scrapeInterval":"15s","targets":[{"name":"dp","url":"http://dp:8000/metrics"}],
+	 "sloProfiles":[{"name":"chat","objectives":[{"name":"ttft-3s","signal":"ttft","threshold":3,"target":0.99},
+	   {"name":"tpot-100ms","signal":"tpot","threshold":0.1,"target":0.99}]}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	end := start.Add(30 * time.Minute)
+	inst.now = func() time.Time { return end }
+	f := &reviewCapacityFixture{inst: inst, start: start, end: end}
+	dr := f.query(context.Background(), t, `{}`, f.start, f.end, time.Minute)
+	require.NoError(t, dr.Error)
+	notes := strings.Join(noticeTexts(dr.Frames), "\n")
+	t.Logf("data-parallel: notices %s", notes)
+	for r := 0; r < dr.Frames[0].Rows(); r++ {
+		t.Logf("load %v knee %v headroom %v", cell(dr.Frames[0], "load", r), cell(dr.Frames[0], "knee", r), cell(dr.Frames[0], "headroom", r))
+	}
+	assert.Contains(t, notes, "data-parallel", "a twin of one engine at the load of two says so")
 }

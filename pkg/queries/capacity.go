@@ -271,6 +271,16 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s runs %s: the capacity twin models the vLLM V1 engine only, so it has no capacity figures", v.Name, eng))
 			continue
 		}
+		// The twin is one engine: a data-parallel target's requests are several engines'
+		// (docs/capacity.md, What is missing), and one engine at their load is no answer.
+		engines, err := r.Instant(ctx, catalog.TwinEnginesPromQL(v.Name, span), to)
+		if err != nil {
+			return nil, err
+		}
+		if len(engines) > 0 && engines[0].Value > 1 {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s runs %g data-parallel vLLM engines (engine label): the capacity twin models one engine, so it has no capacity figures", v.Name, float64(engines[0].Value)))
+			continue
+		}
 		tFrom, err := capacityHistoryStart(ctx, env, r, v.Name, from, to)
 		if err != nil {
 			return nil, err
