@@ -268,6 +268,7 @@ func TestReviewCapacityNumbers(t *testing.T) {
 		t.Logf("param %v = %v (%v)", cell(prm, "parameter", r), cell(prm, "value", r), cell(prm, "source", r))
 		if cell(prm, "parameter", r) == "max_num_seqs" {
 			assert.Equal(t, "128", cell(prm, "value", r))
+			assert.Equal(t, "setting", cell(prm, "source", r), "the query's maxNumSeqs is not vLLM's default")
 		}
 	}
 	wi := res[2].Frames[0]
