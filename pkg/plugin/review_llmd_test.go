@@ -83,7 +83,14 @@ func reviewRouterPages() map[string]string {
 	for _, tn := range []string{`(`, `.*`, `a|b`} {
 		fmt.Fprintf(&r5, "llm_d_epp_request_total{fairness_id=%q,model_name=%q,priority=\"0\",target_model_name=%q} 10\n", tn, reviewModel, reviewModel)
 	}
-	return map[string]string{"r1": r1.String(), "r2": r2.String(), "r3": r3.String(), "r4": r4.String(), "r5": r5.String()}
+	// r6: current names for requests, TTFT only under the deprecated name (sum 90 / 100 → 0.9).
+	var r6 strings.Builder
+	r6.WriteString("# TYPE llm_d_epp_request_total counter\n")
+	fmt.Fprintf(&r6, "llm_d_epp_request_total{fairness_id=\"x\",model_name=%q,priority=\"0\",target_model_name=%q} 100\n", reviewModel, reviewModel)
+	r6.WriteString("# TYPE inference_objective_request_ttft_seconds histogram\n")
+	reviewHist(&r6, "inference_objective_request_ttft_seconds", fmt.Sprintf(`model_name=%q,target_model_name=%q`, reviewModel, reviewModel),
+		ttftLes("1.0"), []float64{100, 100}, 90)
+	return map[string]string{"r1": r1.String(), "r2": r2.String(), "r3": r3.String(), "r4": r4.String(), "r5": r5.String(), "r6": r6.String()}
 }
 
 func TestReviewLLMDRouterHandPages(t *testing.T) {
@@ -99,7 +106,7 @@ func TestReviewLLMDRouterHandPages(t *testing.T) {
 	require.NoError(t, err)
 	reviewAppendPage(t, db, string(eng), "engine", "engine:8000", start, span, 15*time.Second, 0.01)
 	var targets []map[string]any
-	for _, n := range []string{"r1", "r2", "r3", "r4", "r5"} {
+	for _, n := range []string{"r1", "r2", "r3", "r4", "r5", "r6"} {
 		targets = append(targets, map[string]any{"name": n, "url": "http://" + n + ":9090/metrics"})
 	}
 	targets = append(targets, map[string]any{"name": "engine", "url": "http://engine:8000/metrics"})
@@ -230,6 +237,11 @@ func TestReviewLLMDRouterHandPages(t *testing.T) {
 	t.Logf("r2+r3 ttft: %v\n%s", mixed, notes)
 	near(0.475, mixed, "ttft p50", 1e-9)
 	near((100+10)/(200.0+50), mixed, "ttft mean", 1e-9)
+
+	// r6: a dual page whose TTFT exists only under the deprecated name is read from it.
+	fs, notes = query(map[string]any{"queryType": "latency", "targets": []string{"r6"}, "stages": []string{"ttft"}, "stats": []string{"mean"}})
+	t.Logf("r6 ttft: %v\n%s", lastValues(t, fs), notes)
+	near(0.9, lastValues(t, fs), "ttft mean", 1e-9)
 
 	// Gateway and network: r1's TTFT mean 0.425 − the engine's 0.125 = 0.3 s.
 	fs, notes = query(map[string]any{"queryType": "breakdown", "targets": []string{"r1", "engine"}})
