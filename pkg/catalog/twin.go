@@ -61,3 +61,11 @@ func TwinRatePromQL(job string, step time.Duration) string {
 func twinRange(metric, job string, w time.Duration) string {
 	return fmt.Sprintf(twinWindowNotation, metric, JobSelector(job), model.Duration(w))
 }
+
+// TwinEnginesPromQL is how many vLLM engines (values of the `engine` label, vLLM's
+// data-parallel rank) of job finished requests' counters exist within w:
+// count(count by (engine) (last_over_time(vllm:request_success_total{job="…"}[w]))). The twin
+// models one engine; more than one is a data-parallel target it cannot model.
+func TwinEnginesPromQL(job string, w time.Duration) string {
+	return "count(count by (engine) (last_over_time(" + twinRange(TwinFinished, job, w) + ")))"
+}

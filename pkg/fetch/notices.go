@@ -100,7 +100,9 @@ func (r *Run) IdleNotices(ctx context.Context, signals []catalog.Signal) error {
 			}
 		}
 		for _, g := range groups {
-			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}, User: r.Plan.Scope.User}
+			// Gateway as the query's scope: without it the builders leave the llm-d router's
+			// families out, and a router whose requests are read would be called unselected.
+			sc := catalog.Scope{Targets: g.targets, Models: r.Plan.Scope.Models, By: []string{"target"}, User: r.Plan.Scope.User, Gateway: r.Plan.Scope.Gateway}
 			var q string
 			kind := g.metrics[0].Kind
 			if kind == catalog.KindHistogram {

@@ -99,8 +99,10 @@ func (q *Capacity) validate(s *settings.Settings) error {
 	if q.Format != "" && !slices.Contains(capacityEnums["format"], q.Format) {
 		return badQueryf("format: %q is not one of table, parameters, whatif, replicas", q.Format)
 	}
-	if q.GroupBy != "" && q.GroupBy != "target" {
-		return badQueryf("groupBy: %q: the twin models one engine per target, so the capacity query is grouped by target (leave groupBy empty or set it to target)", q.GroupBy)
+	// "none" is what the editor's new query carries (a latency query switched to capacity keeps
+	// it, and the capacity editor shows no groupBy control): the answer is per target anyway.
+	if q.GroupBy != "" && q.GroupBy != "none" && q.GroupBy != "target" {
+		return badQueryf("groupBy: %q: the twin models one engine per target, so the capacity query is grouped by target (leave groupBy empty or none, or set it to target)", q.GroupBy)
 	}
 	if len(q.Models) > 0 {
 		return badQueryf("models: the twin models a target's whole engine, so the capacity query cannot be restricted to models (select targets instead)")
@@ -258,7 +260,10 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 	}
 	var out []capacityTarget
 	for _, v := range r.Views(ctx) {
-		if !v.OK || v.Det.Engine != catalog.EngineVLLM || v.Det.Generation == "v0" {
+		if !v.OK {
+			continue // ScopeNotices said why: nothing stored in the range, or no known family
+		}
+		if v.Det.Engine != catalog.EngineVLLM || v.Det.Generation == "v0" {
 			eng := string(v.Det.Engine)
 			if v.Det.Generation != "" {
 				eng += " " + v.Det.Generation
@@ -266,7 +271,27 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s runs %s: the capacity twin models the vLLM V1 engine only, so it has no capacity figures", v.Name, eng))
 			continue
 		}
-		t, err := capacityCalibrate(ctx, env, r, q, v.Name, from, to)
+		// The twin is one engine: a data-parallel target's requests are several engines'
+		// (docs/capacity.md, What is missing), and one engine at their load is no answer.
+		engines, err := r.Instant(ctx, catalog.TwinEnginesPromQL(v.Name, span), to)
+		if err != nil {
+			return nil, err
+		}
+		if len(engines) > 0 && engines[0].Value > 1 {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s runs %g data-parallel vLLM engines (engine label): the capacity twin models one engine, so it has no capacity figures", v.Name, float64(engines[0].Value)))
+			continue
+		}
+		tFrom, err := capacityHistoryStart(ctx, env, r, v.Name, from, to)
+		if err != nil {
+			return nil, err
+		}
+		if held := to.Sub(tFrom); held < capacityMinHistory {
+			r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s has %s of stored history in the time range (aligned to 5 minutes): the twin is calibrated on at least %s, so it has no capacity figures", v.Name, model.Duration(held), model.Duration(capacityMinHistory)))
+			continue
+		} else if held < span {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has %s of stored history in the %s time range: its load and twin are those of the stored part, not its requests spread over the whole range", v.Name, model.Duration(held), model.Duration(span)))
+		}
+		t, err := capacityCalibrate(ctx, env, r, q, v.Name, tFrom, to)
 		if err != nil {
 			return nil, err
 		}
@@ -277,6 +302,31 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// capacityHistoryStart is where target's stored history in [from, to] begins: to minus its
+// `up` samples over the span times the scrape interval (as the SLO query's coverage), aligned
+// up to 5 minutes; from when the store holds the whole span (or says nothing). A target
+// first scraped after from would otherwise have its requests spread over the whole range: a
+// load far below what it serves, and a twin calibrated at that load.
+func capacityHistoryStart(ctx context.Context, env *fetch.Env, r *fetch.Run, target string, from, to time.Time) (time.Time, error) {
+	q, err := catalog.UpSampleCountPromQL(catalog.Scope{Targets: []string{target}}, to.Sub(from))
+	if err != nil {
+		return from, err
+	}
+	vec, err := r.Instant(ctx, q, to)
+	if err != nil || len(vec) == 0 {
+		return from, err
+	}
+	held := time.Duration(float64(vec[0].Value) * float64(env.Settings.ScrapeInterval))
+	if held >= to.Sub(from)-capacityBucket {
+		return from, nil
+	}
+	start := to.Add(-held)
+	if a := start.Truncate(capacityBucket); a.Before(start) {
+		start = a.Add(capacityBucket)
+	}
+	return start, nil
 }
 
 // capacityCalibrate observes and calibrates one target's twin (cached per querier, target,
@@ -377,10 +427,19 @@ func capacityWhatIfs(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 			if err != nil {
 				return nil, err
 			}
-			_, load := c.Apply(t.twin.Config, t.observed.Rate)
+			cfg, load := c.Apply(t.twin.Config, t.observed.Rate)
+			// What the change had to raise with it, said in its name: the what-if of a
+			// max_num_seqs above the token budget is also that of a larger budget.
+			name := c.Name
+			if cfg.MaxNumBatchedTokens != t.twin.Config.MaxNumBatchedTokens {
+				name += fmt.Sprintf(" (max-num-batched-tokens raised from %d to %d: vLLM needs at least max-num-seqs)", t.twin.Config.MaxNumBatchedTokens, cfg.MaxNumBatchedTokens)
+			}
+			if cfg.Model.MaxModelLen != t.twin.Config.Model.MaxModelLen {
+				name += fmt.Sprintf(" (max-model-len raised from %d to %d to admit the longest prompt)", t.twin.Config.Model.MaxModelLen, cfg.Model.MaxModelLen)
+			}
 			k := 0
 			for _, tp := range tps {
-				row := frames.WhatIfRow{Target: t.name, Profile: tp.profile.Name, Change: c.Name, Load: load,
+				row := frames.WhatIfRow{Target: t.name, Profile: tp.profile.Name, Change: name, Load: load,
 					TTFTP50: out.P50["ttft"], TTFTP99: out.P99["ttft"], TTFTP99Error: twin.ErrorBand(c, "ttft"),
 					TPOTP50: out.P50["tpot"], TPOTP99: out.P99["tpot"], TPOTP99Error: twin.ErrorBand(c, "tpot"),
 					E2EP50: out.P50["e2e"], E2EP99: out.P99["e2e"], E2EP99Error: twin.ErrorBand(c, "e2e"),

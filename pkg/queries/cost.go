@@ -46,8 +46,10 @@ func (q *Cost) lists() []namedList { return []namedList{{"series", &q.Series}} }
 var costEnums = map[string][]string{"series": append(slices.Clone(cost.Stats), cost.SpikeRatio)}
 
 func (q *Cost) validate(s *settings.Settings) error {
-	if q.GroupBy != "" && q.GroupBy != "target" {
-		return badQueryf("groupBy: %q: prices are per target, so the cost query is grouped by target (leave groupBy empty or set it to target)", q.GroupBy)
+	// "none" is what the editor's new query carries into a cost query, whose editor has no
+	// groupBy control: the answer is per target anyway.
+	if q.GroupBy != "" && q.GroupBy != "none" && q.GroupBy != "target" {
+		return badQueryf("groupBy: %q: prices are per target, so the cost query is grouped by target (leave groupBy empty or none, or set it to target)", q.GroupBy)
 	}
 	if len(q.Models) > 0 {
 		return badQueryf("models: prices are per target, so the cost query cannot be restricted to models (select targets instead)")

@@ -18,7 +18,8 @@ type Source string
 const (
 	FromData    Source = "data"    // read from the target's history
 	FromFit     Source = "fit"     // fitted by simulating the twin against the history
-	FromDefault Source = "default" // not exported: the simulator's default (or the caller's setting)
+	FromDefault Source = "default" // not exported: the simulator's default
+	FromSetting Source = "setting" // not exported: the caller's setting (Known: a query's maxNumSeqs, -max-num-seqs)
 )
 
 // Param is one calibrated parameter: its value in words and where it came from.
@@ -91,14 +92,16 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	}
 	if k.MaxNumSeqs > 0 {
 		cfg.MaxNumSeqs = k.MaxNumSeqs
-		add("max_num_seqs", k.MaxNumSeqs, FromDefault)
+		add("max_num_seqs", k.MaxNumSeqs, FromSetting)
 	} else {
 		add("max_num_seqs", cfg.MaxNumSeqs, FromDefault)
 	}
 	if k.MaxNumBatchedTokens > 0 {
 		cfg.MaxNumBatchedTokens = k.MaxNumBatchedTokens
+		add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromSetting)
+	} else {
+		add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromDefault)
 	}
-	add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromDefault)
 	if err := fitStepTime(ctx, &cfg, o); err != nil {
 		return Twin{}, err
 	}
@@ -531,10 +534,18 @@ func linearDays(pts []Point, now time.Time, knee float64) float64 {
 }
 
 // Replicas is the recommended replica count for a load: ceil(load / (utilisation × knee)),
-// the replicas that keep each one at the chosen share of its knee (at least 1).
+// the replicas that keep each one at the chosen share of its knee (at least 1; math.MaxInt
+// when the count does not fit an int, e.g. a utilisation of 1e-300, rather than wrapping).
 func Replicas(load, knee, utilisation float64) int {
 	if !(knee > 0) || !(utilisation > 0) {
 		return 0
 	}
-	return max(1, int(math.Ceil(load/(utilisation*knee))))
+	n := math.Ceil(load / (utilisation * knee))
+	if math.IsNaN(n) {
+		return 0
+	}
+	if n >= math.MaxInt {
+		return math.MaxInt
+	}
+	return max(1, int(n))
 }
