@@ -205,6 +205,11 @@ export type VariableKind = (typeof VARIABLE_KINDS)[number];
  */
 export interface EditorDataSource {
   listResource(kind: VariableKind): Promise<MetricFindValue[]>;
+  /**
+   * Metric names stored for the named targets or GPU agents in the last hour (GET
+   * /metricnames), sorted; every target's and agent's when `targets` is empty.
+   */
+  metricNames(targets: string[]): Promise<string[]>;
   readonly sloProfiles?: ProfileConfig[];
 }
 
