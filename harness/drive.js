@@ -1,6 +1,7 @@
 // Drives harness/dist/index.html in Debian's chromium with playwright-core:
-// adds a target, sets its URL and token, adds a GPU agent, switches the query
-// to gpu and back to latency with the refined estimator, edits an SLO profile
+// adds a target, sets its URL and token, maps one of its own metrics, adds a GPU
+// agent, switches the query (Combobox) to gpu and back to latency with the refined
+// estimator and a typed quantile, picks a raw metric, edits an SLO profile
 // (with inline validation), picks it in an slo query, and checks the JSON the
 // editors produce. Exits non-zero on any mismatch or page error.
 const fs = require('fs');
@@ -95,6 +96,20 @@ async function main() {
     );
     check(cfg.jsonData.scrapeInterval === '30s', 'scrape interval');
 
+    // Your own metrics: before the first save the names are typed (Combobox custom values).
+    await page.getByRole('button', { name: 'Expand section Your own metrics' }).click();
+    await page.getByRole('button', { name: 'Map a metric' }).click();
+    const ttft = page.getByLabel('Target 1 metric for ttft');
+    await ttft.click();
+    await ttft.fill('llm_ttft_seconds');
+    await page.getByRole('option', { name: /^llm_ttft_seconds/ }).click();
+    cfg = await json('config-state');
+    check(
+      JSON.stringify(cfg.jsonData.targets[0].metrics) === JSON.stringify({ ttft: 'llm_ttft_seconds' }),
+      `own metrics mapping: ${JSON.stringify(cfg.jsonData.targets[0])}`
+    );
+    await page.getByRole('button', { name: 'Target 1 remove the ttft mapping' }).click();
+
     await page.getByRole('button', { name: 'Add target' }).click();
     await page.getByRole('button', { name: 'Remove target 1', exact: true }).click();
     cfg = await json('config-state');
@@ -129,14 +144,23 @@ async function main() {
     await page.getByRole('option', { name: /^Latency/ }).click();
     await page.getByRole('radio', { name: 'refined' }).click();
     const stats = page.getByLabel('Stats');
+    await stats.click();
     await stats.fill('p99.9');
-    await stats.press('Enter');
+    await page.getByRole('option', { name: /^p99\.9/ }).click();
     q = await json('query-state');
     check(q.queryType === 'latency' && q.estimator === 'refined', `estimator refined: ${JSON.stringify(q)}`);
     check(
       JSON.stringify(q.stats) === JSON.stringify(['p50', 'p99', 'p99.9']),
       `custom quantile: ${JSON.stringify(q.stats)}`
     );
+
+    // Raw: the metric picked from the names stored for the targets (GET /metricnames).
+    await typeSelect.click();
+    await page.getByRole('option', { name: /^Raw metric/ }).click();
+    await page.getByLabel('Metric', { exact: true }).click();
+    await page.getByRole('option', { name: 'vllm:num_requests_running' }).click();
+    q = await json('query-state');
+    check(q.queryType === 'raw' && q.metric === 'vllm:num_requests_running', `raw metric picked: ${JSON.stringify(q)}`);
 
     // SLO profiles: edit the first default profile, with inline validation.
     await page.getByLabel('Profile 1 name').fill('chat-eu');

@@ -27,6 +27,7 @@ const lists: Record<string, Array<{ text: string; value: string }>> = {
 function harnessDatasource(options: Settings): DataSource {
   return {
     listResource: (kind: string) => Promise.resolve(lists[kind] ?? []),
+    metricNames: () => Promise.resolve(['vllm:gpu_cache_usage_perc', 'vllm:num_requests_running']),
     sloProfiles: options.jsonData.sloProfiles,
   } as unknown as DataSource;
 }

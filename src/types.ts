@@ -237,6 +237,13 @@ export interface TargetConfig {
   selector?: string;
   /** What the hardware serving this target costs per hour (root currency); absent = no own price. */
   costPerHour?: number;
+  /**
+   * A service instrumented by hand: signal → its own metric name (histograms by base name,
+   * counters and gauges by sample name), e.g. {"ttft": "llm_ttft_seconds"}. Embedded mode only.
+   */
+  metrics?: Record<string, string>;
+  /** The label of the mapped metrics holding the model (e.g. "model"); only with metrics. */
+  modelLabel?: string;
 }
 
 /** A node-level GPU metrics endpoint (pkg/settings.GPUAgent, without secrets). */

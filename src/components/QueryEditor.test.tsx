@@ -2,7 +2,7 @@ import React, { useState } from 'react';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 
 import type { DataSource } from '../datasource';
-import { findOption, optionLabels, pickOption, typeAndPick } from '../test/combobox';
+import { findOption, openMenu, optionLabels, pickOption, typeAndPick } from '../test/combobox';
 import { InferscopeQuery } from '../types';
 import { QueryEditor } from './QueryEditor';
 
@@ -145,9 +145,7 @@ describe('QueryEditor', () => {
   it('raw: offers the metric names stored for the chosen targets, and accepts a typed one', async () => {
     const { last, datasource } = await setup({ refId: 'A', queryType: 'raw', metric: '', targets: ['vllm-b'] });
     await waitFor(() => expect(datasource.metricNames).toHaveBeenLastCalledWith(['vllm-b']));
-    await act(async () => {
-      fireEvent.click(screen.getByLabelText('Metric'));
-    });
+    await openMenu('Metric');
     expect(optionLabels()).toEqual(['vllm:gpu_cache_usage_perc', 'vllm:num_requests_running']);
     await act(async () => {
       fireEvent.click(await findOption('vllm:gpu_cache_usage_perc'));

@@ -1,6 +1,6 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Box, Button, InlineField, InlineSwitch, Input, Select, Stack, Text } from '@grafana/ui';
+import { Box, Button, InlineField, InlineSwitch, Input, Stack, Text } from '@grafana/ui';
 import { ConfigSection } from '@grafana/plugin-ui';
 
 import { Settings } from '../configModel';
@@ -17,7 +17,8 @@ import {
   updateObjective,
 } from '../sloModel';
 import { LATENCY_STAGES, ObjectiveConfig, ObjectiveKind, STAGE_LABELS } from '../types';
-import { Multi } from './editors/common';
+import { Multi, Single } from './editors/common';
+import { useSavedList } from './savedResource';
 
 interface Props {
   options: Settings;
@@ -89,6 +90,8 @@ function ObjectiveRow(props: {
   obj: ObjectiveConfig;
   siblings: ObjectiveConfig[];
   targetNames: string[];
+  /** Model names the saved data source has seen (GET /models). */
+  modelNames: string[];
   options: Settings;
   onOptionsChange: (o: Settings) => void;
 }) {
@@ -110,24 +113,24 @@ function ObjectiveRow(props: {
           />
         </InlineField>
         <InlineField label="Kind" labelWidth={LW}>
-          <Select
-            inputId={`${id}-kind`}
-            aria-label={`Objective ${oi + 1} kind`}
+          <Single
+            id={`${id}-kind`}
+            ariaLabel={`Objective ${oi + 1} kind`}
             width={18}
             options={KIND_OPTIONS}
             value={kind}
-            onChange={(v) => v.value && set({ kind: v.value })}
+            onChange={(k) => set({ kind: k })}
           />
         </InlineField>
         {kind === 'latency' && (
           <InlineField label="Signal" labelWidth={LW} invalid={Boolean(errs.signal)} error={errs.signal}>
-            <Select
-              inputId={`${id}-signal`}
-              aria-label={`Objective ${oi + 1} signal`}
+            <Single
+              id={`${id}-signal`}
+              ariaLabel={`Objective ${oi + 1} signal`}
               width={18}
               options={SIGNAL_OPTIONS}
               value={obj.signal}
-              onChange={(v) => v.value && set({ signal: v.value })}
+              onChange={(signal) => set({ signal })}
             />
           </InlineField>
         )}
@@ -200,6 +203,7 @@ function ObjectiveRow(props: {
           tooltip="Configured targets this objective covers; empty = all"
           width={32}
           value={obj.targets}
+          allowCustom={false}
           options={props.targetNames.map((t) => ({ label: t, value: t }))}
           error={errs.targets}
           onChange={(targets) => set({ targets })}
@@ -208,10 +212,10 @@ function ObjectiveRow(props: {
           label="Models"
           ariaLabel={`Objective ${oi + 1} models`}
           id={`${id}-models`}
-          tooltip="Model names (model_name label) this objective covers, typed as served; empty = all"
+          tooltip="Model names (model_name label) this objective covers: those seen on the saved targets are listed, others may be typed as served; empty = all"
           width={32}
           value={obj.models}
-          options={[]}
+          options={props.modelNames.map((m) => ({ label: m, value: m }))}
           onChange={(models) => set({ models })}
         />
         <Button
@@ -238,6 +242,7 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
   const profiles = profilesOf(options);
   const targetNames = (options.jsonData.targets ?? []).map((t) => t.name);
   const usingDefaults = options.jsonData.sloProfiles === undefined;
+  const modelNames = useSavedList(options, 'models');
   return (
     <ConfigSection title="SLO profiles">
       <Text color="secondary" variant="bodySmall">
@@ -279,6 +284,7 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
                   obj={o}
                   siblings={p.objectives}
                   targetNames={targetNames}
+                  modelNames={modelNames}
                   options={options}
                   onOptionsChange={onOptionsChange}
                 />

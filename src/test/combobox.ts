@@ -7,14 +7,25 @@ import { act, fireEvent, screen, within } from '@testing-library/react';
  * element sizes jest-setup.js gives jsdom: the option list is virtualised.
  */
 export async function pickOption(label: string, optionLabel: string) {
-  const input = screen.getByLabelText(label);
-  await act(async () => {
-    fireEvent.click(input);
-  });
+  await openMenu(label);
   const option = await findOption(optionLabel);
   await act(async () => {
     fireEvent.click(option);
   });
+}
+
+/**
+ * Opens the menu of the picker named `label` unless it is open (a click on the input toggles
+ * it, and a multi-value menu stays open after a pick), and returns the input.
+ */
+export async function openMenu(label: string): Promise<HTMLElement> {
+  const input = screen.getByLabelText(label);
+  if (input.getAttribute('aria-expanded') !== 'true') {
+    await act(async () => {
+      fireEvent.click(input);
+    });
+  }
+  return input;
 }
 
 /** The open menu's option labelled `optionLabel` (exact), waiting for the menu to render. */
@@ -37,10 +48,7 @@ export function optionLabels(): string[] {
  * custom value) or the option that matches it.
  */
 export async function typeAndPick(label: string, text: string) {
-  const input = screen.getByLabelText(label);
-  await act(async () => {
-    fireEvent.click(input);
-  });
+  const input = await openMenu(label);
   await act(async () => {
     fireEvent.change(input, { target: { value: text } });
   });

@@ -10,34 +10,28 @@ import { LW, Single, withField } from './common';
  * The metric names stored for the query's targets (all targets when none, or when one is a
  * $variable), read again when the targets change. `error` is the sentence of a failed call.
  */
-function useMetricNames(datasource: EditorDataSource | undefined, targets: string[] | undefined) {
+function useMetricNames(datasource: EditorDataSource, targets: string[] | undefined) {
   const literal = (targets ?? []).some((t) => t.includes('$')) ? [] : (targets ?? []);
   const key = literal.join('\u0000');
-  const [state, setState] = useState<{ names: string[]; loading: boolean; error?: string }>({
-    names: [],
-    loading: true,
-  });
+  // The answer for one set of targets; loading while it is not the current set's.
+  const [answer, setAnswer] = useState<{ key: string; names: string[]; error?: string } | undefined>();
   useEffect(() => {
-    if (!datasource) {
-      setState({ names: [], loading: false });
-      return;
-    }
     let live = true;
-    setState((s) => ({ ...s, loading: true }));
     datasource
       .metricNames(key === '' ? [] : key.split('\u0000'))
-      .then((names) => live && setState({ names, loading: false }))
+      .then((names) => live && setAnswer({ key, names }))
       .catch((e: unknown) => {
         const msg = e && typeof e === 'object' && 'message' in e ? String((e as Error).message) : String(e);
         if (live) {
-          setState({ names: [], loading: false, error: `Could not list the stored metric names: ${msg}` });
+          setAnswer({ key, names: [], error: `Could not list the stored metric names: ${msg}` });
         }
       });
     return () => {
       live = false;
     };
   }, [datasource, key]);
-  return state;
+  const current = answer?.key === key ? answer : undefined;
+  return { names: current?.names ?? answer?.names ?? [], loading: !current, error: current?.error };
 }
 
 /**
