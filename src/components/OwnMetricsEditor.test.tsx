@@ -3,7 +3,7 @@ import { act, fireEvent, render, screen, waitFor } from '@testing-library/react'
 
 import { Settings } from '../configModel';
 import { openMenu, optionLabels, pickOption, typeAndPick } from '../test/combobox';
-import { ConfigEditor } from './ConfigEditor';
+import { OwnMetricsEditor } from './OwnMetricsEditor';
 
 // What GET /pagemetrics answers for the page of the issue's Python service
 // (pkg/plugin TestPageMetricsOffersTheOwnHistograms pins the same answer).
@@ -26,13 +26,16 @@ jest.mock('@grafana/runtime', () => ({
   getBackendSrv: () => ({ get }),
 }));
 
-function setup(jsonData: Settings['jsonData'], version = 2) {
+async function setup(jsonData: Settings['jsonData'], version = 2) {
   const changes: Settings[] = [];
   const initial = { uid: 'ds1', version, jsonData, secureJsonFields: {}, secureJsonData: {} } as unknown as Settings;
   function Harness() {
     const [options, setOptions] = useState(initial);
     return (
-      <ConfigEditor
+      <OwnMetricsEditor
+        i={0}
+        target={options.jsonData.targets![0]}
+        remote={false}
         options={options}
         onOptionsChange={(o) => {
           changes.push(o);
@@ -41,7 +44,9 @@ function setup(jsonData: Settings['jsonData'], version = 2) {
       />
     );
   }
-  render(<Harness />);
+  await act(async () => {
+    render(<Harness />);
+  });
   return { last: () => changes[changes.length - 1] };
 }
 
@@ -49,7 +54,7 @@ const svc = { name: 'svc', url: 'http://svc:8000/metrics' };
 
 describe('Your own metrics (targets[].metrics, modelLabel)', () => {
   it("maps the service's histograms and counter, picked from the names on its page, and the model label", async () => {
-    const { last } = setup({ targets: [svc] });
+    const { last } = await setup({ targets: [svc] });
     fireEvent.click(screen.getByRole('button', { name: 'Expand section Your own metrics' }));
     await act(async () => {
       fireEvent.click(screen.getByRole('button', { name: 'Map a metric' }));
@@ -93,7 +98,7 @@ describe('Your own metrics (targets[].metrics, modelLabel)', () => {
   });
 
   it("refuses a histogram's _bucket series as typed, with pkg/settings' sentence; removing the last row drops modelLabel", async () => {
-    const { last } = setup({ targets: [{ ...svc, metrics: { ttft: 'llm_ttft_seconds' }, modelLabel: 'model' }] });
+    const { last } = await setup({ targets: [{ ...svc, metrics: { ttft: 'llm_ttft_seconds' }, modelLabel: 'model' }] });
     // Saved mappings open the section.
     await typeAndPick('Target 1 metric for ttft', 'llm_ttft_seconds_bucket');
     expect(
@@ -107,7 +112,7 @@ describe('Your own metrics (targets[].metrics, modelLabel)', () => {
 
   it('before the first save, names are typed and the page is not read', async () => {
     get.mockClear();
-    setup({ targets: [svc] }, 1);
+    await setup({ targets: [svc] }, 1);
     fireEvent.click(screen.getByRole('button', { name: 'Expand section Your own metrics' }));
     expect(screen.getByText(/Save the data source to list the names/)).toBeInTheDocument();
     fireEvent.click(screen.getByRole('button', { name: 'Map a metric' }));

@@ -77,15 +77,15 @@ export function comboboxOptions<T extends string>(options: Array<SelectableValue
 }
 
 /**
- * A visually hidden accessible name for a picker whose visible label is shared by several on
- * the page (the "Engine" of every target): the Combobox takes no aria-label, only
- * aria-labelledby. Undefined when the field's own label is the name.
+ * A hidden second label naming a picker whose visible label is shared by several on the page
+ * (the "Engine" of every target). A label element, not aria-labelledby: Combobox gives its
+ * aria-labelledby to the menu too, which would then carry the same name as the input.
  */
 function HiddenName({ id, name }: { id: string; name?: string }) {
   return name ? (
-    <span id={id} hidden>
+    <label htmlFor={id} hidden>
       {name}
-    </span>
+    </label>
   ) : null;
 }
 
@@ -106,7 +106,7 @@ interface MultiPickerProps {
 /**
  * A multi-value picker (MultiCombobox) inside an InlineField, whose label names it through
  * `id`; `ariaLabel` names it when several share that label. (A component of its own because
- * InlineField overwrites its child's aria-labelledby and loading.)
+ * InlineField overwrites its child's loading and aria props.)
  */
 export function MultiPicker({
   id,
@@ -119,13 +119,11 @@ export function MultiPicker({
   allowCustom = true,
   onChange,
 }: MultiPickerProps) {
-  const nameId = `${id}-name`;
   return (
     <>
-      <HiddenName id={nameId} name={ariaLabel} />
+      <HiddenName id={id} name={ariaLabel} />
       <MultiCombobox
         id={id}
-        aria-labelledby={ariaLabel ? nameId : undefined}
         width={width ?? 40}
         loading={loading}
         createCustomValue={allowCustom}
@@ -189,17 +187,15 @@ export function Single<T extends string>({
   allowCustom,
   onChange,
 }: SingleProps<T>) {
-  const nameId = `${id}-name`;
   const opts = comboboxOptions(options);
   if (value !== undefined && value !== '' && !opts.some((o) => o.value === value)) {
     opts.push({ label: value, value });
   }
   return (
     <>
-      <HiddenName id={nameId} name={ariaLabel} />
+      <HiddenName id={id} name={ariaLabel} />
       <Combobox<T>
         id={id}
-        aria-labelledby={ariaLabel ? nameId : undefined}
         width={width ?? 40}
         placeholder={placeholder}
         loading={loading}
