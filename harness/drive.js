@@ -24,10 +24,18 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/cs
 /**
  * Serves harness/dist on a loopback port. @grafana/ui fetches its icons from
  * Grafana's public/build/img/icons/, which only Grafana has: those get a blank SVG.
+ * Its fonts (public/fonts/) get no content.
  */
 function serve() {
   const server = http.createServer((req, res) => {
     const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (url.startsWith('/public/fonts/')) {
+      // Grafana's GlobalStyles name its fonts under public/fonts/, which only Grafana serves:
+      // none is sent, and the browser falls back to its own.
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     if (url.includes('/img/icons/')) {
       res.writeHead(200, { 'content-type': TYPES['.svg'] });
       res.end('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"></svg>');
@@ -62,8 +70,8 @@ async function main() {
     ],
   });
   const errors = [];
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1400 } });
   try {
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1400 } });
     page.setDefaultTimeout(10000);
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -196,6 +204,9 @@ async function main() {
     check(Number(await page.locator('#query-runs').innerText()) > runsBefore, 'the slo query runs');
 
     await page.screenshot({ path: path.join(dist, 'screenshot.png'), fullPage: true });
+  } catch (e) {
+    await page.screenshot({ path: path.join(dist, 'failure.png'), fullPage: true }).catch(() => undefined);
+    throw e;
   } finally {
     await browser.close();
     server.close();

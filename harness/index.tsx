@@ -2,6 +2,7 @@
 // @grafana/ui, no Grafana) and shows the JSON they produce, for drive.js.
 import React, { useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
+import { GlobalStyles } from '@grafana/ui';
 
 import { ConfigEditor } from '../src/components/ConfigEditor';
 import { QueryEditor } from '../src/components/QueryEditor';
@@ -60,6 +61,8 @@ function App() {
   const datasource = useMemo(() => harnessDatasource(options), [options]);
   return (
     <div style={{ display: 'flex', gap: 32, padding: 16 }}>
+      {/* Grafana's own page styles (box-sizing: border-box and the rest), as in Grafana. */}
+      <GlobalStyles />
       <div style={{ flex: 1 }}>
         <h2>ConfigEditor</h2>
         <ConfigEditor options={options} onOptionsChange={setOptions} />
