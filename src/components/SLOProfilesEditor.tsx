@@ -1,4 +1,4 @@
-import React, { useState } from 'react';
+import React, { memo, useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { SelectableValue } from '@grafana/data';
 import { Box, Button, InlineField, InlineSwitch, Input, Stack, Text } from '@grafana/ui';
 import { ConfigSection } from '@grafana/plugin-ui';
@@ -84,7 +84,24 @@ function NumberField(props: {
   );
 }
 
-function ObjectiveRow(props: {
+/** Applies an edit to the latest settings; the same function across renders. */
+type Update = (edit: (o: Settings) => Settings) => void;
+
+/**
+ * An Update over the latest options and onOptionsChange. Because it stays the same function,
+ * a memoised objective row is drawn again only when its own objective, its profile's
+ * objectives or the target and model names change, not at every keystroke elsewhere on the
+ * page (each row holds four pickers).
+ */
+function useUpdate(options: Settings, onOptionsChange: (o: Settings) => void): Update {
+  const latest = useRef({ options, onOptionsChange });
+  useLayoutEffect(() => {
+    latest.current = { options, onOptionsChange };
+  });
+  return useCallback((edit) => latest.current.onOptionsChange(edit(latest.current.options)), []);
+}
+
+const ObjectiveRow = memo(function ObjectiveRow(props: {
   pi: number;
   oi: number;
   obj: ObjectiveConfig;
@@ -92,13 +109,12 @@ function ObjectiveRow(props: {
   targetNames: string[];
   /** Model names the saved data source has seen (GET /models). */
   modelNames: string[];
-  options: Settings;
-  onOptionsChange: (o: Settings) => void;
+  update: Update;
 }) {
-  const { pi, oi, obj, options, onOptionsChange } = props;
+  const { pi, oi, obj, update } = props;
   const errs = objectiveErrors(obj, props.siblings, props.targetNames);
   const id = `slo-${pi}-${oi}`;
-  const set = (patch: Partial<ObjectiveConfig>) => onOptionsChange(updateObjective(options, pi, oi, patch));
+  const set = (patch: Partial<ObjectiveConfig>) => update((o) => updateObjective(o, pi, oi, patch));
   const kind = obj.kind ?? 'latency';
   return (
     <Box borderColor="weak" borderStyle="dashed" padding={1} marginBottom={1}>
@@ -224,14 +240,14 @@ function ObjectiveRow(props: {
           size="sm"
           icon="trash-alt"
           aria-label={`Remove objective ${obj.name}`}
-          onClick={() => onOptionsChange(removeObjective(options, pi, oi))}
+          onClick={() => update((o) => removeObjective(o, pi, oi))}
         >
           Remove
         </Button>
       </Stack>
     </Box>
   );
-}
+});
 
 /**
  * Editor of the SLO profiles (jsonData.sloProfiles): each profile is a named
@@ -240,7 +256,9 @@ function ObjectiveRow(props: {
  */
 export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
   const profiles = profilesOf(options);
-  const targetNames = (options.jsonData.targets ?? []).map((t) => t.name);
+  const targetKey = JSON.stringify((options.jsonData.targets ?? []).map((t) => t.name));
+  const targetNames = useMemo(() => JSON.parse(targetKey) as string[], [targetKey]);
+  const update = useUpdate(options, onOptionsChange);
   const usingDefaults = options.jsonData.sloProfiles === undefined;
   const modelNames = useSavedList(options, 'models');
   return (
@@ -285,8 +303,7 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
                   siblings={p.objectives}
                   targetNames={targetNames}
                   modelNames={modelNames}
-                  options={options}
-                  onOptionsChange={onOptionsChange}
+                  update={update}
                 />
               ))}
               <Button
