@@ -1,9 +1,10 @@
-import React, { useEffect, useState } from 'react';
+import React, { useCallback } from 'react';
 import { InlineField } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { EditorDataSource } from '../../types';
 import { KeyValueEditor } from '../KeyValueEditor';
+import { useLoaded } from '../useResourceOptions';
 import { LW, Single, withField } from './common';
 
 /**
@@ -12,26 +13,14 @@ import { LW, Single, withField } from './common';
  */
 function useMetricNames(datasource: EditorDataSource, targets: string[] | undefined) {
   const literal = (targets ?? []).some((t) => t.includes('$')) ? [] : (targets ?? []);
-  const key = literal.join('\u0000');
-  // The answer for one set of targets; loading while it is not the current set's.
-  const [answer, setAnswer] = useState<{ key: string; names: string[]; error?: string } | undefined>();
-  useEffect(() => {
-    let live = true;
-    datasource
-      .metricNames(key === '' ? [] : key.split('\u0000'))
-      .then((names) => live && setAnswer({ key, names }))
-      .catch((e: unknown) => {
-        const msg = e && typeof e === 'object' && 'message' in e ? String((e as Error).message) : String(e);
-        if (live) {
-          setAnswer({ key, names: [], error: `Could not list the stored metric names: ${msg}` });
-        }
-      });
-    return () => {
-      live = false;
-    };
-  }, [datasource, key]);
-  const current = answer?.key === key ? answer : undefined;
-  return { names: current?.names ?? answer?.names ?? [], loading: !current, error: current?.error };
+  const key = JSON.stringify(literal);
+  const load = useCallback(() => datasource.metricNames(JSON.parse(key) as string[]), [datasource, key]);
+  const { value, loading, error } = useLoaded(load);
+  return {
+    names: value ?? [],
+    loading,
+    error: error === undefined ? undefined : `Could not list the stored metric names: ${error}`,
+  };
 }
 
 /**
