@@ -1,6 +1,7 @@
 // Drives harness/dist/index.html in Debian's chromium with playwright-core:
-// adds a target, sets its URL and token, adds a GPU agent, switches the query
-// to gpu and back to latency with the refined estimator, edits an SLO profile
+// adds a target, sets its URL and token, maps one of its own metrics, adds a GPU
+// agent, switches the query (Combobox) to gpu and back to latency with the refined
+// estimator and a typed quantile, picks a raw metric, edits an SLO profile
 // (with inline validation), picks it in an slo query, and checks the JSON the
 // editors produce. Exits non-zero on any mismatch or page error.
 const fs = require('fs');
@@ -23,10 +24,18 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/cs
 /**
  * Serves harness/dist on a loopback port. @grafana/ui fetches its icons from
  * Grafana's public/build/img/icons/, which only Grafana has: those get a blank SVG.
+ * Its fonts (public/fonts/) get no content.
  */
 function serve() {
   const server = http.createServer((req, res) => {
     const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (url.startsWith('/public/fonts/')) {
+      // Grafana's GlobalStyles name its fonts under public/fonts/, which only Grafana serves:
+      // none is sent, and the browser falls back to its own.
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     if (url.includes('/img/icons/')) {
       res.writeHead(200, { 'content-type': TYPES['.svg'] });
       res.end('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"></svg>');
@@ -61,8 +70,8 @@ async function main() {
     ],
   });
   const errors = [];
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1400 } });
   try {
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1400 } });
     page.setDefaultTimeout(10000);
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -94,6 +103,20 @@ async function main() {
       'GPU agent added'
     );
     check(cfg.jsonData.scrapeInterval === '30s', 'scrape interval');
+
+    // Your own metrics: before the first save the names are typed (Combobox custom values).
+    await page.getByRole('button', { name: 'Expand section Your own metrics' }).click();
+    await page.getByRole('button', { name: 'Map a metric' }).click();
+    const ttft = page.getByLabel('Target 1 metric for ttft');
+    await ttft.click();
+    await ttft.fill('llm_ttft_seconds');
+    await page.getByRole('option', { name: /^llm_ttft_seconds/ }).click();
+    cfg = await json('config-state');
+    check(
+      JSON.stringify(cfg.jsonData.targets[0].metrics) === JSON.stringify({ ttft: 'llm_ttft_seconds' }),
+      `own metrics mapping: ${JSON.stringify(cfg.jsonData.targets[0])}`
+    );
+    await page.getByRole('button', { name: 'Target 1 remove the ttft mapping' }).click();
 
     await page.getByRole('button', { name: 'Add target' }).click();
     await page.getByRole('button', { name: 'Remove target 1', exact: true }).click();
@@ -129,14 +152,23 @@ async function main() {
     await page.getByRole('option', { name: /^Latency/ }).click();
     await page.getByRole('radio', { name: 'refined' }).click();
     const stats = page.getByLabel('Stats');
+    await stats.click();
     await stats.fill('p99.9');
-    await stats.press('Enter');
+    await page.getByRole('option', { name: /^p99\.9/ }).click();
     q = await json('query-state');
     check(q.queryType === 'latency' && q.estimator === 'refined', `estimator refined: ${JSON.stringify(q)}`);
     check(
       JSON.stringify(q.stats) === JSON.stringify(['p50', 'p99', 'p99.9']),
       `custom quantile: ${JSON.stringify(q.stats)}`
     );
+
+    // Raw: the metric picked from the names stored for the targets (GET /metricnames).
+    await typeSelect.click();
+    await page.getByRole('option', { name: /^Raw metric/ }).click();
+    await page.getByLabel('Metric', { exact: true }).click();
+    await page.getByRole('option', { name: 'vllm:num_requests_running' }).click();
+    q = await json('query-state');
+    check(q.queryType === 'raw' && q.metric === 'vllm:num_requests_running', `raw metric picked: ${JSON.stringify(q)}`);
 
     // SLO profiles: edit the first default profile, with inline validation.
     await page.getByLabel('Profile 1 name').fill('chat-eu');
@@ -172,6 +204,9 @@ async function main() {
     check(Number(await page.locator('#query-runs').innerText()) > runsBefore, 'the slo query runs');
 
     await page.screenshot({ path: path.join(dist, 'screenshot.png'), fullPage: true });
+  } catch (e) {
+    await page.screenshot({ path: path.join(dist, 'failure.png'), fullPage: true }).catch(() => undefined);
+    throw e;
   } finally {
     await browser.close();
     server.close();

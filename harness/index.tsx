@@ -2,6 +2,7 @@
 // @grafana/ui, no Grafana) and shows the JSON they produce, for drive.js.
 import React, { useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
+import { GlobalStyles } from '@grafana/ui';
 
 import { ConfigEditor } from '../src/components/ConfigEditor';
 import { QueryEditor } from '../src/components/QueryEditor';
@@ -27,6 +28,7 @@ const lists: Record<string, Array<{ text: string; value: string }>> = {
 function harnessDatasource(options: Settings): DataSource {
   return {
     listResource: (kind: string) => Promise.resolve(lists[kind] ?? []),
+    metricNames: () => Promise.resolve(['vllm:gpu_cache_usage_perc', 'vllm:num_requests_running']),
     sloProfiles: options.jsonData.sloProfiles,
   } as unknown as DataSource;
 }
@@ -59,6 +61,8 @@ function App() {
   const datasource = useMemo(() => harnessDatasource(options), [options]);
   return (
     <div style={{ display: 'flex', gap: 32, padding: 16 }}>
+      {/* Grafana's own page styles (box-sizing: border-box and the rest), as in Grafana. */}
+      <GlobalStyles />
       <div style={{ flex: 1 }}>
         <h2>ConfigEditor</h2>
         <ConfigEditor options={options} onOptionsChange={setOptions} />

@@ -204,6 +204,9 @@ export function updateTarget(o: Settings, index: number, patch: Partial<TargetCo
   if (merged.labels && Object.keys(merged.labels).length === 0) {
     delete merged.labels;
   }
+  if (merged.metrics && Object.keys(merged.metrics).length === 0) {
+    delete merged.metrics;
+  }
   targets[index] = merged;
   let next = withTargets(o, targets);
   if (patch.name !== undefined && patch.name !== old.name) {

@@ -183,6 +183,12 @@ export class DataSource extends DataSourceWithBackend<InferscopeQuery, Inferscop
     return toMetricFindValues(body);
   }
 
+  /** Metric names stored for the targets (GET /metricnames?target=…); all targets' when none. */
+  async metricNames(targets: string[]): Promise<string[]> {
+    const body = await this.getResource('metricnames', targets.length > 0 ? { target: targets } : undefined);
+    return Array.isArray(body) ? body.filter((n): n is string => typeof n === 'string') : [];
+  }
+
   /** Values of a template variable: `{"queryType":"targets"}` lists target names, etc. */
   async metricFindQuery(query: Pick<InferscopeVariableQuery, 'queryType'> | string): Promise<MetricFindValue[]> {
     const kind = typeof query === 'string' ? query.trim() : query?.queryType;

@@ -238,6 +238,11 @@ export type VariableKind = (typeof VARIABLE_KINDS)[number];
  */
 export interface EditorDataSource {
   listResource(kind: VariableKind): Promise<MetricFindValue[]>;
+  /**
+   * Metric names stored for the named targets or GPU agents in the last hour (GET
+   * /metricnames), sorted; every target's and agent's when `targets` is empty.
+   */
+  metricNames(targets: string[]): Promise<string[]>;
   readonly sloProfiles?: ProfileConfig[];
 }
 
@@ -265,6 +270,13 @@ export interface TargetConfig {
   selector?: string;
   /** What the hardware serving this target costs per hour (root currency); absent = no own price. */
   costPerHour?: number;
+  /**
+   * A service instrumented by hand: signal → its own metric name (histograms by base name,
+   * counters and gauges by sample name), e.g. {"ttft": "llm_ttft_seconds"}. Embedded mode only.
+   */
+  metrics?: Record<string, string>;
+  /** The label of the mapped metrics holding the model (e.g. "model"); only with metrics. */
+  modelLabel?: string;
 }
 
 /** A node-level GPU metrics endpoint (pkg/settings.GPUAgent, without secrets). */

@@ -21,7 +21,10 @@ import (
 // GET /signals (per target: engine and the state of every signal in the last
 // hour of stored samples: exported, approximate, not_seen or absent),
 // GET /pagemetrics?target=<name> (PageMetrics of the target's page, probed now, for the
-// configuration editor's targets[].metrics; embedded mode only), and
+// configuration editor's targets[].metrics; embedded mode only),
+// GET /metricnames?target=<name>&target=… (the metric names stored for those targets or GPU
+// agents in the last hour, sorted: the raw query editor's metric picker; all targets and
+// agents when none is named), and
 // GET and POST /baselines list and upload benchmark baselines (resource_baselines.go).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	if err := i.storeReady(); err != nil {
@@ -115,6 +118,16 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		}
 		writeJSON(w, pageMetrics(pr.Names, pr.Labels))
 	})
+	mux.HandleFunc("GET /metricnames", func(w http.ResponseWriter, r *http.Request) {
+		jobs, err := i.metricNameJobs(r.URL.Query()["target"])
+		if err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, i.labelValues(r.Context(), "__name__", jobs))
+	})
 	mux.HandleFunc("GET /discover", func(w http.ResponseWriter, r *http.Request) {
 		d, err := i.discover(r.Context())
 		if err != nil {
@@ -127,6 +140,33 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 	})
 	i.addBaselineRoutes(mux)
 	return httpadapter.New(mux)
+}
+
+// metricNameJobs returns the jobs whose metric names GET /metricnames lists: the named
+// targets and GPU agents (each must be configured; duplicates are one), or every target and
+// agent when none is named.
+func (i *Instance) metricNameJobs(names []string) ([]string, error) {
+	if len(names) == 0 {
+		jobs := i.settings.TargetNames()
+		for _, a := range i.settings.GPUAgents {
+			jobs = append(jobs, a.Name)
+		}
+		return jobs, nil
+	}
+	seen := map[string]bool{}
+	var jobs []string
+	for _, n := range names {
+		_, isTarget := i.settings.Target(n)
+		_, isAgent := i.settings.Agent(n)
+		if !isTarget && !isAgent {
+			return nil, fmt.Errorf("target: %q is not a target or GPU agent configured in this data source", n)
+		}
+		if !seen[n] {
+			seen[n] = true
+			jobs = append(jobs, n)
+		}
+	}
+	return jobs, nil
 }
 
 // labelValues returns the distinct values of label among the stored series of the given jobs.

@@ -3,6 +3,7 @@ import { getBackendSrv } from '@grafana/runtime';
 import { Alert, Button, FieldSet, InlineField, Input, Stack, Text } from '@grafana/ui';
 
 import { Settings } from '../configModel';
+import { isSaved, resourceError } from './savedResource';
 
 const LABEL_WIDTH = 22;
 
@@ -40,7 +41,7 @@ export function BaselinesEditor({ options, onOptionsChange }: Props) {
   const [file, setFile] = useState<File | undefined>();
   const [name, setName] = useState('');
   const [state, setState] = useState<{ busy: boolean; error?: string; result?: UploadResult }>({ busy: false });
-  const saved = Boolean(options.uid) && options.version !== undefined && options.version > 1;
+  const saved = isSaved(options);
   const nameOK = BASELINE_NAME_RE.test(name);
   const upload = async (overwrite: boolean) => {
     if (!file) {
@@ -57,8 +58,7 @@ export function BaselinesEditor({ options, onOptionsChange }: Props) {
       );
       setState({ busy: false, result });
     } catch (e: unknown) {
-      const err = e as { data?: { error?: string; message?: string }; message?: string };
-      setState({ busy: false, error: err?.data?.error ?? err?.data?.message ?? err?.message ?? String(e) });
+      setState({ busy: false, error: resourceError(e) });
     }
   };
   return (

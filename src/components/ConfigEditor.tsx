@@ -1,17 +1,6 @@
 import React, { useState } from 'react';
 import { DataSourcePluginOptionsEditorProps, SelectableValue } from '@grafana/data';
-import {
-  Box,
-  Button,
-  InlineField,
-  Input,
-  RadioButtonGroup,
-  SecretInput,
-  Select,
-  Stack,
-  Switch,
-  Text,
-} from '@grafana/ui';
+import { Box, Button, InlineField, Input, RadioButtonGroup, SecretInput, Stack, Switch, Text } from '@grafana/ui';
 import { ConfigSection, ConfigSubSection, DataSourceDescription } from '@grafana/plugin-ui';
 
 import {
@@ -47,6 +36,8 @@ import { KeyValueEditor } from './KeyValueEditor';
 import { isRemote, RemoteSettings, SelectorField } from './RemoteSettings';
 import { SLOProfilesEditor } from './SLOProfilesEditor';
 import { BaselinesEditor } from './BaselinesEditor';
+import { Single } from './editors/common';
+import { OwnMetricsEditor } from './OwnMetricsEditor';
 
 type Props = DataSourcePluginOptionsEditorProps<InferscopeOptions, InferscopeSecureJsonData>;
 
@@ -398,13 +389,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     />
                   </InlineField>
                   <InlineField label="Engine" labelWidth={LABEL_WIDTH} tooltip="Override engine detection">
-                    <Select
-                      inputId={`target-${i}-engine`}
-                      aria-label={`Target ${n} engine`}
+                    <Single
+                      id={`target-${i}-engine`}
+                      ariaLabel={`Target ${n} engine`}
                       width={40}
                       options={ENGINE_OPTIONS}
                       value={t.engine ?? ''}
-                      onChange={(v) => onOptionsChange(updateTarget(options, i, { engine: v.value ?? '' }))}
+                      onChange={(engine) => onOptionsChange(updateTarget(options, i, { engine }))}
                     />
                   </InlineField>
                   <InlineField
@@ -421,6 +412,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                       onChange={(labels) => onOptionsChange(updateTarget(options, i, { labels }))}
                     />
                   </InlineField>
+                  <OwnMetricsEditor
+                    i={i}
+                    target={t}
+                    remote={remote}
+                    options={options}
+                    onOptionsChange={onOptionsChange}
+                  />
                   {remote ? null : (
                     <>
                       <TargetAuth i={i} n={n} target={t} options={options} onOptionsChange={onOptionsChange} />
@@ -461,16 +459,14 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     labelWidth={LABEL_WIDTH}
                     tooltip="GPU agent of the node serving this target"
                   >
-                    <Select
-                      inputId={`target-${i}-agent`}
-                      aria-label={`Target ${n} GPU agent`}
+                    <Single
+                      id={`target-${i}-agent`}
+                      ariaLabel={`Target ${n} GPU agent`}
                       width={40}
                       options={agentOptions}
                       value={t.agent ?? ''}
-                      onChange={(v) =>
-                        onOptionsChange(
-                          updateTarget(options, i, v.value ? { agent: v.value } : { agent: '', gpus: [] })
-                        )
+                      onChange={(agent) =>
+                        onOptionsChange(updateTarget(options, i, agent ? { agent } : { agent: '', gpus: [] }))
                       }
                     />
                   </InlineField>
@@ -570,13 +566,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   />
                 </InlineField>
                 <InlineField label="Kind" labelWidth={LABEL_WIDTH}>
-                  <Select
-                    inputId={`agent-${i}-kind`}
-                    aria-label={`Agent ${n} kind`}
+                  <Single
+                    id={`agent-${i}-kind`}
+                    ariaLabel={`Agent ${n} kind`}
                     width={40}
                     options={KIND_OPTIONS}
                     value={a.kind ?? 'inferscope'}
-                    onChange={(v) => onOptionsChange(updateAgent(options, i, { kind: v.value ?? 'inferscope' }))}
+                    onChange={(kind) => onOptionsChange(updateAgent(options, i, { kind }))}
                   />
                 </InlineField>
                 {remote ? null : (
@@ -667,13 +663,14 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   error={p.target ? undefined : 'Choose the target this probe exercises'}
                   tooltip="The engine target the probe's requests reach: its client-side numbers are joined to this target"
                 >
-                  <Select
-                    inputId={`probe-${i}-target`}
-                    aria-label={`Probe ${n} target`}
+                  <Single
+                    id={`probe-${i}-target`}
+                    ariaLabel={`Probe ${n} target`}
                     width={40}
+                    placeholder="choose a target"
                     options={targetOptions}
-                    value={p.target || null}
-                    onChange={(v) => onOptionsChange(updateProbe(options, i, { target: v.value ?? '' }))}
+                    value={p.target || undefined}
+                    onChange={(target) => onOptionsChange(updateProbe(options, i, { target }))}
                   />
                 </InlineField>
                 {remote ? null : (

@@ -2,6 +2,7 @@ import React, { useState } from 'react';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 
 import type { DataSource } from '../datasource';
+import { findOption, openMenu, optionLabels, pickOption, typeAndPick } from '../test/combobox';
 import { InferscopeQuery } from '../types';
 import { QueryEditor } from './QueryEditor';
 
@@ -18,10 +19,21 @@ const LISTS: Record<string, Array<{ text: string; value: string }>> = {
   ],
 };
 
+/** Stored metric names per target, as GET /metricnames answers. */
+const METRIC_NAMES: Record<string, string[]> = {
+  'vllm-a': ['vllm:num_requests_running', 'vllm:time_to_first_token_seconds_bucket'],
+  'vllm-b': ['vllm:gpu_cache_usage_perc', 'vllm:num_requests_running'],
+};
+
 function fakeDatasource() {
-  return { listResource: jest.fn((kind: string) => Promise.resolve(LISTS[kind] ?? [])) } as unknown as DataSource & {
-    listResource: jest.Mock;
-  };
+  return {
+    listResource: jest.fn((kind: string) => Promise.resolve(LISTS[kind] ?? [])),
+    metricNames: jest.fn((targets: string[]) =>
+      Promise.resolve(
+        [...new Set((targets.length ? targets : Object.keys(METRIC_NAMES)).flatMap((t) => METRIC_NAMES[t]))].sort()
+      )
+    ),
+  } as unknown as DataSource & { listResource: jest.Mock; metricNames: jest.Mock };
 }
 
 /** Renders the editor and lets the resource lists (resolved promises) land. */
@@ -49,16 +61,6 @@ async function setup(initial: InferscopeQuery) {
   return { changes, last: () => changes[changes.length - 1], onRunQuery, datasource };
 }
 
-/** Opens a Grafana Select / MultiSelect by its accessible name and clicks an option. */
-async function pick(selectLabel: string, optionText: string) {
-  const input = screen.getByLabelText(selectLabel);
-  fireEvent.keyDown(input, { key: 'ArrowDown' });
-  const option = await screen.findByText(optionText, { selector: 'span' });
-  await act(async () => {
-    fireEvent.click(option);
-  });
-}
-
 const latency: InferscopeQuery = {
   refId: 'A',
   queryType: 'latency',
@@ -72,7 +74,7 @@ const latency: InferscopeQuery = {
 describe('QueryEditor', () => {
   it('switches query type, keeping shared fields and dropping latency-only ones', async () => {
     const { last, onRunQuery } = await setup(latency);
-    await pick('Query type', 'Stage breakdown');
+    await pickOption('Query type', 'Stage breakdown');
     expect(last()).toEqual({ refId: 'A', queryType: 'breakdown', targets: ['vllm-a'], format: 'timeseries' });
     expect(onRunQuery).toHaveBeenCalled();
     fireEvent.click(screen.getByLabelText('table'));
@@ -81,7 +83,7 @@ describe('QueryEditor', () => {
 
   it('switching to gpu shows agents, GPUs and signals from the resources', async () => {
     const { last, datasource } = await setup(latency);
-    await pick('Query type', 'GPU');
+    await pickOption('Query type', 'GPU');
     expect(last()).toEqual({
       refId: 'A',
       queryType: 'gpu',
@@ -89,15 +91,15 @@ describe('QueryEditor', () => {
       signals: ['gpu_util', 'fb_used', 'power', 'saturation'],
     });
     await waitFor(() => expect(datasource.listResource).toHaveBeenCalledWith('agents'));
-    await pick('Agents', 'node-a');
-    await pick('GPUs', '1');
+    await pickOption('Agents', 'node-a');
+    await pickOption('GPUs', '1');
     expect(last()).toMatchObject({ agents: ['node-a'], gpus: ['1'] });
     expect(screen.queryByLabelText('Stages')).not.toBeInTheDocument();
   });
 
   it('switching to events keeps the targets, drops latency fields and shows what the table holds', async () => {
     const { last } = await setup(latency);
-    await pick('Query type', 'Events');
+    await pickOption('Query type', 'Events');
     expect(last()).toEqual({ refId: 'A', queryType: 'events', targets: ['vllm-a'] });
     expect(screen.getByText(/Use it as a dashboard annotation/)).toBeInTheDocument();
     expect(screen.queryByLabelText('Stages')).not.toBeInTheDocument();
@@ -106,7 +108,7 @@ describe('QueryEditor', () => {
 
   it('adds a stage and picks the refined estimator', async () => {
     const { last } = await setup(latency);
-    await pick('Stages', 'itl');
+    await pickOption('Stages', 'itl');
     expect(last().stages).toEqual(['ttft', 'e2e', 'itl']);
     fireEvent.click(screen.getByLabelText('refined'));
     expect(last()).toEqual({ ...latency, stages: ['ttft', 'e2e', 'itl'], estimator: 'refined' });
@@ -120,13 +122,10 @@ describe('QueryEditor', () => {
 
   it('accepts a custom quantile such as p99.9 and rejects nonsense', async () => {
     const { last, changes } = await setup(latency);
-    const input = screen.getByLabelText('Stats');
-    fireEvent.change(input, { target: { value: 'p99.9' } });
-    fireEvent.keyDown(input, { key: 'Enter' });
-    await waitFor(() => expect(last().stats).toEqual(['p50', 'p99', 'p99.9']));
+    await typeAndPick('Stats', 'p99.9');
+    expect(last().stats).toEqual(['p50', 'p99', 'p99.9']);
     const before = changes.length;
-    fireEvent.change(input, { target: { value: 'p150' } });
-    fireEvent.keyDown(input, { key: 'Enter' });
+    await typeAndPick('Stats', 'p150');
     expect(await screen.findByText('"p150" is not mean or a quantile such as p99.9')).toBeInTheDocument();
     expect(changes.length).toBe(before);
   });
@@ -134,7 +133,7 @@ describe('QueryEditor', () => {
   it('offers targets from GET /targets and group-by choices', async () => {
     const { last, datasource } = await setup({ refId: 'A', queryType: 'throughput' });
     await waitFor(() => expect(datasource.listResource).toHaveBeenCalledWith('targets'));
-    await pick('Targets', 'vllm-b');
+    await pickOption('Targets', 'vllm-b');
     expect(last()).toEqual({ refId: 'A', queryType: 'throughput', targets: ['vllm-b'] });
     fireEvent.click(screen.getByLabelText('model'));
     expect(last().groupBy).toBe('model');
@@ -143,10 +142,25 @@ describe('QueryEditor', () => {
     expect(last().window).toBe('5m');
   });
 
+  it('raw: offers the metric names stored for the chosen targets, and accepts a typed one', async () => {
+    const { last, datasource } = await setup({ refId: 'A', queryType: 'raw', metric: '', targets: ['vllm-b'] });
+    await waitFor(() => expect(datasource.metricNames).toHaveBeenLastCalledWith(['vllm-b']));
+    await openMenu('Metric');
+    expect(optionLabels()).toEqual(['vllm:gpu_cache_usage_perc', 'vllm:num_requests_running']);
+    await act(async () => {
+      fireEvent.click(await findOption('vllm:gpu_cache_usage_perc'));
+    });
+    expect(last()).toEqual({ refId: 'A', queryType: 'raw', metric: 'vllm:gpu_cache_usage_perc', targets: ['vllm-b'] });
+    // Another target: the names are read again for both.
+    await pickOption('Targets', 'vllm-a');
+    await waitFor(() => expect(datasource.metricNames).toHaveBeenLastCalledWith(['vllm-b', 'vllm-a']));
+    await typeAndPick('Metric', 'my_own_gauge');
+    expect(last().metric).toBe('my_own_gauge');
+  });
+
   it('builds a raw query from metric name and matchers', async () => {
     const { last } = await setup({ refId: 'A', queryType: 'raw', metric: '', matchers: {} });
-    fireEvent.change(screen.getByLabelText('Metric'), { target: { value: 'vllm:num_requests_running' } });
-    fireEvent.blur(screen.getByLabelText('Metric'));
+    await pickOption('Metric', 'vllm:num_requests_running');
     fireEvent.click(screen.getByRole('button', { name: 'Add matcher' }));
     fireEvent.change(screen.getByLabelText('Matcher 1 key'), { target: { value: 'model_name' } });
     fireEvent.change(screen.getByLabelText('Matcher 1 value'), { target: { value: 'llama-3-8b' } });

@@ -1,13 +1,13 @@
 import React, { useState } from 'react';
 import { QueryEditorProps, SelectableValue } from '@grafana/data';
-import { InlineField, Input, RadioButtonGroup, Select, Stack } from '@grafana/ui';
+import { InlineField, Input, RadioButtonGroup, Stack } from '@grafana/ui';
 
 import type { DataSource } from '../datasource';
 import { switchQueryType } from '../queryModel';
 import { SharedControls } from '../queryTypes/definition';
 import { DEFAULT_QUERY_TYPE, QUERY_TYPE_LIST, queryTypeDefinition } from '../queryTypes/registry';
 import { GROUP_BY, GroupBy, InferscopeOptions, InferscopeQuery, QueryType } from '../types';
-import { LW, Multi, withField } from './editors/common';
+import { LW, Multi, Single, withField } from './editors/common';
 import { useResourceOptions } from './useResourceOptions';
 
 type Props = QueryEditorProps<DataSource, InferscopeQuery, InferscopeOptions>;
@@ -50,13 +50,12 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
     <Stack direction="column" gap={0.5}>
       <Stack gap={0.5} wrap="wrap">
         <InlineField label="Query type" labelWidth={LW} tooltip={def ? `${def.label}: ${def.description}` : undefined}>
-          <Select
-            inputId="inferscope-query-type"
-            aria-label="Query type"
+          <Single
+            id="inferscope-query-type"
             width={28}
             options={TYPE_OPTIONS}
             value={type}
-            onChange={(v) => v.value && change(switchQueryType(query, v.value))}
+            onChange={(v) => v !== type && change(switchQueryType(query, v))}
           />
         </InlineField>
         {uses.groupBy && (

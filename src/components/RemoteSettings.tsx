@@ -5,6 +5,7 @@ import { AuthMethod, Auth, ConfigSection, ConnectionSettings, convertLegacyAuthP
 import { Alert, Button, InlineField, Input, RadioButtonGroup, SecretInput, Stack, Text } from '@grafana/ui';
 
 import { NAME_RE, Settings } from '../configModel';
+import { isSaved, resourceError } from './savedResource';
 import { DataSourceMode, REMOTE_BEARER_TOKEN_KEY, TargetConfig } from '../types';
 
 const LABEL_WIDTH = 22;
@@ -84,15 +85,14 @@ interface Discovery {
 
 function DiscoveryHelper({ options, onOptionsChange }: Props) {
   const [state, setState] = useState<{ loading: boolean; error?: string; result?: Discovery }>({ loading: false });
-  const saved = Boolean(options.uid) && options.version !== undefined && options.version > 1;
+  const saved = isSaved(options);
   const run = async () => {
     setState({ loading: true });
     try {
       const result = await getBackendSrv().get<Discovery>(`/api/datasources/uid/${options.uid}/resources/discover`);
       setState({ loading: false, result });
     } catch (e: unknown) {
-      const err = e as { data?: { error?: string; message?: string }; message?: string };
-      setState({ loading: false, error: err?.data?.error ?? err?.data?.message ?? err?.message ?? String(e) });
+      setState({ loading: false, error: resourceError(e) });
     }
   };
   const rows = (title: string, cs: Candidate[]) =>

@@ -1,12 +1,28 @@
 import React, { useState } from 'react';
-import { fireEvent, render, screen } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 
 import { Settings } from '../configModel';
+import { openMenu, optionLabels, pickOption, typeAndPick } from '../test/combobox';
 import { SLOProfilesEditor } from './SLOProfilesEditor';
 
-function setup(jsonData: Settings['jsonData']) {
+// GET /models of the saved data source: the model names stored in the last hour.
+const get = jest.fn((url: string) =>
+  Promise.resolve(url.endsWith('/resources/models') ? ['Qwen/Qwen3-0.6B', 'meta-llama/Llama-3.1-8B-Instruct'] : [])
+);
+jest.mock('@grafana/runtime', () => ({
+  ...jest.requireActual('@grafana/runtime'),
+  getBackendSrv: () => ({ get }),
+}));
+
+/** Renders the editor; `saved` gives it the uid and version of a saved data source. */
+function setup(jsonData: Settings['jsonData'], saved = false) {
   const changes: Settings[] = [];
-  const initial = { jsonData, secureJsonFields: {}, secureJsonData: {} } as unknown as Settings;
+  const initial = {
+    ...(saved ? { uid: 'ds1', version: 3 } : {}),
+    jsonData,
+    secureJsonFields: {},
+    secureJsonData: {},
+  } as unknown as Settings;
   function Harness() {
     const [options, setOptions] = useState(initial);
     return (
@@ -73,6 +89,33 @@ describe('SLOProfilesEditor', () => {
     });
     expect(screen.getByText('"nope" is not a configured target')).toBeInTheDocument();
     expect(screen.getByLabelText('Objective 1 models')).toBeInTheDocument();
+  });
+
+  it('objective targets and models are pickers: configured targets, and the models GET /models lists or typed', async () => {
+    const { last } = setup(
+      {
+        targets: [
+          { name: 'vllm-a', url: 'http://a/metrics' },
+          { name: 'vllm-b', url: 'http://b/metrics' },
+        ],
+        sloProfiles: [{ name: 'p', objectives: [{ name: 'e2e', signal: 'e2e', threshold: 2, target: 0.99 }] }],
+      },
+      true
+    );
+    await waitFor(() => expect(get).toHaveBeenCalledWith('/api/datasources/uid/ds1/resources/models'));
+    await pickOption('Objective 1 targets', 'vllm-b');
+    await openMenu('Objective 1 models');
+    expect(optionLabels()).toEqual(['Qwen/Qwen3-0.6B', 'meta-llama/Llama-3.1-8B-Instruct']);
+    await pickOption('Objective 1 models', 'meta-llama/Llama-3.1-8B-Instruct');
+    await typeAndPick('Objective 1 models', 'mistral-7b');
+    expect(last().jsonData.sloProfiles?.[0].objectives[0]).toEqual({
+      name: 'e2e',
+      signal: 'e2e',
+      threshold: 2,
+      target: 0.99,
+      targets: ['vllm-b'],
+      models: ['meta-llama/Llama-3.1-8B-Instruct', 'mistral-7b'],
+    });
   });
 
   it('adds and removes profiles and objectives', () => {

@@ -1,6 +1,6 @@
-import React, { useState } from 'react';
+import React, { memo, useCallback, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Box, Button, InlineField, InlineSwitch, Input, Select, Stack, Text } from '@grafana/ui';
+import { Box, Button, InlineField, InlineSwitch, Input, Stack, Text } from '@grafana/ui';
 import { ConfigSection } from '@grafana/plugin-ui';
 
 import { Settings } from '../configModel';
@@ -17,7 +17,8 @@ import {
   updateObjective,
 } from '../sloModel';
 import { LATENCY_STAGES, ObjectiveConfig, ObjectiveKind, STAGE_LABELS } from '../types';
-import { Multi } from './editors/common';
+import { Multi, Single } from './editors/common';
+import { useSavedList } from './savedResource';
 
 interface Props {
   options: Settings;
@@ -83,19 +84,37 @@ function NumberField(props: {
   );
 }
 
-function ObjectiveRow(props: {
+/** Applies an edit to the latest settings; the same function across renders. */
+type Update = (edit: (o: Settings) => Settings) => void;
+
+/**
+ * An Update over the latest options and onOptionsChange. Because it stays the same function,
+ * a memoised objective row is drawn again only when its own objective, its profile's
+ * objectives or the target and model names change, not at every keystroke elsewhere on the
+ * page (each row holds four pickers).
+ */
+function useUpdate(options: Settings, onOptionsChange: (o: Settings) => void): Update {
+  const latest = useRef({ options, onOptionsChange });
+  useLayoutEffect(() => {
+    latest.current = { options, onOptionsChange };
+  });
+  return useCallback((edit) => latest.current.onOptionsChange(edit(latest.current.options)), []);
+}
+
+const ObjectiveRow = memo(function ObjectiveRow(props: {
   pi: number;
   oi: number;
   obj: ObjectiveConfig;
   siblings: ObjectiveConfig[];
   targetNames: string[];
-  options: Settings;
-  onOptionsChange: (o: Settings) => void;
+  /** Model names the saved data source has seen (GET /models). */
+  modelNames: string[];
+  update: Update;
 }) {
-  const { pi, oi, obj, options, onOptionsChange } = props;
+  const { pi, oi, obj, update } = props;
   const errs = objectiveErrors(obj, props.siblings, props.targetNames);
   const id = `slo-${pi}-${oi}`;
-  const set = (patch: Partial<ObjectiveConfig>) => onOptionsChange(updateObjective(options, pi, oi, patch));
+  const set = (patch: Partial<ObjectiveConfig>) => update((o) => updateObjective(o, pi, oi, patch));
   const kind = obj.kind ?? 'latency';
   return (
     <Box borderColor="weak" borderStyle="dashed" padding={1} marginBottom={1}>
@@ -110,24 +129,24 @@ function ObjectiveRow(props: {
           />
         </InlineField>
         <InlineField label="Kind" labelWidth={LW}>
-          <Select
-            inputId={`${id}-kind`}
-            aria-label={`Objective ${oi + 1} kind`}
+          <Single
+            id={`${id}-kind`}
+            ariaLabel={`Objective ${oi + 1} kind`}
             width={18}
             options={KIND_OPTIONS}
             value={kind}
-            onChange={(v) => v.value && set({ kind: v.value })}
+            onChange={(k) => set({ kind: k })}
           />
         </InlineField>
         {kind === 'latency' && (
           <InlineField label="Signal" labelWidth={LW} invalid={Boolean(errs.signal)} error={errs.signal}>
-            <Select
-              inputId={`${id}-signal`}
-              aria-label={`Objective ${oi + 1} signal`}
+            <Single
+              id={`${id}-signal`}
+              ariaLabel={`Objective ${oi + 1} signal`}
               width={18}
               options={SIGNAL_OPTIONS}
               value={obj.signal}
-              onChange={(v) => v.value && set({ signal: v.value })}
+              onChange={(signal) => set({ signal })}
             />
           </InlineField>
         )}
@@ -200,6 +219,7 @@ function ObjectiveRow(props: {
           tooltip="Configured targets this objective covers; empty = all"
           width={32}
           value={obj.targets}
+          allowCustom={false}
           options={props.targetNames.map((t) => ({ label: t, value: t }))}
           error={errs.targets}
           onChange={(targets) => set({ targets })}
@@ -208,10 +228,10 @@ function ObjectiveRow(props: {
           label="Models"
           ariaLabel={`Objective ${oi + 1} models`}
           id={`${id}-models`}
-          tooltip="Model names (model_name label) this objective covers, typed as served; empty = all"
+          tooltip="Model names (model_name label) this objective covers: those seen on the saved targets are listed, others may be typed as served; empty = all"
           width={32}
           value={obj.models}
-          options={[]}
+          options={props.modelNames.map((m) => ({ label: m, value: m }))}
           onChange={(models) => set({ models })}
         />
         <Button
@@ -220,14 +240,14 @@ function ObjectiveRow(props: {
           size="sm"
           icon="trash-alt"
           aria-label={`Remove objective ${obj.name}`}
-          onClick={() => onOptionsChange(removeObjective(options, pi, oi))}
+          onClick={() => update((o) => removeObjective(o, pi, oi))}
         >
           Remove
         </Button>
       </Stack>
     </Box>
   );
-}
+});
 
 /**
  * Editor of the SLO profiles (jsonData.sloProfiles): each profile is a named
@@ -236,8 +256,11 @@ function ObjectiveRow(props: {
  */
 export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
   const profiles = profilesOf(options);
-  const targetNames = (options.jsonData.targets ?? []).map((t) => t.name);
+  const targetKey = JSON.stringify((options.jsonData.targets ?? []).map((t) => t.name));
+  const targetNames = useMemo(() => JSON.parse(targetKey) as string[], [targetKey]);
+  const update = useUpdate(options, onOptionsChange);
   const usingDefaults = options.jsonData.sloProfiles === undefined;
+  const modelNames = useSavedList(options, 'models');
   return (
     <ConfigSection title="SLO profiles">
       <Text color="secondary" variant="bodySmall">
@@ -279,8 +302,8 @@ export function SLOProfilesEditor({ options, onOptionsChange }: Props) {
                   obj={o}
                   siblings={p.objectives}
                   targetNames={targetNames}
-                  options={options}
-                  onOptionsChange={onOptionsChange}
+                  modelNames={modelNames}
+                  update={update}
                 />
               ))}
               <Button

@@ -1,8 +1,9 @@
 import React from 'react';
 import { DataSourceApi, QueryEditorProps, SelectableValue } from '@grafana/data';
-import { InlineField, Select } from '@grafana/ui';
+import { InlineField } from '@grafana/ui';
 
 import { InferscopeOptions, InferscopeQuery, InferscopeVariableQuery, VariableKind } from '../types';
+import { Single } from './editors/common';
 
 /**
  * Typed on DataSourceApi, not on the DataSource class, so datasource.ts can
@@ -29,13 +30,13 @@ export function VariableQueryEditor({ query, onChange }: Props) {
   const kind = query?.queryType ?? 'targets';
   return (
     <InlineField label="List" labelWidth={14} tooltip="Which list the variable takes its values from">
-      <Select
-        inputId="inferscope-variable-kind"
-        aria-label="Variable list"
+      <Single
+        id="inferscope-variable-kind"
+        ariaLabel="Variable list"
         width={30}
         options={KIND_OPTIONS}
         value={kind}
-        onChange={(v) => onChange({ ...query, queryType: v.value ?? 'targets' })}
+        onChange={(v) => onChange({ ...query, queryType: v })}
       />
     </InlineField>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { SelectableValue } from '@grafana/data';
 import { getTemplateSrv } from '@grafana/runtime';
 
@@ -15,6 +15,34 @@ export function variableOptions(): Array<SelectableValue<string>> {
   }
 }
 
+/** The message of a failed call (an Error's message, else the value as text). */
+export function errorText(e: unknown): string {
+  return e && typeof e === 'object' && 'message' in e ? String((e as Error).message) : String(e);
+}
+
+/**
+ * What `load` resolves to, read again whenever `load` changes (callers wrap it in useCallback
+ * over what it reads): `loading` until the current load's answer lands (the previous value is
+ * kept meanwhile), `error` the failed call's message. Nothing is read while `enabled` is false.
+ */
+export function useLoaded<T>(load: () => Promise<T>, enabled = true): { value?: T; loading: boolean; error?: string } {
+  const [answer, setAnswer] = useState<{ load: () => Promise<T>; value?: T; error?: string } | undefined>();
+  useEffect(() => {
+    if (!enabled) {
+      return;
+    }
+    let live = true;
+    load()
+      .then((value) => live && setAnswer({ load, value }))
+      .catch((e: unknown) => live && setAnswer({ load, error: errorText(e) }));
+    return () => {
+      live = false;
+    };
+  }, [load, enabled]);
+  const current = answer?.load === load ? answer : undefined;
+  return { value: current ? current.value : answer?.value, loading: enabled && !current, error: current?.error };
+}
+
 /**
  * Options of a multi-select filled from GET /<kind>, plus dashboard
  * variables. `error` holds the message when the resource call failed.
@@ -24,36 +52,12 @@ export function useResourceOptions(
   kind: VariableKind,
   enabled = true
 ): { options: Array<SelectableValue<string>>; loading: boolean; error?: string } {
-  const [state, setState] = useState<{ options: Array<SelectableValue<string>>; loading: boolean; error?: string }>({
-    options: [],
-    loading: enabled,
-  });
-
-  useEffect(() => {
-    if (!enabled) {
-      return;
-    }
-    let live = true;
-    datasource
-      .listResource(kind)
-      .then((values) => {
-        if (live) {
-          setState({
-            options: values.map((v) => ({ label: v.text, value: String(v.value ?? v.text) })),
-            loading: false,
-          });
-        }
-      })
-      .catch((e: unknown) => {
-        if (live) {
-          const msg = e && typeof e === 'object' && 'message' in e ? String((e as Error).message) : String(e);
-          setState({ options: [], loading: false, error: `Could not list ${kind}: ${msg}` });
-        }
-      });
-    return () => {
-      live = false;
-    };
-  }, [datasource, kind, enabled]);
-
-  return { ...state, options: [...state.options, ...variableOptions()] };
+  const load = useCallback(() => datasource.listResource(kind), [datasource, kind]);
+  const { value, loading, error } = useLoaded(load, enabled);
+  const options = (value ?? []).map((v) => ({ label: v.text, value: String(v.value ?? v.text) }));
+  return {
+    options: [...options, ...variableOptions()],
+    loading,
+    error: error === undefined ? undefined : `Could not list ${kind}: ${error}`,
+  };
 }

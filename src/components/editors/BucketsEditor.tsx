@@ -60,7 +60,6 @@ export function BucketsEditor({
           options={[...STAT_OPTIONS.filter((o) => o.value !== 'mean'), ...variableOptions()]}
           error={stats.error}
           onChange={stats.setStats}
-          onCreate={(v) => stats.setStats([...(query.stats ?? []), v.trim()])}
         />
       </Stack>
       <Stack gap={0.5} wrap="wrap">

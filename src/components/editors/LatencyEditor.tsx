@@ -63,7 +63,6 @@ export function LatencyEditor({ query, onChange, profiles }: QueryTypeEditorProp
           options={[...STAT_OPTIONS, ...variableOptions()]}
           error={error}
           onChange={setStats}
-          onCreate={(v) => setStats([...(query.stats ?? []), v.trim()])}
         />
       </Stack>
       <Stack gap={0.5} wrap="wrap">

@@ -1,9 +1,10 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, MultiSelect, Select } from '@grafana/ui';
+import { InlineField } from '@grafana/ui';
 
 import { profileNames } from '../../sloModel';
 import { DEFAULT_SLO_PROFILES, ProfileConfig } from '../../types';
+import { MultiPicker, Single } from './common';
 
 const LW = 14;
 
@@ -37,13 +38,13 @@ export function ProfilePicker({ profiles, profile, allowAll, emptyLabel, tooltip
       invalid={missing}
       error={missing ? 'choose a profile' : undefined}
     >
-      <Select
-        inputId="inferscope-profile"
-        aria-label="Profile"
+      <Single
+        id="inferscope-profile"
         width={28}
         options={options}
-        value={profile ?? ''}
-        onChange={(v) => onChange(v.value ? v.value : undefined)}
+        value={profile ?? (allowAll ? '' : undefined)}
+        placeholder="choose a profile"
+        onChange={(v) => onChange(v ? v : undefined)}
       />
     </InlineField>
   );
@@ -68,14 +69,13 @@ export function ObjectivePicker({ profiles, profile, value, onChange }: Objectiv
   const options = [...names].map((n) => ({ label: n, value: n }));
   return (
     <InlineField label="Objectives" labelWidth={LW} tooltip="Objectives of the profile; empty means all">
-      <MultiSelect
-        inputId="inferscope-objectives"
-        aria-label="Objectives"
+      <MultiPicker
+        id="inferscope-objectives"
         width={40}
-        placeholder="all"
+        allowCustom={false}
         options={options}
-        value={value ?? []}
-        onChange={(v) => onChange(v.map((x) => x.value).filter((x): x is string => typeof x === 'string'))}
+        value={value}
+        onChange={onChange}
       />
     </InlineField>
   );

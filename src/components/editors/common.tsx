@@ -1,6 +1,6 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, MultiSelect } from '@grafana/ui';
+import { Combobox, ComboboxOption, InlineField, MultiCombobox } from '@grafana/ui';
 
 import { isValidStat, sortStats } from '../../statModel';
 import { InferscopeQuery, LATENCY_STAGES, STAGE_LABELS, STANDARD_STATS } from '../../types';
@@ -59,61 +59,151 @@ export function useStats(query: InferscopeQuery, onChange: (q: InferscopeQuery) 
 function withSelected(
   options: Array<SelectableValue<string>>,
   selected: string[] | undefined
-): Array<SelectableValue<string>> {
+): Array<ComboboxOption<string>> {
   const have = new Set(options.map((o) => o.value));
   const extra = (selected ?? []).filter((v) => !have.has(v)).map((v) => ({ label: v, value: v }));
-  return [...options, ...extra];
+  return [...comboboxOptions(options), ...extra];
 }
 
-function values(v: Array<SelectableValue<string>>): string[] {
-  return v.map((x) => x.value).filter((x): x is string => typeof x === 'string' && x !== '');
+/** SelectableValue options (the query-type registry's, the resources') as Combobox options. */
+export function comboboxOptions<T extends string>(options: Array<SelectableValue<T>>): Array<ComboboxOption<T>> {
+  return options
+    .filter((o): o is SelectableValue<T> & { value: T } => typeof o.value === 'string')
+    .map((o) => ({
+      value: o.value,
+      label: o.label ?? o.value,
+      ...(o.description ? { description: o.description } : {}),
+    }));
 }
 
-interface MultiProps {
-  label: string;
-  /** Accessible name when it differs from the label (several pickers of one label on a page). */
-  ariaLabel?: string;
-  tooltip: string;
+/**
+ * A hidden second label naming a picker whose visible label is shared by several on the page
+ * (the "Engine" of every target). A label element, not aria-labelledby: Combobox gives its
+ * aria-labelledby to the menu too, which would then carry the same name as the input.
+ */
+function HiddenName({ id, name }: { id: string; name?: string }) {
+  return name ? (
+    <label htmlFor={id} hidden>
+      {name}
+    </label>
+  ) : null;
+}
+
+interface MultiPickerProps {
   id: string;
+  /** Accessible name when it differs from the field's label (several pickers of one label on a page). */
+  ariaLabel?: string;
   value: string[] | undefined;
   options: Array<SelectableValue<string>>;
   loading?: boolean;
-  error?: string;
   placeholder?: string;
   width?: number;
+  /** Typed values are accepted (default true): custom quantiles, $variables, names not seen yet. */
+  allowCustom?: boolean;
   onChange: (v: string[]) => void;
-  onCreate?: (v: string) => void;
 }
 
-/** A labelled multi-select that accepts typed values (custom quantiles, $variables). */
-export function Multi({
-  label,
-  ariaLabel,
-  tooltip,
+/**
+ * A multi-value picker (MultiCombobox) inside an InlineField, whose label names it through
+ * `id`; `ariaLabel` names it when several share that label. (A component of its own because
+ * InlineField overwrites its child's loading and aria props.)
+ */
+export function MultiPicker({
   id,
+  ariaLabel,
   value,
   options,
   loading,
-  error,
   placeholder,
   width,
+  allowCustom = true,
   onChange,
-  onCreate,
-}: MultiProps) {
+}: MultiPickerProps) {
   return (
-    <InlineField label={label} labelWidth={LW} tooltip={tooltip} invalid={Boolean(error)} error={error}>
-      <MultiSelect
-        inputId={id}
-        aria-label={ariaLabel ?? label}
+    <>
+      <HiddenName id={id} name={ariaLabel} />
+      <MultiCombobox
+        id={id}
         width={width ?? 40}
-        isLoading={loading}
-        allowCustomValue
-        onCreateOption={onCreate}
+        loading={loading}
+        createCustomValue={allowCustom}
         placeholder={placeholder ?? 'all'}
         options={withSelected(options, value)}
         value={value ?? []}
-        onChange={(v) => onChange(values(v))}
+        onChange={(v) => onChange(v.map((x) => x.value.trim()).filter((x) => x !== ''))}
       />
+    </>
+  );
+}
+
+interface MultiProps extends MultiPickerProps {
+  label: string;
+  tooltip: string;
+  error?: string;
+}
+
+/** A labelled multi-value picker that accepts typed values (custom quantiles, $variables). */
+export function Multi({ label, tooltip, error, loading, ...picker }: MultiProps) {
+  return (
+    <InlineField
+      label={label}
+      labelWidth={LW}
+      tooltip={tooltip}
+      invalid={Boolean(error)}
+      error={error}
+      loading={loading}
+    >
+      <MultiPicker {...picker} loading={loading} />
     </InlineField>
+  );
+}
+
+interface SingleProps<T extends string> {
+  id: string;
+  /** Accessible name when it differs from the field's label. */
+  ariaLabel?: string;
+  options: Array<SelectableValue<T>>;
+  value: T | undefined;
+  width?: number;
+  placeholder?: string;
+  loading?: boolean;
+  /** Typed values are accepted (a metric or label name not listed). */
+  allowCustom?: boolean;
+  onChange: (v: T) => void;
+}
+
+/**
+ * A single-value picker (Combobox) inside an InlineField, whose label names it through `id`;
+ * `ariaLabel` names it when several share that label.
+ */
+export function Single<T extends string>({
+  id,
+  ariaLabel,
+  options,
+  value,
+  width,
+  placeholder,
+  loading,
+  allowCustom,
+  onChange,
+}: SingleProps<T>) {
+  const opts = comboboxOptions(options);
+  if (value !== undefined && value !== '' && !opts.some((o) => o.value === value)) {
+    opts.push({ label: value, value });
+  }
+  return (
+    <>
+      <HiddenName id={id} name={ariaLabel} />
+      <Combobox<T>
+        id={id}
+        width={width ?? 40}
+        placeholder={placeholder}
+        loading={loading}
+        createCustomValue={allowCustom}
+        options={opts}
+        value={value ?? null}
+        onChange={(o) => onChange(o.value)}
+      />
+    </>
   );
 }
