@@ -48,6 +48,12 @@ type Env struct {
 	Names *NameCache
 	// Logger receives internal errors (panics of concurrent query parts).
 	Logger *slog.Logger
+	// Shared is the instance's cache of work shared by the panels of one dashboard refresh
+	// (SharedWork); nil: nothing shared.
+	Shared *SharedWork
+	// SettingsGeneration names the settings the instance was built from (Grafana's settings
+	// update time and the data source's UID); part of every SharedWork key.
+	SettingsGeneration string
 }
 
 // statuses returns Env.Statuses(), or an empty map.

@@ -25,7 +25,26 @@ var eventCounters = []catalog.Signal{catalog.RequestsFinished, catalog.PromptTok
 // together (split by job afterwards), and returns the events in time order.
 // full=false reads only what restarts and model changes need (for query
 // notices).
+//
+// The panels of one dashboard refresh share the answer (Env.Shared): the change notices of
+// every panel over the same targets, range and step, and the events annotation, read the
+// store once. The returned slice is shared: callers do not modify it.
 func (r *Run) Events(ctx context.Context, from, to time.Time, full bool) ([]events.Event, error) {
+	var jobs []string
+	for _, v := range r.Views(ctx) {
+		jobs = append(jobs, v.Name)
+	}
+	key := fmt.Sprintf("events\x00%t\x00%d\x00%d\x00%d\x00%d\x00%d\x00%s", full, from.UnixMilli(), to.UnixMilli(),
+		r.Plan.Step, r.NamesFrom().UnixMilli(), r.Plan.End.UnixMilli(), strings.Join(jobs, "\x00"))
+	v, err := r.shared(ctx, key, func(sub *Run) (any, error) { return sub.events(ctx, from, to, full) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]events.Event), nil
+}
+
+// events is Events without sharing.
+func (r *Run) events(ctx context.Context, from, to time.Time, full bool) ([]events.Event, error) {
 	rng := to.Sub(from)
 	if rng < r.Env.Settings.ScrapeInterval {
 		rng = r.Env.Settings.ScrapeInterval

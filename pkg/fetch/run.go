@@ -196,7 +196,12 @@ func AsMatrix(v model.Value, err error) (model.Matrix, error) {
 // in fn becomes that call's error: the edge's recover does not reach other goroutines, and a
 // panic there would end the plugin.
 func (r *Run) Parallel(n int, fn func(k int) error) error {
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	return r.parallelN(n, runtime.GOMAXPROCS(0), fn)
+}
+
+// parallelN is Parallel with at most limit calls at a time.
+func (r *Run) parallelN(n, limit int, fn func(k int) error) error {
+	sem := make(chan struct{}, limit)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for k := 0; k < n; k++ {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
@@ -193,6 +194,8 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 
 	// Eight requests at a time, each one panel, as Grafana sends a dashboard.
 	send := func(b *testing.B, qs []json.RawMessage) {
+		// Each refresh is a new one: nothing shared with the previous refresh.
+		inst.shared = fetch.NewSharedWork(fetch.DefaultSharedMaxAge)
 		sem := make(chan struct{}, 8)
 		var wg sync.WaitGroup
 		for i, q := range qs {

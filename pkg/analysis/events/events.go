@@ -281,14 +281,21 @@ func errorsIn(in Input, from, to time.Time) string {
 // stepSets turns a range-query result into, per step (ascending), the sorted set of
 // key(series) for the series present at that step.
 func stepSets(m model.Matrix, key func(model.Metric) string) ([]time.Time, [][]string) {
-	per := map[model.Time]map[string]bool{}
-	for _, s := range m {
-		k := key(s.Metric)
-		for _, v := range s.Values {
-			if per[v.Timestamp] == nil {
-				per[v.Timestamp] = map[string]bool{}
+	keys := make([]string, len(m))
+	order := make([]int, len(m))
+	for i, s := range m {
+		keys[i], order[i] = key(s.Metric), i
+	}
+	// Visiting the series in key order appends each step's keys sorted; equal keys are
+	// adjacent, so a repeat is the last one appended.
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	per := map[model.Time][]string{}
+	for _, i := range order {
+		for _, v := range m[i].Values {
+			l := per[v.Timestamp]
+			if n := len(l); n == 0 || l[n-1] != keys[i] {
+				per[v.Timestamp] = append(l, keys[i])
 			}
-			per[v.Timestamp][k] = true
 		}
 	}
 	ts := slices.Sorted(maps.Keys(per))
@@ -296,7 +303,7 @@ func stepSets(m model.Matrix, key func(model.Metric) string) ([]time.Time, [][]s
 	sets := make([][]string, len(ts))
 	for i, t := range ts {
 		times[i] = t.Time()
-		sets[i] = slices.Sorted(maps.Keys(per[t]))
+		sets[i] = per[t]
 	}
 	return times, sets
 }
@@ -328,13 +335,12 @@ func identityChanges(in Input) []Event {
 	times, sets := stepSets(in.Names, func(x model.Metric) string { return string(x[model.MetricNameLabel]) })
 	var out []Event
 	var last *catalog.Detection
-	lastKey := ""
+	var lastSet []string
 	for i, set := range sets {
-		key := strings.Join(set, "\x00")
-		if len(set) == 0 || key == lastKey {
+		if len(set) == 0 || slices.Equal(set, lastSet) {
 			continue
 		}
-		lastKey = key
+		lastSet = set
 		d := catalog.Detect(set)
 		if d.Engine == catalog.EngineUnknown {
 			continue
