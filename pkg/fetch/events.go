@@ -36,7 +36,7 @@ func (r *Run) Events(ctx context.Context, from, to time.Time, full bool) ([]even
 	}
 	key := fmt.Sprintf("events\x00%t\x00%d\x00%d\x00%d\x00%d\x00%d\x00%s", full, from.UnixMilli(), to.UnixMilli(),
 		r.Plan.Step, r.NamesFrom().UnixMilli(), r.Plan.End.UnixMilli(), strings.Join(jobs, "\x00"))
-	v, err := r.shared(ctx, key, func(sub *Run) (any, error) { return sub.events(ctx, from, to, full) })
+	v, err := r.shared(ctx, key, func(ctx context.Context, sub *Run) (any, error) { return sub.events(ctx, from, to, full) })
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,14 @@ package fetch
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
 // SharedWork lets the panels of one dashboard refresh share what they would each compute the
@@ -16,8 +22,11 @@ import (
 // of every key as well (Env.SettingsGeneration), so nothing computed under other settings is
 // ever reused.
 type SharedWork struct {
-	// MaxAge is how long a result is reused after it was computed (one refresh's spread).
+	// MaxAge is how long a result is reused after it was computed (one refresh's spread),
+	// measured on the machine's monotonic clock, never a query's own clock.
 	MaxAge time.Duration
+	// Now is the clock of MaxAge (time.Now when nil; tests set it).
+	Now func() time.Time
 
 	mu      sync.Mutex
 	entries map[string]*sharedEntry
@@ -26,7 +35,14 @@ type SharedWork struct {
 // DefaultSharedMaxAge is how long a shared result is reused: the panels of one refresh arrive
 // within it, and a dashboard refreshing every 5 s (Grafana's shortest auto-refresh) computes
 // again each time.
-const DefaultSharedMaxAge = 2 * time.Second
+const DefaultSharedMaxAge = time.Second
+
+func (s *SharedWork) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
+}
 
 // maxSharedEntries bounds the cache; it is emptied of finished entries when full.
 const maxSharedEntries = 256
@@ -36,6 +52,7 @@ type sharedEntry struct {
 	at      time.Time
 	val     any
 	queries []string
+	notes   []string // the server's warnings met while computing (remote mode)
 	err     error
 }
 
@@ -46,15 +63,17 @@ func NewSharedWork(maxAge time.Duration) *SharedWork {
 
 // shared returns fn's result for key, computed once for the requests that ask for it at the
 // same time or within MaxAge, with the PromQL fn ran (recorded into r, in order, as if r had
-// run it). fn runs on a sub-run of r (same plan, own query list). Errors are not shared: a
-// waiting request whose leader failed (or was cancelled) computes for itself.
-func (r *Run) shared(ctx context.Context, key string, fn func(sub *Run) (any, error)) (any, error) {
+// run it) and the server's warnings it met (added to the request's source.Notes). fn runs on a
+// sub-run of r (same plan, own query list) with a context carrying its own source.Notes.
+// Errors are not shared: a waiting request whose leader failed (or was cancelled) computes
+// for itself.
+func (r *Run) shared(ctx context.Context, key string, fn func(ctx context.Context, sub *Run) (any, error)) (any, error) {
 	s := r.Env.Shared
 	if s == nil {
-		return fn(r)
+		return fn(ctx, r)
 	}
 	key = r.Env.SettingsGeneration + "\x00" + key
-	now := r.Env.now()
+	now := s.now()
 	s.mu.Lock()
 	e, ok := s.entries[key]
 	if ok {
@@ -74,10 +93,10 @@ func (r *Run) shared(ctx context.Context, key string, fn func(sub *Run) (any, er
 			return nil, ctx.Err()
 		}
 		if e.err == nil {
-			r.record(e.queries)
+			r.replay(ctx, e)
 			return e.val, nil
 		}
-		return r.sharedRun(fn)
+		return r.sharedRun(ctx, fn)
 	}
 	if len(s.entries) >= maxSharedEntries {
 		for k, old := range s.entries {
@@ -91,7 +110,9 @@ func (r *Run) shared(ctx context.Context, key string, fn func(sub *Run) (any, er
 	e = &sharedEntry{done: make(chan struct{})}
 	s.entries[key] = e
 	s.mu.Unlock()
+	sctx, notes := source.WithNotes(ctx)
 	sub := r.Sub(r.Plan)
+	sub.server = notes
 	func() {
 		defer close(e.done)
 		defer func() {
@@ -100,9 +121,9 @@ func (r *Run) shared(ctx context.Context, key string, fn func(sub *Run) (any, er
 				panic(p)
 			}
 		}()
-		e.val, e.err = fn(sub)
-		e.queries = sub.Queries()
-		e.at = r.Env.now()
+		e.val, e.err = fn(sctx, sub)
+		e.queries, e.notes = sub.Queries(), notes.List()
+		e.at = s.now()
 	}()
 	if e.err != nil {
 		s.mu.Lock()
@@ -112,16 +133,26 @@ func (r *Run) shared(ctx context.Context, key string, fn func(sub *Run) (any, er
 		s.mu.Unlock()
 		return nil, e.err
 	}
-	r.record(e.queries)
+	r.replay(ctx, e)
 	return e.val, nil
 }
 
-// sharedRun computes fn on a sub-run and records its PromQL into r.
-func (r *Run) sharedRun(fn func(sub *Run) (any, error)) (any, error) {
+// sharedRun computes fn on a sub-run for r alone and records its PromQL into r.
+func (r *Run) sharedRun(ctx context.Context, fn func(ctx context.Context, sub *Run) (any, error)) (any, error) {
 	sub := r.Sub(r.Plan)
-	v, err := fn(sub)
+	v, err := fn(ctx, sub)
 	r.record(sub.Queries())
 	return v, err
+}
+
+// replay records a shared result's PromQL into r and its server warnings into the request's
+// notes.
+func (r *Run) replay(ctx context.Context, e *sharedEntry) {
+	r.record(e.queries)
+	n := source.NotesFrom(ctx)
+	for _, m := range e.notes {
+		n.Add(m)
+	}
 }
 
 // record appends PromQL to the run's executed queries.
@@ -136,3 +167,35 @@ type sharedPanic struct{}
 func (sharedPanic) Error() string { return "a shared computation panicked" }
 
 var errSharedPanic error = sharedPanic{}
+
+// sharedRange is Range shared by the panels of one refresh (a heatmap and a latency panel
+// read the same stage's histograms). Each caller gets its own copy: the fetch guards edit
+// matrices in place.
+func (r *Run) sharedRange(ctx context.Context, q string) (model.Matrix, error) {
+	key := "range\x00" + q + "\x00" + strconv.FormatInt(r.Plan.Start.UnixMilli(), 10) + "\x00" +
+		strconv.FormatInt(r.Plan.End.UnixMilli(), 10) + "\x00" + strconv.FormatInt(int64(r.Plan.Step), 10)
+	v, err := r.shared(ctx, key, func(ctx context.Context, sub *Run) (any, error) { return sub.Range(ctx, q) })
+	if err != nil {
+		return nil, err
+	}
+	return cloneMatrix(v.(model.Matrix)), nil
+}
+
+// cloneMatrix copies a matrix: labels and samples.
+func cloneMatrix(m model.Matrix) model.Matrix {
+	if m == nil {
+		return nil
+	}
+	out := make(model.Matrix, len(m))
+	for i, s := range m {
+		c := &model.SampleStream{Metric: s.Metric.Clone()}
+		if s.Values != nil {
+			c.Values = slices.Clone(s.Values)
+		}
+		if s.Histograms != nil {
+			c.Histograms = slices.Clone(s.Histograms)
+		}
+		out[i] = c
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
 // TestSharedWorkOnceForOneRefresh: eight panels of one refresh asking for the same key at
@@ -23,23 +24,27 @@ func TestSharedWorkOnceForOneRefresh(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	env := &Env{Settings: &s, Querier: &countingQuerier{}, Now: clock, Shared: NewSharedWork(2 * time.Second), SettingsGeneration: "uid@1"}
+	shared := NewSharedWork(2 * time.Second)
+	shared.Now = clock
+	env := &Env{Settings: &s, Querier: &countingQuerier{}, Shared: shared, SettingsGeneration: "uid@1"}
 	var computed atomic.Int32
 	release := make(chan struct{})
-	fn := func(sub *Run) (any, error) {
+	fn := func(ctx context.Context, sub *Run) (any, error) {
 		computed.Add(1)
 		<-release
-		_, err := sub.Exec(context.Background(), Query{PromQL: "up", To: now})
+		source.NotesFrom(ctx).Add("partial data")
+		_, err := sub.Exec(ctx, Query{PromQL: "up", To: now})
 		return 42, err
 	}
 	var wg sync.WaitGroup
 	runs := make([]*Run, 8)
 	for k := range runs {
-		runs[k] = NewRun(context.Background(), env, Plan{})
+		ctx, _ := source.WithNotes(context.Background())
+		runs[k] = NewRun(ctx, env, Plan{})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, err := runs[k].shared(context.Background(), "k", fn)
+			v, err := runs[k].shared(ctx, "k", fn)
 			assert.NoError(t, err)
 			assert.Equal(t, 42, v)
 		}()
@@ -50,6 +55,7 @@ func TestSharedWorkOnceForOneRefresh(t *testing.T) {
 	assert.EqualValues(t, 1, computed.Load(), "one flight for one refresh")
 	for _, r := range runs {
 		assert.Equal(t, []string{"up"}, r.Queries(), "every panel's executed PromQL names what it used")
+		assert.Equal(t, []string{"partial data"}, r.ServerNotes(), "and shows the server's warnings")
 	}
 
 	// Within MaxAge: reused.
@@ -71,9 +77,9 @@ func TestSharedWorkOnceForOneRefresh(t *testing.T) {
 	assert.EqualValues(t, 3, computed.Load(), "a later refresh computes again")
 	// A failure is not kept.
 	boom := errors.New("boom")
-	_, err = NewRun(context.Background(), env, Plan{}).shared(context.Background(), "f", func(*Run) (any, error) { computed.Add(1); return nil, boom })
+	_, err = NewRun(context.Background(), env, Plan{}).shared(context.Background(), "f", func(context.Context, *Run) (any, error) { computed.Add(1); return nil, boom })
 	require.ErrorIs(t, err, boom)
-	_, err = NewRun(context.Background(), env, Plan{}).shared(context.Background(), "f", func(*Run) (any, error) { computed.Add(1); return 1, nil })
+	_, err = NewRun(context.Background(), env, Plan{}).shared(context.Background(), "f", func(context.Context, *Run) (any, error) { computed.Add(1); return 1, nil })
 	require.NoError(t, err)
 	assert.EqualValues(t, 5, computed.Load())
 }
