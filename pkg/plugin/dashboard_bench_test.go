@@ -192,8 +192,11 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 	require.NoError(b, err)
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 
-	// Eight requests at a time, each one panel, as Grafana sends a dashboard.
-	send := func(b *testing.B, qs []json.RawMessage) {
+	// Eight requests at a time, each one panel, as Grafana sends a dashboard. tolerate: a
+	// panel's error is logged, not a failure (dashboards whose panels need GPU agents, probes
+	// or cost settings this history lacks).
+	var sendTol func(b *testing.B, qs []json.RawMessage, tolerate bool)
+	sendTol = func(b *testing.B, qs []json.RawMessage, tolerate bool) {
 		// Each refresh is a new one: nothing shared with the previous refresh.
 		inst.shared = fetch.NewSharedWork(fetch.DefaultSharedMaxAge)
 		sem := make(chan struct{}, 8)
@@ -211,19 +214,23 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 				resp, err := inst.QueryData(ctx, &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: ref, QueryType: m.QueryType, JSON: q,
 					Interval: scrape, MaxDataPoints: 2000, TimeRange: backend.TimeRange{From: start, To: end}}}})
 				if err != nil || resp.Responses[ref].Error != nil {
+					if tolerate {
+						b.Logf("%s: %v %v", q, err, resp.Responses[ref].Error)
+						return
+					}
 					b.Errorf("%s: %v %v", q, err, resp.Responses[ref].Error)
 				}
 			}()
 		}
 		wg.Wait()
 	}
-	run := func(name string, qs []json.RawMessage) {
+	run := func(name string, qs []json.RawMessage, tolerate bool) {
 		b.Run(name, func(b *testing.B) {
-			send(b, qs) // warm: the target views and name cache
+			sendTol(b, qs, tolerate) // warm: the target views and name cache
 			b.ResetTimer()
 			cpu0 := processCPU()
 			for i := 0; i < b.N; i++ {
-				send(b, qs)
+				sendTol(b, qs, tolerate)
 			}
 			b.ReportMetric(float64(processCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 		})
@@ -264,6 +271,11 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 			}
 		})
 	}
-	run("latency_panels", dashboardQueries(b, "inferscope-latency.json", true))
-	run("dashboard", dashboardQueries(b, "inferscope-latency.json", false))
+	run("latency_panels", dashboardQueries(b, "inferscope-latency.json", true), false)
+	run("dashboard", dashboardQueries(b, "inferscope-latency.json", false), false)
+	// The other shipped dashboards over the same history (no GPU agents, probes or cost
+	// settings here: those panels answer with their notices or a logged error).
+	for _, f := range []string{"overview", "slo", "targets", "gpu", "cost"} {
+		run("other_"+f, dashboardQueries(b, "inferscope-"+f+".json", false), true)
+	}
 }
