@@ -33,9 +33,11 @@ type SharedWork struct {
 }
 
 // DefaultSharedMaxAge is how long a shared result is reused: the panels of one refresh arrive
-// within it, and a dashboard refreshing every 5 s (Grafana's shortest auto-refresh) computes
-// again each time.
-const DefaultSharedMaxAge = time.Second
+// within it (Grafana sends 8 at a time, the rest as those finish; seconds on a loaded
+// machine). Keys hold the exact range, and a relative range ("last 6 hours") moves at every
+// refresh, so only panels of one refresh, or refreshes of one absolute range, meet; a
+// dashboard refreshing every 5 s (Grafana's shortest auto-refresh) computes again each time.
+const DefaultSharedMaxAge = 4 * time.Second
 
 func (s *SharedWork) now() time.Time {
 	if s.Now == nil {
