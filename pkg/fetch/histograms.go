@@ -140,7 +140,7 @@ func (r *Run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQuerie
 			read{hq.Count, &f.count}, read{hq.SumIncrease, &f.sumInc}, read{hq.CountIncrease, &f.cntInc})
 	}
 	err := r.parallelReads(len(reads), func(k int) error {
-		m, err := r.sharedRange(ctx, reads[k].q)
+		m, err := r.Range(ctx, reads[k].q)
 		*reads[k].dst = m
 		return err
 	})
@@ -155,7 +155,7 @@ func (r *Run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQuerie
 		}
 	}
 	err = r.parallelReads(len(reads), func(k int) error {
-		m, err := r.sharedRange(ctx, reads[k].q)
+		m, err := r.Range(ctx, reads[k].q)
 		*reads[k].dst = m
 		return err
 	})

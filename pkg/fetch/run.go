@@ -159,8 +159,17 @@ func (r *Run) chunked(ctx context.Context, q Query) (model.Matrix, error) {
 	return out, nil
 }
 
-// Range runs q as a range query over the plan's step-aligned range.
+// Range runs q as a range query over the plan's step-aligned range. The panels of one
+// dashboard refresh share the answer (sharedRange) when the environment has a SharedWork.
 func (r *Run) Range(ctx context.Context, q string) (model.Matrix, error) {
+	if r.Env.Shared != nil {
+		return r.sharedRange(ctx, q)
+	}
+	return r.rangeDirect(ctx, q)
+}
+
+// rangeDirect is Range evaluated for this run alone.
+func (r *Run) rangeDirect(ctx context.Context, q string) (model.Matrix, error) {
 	return AsMatrix(r.Exec(ctx, Query{PromQL: q, From: r.Plan.Start, To: r.Plan.End, Step: r.Plan.Step}))
 }
 

@@ -171,12 +171,12 @@ func (sharedPanic) Error() string { return "a shared computation panicked" }
 var errSharedPanic error = sharedPanic{}
 
 // sharedRange is Range shared by the panels of one refresh (a heatmap and a latency panel
-// read the same stage's histograms). Each caller gets its own copy: the fetch guards edit
-// matrices in place.
+// read the same stage's histograms; the overview's saturation panels run the same reads).
+// Each caller gets its own copy: the fetch guards edit matrices in place.
 func (r *Run) sharedRange(ctx context.Context, q string) (model.Matrix, error) {
 	key := "range\x00" + q + "\x00" + strconv.FormatInt(r.Plan.Start.UnixMilli(), 10) + "\x00" +
 		strconv.FormatInt(r.Plan.End.UnixMilli(), 10) + "\x00" + strconv.FormatInt(int64(r.Plan.Step), 10)
-	v, err := r.shared(ctx, key, func(ctx context.Context, sub *Run) (any, error) { return sub.Range(ctx, q) })
+	v, err := r.shared(ctx, key, func(ctx context.Context, sub *Run) (any, error) { return sub.rangeDirect(ctx, q) })
 	if err != nil {
 		return nil, err
 	}
