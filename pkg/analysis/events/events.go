@@ -278,6 +278,23 @@ func errorsIn(in Input, from, to time.Time) string {
 	return strings.Join(parts, "; ")
 }
 
+// sameSteps reports whether every series of m is present at exactly the same steps: then
+// every step holds the same set and nothing changed (the usual case, answered without
+// building the sets).
+func sameSteps(m model.Matrix) bool {
+	for _, s := range m[min(1, len(m)):] {
+		if len(s.Values) != len(m[0].Values) {
+			return false
+		}
+		for k, v := range s.Values {
+			if v.Timestamp != m[0].Values[k].Timestamp {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // stepSets turns a range-query result into, per step (ascending), the sorted set of
 // key(series) for the series present at that step.
 func stepSets(m model.Matrix, key func(model.Metric) string) ([]time.Time, [][]string) {
@@ -311,6 +328,9 @@ func stepSets(m model.Matrix, key func(model.Metric) string) ([]time.Time, [][]s
 // setChanges reports each step whose set of label values differs from the last non-empty
 // set before it (steps with nothing stored, such as down periods, are skipped).
 func setChanges(in Input, m model.Matrix, label model.LabelName, kind Kind) []Event {
+	if sameSteps(m) {
+		return nil
+	}
 	times, sets := stepSets(m, func(x model.Metric) string { return string(x[label]) })
 	var out []Event
 	var last []string
@@ -332,6 +352,9 @@ func setChanges(in Input, m model.Matrix, label model.LabelName, kind Kind) []Ev
 // identityChanges detects the software at each step from the names present there and
 // reports when it stops being the same software (catalog.SameSoftware).
 func identityChanges(in Input) []Event {
+	if sameSteps(in.Names) {
+		return nil
+	}
 	times, sets := stepSets(in.Names, func(x model.Metric) string { return string(x[model.MetricNameLabel]) })
 	var out []Event
 	var last *catalog.Detection
@@ -357,6 +380,9 @@ func identityChanges(in Input) []Event {
 
 // configChanges reports changes of the set of cache_config_info label sets.
 func configChanges(in Input) []Event {
+	if sameSteps(in.Config) {
+		return nil
+	}
 	times, sets := stepSets(in.Config, labelText)
 	var out []Event
 	var last []string
