@@ -15,6 +15,8 @@
 //   - the fetch guards that name and leave out samples that cannot be true, and the
 //     histograms' sanity verdicts (sanity.go);
 //   - re-exporters: a gateway's copies of configured engines left out (reexport.go);
+//   - the work the panels of one dashboard refresh share: events evidence and range reads
+//     (shared.go);
 //   - the inventory of targets and agents (inventory.go).
 package fetch
 
