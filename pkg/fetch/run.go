@@ -180,7 +180,18 @@ func (r *Run) rangeAt(ctx context.Context, q string, from, to time.Time) (model.
 }
 
 // Instant runs q as an instant query at ts and expects a vector.
+//
+// The panels of one dashboard refresh share the answer (sharedInstant) when the environment
+// has a SharedWork.
 func (r *Run) Instant(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
+	if r.Env.Shared != nil {
+		return r.sharedInstant(ctx, q, ts)
+	}
+	return r.instantDirect(ctx, q, ts)
+}
+
+// instantDirect is Instant evaluated for this run alone.
+func (r *Run) instantDirect(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
 	v, err := r.Exec(ctx, Query{PromQL: q, To: ts})
 	if err != nil {
 		return nil, err

@@ -183,6 +183,27 @@ func (r *Run) sharedRange(ctx context.Context, q string) (model.Matrix, error) {
 	return cloneMatrix(v.(model.Matrix)), nil
 }
 
+// sharedInstant is Instant shared by the panels of one refresh (the overview's and the SLO
+// dashboard's objectives and diagnosis reads repeat). Each caller gets its own copy.
+func (r *Run) sharedInstant(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
+	key := "instant\x00" + q + "\x00" + strconv.FormatInt(ts.UnixNano(), 10)
+	v, err := r.shared(ctx, key, func(ctx context.Context, sub *Run) (any, error) { return sub.instantDirect(ctx, q, ts) })
+	if err != nil {
+		return nil, err
+	}
+	vec := v.(model.Vector)
+	if vec == nil {
+		return nil, nil
+	}
+	out := make(model.Vector, len(vec))
+	for i, smp := range vec {
+		c := *smp
+		c.Metric = smp.Metric.Clone()
+		out[i] = &c
+	}
+	return out, nil
+}
+
 // cloneMatrix copies a matrix: labels and samples.
 func cloneMatrix(m model.Matrix) model.Matrix {
 	if m == nil {
