@@ -184,6 +184,19 @@ func NamesByJobPromQL(jobs []string) string {
 	return `count by (job, __name__) ({job=~"` + EscapeLabel(Alternation(jobs)) + `"})`
 }
 
+// NamesByJobNoBucketsPromQL counts each target's series by metric name like NamesByJobPromQL,
+// leaving out the classic-histogram `_bucket` series (most of a vLLM page's series: one per
+// `le`), whose presence on a page is that of their `_count` series; orphanBuckets are
+// `_bucket` names stored without their `_count`, selected on their own.
+func NamesByJobNoBucketsPromQL(jobs, orphanBuckets []string) string {
+	j := EscapeLabel(Alternation(jobs))
+	sel := `{job=~"` + j + `", __name__!~".+_bucket"}`
+	if len(orphanBuckets) > 0 {
+		sel += ` or {job=~"` + j + `", __name__=~"` + NameAlternation(orphanBuckets) + `"}`
+	}
+	return `count by (job, __name__) (` + sel + `)`
+}
+
 // CacheConfigPromQL is vLLM's cache_config_info gauge of the targets.
 func CacheConfigPromQL(jobs []string) string {
 	return `vllm:cache_config_info{job=~"` + EscapeLabel(Alternation(jobs)) + `"}`

@@ -15,6 +15,8 @@
 //   - the fetch guards that name and leave out samples that cannot be true, and the
 //     histograms' sanity verdicts (sanity.go);
 //   - re-exporters: a gateway's copies of configured engines left out (reexport.go);
+//   - the work the panels of one dashboard refresh share: events evidence and range reads
+//     (shared.go);
 //   - the inventory of targets and agents (inventory.go).
 package fetch
 
@@ -48,6 +50,12 @@ type Env struct {
 	Names *NameCache
 	// Logger receives internal errors (panics of concurrent query parts).
 	Logger *slog.Logger
+	// Shared is the instance's cache of work shared by the panels of one dashboard refresh
+	// (SharedWork); nil: nothing shared.
+	Shared *SharedWork
+	// SettingsGeneration names the settings the instance was built from (Grafana's settings
+	// update time and the data source's UID); part of every SharedWork key.
+	SettingsGeneration string
 }
 
 // statuses returns Env.Statuses(), or an empty map.

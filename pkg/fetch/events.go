@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -12,6 +13,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/events"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
 // eventCounters are the signals whose counters (or histogram _count) show
@@ -23,7 +25,26 @@ var eventCounters = []catalog.Signal{catalog.RequestsFinished, catalog.PromptTok
 // together (split by job afterwards), and returns the events in time order.
 // full=false reads only what restarts and model changes need (for query
 // notices).
+//
+// The panels of one dashboard refresh share the answer (Env.Shared): the change notices of
+// every panel over the same targets, range and step, and the events annotation, read the
+// store once. The returned slice is shared: callers do not modify it.
 func (r *Run) Events(ctx context.Context, from, to time.Time, full bool) ([]events.Event, error) {
+	var jobs []string
+	for _, v := range r.Views(ctx) {
+		jobs = append(jobs, v.Name)
+	}
+	key := fmt.Sprintf("events\x00%t\x00%d\x00%d\x00%d\x00%d\x00%d\x00%s", full, from.UnixMilli(), to.UnixMilli(),
+		r.Plan.Step, r.NamesFrom().UnixMilli(), r.Plan.End.UnixMilli(), strings.Join(jobs, "\x00"))
+	v, err := r.shared(ctx, key, func(ctx context.Context, sub *Run) (any, error) { return sub.events(ctx, from, to, full) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]events.Event), nil
+}
+
+// events is Events without sharing.
+func (r *Run) events(ctx context.Context, from, to time.Time, full bool) ([]events.Event, error) {
 	rng := to.Sub(from)
 	if rng < r.Env.Settings.ScrapeInterval {
 		rng = r.Env.Settings.ScrapeInterval
@@ -88,7 +109,7 @@ func (r *Run) Events(ctx context.Context, from, to time.Time, full bool) ([]even
 		if ups, err = raw(catalog.UpRawPromQL(jobs, rng)); err != nil {
 			return nil, err
 		}
-		if names, err = ranged(catalog.NamesByJobPromQL(jobs)); err != nil {
+		if names, err = r.namesByJob(ctx, views, from, to); err != nil {
 			return nil, err
 		}
 		if configs, err = ranged(catalog.CacheConfigPromQL(jobs)); err != nil {
@@ -120,6 +141,57 @@ func (r *Run) Events(ctx context.Context, from, to time.Time, full bool) ([]even
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Time.Before(out[b].Time) })
+	return out, nil
+}
+
+// namesByJob is each target's series counted by metric name at every step of [from, to]
+// (catalog.NamesByJobPromQL, what events.Input.Names holds), without evaluating the
+// classic-histogram `_bucket` series: their names come from the index (the names stored for
+// the target, Env.MetricNames, over the range and the lookback before it), and a `_bucket`
+// name is present at the steps where its `_count` is, the two being written by the same
+// scrape of the same page. `_bucket` names stored without a `_count` are evaluated as before.
+func (r *Run) namesByJob(ctx context.Context, views []TargetView, from, to time.Time) (map[string]model.Matrix, error) {
+	var jobs, orphans []string
+	buckets := map[string]map[string]bool{} // job → `_count` names whose `_bucket` is stored
+	for _, v := range views {
+		jobs = append(jobs, v.Name)
+		stored := map[string]bool{}
+		for _, n := range r.Env.MetricNames(ctx, v.Name, from.Add(-source.DefaultLookbackDelta), to) {
+			stored[n] = true
+		}
+		for n := range stored {
+			base, ok := strings.CutSuffix(n, "_bucket")
+			if !ok || base == "" {
+				continue
+			}
+			if !stored[base+"_count"] {
+				orphans = append(orphans, n)
+				continue
+			}
+			if buckets[v.Name] == nil {
+				buckets[v.Name] = map[string]bool{}
+			}
+			buckets[v.Name][base+"_count"] = true
+		}
+	}
+	sort.Strings(jobs)
+	sort.Strings(orphans)
+	m, err := r.rangeAt(ctx, catalog.NamesByJobNoBucketsPromQL(jobs, orphans), from, to)
+	if err != nil {
+		return nil, err
+	}
+	out := byJob(m)
+	for job, ms := range out {
+		for _, s := range ms {
+			name := string(s.Metric[model.MetricNameLabel])
+			if !buckets[job][name] {
+				continue
+			}
+			b := s.Metric.Clone()
+			b[model.MetricNameLabel] = model.LabelValue(strings.TrimSuffix(name, "_count") + "_bucket")
+			out[job] = append(out[job], &model.SampleStream{Metric: b, Values: s.Values})
+		}
+	}
 	return out, nil
 }
 

@@ -127,35 +127,58 @@ type histFetch struct {
 // fetchHistograms runs every query of each HistogramQueries.
 func (r *Run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQueries) ([]histFetch, error) {
 	out := make([]histFetch, len(hqs))
+	// The reads of one histogram are independent: they go out together (in remote mode one
+	// round trip's time instead of six), at most parallelReads at a time per stage.
+	type read struct {
+		q   string
+		dst *model.Matrix
+	}
+	var reads []read
 	for j, hq := range hqs {
 		f := &out[j]
-		var err error
-		if f.inc, err = r.Range(ctx, hq.Increases); err != nil {
-			return nil, err
-		}
-		if f.resets, err = r.Range(ctx, hq.Resets); err != nil {
-			return nil, err
-		}
-		if anyAbove(f.resets, 0) {
-			// Compute falls back to rate()'s buckets in windows holding a counter reset.
-			if f.rates, err = r.Range(ctx, hq.Buckets); err != nil {
-				return nil, err
-			}
-		}
-		if f.sum, err = r.Range(ctx, hq.Sum); err != nil {
-			return nil, err
-		}
-		if f.count, err = r.Range(ctx, hq.Count); err != nil {
-			return nil, err
-		}
-		if f.sumInc, err = r.Range(ctx, hq.SumIncrease); err != nil {
-			return nil, err
-		}
-		if f.cntInc, err = r.Range(ctx, hq.CountIncrease); err != nil {
-			return nil, err
+		reads = append(reads, read{hq.Increases, &f.inc}, read{hq.Resets, &f.resets}, read{hq.Sum, &f.sum},
+			read{hq.Count, &f.count}, read{hq.SumIncrease, &f.sumInc}, read{hq.CountIncrease, &f.cntInc})
+	}
+	err := r.parallelReads(len(reads), func(k int) error {
+		m, err := r.Range(ctx, reads[k].q)
+		*reads[k].dst = m
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Compute falls back to rate()'s buckets in windows holding a counter reset.
+	reads = reads[:0]
+	for j, hq := range hqs {
+		if anyAbove(out[j].resets, 0) {
+			reads = append(reads, read{hq.Buckets, &out[j].rates})
 		}
 	}
+	err = r.parallelReads(len(reads), func(k int) error {
+		m, err := r.Range(ctx, reads[k].q)
+		*reads[k].dst = m
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// parallelReads is how many reads of one part of a query go out at once: enough to overlap
+// a remote server's round trips, few enough that one panel does not flood it.
+const parallelReads = 6
+
+// parallelReads runs fn(0..n-1), up to parallelReads at a time, and returns the first error
+// in index order (a panic becomes an error, as in Parallel).
+func (r *Run) parallelReads(n int, fn func(k int) error) error {
+	if n <= 1 {
+		if n == 1 {
+			return fn(0)
+		}
+		return nil
+	}
+	return r.parallelN(n, parallelReads, fn)
 }
 
 // nonFiniteIn reports whether any fetched histogram result holds NaN or ±Inf.

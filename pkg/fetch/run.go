@@ -159,8 +159,17 @@ func (r *Run) chunked(ctx context.Context, q Query) (model.Matrix, error) {
 	return out, nil
 }
 
-// Range runs q as a range query over the plan's step-aligned range.
+// Range runs q as a range query over the plan's step-aligned range. The panels of one
+// dashboard refresh share the answer (sharedRange) when the environment has a SharedWork.
 func (r *Run) Range(ctx context.Context, q string) (model.Matrix, error) {
+	if r.Env.Shared != nil {
+		return r.sharedRange(ctx, q)
+	}
+	return r.rangeDirect(ctx, q)
+}
+
+// rangeDirect is Range evaluated for this run alone.
+func (r *Run) rangeDirect(ctx context.Context, q string) (model.Matrix, error) {
 	return AsMatrix(r.Exec(ctx, Query{PromQL: q, From: r.Plan.Start, To: r.Plan.End, Step: r.Plan.Step}))
 }
 
@@ -171,7 +180,18 @@ func (r *Run) rangeAt(ctx context.Context, q string, from, to time.Time) (model.
 }
 
 // Instant runs q as an instant query at ts and expects a vector.
+//
+// The panels of one dashboard refresh share the answer (sharedInstant) when the environment
+// has a SharedWork.
 func (r *Run) Instant(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
+	if r.Env.Shared != nil {
+		return r.sharedInstant(ctx, q, ts)
+	}
+	return r.instantDirect(ctx, q, ts)
+}
+
+// instantDirect is Instant evaluated for this run alone.
+func (r *Run) instantDirect(ctx context.Context, q string, ts time.Time) (model.Vector, error) {
 	v, err := r.Exec(ctx, Query{PromQL: q, To: ts})
 	if err != nil {
 		return nil, err
@@ -196,7 +216,12 @@ func AsMatrix(v model.Value, err error) (model.Matrix, error) {
 // in fn becomes that call's error: the edge's recover does not reach other goroutines, and a
 // panic there would end the plugin.
 func (r *Run) Parallel(n int, fn func(k int) error) error {
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	return r.parallelN(n, runtime.GOMAXPROCS(0), fn)
+}
+
+// parallelN is Parallel with at most limit calls at a time.
+func (r *Run) parallelN(n, limit int, fn func(k int) error) error {
+	sem := make(chan struct{}, limit)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for k := 0; k < n; k++ {

@@ -141,3 +141,44 @@ func hasNotice(ns []data.Notice, sub string) bool {
 	}
 	return false
 }
+
+// TestEventsEngineChangeFromIndex: one URL serves vLLM 0.6 (V0) for 30
+// minutes and, after 10 minutes away, vLLM 0.11 (V1) for 20. The events
+// query reads which families a target exposes at each step without
+// evaluating its `_bucket` series (their names come from the index, present
+// where their `_count` is); it must still report the one engine change, at
+// the first 0.11 scrape.
+func TestEventsEngineChangeFromIndex(t *testing.T) {
+	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	var start time.Time
+	for k, v := range []sim.Version{sim.V06, sim.V011} {
+		cfg := sim.DefaultConfig()
+		require.NoError(t, sim.ApplyScenario(&cfg, "healthy"))
+		cfg.Version = v
+		var at time.Time
+		if k == 1 {
+			at = start.Add(40 * time.Minute)
+		}
+		s, err := sim.New(cfg, sim.Options{Start: at})
+		require.NoError(t, err)
+		if k == 0 {
+			start = s.Start()
+		}
+		_, err = s.FastForward(context.Background(), db, sim.FastForwardOptions{Duration: []time.Duration{30 * time.Minute, 20 * time.Minute}[k],
+			ScrapeInterval: 15 * time.Second, VLLM: sim.Target{Job: "sim", Instance: "sim:8000"}})
+		require.NoError(t, err)
+	}
+	st, err := settings.Load([]byte(`{"targets":[{"name":"sim","url":"http://sim:8000/metrics"}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	inst.now = func() time.Time { return start.Add(time.Hour) }
+	dr := runQuery(t, inst, map[string]any{"queryType": "events"}, start, start.Add(time.Hour), 15*time.Second)
+	rows := ofKind(eventRows(t, dr), "engine_change")
+	require.Len(t, rows, 1, "%+v", eventRows(t, dr))
+	require.WithinDuration(t, start.Add(40*time.Minute+15*time.Second), rows[0].at, 0, "the first 0.11 scrape: %s", rows[0].text)
+	require.Contains(t, rows[0].text, "was vllm v0 0.6")
+	require.Contains(t, rows[0].text, "is now vllm v1 0.11")
+	require.NotContains(t, dr.Frames[0].Meta.ExecutedQueryString, `{job=~"sim"})`, "bucket series are not evaluated")
+}

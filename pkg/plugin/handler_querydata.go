@@ -106,7 +106,8 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 // env is the read layer's view of the instance: settings, querier, scrape status, clock and
 // the cache of stored names.
 func (i *Instance) env() *fetch.Env {
-	e := &fetch.Env{Settings: &i.settings, Querier: i.querier, Statuses: i.statuses, Now: i.now, Names: i.names, Logger: i.logger}
+	e := &fetch.Env{Settings: &i.settings, Querier: i.querier, Statuses: i.statuses, Now: i.now, Names: i.names, Logger: i.logger,
+		Shared: i.shared, SettingsGeneration: i.generation}
 	if i.collector != nil {
 		e.ScrapeErrors = i.collector.ScrapeErrors
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -48,6 +49,10 @@ type Instance struct {
 	logger      *slog.Logger
 	now         func() time.Time
 	names       *fetch.NameCache
+	// shared is the work the panels of one dashboard refresh share (fetch.SharedWork);
+	// generation names the settings it was computed under.
+	shared     *fetch.SharedWork
+	generation string
 	// scrub masks secureJsonData values in everything returned to viewers.
 	scrub scrubber
 	// pending is set when the embedded store could not be opened for a
@@ -66,6 +71,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	logger := newLogger(log.DefaultLogger, s.UID, scrub.mask())
 	inst := newInstance(logger)
 	inst.scrub = scrub
+	inst.generation = s.UID + "@" + strconv.FormatInt(s.Updated.UnixNano(), 10)
 	cfg, err := settings.LoadWithURL(s.URL, s.BasicAuthEnabled, s.JSONData, s.DecryptedSecureJSONData)
 	if err != nil {
 		inst.settingsErr = err
@@ -142,7 +148,7 @@ func (i *Instance) Dispose() {
 // newInstance builds an instance's request handlers; settings and the query
 // path are filled in by the caller.
 func newInstance(logger *slog.Logger) *Instance {
-	inst := &Instance{logger: logger, now: time.Now, names: fetch.NewNameCache()}
+	inst := &Instance{logger: logger, now: time.Now, names: fetch.NewNameCache(), shared: fetch.NewSharedWork(fetch.DefaultSharedMaxAge)}
 	inst.resources = inst.newResources()
 	return inst
 }

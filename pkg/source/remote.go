@@ -83,7 +83,7 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	if opts.Mask == nil {
 		opts.Mask = func(s string) string { return s }
 	}
-	return &remote{base: u.Redacted(), api: v1.NewAPI(c), timeout: opts.Timeout, mask: opts.Mask}, nil
+	return &remote{base: u.Redacted(), api: v1.NewAPI(fastClient{c}), timeout: opts.Timeout, mask: opts.Mask}, nil
 }
 
 // call runs one request under the timeout and turns its outcome into notes
@@ -158,6 +158,8 @@ func (r *remote) QueryRange(ctx context.Context, query string, start, end time.T
 		start, end = AlignToStep(start, step), AlignToStep(end, step)
 	}
 	var v model.Value
+	slot := &matrixSlot{}
+	ctx = context.WithValue(ctx, matrixSlotKey{}, slot)
 	err := r.call(ctx, fmt.Sprintf("range query %q", query), func(ctx context.Context) (v1.Warnings, v1.Infos, error) {
 		var w v1.Warnings
 		var in v1.Infos
@@ -167,6 +169,9 @@ func (r *remote) QueryRange(ctx context.Context, query string, start, end time.T
 	})
 	if err != nil {
 		return nil, err
+	}
+	if slot.got { // decoded by fastClient (decode.go)
+		v = slot.m
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {

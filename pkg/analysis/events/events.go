@@ -278,17 +278,41 @@ func errorsIn(in Input, from, to time.Time) string {
 	return strings.Join(parts, "; ")
 }
 
+// sameSteps reports whether every series of m is present at exactly the same steps: then
+// every step holds the same set and nothing changed (the usual case, answered without
+// building the sets).
+func sameSteps(m model.Matrix) bool {
+	for _, s := range m[min(1, len(m)):] {
+		if len(s.Values) != len(m[0].Values) {
+			return false
+		}
+		for k, v := range s.Values {
+			if v.Timestamp != m[0].Values[k].Timestamp {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // stepSets turns a range-query result into, per step (ascending), the sorted set of
 // key(series) for the series present at that step.
 func stepSets(m model.Matrix, key func(model.Metric) string) ([]time.Time, [][]string) {
-	per := map[model.Time]map[string]bool{}
-	for _, s := range m {
-		k := key(s.Metric)
-		for _, v := range s.Values {
-			if per[v.Timestamp] == nil {
-				per[v.Timestamp] = map[string]bool{}
+	keys := make([]string, len(m))
+	order := make([]int, len(m))
+	for i, s := range m {
+		keys[i], order[i] = key(s.Metric), i
+	}
+	// Visiting the series in key order appends each step's keys sorted; equal keys are
+	// adjacent, so a repeat is the last one appended.
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	per := map[model.Time][]string{}
+	for _, i := range order {
+		for _, v := range m[i].Values {
+			l := per[v.Timestamp]
+			if n := len(l); n == 0 || l[n-1] != keys[i] {
+				per[v.Timestamp] = append(l, keys[i])
 			}
-			per[v.Timestamp][k] = true
 		}
 	}
 	ts := slices.Sorted(maps.Keys(per))
@@ -296,7 +320,7 @@ func stepSets(m model.Matrix, key func(model.Metric) string) ([]time.Time, [][]s
 	sets := make([][]string, len(ts))
 	for i, t := range ts {
 		times[i] = t.Time()
-		sets[i] = slices.Sorted(maps.Keys(per[t]))
+		sets[i] = per[t]
 	}
 	return times, sets
 }
@@ -304,6 +328,9 @@ func stepSets(m model.Matrix, key func(model.Metric) string) ([]time.Time, [][]s
 // setChanges reports each step whose set of label values differs from the last non-empty
 // set before it (steps with nothing stored, such as down periods, are skipped).
 func setChanges(in Input, m model.Matrix, label model.LabelName, kind Kind) []Event {
+	if sameSteps(m) {
+		return nil
+	}
 	times, sets := stepSets(m, func(x model.Metric) string { return string(x[label]) })
 	var out []Event
 	var last []string
@@ -325,16 +352,18 @@ func setChanges(in Input, m model.Matrix, label model.LabelName, kind Kind) []Ev
 // identityChanges detects the software at each step from the names present there and
 // reports when it stops being the same software (catalog.SameSoftware).
 func identityChanges(in Input) []Event {
+	if sameSteps(in.Names) {
+		return nil
+	}
 	times, sets := stepSets(in.Names, func(x model.Metric) string { return string(x[model.MetricNameLabel]) })
 	var out []Event
 	var last *catalog.Detection
-	lastKey := ""
+	var lastSet []string
 	for i, set := range sets {
-		key := strings.Join(set, "\x00")
-		if len(set) == 0 || key == lastKey {
+		if len(set) == 0 || slices.Equal(set, lastSet) {
 			continue
 		}
-		lastKey = key
+		lastSet = set
 		d := catalog.Detect(set)
 		if d.Engine == catalog.EngineUnknown {
 			continue
@@ -351,6 +380,9 @@ func identityChanges(in Input) []Event {
 
 // configChanges reports changes of the set of cache_config_info label sets.
 func configChanges(in Input) []Event {
+	if sameSteps(in.Config) {
+		return nil
+	}
 	times, sets := stepSets(in.Config, labelText)
 	var out []Event
 	var last []string

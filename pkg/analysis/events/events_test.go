@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -143,4 +144,36 @@ func TestRestartRuleIsTheQueries(t *testing.T) {
 	evs = Detect(x)
 	assert.NotContains(t, evs[0].Text, "no process_start_time_seconds")
 	assert.Contains(t, evs[0].Text, "process_start_time_seconds moved")
+}
+
+// BenchmarkDetectSteady is one target's events evidence over 6 h at 15 s steps (1441) with
+// nothing happening: 30 metric names and 2 models present at every step, 5 counters.
+func BenchmarkDetectSteady(b *testing.B) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := func(v float64, grow bool) []model.SamplePair {
+		out := make([]model.SamplePair, 1441)
+		for k := range out {
+			out[k] = model.SamplePair{Timestamp: model.TimeFromUnixNano(t0.Add(time.Duration(k) * 15 * time.Second).UnixNano()), Value: model.SampleValue(v)}
+			if grow {
+				v++
+			}
+		}
+		return out
+	}
+	in := Input{Target: "t", Interval: 15 * time.Second, From: t0, To: t0.Add(6 * time.Hour)}
+	for k := 0; k < 30; k++ {
+		in.Names = append(in.Names, &model.SampleStream{Metric: model.Metric{"__name__": model.LabelValue(fmt.Sprintf("vllm:metric_%02d", k))}, Values: steps(1, false)})
+	}
+	for _, m := range []string{"a", "b"} {
+		in.Models = append(in.Models, &model.SampleStream{Metric: model.Metric{"model_name": model.LabelValue(m)}, Values: steps(1, false)})
+	}
+	for k := 0; k < 5; k++ {
+		in.Counters = append(in.Counters, &model.SampleStream{Metric: model.Metric{"__name__": model.LabelValue(fmt.Sprintf("c_%d_total", k))}, Values: steps(0, true)})
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(Detect(in)) != 0 {
+			b.Fatal("events where nothing happened")
+		}
+	}
 }
