@@ -71,7 +71,9 @@ func NewSharedWork(maxAge time.Duration) *SharedWork {
 // for itself.
 func (r *Run) shared(ctx context.Context, key string, fn func(ctx context.Context, sub *Run) (any, error)) (any, error) {
 	s := r.Env.Shared
-	if s == nil {
+	// A run grouped by tenant folds the llm-d router's overflow tenants into its own result
+	// and notices (boundTenants, by its plan's cutoff): it is not shared.
+	if s == nil || slices.Contains(r.Plan.Scope.By, "tenant") {
 		return fn(ctx, r)
 	}
 	key = r.Env.SettingsGeneration + "\x00" + key

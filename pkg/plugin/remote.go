@@ -34,10 +34,13 @@ type remoteState struct {
 	rt http.RoundTripper
 
 	// kindMu guards the cached answer of isVictoriaMetrics: asked once per
-	// instance (a settings change makes a new one), again after a failure.
-	kindMu  sync.Mutex
-	kindSet bool
-	isVM    bool
+	// instance (a settings change makes a new one), again a minute after a
+	// failure; kindDone is closed when the look-up in flight ends.
+	kindMu    sync.Mutex
+	kindSet   bool
+	isVM      bool
+	kindDone  chan struct{}
+	kindTried time.Time
 
 	mu       sync.Mutex
 	at       time.Time
@@ -121,23 +124,57 @@ var victoriaMetricsAffected = map[string]bool{
 	"burn_rate": true, "goodput": true, "buckets": true, "benchmark": true, "regression": true, "probe": true, "cost": true,
 }
 
+// kindWait is how long a query waits for the look-up of the server's kind
+// before it runs without knowing it (a slow server must not add its whole
+// timeout to every query).
+const kindWait = 250 * time.Millisecond
+
+// kindRetry is how long a failed look-up of the server's kind is not tried again.
+const kindRetry = time.Minute
+
 // isVictoriaMetrics reports whether the server is VictoriaMetrics
-// (source.IsVictoriaMetrics), asking it at most once per instance unless
-// the look-up failed (then the answer is false for this request).
-func (s *remoteState) isVictoriaMetrics(ctx context.Context, timeout time.Duration) bool {
+// (source.IsVictoriaMetrics). The look-up runs once per instance, in the
+// background with the data source's timeout, again kindRetry after a
+// failure; a query waits for it at most kindWait and reads false while it is
+// unknown.
+func (s *remoteState) isVictoriaMetrics(timeout time.Duration) bool {
 	s.kindMu.Lock()
-	defer s.kindMu.Unlock()
 	if s.kindSet {
+		defer s.kindMu.Unlock()
 		return s.isVM
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	vm, err := source.IsVictoriaMetrics(ctx, s.url, s.rt)
-	if err != nil {
+	if s.kindDone == nil {
+		if !s.kindTried.IsZero() && time.Since(s.kindTried) < kindRetry {
+			s.kindMu.Unlock()
+			return false
+		}
+		done := make(chan struct{})
+		s.kindDone, s.kindTried = done, time.Now()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			vm, err := source.IsVictoriaMetrics(ctx, s.url, s.rt)
+			s.kindMu.Lock()
+			if err == nil {
+				s.kindSet, s.isVM = true, vm
+			}
+			s.kindDone = nil
+			s.kindMu.Unlock()
+			close(done)
+		}()
+	}
+	done := s.kindDone
+	s.kindMu.Unlock()
+	t := time.NewTimer(kindWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
 		return false
 	}
-	s.kindSet, s.isVM = true, vm
-	return vm
+	s.kindMu.Lock()
+	defer s.kindMu.Unlock()
+	return s.kindSet && s.isVM
 }
 
 // serverKindNotes adds VictoriaMetricsNotice to notes when the server is
@@ -146,7 +183,7 @@ func (i *Instance) serverKindNotes(ctx context.Context, queryType string, notes 
 	if i.remote == nil || !victoriaMetricsAffected[queryType] {
 		return
 	}
-	if i.remote.isVictoriaMetrics(ctx, i.settings.Remote.Timeout) {
+	if i.remote.isVictoriaMetrics(i.settings.Remote.Timeout) {
 		notes.Add(VictoriaMetricsNotice)
 	}
 }
@@ -266,7 +303,7 @@ func (i *Instance) pingRemote(ctx context.Context) (string, error) {
 		return "", errors.New(i.scrub.sanitize(err.Error()))
 	}
 	msg := fmt.Sprintf("Remote Prometheus %s answered in %d ms.", i.remote.url, d.Milliseconds())
-	if i.remote.isVictoriaMetrics(ctx, i.settings.Remote.Timeout) {
+	if i.remote.isVictoriaMetrics(i.settings.Remote.Timeout) {
 		msg += " It is VictoriaMetrics: its rate() and increase() do not extrapolate, and panels computed from them say so."
 	}
 	return msg, nil

@@ -164,10 +164,11 @@ func TestRemoteServerSlowIsCutAtTheTimeout(t *testing.T) {
 	assert.Contains(t, a.Error.Error(), "did not answer in time")
 	assert.Contains(t, a.Error.Error(), "no answer within 1s, the data source's timeout")
 	assert.Equal(t, backend.StatusTimeout, a.Status)
-	// The targets' status (its own request, 1 s) and then the query's
-	// requests: the first one to time out ends the others of the same query
-	// at once, whatever the number of targets and signals.
-	assert.Less(t, took, 3500*time.Millisecond, "no hang beyond the timeout")
+	// The server's kind (waited for at most kindWait), the stored names (1 s), the targets'
+	// status (its own request, 1 s), the names again (1 s: a failed look-up is not cached) and
+	// then the query's requests: the first one to time out ends the others of the same query
+	// at once, whatever the number of targets and signals. Far below the server's 10 s.
+	assert.Less(t, took, 4500*time.Millisecond, "no hang beyond the timeout")
 
 	h, err := i.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
 	require.NoError(t, err)

@@ -468,7 +468,8 @@ func TestAdmissionAsGrafana(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := h.query(t, ds, now.Add(-10*time.Minute), now, map[string]map[string]any{
+			// A distinct range per query: identical queries would share one read (fetch.SharedWork).
+			r := h.query(t, ds, now.Add(-10*time.Minute-time.Duration(k)*time.Minute), now, map[string]map[string]any{
 				"A": {"queryType": "raw", "metric": "vllm:num_requests_running"}})["A"]
 			switch {
 			case r.err == "":
