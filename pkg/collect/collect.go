@@ -464,13 +464,36 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		if path == "" {
 			path = defaultMetricsPath
 		}
-		key := strings.Join([]string{u.Scheme, path, u.RawQuery, auth}, "\x00")
+		// Scheme, path and single-valued query parameters are target
+		// labels (__scheme__, __metrics_path__, __param_<name>), so targets
+		// that differ only in them share a pool; a query with a repeated
+		// parameter, an empty value or a name that is not a plain label
+		// name can only be a scrape config's Params.
+		query := u.Query()
+		tls := model.LabelSet{
+			model.AddressLabel:     model.LabelValue(u.Host),
+			model.SchemeLabel:      model.LabelValue(u.Scheme),
+			model.MetricsPathLabel: model.LabelValue(path),
+		}
+		params := url.Values(nil)
+		for k, v := range query {
+			if len(v) != 1 || v[0] == "" || !plainParam.MatchString(k) {
+				params = query
+				break
+			}
+		}
+		if params == nil {
+			for k, v := range query {
+				tls[model.LabelName(model.ParamLabelPrefix+k)] = model.LabelValue(v[0])
+			}
+		}
+		key := strings.Join([]string{params.Encode(), auth}, "\x00")
 		sc, ok := pools[key]
 		if !ok {
 			sc = &config.ScrapeConfig{
 				JobName:                ep.name,
 				HonorTimestamps:        true,
-				Params:                 u.Query(),
+				Params:                 params,
 				ScrapeInterval:         model.Duration(cfg.ScrapeInterval),
 				ScrapeTimeout:          model.Duration(cfg.ScrapeTimeout),
 				ScrapeProtocols:        scrapeProtocols,
@@ -498,7 +521,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 			ls[model.LabelName(k)] = model.LabelValue(v)
 		}
 		groups[sc.JobName] = append(groups[sc.JobName], &targetgroup.Group{
-			Targets: []model.LabelSet{{model.AddressLabel: model.LabelValue(u.Host)}},
+			Targets: []model.LabelSet{tls},
 			Labels:  ls,
 			Source:  ep.name,
 		})
@@ -576,6 +599,10 @@ func targetPoolKey(t settings.Target) string {
 	}
 	return strings.Join(parts, "\x00")
 }
+
+// plainParam matches the query parameter names that a __param_<name> target
+// label carries as they are.
+var plainParam = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // activeByName indexes the scrape manager's active targets (keyed by pool)
 // by their job label, the endpoint name.
