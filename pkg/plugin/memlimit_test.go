@@ -17,12 +17,12 @@ func TestMemoryLimit(t *testing.T) {
 		from string
 		bad  bool
 	}{
-		{nil, 768 << 20, "default", false},
+		{nil, 512 << 20, "default", false},
 		{map[string]string{MemoryLimitEnv: "1GiB"}, 1 << 30, MemoryLimitEnv, false},
 		{map[string]string{MemoryLimitEnv: " 512MiB "}, 512 << 20, MemoryLimitEnv, false},
 		{map[string]string{MemoryLimitEnv: "OFF"}, math.MaxInt64, MemoryLimitEnv, false},
-		{map[string]string{MemoryLimitEnv: "lots"}, 768 << 20, "default", true},
-		{map[string]string{MemoryLimitEnv: "0"}, 768 << 20, "default", true},
+		{map[string]string{MemoryLimitEnv: "lots"}, 512 << 20, "default", true},
+		{map[string]string{MemoryLimitEnv: "0"}, 512 << 20, "default", true},
 	}
 	for _, c := range cases {
 		got, from, err := memoryLimit(env(c.env))
