@@ -23,6 +23,8 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -297,7 +299,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		jobs = append(jobs, ep.name)
 	}
 	c.startStaleSweep(stoppedAt, cfg.ScrapeInterval, jobs)
-	if err := c.waitPools(len(groups), 5*time.Second); err != nil {
+	if err := c.waitTargets(len(eps), 5*time.Second); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
@@ -358,18 +360,16 @@ func (c *Collector) StoreHealth() (notice string, missing bool) { return c.store
 // Dir is the store directory.
 func (c *Collector) Dir() string { return c.dir }
 
-// waitPools waits until the scrape manager has an active target (and so a
-// running scrape loop) in each of the n scrape pools. Waiting for the targets,
-// not only the pools, guarantees that a Close right after Start stops every
-// loop: a pool's Sync starts its loops under the lock that stopping takes.
-func (c *Collector) waitPools(n int, limit time.Duration) error {
+// waitTargets waits until the scrape manager has n active targets (and so
+// running scrape loops) over its scrape pools. Waiting for the targets, not
+// only the pools, guarantees that a Close right after Start stops every loop:
+// a pool's Sync starts its loops under the lock that stopping takes.
+func (c *Collector) waitTargets(n int, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		ready := 0
 		for _, ts := range c.mgr.TargetsActive() {
-			if len(ts) > 0 {
-				ready++
-			}
+			ready += len(ts)
 		}
 		if ready >= n {
 			return nil
@@ -427,8 +427,18 @@ func userRelabel(t settings.Target) ([]*relabel.Config, error) {
 	return out, nil
 }
 
-// scrapeConfigs builds one Prometheus scrape config and one static target
-// group per target and GPU agent, keyed by name (the job label).
+// scrapeConfigs builds the Prometheus scrape configs and static target
+// groups of every target, GPU agent and probe. Endpoints whose scrape
+// settings are identical (scheme, path, query, TLS verification, credentials
+// and, for targets, their metric map) share one scrape config, that is one
+// scrape pool, named after its first endpoint: Prometheus keeps per-pool state
+// (an HTTP client, a sync-length summary with five quantile streams, about
+// 70 KB) that 1,000 pools of one target each multiplied for nothing. Each
+// endpoint stays its own target with its own scrape loop, cache, health and
+// last error; its name is set as the `job` label of its target group (a
+// target label wins over the scrape config's job name, as in Prometheus), so
+// stored series are the same as with one pool per endpoint. groups is keyed
+// by pool name; eps lists the endpoints in settings order.
 func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]*targetgroup.Group, []endpoint, error) {
 	metricRelabel, err := storeRelabel()
 	if err != nil {
@@ -438,8 +448,11 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		scfgs  []*config.ScrapeConfig
 		groups = map[string][]*targetgroup.Group{}
 		eps    []endpoint
+		pools  = map[string]*config.ScrapeConfig{}
 	)
-	add := func(ep endpoint, field string, labels map[string]string, hc config_util.HTTPClientConfig, user []*relabel.Config) error {
+	// auth is the part of the pool key that the HTTP client and the user
+	// relabelling come from; it stays in memory and is never logged.
+	add := func(ep endpoint, field string, labels map[string]string, hc config_util.HTTPClientConfig, user []*relabel.Config, auth string) error {
 		u, err := url.Parse(ep.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%s.url: %q is not an http(s) URL such as http://10.0.0.5:8000/metrics", field, ep.url)
@@ -451,39 +464,67 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		if path == "" {
 			path = defaultMetricsPath
 		}
-		sc := &config.ScrapeConfig{
-			JobName:                ep.name,
-			HonorTimestamps:        true,
-			Params:                 u.Query(),
-			ScrapeInterval:         model.Duration(cfg.ScrapeInterval),
-			ScrapeTimeout:          model.Duration(cfg.ScrapeTimeout),
-			ScrapeProtocols:        scrapeProtocols,
-			ScrapeFallbackProtocol: config.PrometheusText0_0_4,
-			MetricsPath:            path,
-			Scheme:                 u.Scheme,
-			EnableCompression:      true,
-			BodySizeLimit:          units.Base2Bytes(cfg.BodySizeLimit),
-			// The sample limit is enforced while parsing, by the
-			// appender (meteredAppendable), not by Prometheus's after it.
-			SampleLimit: 0,
-			// A page with absurd label sets fails its scrape instead of
-			// filling the TSDB (vLLM's widest series, cache_config_info, has ~25 labels).
-			LabelLimit:            labelLimit,
-			LabelNameLengthLimit:  labelNameLengthLimit,
-			LabelValueLengthLimit: labelValueLengthLimit,
-			HTTPClientConfig:      hc,
-			MetricRelabelConfigs:  append(user, metricRelabel...),
+		// Scheme, path and single-valued query parameters are target
+		// labels (__scheme__, __metrics_path__, __param_<name>), so targets
+		// that differ only in them share a pool; a query with a repeated
+		// parameter, an empty value or a name that is not a plain label
+		// name can only be a scrape config's Params.
+		query := u.Query()
+		tls := model.LabelSet{
+			model.AddressLabel:     model.LabelValue(u.Host),
+			model.SchemeLabel:      model.LabelValue(u.Scheme),
+			model.MetricsPathLabel: model.LabelValue(path),
 		}
-		scfgs = append(scfgs, sc)
-		ls := model.LabelSet{}
+		params := url.Values(nil)
+		for k, v := range query {
+			if len(v) != 1 || v[0] == "" || !plainParam.MatchString(k) {
+				params = query
+				break
+			}
+		}
+		if params == nil {
+			for k, v := range query {
+				tls[model.LabelName(model.ParamLabelPrefix+k)] = model.LabelValue(v[0])
+			}
+		}
+		key := strings.Join([]string{params.Encode(), auth}, "\x00")
+		sc, ok := pools[key]
+		if !ok {
+			sc = &config.ScrapeConfig{
+				JobName:                ep.name,
+				HonorTimestamps:        true,
+				Params:                 params,
+				ScrapeInterval:         model.Duration(cfg.ScrapeInterval),
+				ScrapeTimeout:          model.Duration(cfg.ScrapeTimeout),
+				ScrapeProtocols:        scrapeProtocols,
+				ScrapeFallbackProtocol: config.PrometheusText0_0_4,
+				MetricsPath:            path,
+				Scheme:                 u.Scheme,
+				EnableCompression:      true,
+				BodySizeLimit:          units.Base2Bytes(cfg.BodySizeLimit),
+				// The sample limit is enforced while parsing, by the
+				// appender (meteredAppendable), not by Prometheus's after it.
+				SampleLimit: 0,
+				// A page with absurd label sets fails its scrape instead of
+				// filling the TSDB (vLLM's widest series, cache_config_info, has ~25 labels).
+				LabelLimit:            labelLimit,
+				LabelNameLengthLimit:  labelNameLengthLimit,
+				LabelValueLengthLimit: labelValueLengthLimit,
+				HTTPClientConfig:      hc,
+				MetricRelabelConfigs:  append(user, metricRelabel...),
+			}
+			pools[key] = sc
+			scfgs = append(scfgs, sc)
+		}
+		ls := model.LabelSet{model.JobLabel: model.LabelValue(ep.name)}
 		for k, v := range labels {
 			ls[model.LabelName(k)] = model.LabelValue(v)
 		}
-		groups[ep.name] = []*targetgroup.Group{{
-			Targets: []model.LabelSet{{model.AddressLabel: model.LabelValue(u.Host)}},
+		groups[sc.JobName] = append(groups[sc.JobName], &targetgroup.Group{
+			Targets: []model.LabelSet{tls},
 			Labels:  ls,
 			Source:  ep.name,
-		}}
+		})
 		eps = append(eps, ep)
 		return nil
 	}
@@ -502,7 +543,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("targets[%d].metrics: %w", i, err)
 		}
-		if err := add(endpoint{t.Name, KindTarget, t.URL}, fmt.Sprintf("targets[%d]", i), t.Labels, hc, user); err != nil {
+		if err := add(endpoint{t.Name, KindTarget, t.URL}, fmt.Sprintf("targets[%d]", i), t.Labels, hc, user, targetPoolKey(t)); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -513,7 +554,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		if a.BearerToken != "" {
 			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(a.BearerToken)}
 		}
-		if err := add(endpoint{a.Name, KindAgent, a.URL}, fmt.Sprintf("gpuAgents[%d]", i), nil, hc, nil); err != nil {
+		if err := add(endpoint{a.Name, KindAgent, a.URL}, fmt.Sprintf("gpuAgents[%d]", i), nil, hc, nil, authPoolKey(a.TLSSkipVerify, a.BearerToken, "", "")); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -524,11 +565,55 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		if pr.BearerToken != "" {
 			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(pr.BearerToken)}
 		}
-		if err := add(endpoint{pr.Name, KindProbe, pr.URL}, fmt.Sprintf("probes[%d]", i), nil, hc, nil); err != nil {
+		if err := add(endpoint{pr.Name, KindProbe, pr.URL}, fmt.Sprintf("probes[%d]", i), nil, hc, nil, authPoolKey(pr.TLSSkipVerify, pr.BearerToken, "", "")); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	return scfgs, groups, eps, nil
+}
+
+// authPoolKey is the part of a pool key that an endpoint's HTTP client is
+// built from: TLS verification and credentials (a bearer token wins over basic
+// auth, as in scrapeConfigs).
+func authPoolKey(skipVerify bool, bearer, user, password string) string {
+	if bearer != "" {
+		user, password = "", ""
+	}
+	return strings.Join([]string{strconv.FormatBool(skipVerify), bearer, user, password}, "\x00")
+}
+
+// targetPoolKey is authPoolKey of a target plus what its user relabelling is
+// built from (userRelabel): the metric map and the model label.
+func targetPoolKey(t settings.Target) string {
+	if len(t.Metrics) == 0 && t.ModelLabel == "" {
+		return authPoolKey(t.TLSSkipVerify, t.BearerToken, t.BasicAuthUser, t.BasicAuthPassword)
+	}
+	keys := make([]string, 0, len(t.Metrics))
+	for k := range t.Metrics {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := []string{authPoolKey(t.TLSSkipVerify, t.BearerToken, t.BasicAuthUser, t.BasicAuthPassword), t.ModelLabel}
+	for _, k := range keys {
+		parts = append(parts, k, t.Metrics[k])
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// plainParam matches the query parameter names that a __param_<name> target
+// label carries as they are.
+var plainParam = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// activeByName indexes the scrape manager's active targets (keyed by pool)
+// by their job label, the endpoint name.
+func activeByName(active map[string][]*scrape.Target) map[string]*scrape.Target {
+	out := map[string]*scrape.Target{}
+	for _, ts := range active {
+		for _, t := range ts {
+			out[t.GetValue(model.JobLabel)] = t
+		}
+	}
+	return out
 }
 
 // Querier returns the PromQL querier over this collector's TSDB. Queries
@@ -539,12 +624,11 @@ func (c *Collector) Querier() source.Querier { return trackedQuerier{c} }
 // Status returns the scrape state of every target and agent, sorted by Name.
 // Before a target's first scrape Up is false and LastScrape is zero.
 func (c *Collector) Status() []TargetStatus {
-	active := c.mgr.TargetsActive()
+	active := activeByName(c.mgr.TargetsActive())
 	out := make([]TargetStatus, 0, len(c.endpoints))
 	for _, ep := range c.endpoints {
 		st := TargetStatus{Name: ep.name, Kind: ep.kind, URL: ep.url}
-		if ts := active[ep.name]; len(ts) > 0 {
-			t := ts[0]
+		if t := active[ep.name]; t != nil {
 			st.Up = t.Health() == scrape.HealthGood
 			st.LastScrape = t.LastScrape()
 			st.LastDuration = t.LastScrapeDuration()

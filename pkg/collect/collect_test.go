@@ -345,7 +345,7 @@ func TestScrapeConfigs(t *testing.T) {
 	assert.Equal(t, "https", a.Scheme)
 	assert.Equal(t, config.PrometheusText0_0_4, a.ScrapeProtocols[0])
 	assert.Equal(t, "/custom/metrics", a.MetricsPath)
-	assert.Equal(t, url.Values{"x": {"1"}, "y": {"2"}}, a.Params)
+	assert.Empty(t, a.Params, "single-valued parameters are target labels")
 	assert.Equal(t, uint(0), a.SampleLimit, "the sample limit is enforced while parsing, by meteredAppendable")
 	assert.EqualValues(t, 1000, a.BodySizeLimit)
 	assert.Equal(t, model.Duration(15*time.Second), a.ScrapeInterval)
@@ -355,8 +355,9 @@ func TestScrapeConfigs(t *testing.T) {
 	assert.Equal(t, "u", a.HTTPClientConfig.BasicAuth.Username)
 	assert.EqualValues(t, "pw", a.HTTPClientConfig.BasicAuth.Password)
 	require.Len(t, a.MetricRelabelConfigs, 5) // mark http_requests_total, drop, mark unused buckets, keep, drop the marks
-	assert.Equal(t, model.LabelSet{"__address__": "10.0.0.5:8443"}, groups["a"][0].Targets[0])
-	assert.Equal(t, model.LabelSet{"dc": "eu"}, groups["a"][0].Labels)
+	assert.Equal(t, model.LabelSet{"__address__": "10.0.0.5:8443", "__scheme__": "https", "__metrics_path__": "/custom/metrics",
+		"__param_x": "1", "__param_y": "2"}, groups["a"][0].Targets[0])
+	assert.Equal(t, model.LabelSet{"job": "a", "dc": "eu"}, groups["a"][0].Labels)
 	assert.Equal(t, "/metrics", scfgs[1].MetricsPath)
 	assert.Equal(t, "http", scfgs[1].Scheme)
 	assert.Nil(t, scfgs[1].HTTPClientConfig.BasicAuth)
@@ -394,4 +395,48 @@ func TestScrapeConfigs(t *testing.T) {
 			assert.Equal(t, labels.FromStrings("__name__", n, "le", "1", "job", "a"), ls, "%s: no temporary label left", n)
 		}
 	}
+}
+
+// Endpoints with identical scrape settings share one scrape pool (one scrape
+// config), each keeping its own target group and job label; any difference in
+// what the HTTP client or the metric relabelling is built from gives a pool of its own.
+func TestScrapeConfigsSharePools(t *testing.T) {
+	cfg := loadSettings(t, map[string]any{
+		"targets": []map[string]any{
+			{"name": "a", "url": "http://10.0.0.1:8000/metrics"},
+			{"name": "b", "url": "http://10.0.0.2:8000/metrics", "labels": map[string]string{"dc": "eu"}},
+			{"name": "c", "url": "http://10.0.0.3:8000/metrics"},                                                  // bearer token
+			{"name": "d", "url": "http://10.0.0.4:8000/metrics", "metrics": map[string]string{"ttft": "my_ttft"}}, // own metric map
+			{"name": "e", "url": "http://10.0.0.5:8000/other"},                                                    // other path: same pool
+			{"name": "f", "url": "http://10.0.0.6:8000/metrics?x=1"},                                              // single-valued query: same pool
+			{"name": "g", "url": "https://10.0.0.7:8000/metrics"},                                                 // other scheme: same pool
+			{"name": "h", "url": "http://10.0.0.8:8000/metrics", "tlsSkipVerify": true},
+			{"name": "i", "url": "http://10.0.0.9:8000/metrics"},
+			{"name": "j", "url": "http://10.0.0.10:8000/metrics?x=1&x=2"}, // repeated parameter
+		},
+		"gpuAgents": []map[string]any{{"name": "n", "url": "http://10.0.1.1:9400/metrics", "kind": "dcgm"}},
+	}, map[string]string{"c.bearerToken": "tok"})
+	scfgs, groups, eps, err := scrapeConfigs(cfg)
+	require.NoError(t, err)
+	require.Len(t, eps, 11)
+	var pools []string
+	for _, sc := range scfgs {
+		pools = append(pools, sc.JobName)
+	}
+	assert.Equal(t, []string{"a", "c", "d", "h", "j"}, pools)
+	var inA []string
+	for _, g := range groups["a"] {
+		inA = append(inA, g.Source)
+		assert.Equal(t, model.LabelValue(g.Source), g.Labels["job"], "the target's name is its job label")
+	}
+	assert.Equal(t, []string{"a", "b", "e", "f", "g", "i", "n"}, inA, "same settings, one pool (agents included)")
+	assert.Equal(t, model.LabelSet{"__address__": "10.0.0.5:8000", "__scheme__": "http", "__metrics_path__": "/other"}, groups["a"][2].Targets[0])
+	assert.Equal(t, model.LabelValue("1"), groups["a"][3].Targets[0]["__param_x"])
+	assert.Equal(t, model.LabelValue("https"), groups["a"][4].Targets[0]["__scheme__"])
+	assert.Empty(t, scfgs[0].Params)
+	assert.Equal(t, url.Values{"x": {"1", "2"}}, scfgs[4].Params)
+	assert.Equal(t, model.LabelSet{"job": "b", "dc": "eu"}, groups["a"][1].Labels)
+	assert.Equal(t, model.LabelSet{"__address__": "10.0.0.2:8000", "__scheme__": "http", "__metrics_path__": "/metrics"}, groups["a"][1].Targets[0])
+	assert.Len(t, scfgs[2].MetricRelabelConfigs, 6, "d's own map renames before the store's rules")
+	assert.Len(t, scfgs[0].MetricRelabelConfigs, 5)
 }

@@ -67,12 +67,13 @@ func (l *errorLog) watch(c *Collector, every time.Duration) {
 func (l *errorLog) record(active map[string][]*scrape.Target, eps []endpoint) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	byName := activeByName(active)
 	for _, ep := range eps {
-		ts := active[ep.name]
-		if len(ts) == 0 {
+		t := byName[ep.name]
+		if t == nil {
 			continue
 		}
-		at, err := ts[0].LastScrape(), ts[0].LastError()
+		at, err := t.LastScrape(), t.LastError()
 		if err == nil || at.IsZero() || at.Equal(l.last[ep.name]) {
 			continue
 		}

@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"context"
+	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"syscall"
 
@@ -65,6 +67,12 @@ func Shutdown() {
 // left to go-plugin, which ignores it so that the host decides when to stop.
 // It returns Manage's error; the process should exit with it.
 func Serve() error {
+	limit, from, lerr := memoryLimit(os.Getenv)
+	if lerr != nil {
+		log.DefaultLogger.Warn(lerr.Error())
+	}
+	debug.SetMemoryLimit(limit)
+	log.DefaultLogger.Info("soft memory limit", "MiB", limit>>20, "from", from)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	done := make(chan error, 1)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -21,7 +23,10 @@ import (
 
 // The load and scale runs are long; scripts/load.sh runs them with
 // INFERSCOPE_LOAD=1 (they are skipped otherwise). LOAD_DURATION (default
-// 60s), LOAD_CONCURRENCY (200) and SCALE_TARGETS (1000) tune them.
+// 60s), LOAD_CONCURRENCY (200) and SCALE_TARGETS (1000) tune them;
+// SCALE_PLUGIN_ENV (space-separated NAME=value, e.g. INFERSCOPE_MEMORY_LIMIT=400MiB)
+// is added to the scale run's plugin environment, and SCALE_HEAP_PROFILE names a
+// file where the scale run saves the plugin's heap profile in the steady state.
 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
@@ -212,7 +217,17 @@ func TestScale(t *testing.T) {
 	jd, err := json.Marshal(map[string]any{"scrapeInterval": interval.String(), "scrapeTimeout": min(interval, 10*time.Second).String(), "targets": targets})
 	require.NoError(t, err)
 	ds := dataSource{id: 12, uid: "scale", jsonData: jd, updatedMS: time.Now().UnixMilli()}
-	h := startPlugin(t)
+	env := strings.Fields(os.Getenv("SCALE_PLUGIN_ENV"))
+	profile := os.Getenv("SCALE_HEAP_PROFILE")
+	pprofPort := 0
+	if profile != "" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		pprofPort = l.Addr().(*net.TCPAddr).Port
+		require.NoError(t, l.Close())
+		env = append(env, "GF_PLUGIN_PROFILING_ENABLED=true", fmt.Sprintf("GF_PLUGIN_PROFILING_PORT=%d", pprofPort))
+	}
+	h := startPluginEnv(t, t.TempDir(), env...)
 	pid := h.client.ReattachConfig().Pid
 
 	t0 := time.Now()
@@ -237,10 +252,19 @@ func TestScale(t *testing.T) {
 	time.Sleep(4 * interval)
 	cpu := (cpuSeconds(t, pid) - cpu0) / (4 * interval).Seconds()
 	rss := rssMiB(t, pid)
+	heap := pluginGauge(t, h, ds, "go_memstats_heap_inuse_bytes") / (1 << 20)
+	if profile != "" {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort))
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(profile, b, 0o644))
+	}
 	q0 := time.Now()
 	r := h.query(t, ds, time.Now().Add(-4*interval), time.Now(), map[string]map[string]any{"A": {"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50", "p99"}}})["A"]
 	qt := time.Since(q0)
 	assert.Empty(t, r.err)
-	t.Logf("scale: %d targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB, latency query (TTFT p50+p99, all targets, %s) %s",
-		n, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, 4*interval, qt.Round(time.Millisecond))
+	t.Logf("scale: %d targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB (heap in use %.0f MiB), latency query (TTFT p50+p99, all targets, %s) %s; plugin env %q",
+		n, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, heap, 4*interval, qt.Round(time.Millisecond), env)
 }
