@@ -85,6 +85,62 @@ function SecretField({ id, label, options, name, kind, onOptionsChange, tooltip 
   );
 }
 
+/** What a GPU agent's and a probe's card share: the bearer token and TLS switch of a scraped
+ *  page (embedded mode only: in remote mode the server scrapes), and the remove button. */
+interface ScrapedEndpointProps {
+  /** `agent` or `probe`: the element ids' prefix. */
+  idPrefix: string;
+  /** `Agent` or `Probe`: the accessible names' prefix. */
+  noun: string;
+  index: number;
+  name: string;
+  tlsSkipVerify?: boolean;
+  remote: boolean;
+  options: Settings;
+  onOptionsChange: (o: Settings) => void;
+  onTLS: (tlsSkipVerify: boolean) => void;
+  onRemove: () => void;
+}
+
+function ScrapedEndpointFields(p: ScrapedEndpointProps) {
+  const n = p.index + 1;
+  return (
+    <>
+      {p.remote ? null : (
+        <>
+          <SecretField
+            id={`${p.idPrefix}-${p.index}-token`}
+            label={`${p.noun} ${n} bearer token`}
+            options={p.options}
+            name={p.name}
+            kind="bearerToken"
+            onOptionsChange={p.onOptionsChange}
+            tooltip="Stored encrypted; only the backend reads it"
+          />
+          <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
+            <Switch
+              id={`${p.idPrefix}-${p.index}-tls`}
+              aria-label={`${p.noun} ${n} skip TLS verify`}
+              value={Boolean(p.tlsSkipVerify)}
+              onChange={(e) => p.onTLS(e.currentTarget.checked)}
+            />
+          </InlineField>
+        </>
+      )}
+      <Button
+        variant="destructive"
+        fill="outline"
+        size="sm"
+        icon="trash-alt"
+        aria-label={`Remove ${p.idPrefix} ${n}`}
+        onClick={p.onRemove}
+      >
+        {`Remove ${p.idPrefix}`}
+      </Button>
+    </>
+  );
+}
+
 type AuthMethod = 'none' | 'basic' | 'bearer';
 
 const AUTH_OPTIONS: Array<SelectableValue<AuthMethod>> = [
@@ -575,39 +631,18 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(kind) => onOptionsChange(updateAgent(options, i, { kind }))}
                   />
                 </InlineField>
-                {remote ? null : (
-                  <>
-                    <SecretField
-                      id={`agent-${i}-token`}
-                      label={`Agent ${n} bearer token`}
-                      options={options}
-                      name={a.name}
-                      kind="bearerToken"
-                      onOptionsChange={onOptionsChange}
-                      tooltip="Stored encrypted; only the backend reads it"
-                    />
-                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                      <Switch
-                        id={`agent-${i}-tls`}
-                        aria-label={`Agent ${n} skip TLS verify`}
-                        value={Boolean(a.tlsSkipVerify)}
-                        onChange={(e) =>
-                          onOptionsChange(updateAgent(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                        }
-                      />
-                    </InlineField>
-                  </>
-                )}
-                <Button
-                  variant="destructive"
-                  fill="outline"
-                  size="sm"
-                  icon="trash-alt"
-                  aria-label={`Remove agent ${n}`}
-                  onClick={() => onOptionsChange(removeAgent(options, i))}
-                >
-                  Remove agent
-                </Button>
+                <ScrapedEndpointFields
+                  idPrefix="agent"
+                  noun="Agent"
+                  index={i}
+                  name={a.name}
+                  tlsSkipVerify={a.tlsSkipVerify}
+                  remote={remote}
+                  options={options}
+                  onOptionsChange={onOptionsChange}
+                  onTLS={(tlsSkipVerify) => onOptionsChange(updateAgent(options, i, { tlsSkipVerify }))}
+                  onRemove={() => onOptionsChange(removeAgent(options, i))}
+                />
               </Box>
             );
           })}
@@ -673,39 +708,18 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                     onChange={(target) => onOptionsChange(updateProbe(options, i, { target }))}
                   />
                 </InlineField>
-                {remote ? null : (
-                  <>
-                    <SecretField
-                      id={`probe-${i}-token`}
-                      label={`Probe ${n} bearer token`}
-                      options={options}
-                      name={p.name}
-                      kind="bearerToken"
-                      onOptionsChange={onOptionsChange}
-                      tooltip="Stored encrypted; only the backend reads it"
-                    />
-                    <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
-                      <Switch
-                        id={`probe-${i}-tls`}
-                        aria-label={`Probe ${n} skip TLS verify`}
-                        value={Boolean(p.tlsSkipVerify)}
-                        onChange={(e) =>
-                          onOptionsChange(updateProbe(options, i, { tlsSkipVerify: e.currentTarget.checked }))
-                        }
-                      />
-                    </InlineField>
-                  </>
-                )}
-                <Button
-                  variant="destructive"
-                  fill="outline"
-                  size="sm"
-                  icon="trash-alt"
-                  aria-label={`Remove probe ${n}`}
-                  onClick={() => onOptionsChange(removeProbe(options, i))}
-                >
-                  Remove probe
-                </Button>
+                <ScrapedEndpointFields
+                  idPrefix="probe"
+                  noun="Probe"
+                  index={i}
+                  name={p.name}
+                  tlsSkipVerify={p.tlsSkipVerify}
+                  remote={remote}
+                  options={options}
+                  onOptionsChange={onOptionsChange}
+                  onTLS={(tlsSkipVerify) => onOptionsChange(updateProbe(options, i, { tlsSkipVerify }))}
+                  onRemove={() => onOptionsChange(removeProbe(options, i))}
+                />
               </Box>
             );
           })}
