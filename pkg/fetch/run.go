@@ -28,6 +28,9 @@ type Run struct {
 	mu      sync.Mutex // guards queries while parts run concurrently (and Notes where a part adds to them)
 	queries []string
 	server  *source.Notes
+	// unbounded: Exec leaves tenant folding (boundTenants) to the caller. Set on the sub-runs
+	// that compute a shared read, whose answer each sharing run folds by its own plan.
+	unbounded bool
 
 	viewsOnce   sync.Once
 	targetViews []TargetView
@@ -122,6 +125,9 @@ func (r *Run) Exec(ctx context.Context, q Query) (model.Value, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("PromQL %s: %w", q.PromQL, err)
+	}
+	if r.unbounded {
+		return v, nil
 	}
 	return r.boundTenants(q.PromQL, v), nil
 }

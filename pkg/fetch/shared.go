@@ -71,9 +71,7 @@ func NewSharedWork(maxAge time.Duration) *SharedWork {
 // for itself.
 func (r *Run) shared(ctx context.Context, key string, fn func(ctx context.Context, sub *Run) (any, error)) (any, error) {
 	s := r.Env.Shared
-	// A run grouped by tenant folds the llm-d router's overflow tenants into its own result
-	// and notices (boundTenants, by its plan's cutoff): it is not shared.
-	if s == nil || slices.Contains(r.Plan.Scope.By, "tenant") {
+	if s == nil {
 		return fn(ctx, r)
 	}
 	key = r.Env.SettingsGeneration + "\x00" + key
@@ -116,6 +114,7 @@ func (r *Run) shared(ctx context.Context, key string, fn func(ctx context.Contex
 	s.mu.Unlock()
 	sctx, notes := source.WithNotes(ctx)
 	sub := r.Sub(r.Plan)
+	sub.unbounded = true
 	sub.server = notes
 	func() {
 		defer close(e.done)
@@ -144,6 +143,7 @@ func (r *Run) shared(ctx context.Context, key string, fn func(ctx context.Contex
 // sharedRun computes fn on a sub-run for r alone and records its PromQL into r.
 func (r *Run) sharedRun(ctx context.Context, fn func(ctx context.Context, sub *Run) (any, error)) (any, error) {
 	sub := r.Sub(r.Plan)
+	sub.unbounded = true
 	v, err := fn(ctx, sub)
 	r.record(sub.Queries())
 	return v, err
@@ -182,7 +182,9 @@ func (r *Run) sharedRange(ctx context.Context, q string) (model.Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cloneMatrix(v.(model.Matrix)), nil
+	// The shared answer is unfolded: each run folds the overflow tenants by its own plan and
+	// gets the notices that go with it.
+	return AsMatrix(r.boundTenants(q, cloneMatrix(v.(model.Matrix))), nil)
 }
 
 // sharedInstant is Instant shared by the panels of one refresh (the overview's and the SLO
@@ -203,7 +205,8 @@ func (r *Run) sharedInstant(ctx context.Context, q string, ts time.Time) (model.
 		c.Metric = smp.Metric.Clone()
 		out[i] = &c
 	}
-	return out, nil
+	folded, _ := r.boundTenants(q, out).(model.Vector) // foldTenants keeps a vector a vector
+	return folded, nil
 }
 
 // cloneMatrix copies a matrix: labels and samples.
