@@ -5,6 +5,11 @@
 # Needs Go 1.26, Node 20 and Docker with the compose plugin (or docker-compose).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Before minutes of builds: the demo ends in `docker compose up`, which needs the daemon.
+if ! docker info >/dev/null 2>&1; then
+  echo "scripts/demo.sh: the Docker daemon does not answer this user (docker info failed): start it, or add the user to the docker group, then run this again" >&2
+  exit 1
+fi
 export PATH="$(go env GOPATH)/bin:$PATH"
 command -v mage >/dev/null || go install github.com/magefile/mage@v1.17.2
 npm ci --no-audit --no-fund
