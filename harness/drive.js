@@ -77,6 +77,16 @@ async function main() {
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     const json = async (id) => JSON.parse(await page.locator(`#${id}`).innerText());
+    // A picked option reaches the editor's state a render later: read it until pred holds
+    // (5 s at most), then check it as before.
+    const jsonWhen = async (id, pred) => {
+      let v = await json(id);
+      for (let i = 0; i < 50 && !pred(v); i++) {
+        await page.waitForTimeout(100);
+        v = await json(id);
+      }
+      return v;
+    };
 
     // ConfigEditor
     await page.getByRole('button', { name: 'Add target' }).click();
@@ -195,11 +205,10 @@ async function main() {
     await page.getByRole('option', { name: 'chat-eu' }).click();
     await page.getByLabel('Objectives').click();
     await page.getByRole('option', { name: 'ttft-p99' }).click();
-    q = await json('query-state');
-    check(
-      q.queryType === 'slo' && q.profile === 'chat-eu' && JSON.stringify(q.objectives) === '["ttft-p99"]',
-      `slo query: ${JSON.stringify(q)}`
-    );
+    const sloPicked = (q) =>
+      q.queryType === 'slo' && q.profile === 'chat-eu' && JSON.stringify(q.objectives) === '["ttft-p99"]';
+    q = await jsonWhen('query-state', sloPicked);
+    check(sloPicked(q), `slo query: ${JSON.stringify(q)}`);
     check(!('stats' in q) && !('estimator' in q), 'latency-only fields dropped');
     check(Number(await page.locator('#query-runs').innerText()) > runsBefore, 'the slo query runs');
 
