@@ -156,7 +156,7 @@ async function main() {
     const typeSelect = page.getByLabel('Query type');
     await typeSelect.click();
     await page.getByRole('option', { name: /^GPU/ }).click();
-    let q = await json('query-state');
+    let q = await jsonWhen('query-state', (v) => v.queryType === 'gpu');
     check(q.queryType === 'gpu' && !('stages' in q), `switch to gpu: ${JSON.stringify(q)}`);
     await typeSelect.click();
     await page.getByRole('option', { name: /^Latency/ }).click();
@@ -165,7 +165,7 @@ async function main() {
     await stats.click();
     await stats.fill('p99.9');
     await page.getByRole('option', { name: /^p99\.9/ }).click();
-    q = await json('query-state');
+    q = await jsonWhen('query-state', (v) => v.estimator === 'refined' && (v.stats || []).includes('p99.9'));
     check(q.queryType === 'latency' && q.estimator === 'refined', `estimator refined: ${JSON.stringify(q)}`);
     check(
       JSON.stringify(q.stats) === JSON.stringify(['p50', 'p99', 'p99.9']),
@@ -177,7 +177,7 @@ async function main() {
     await page.getByRole('option', { name: /^Raw metric/ }).click();
     await page.getByLabel('Metric', { exact: true }).click();
     await page.getByRole('option', { name: 'vllm:num_requests_running' }).click();
-    q = await json('query-state');
+    q = await jsonWhen('query-state', (v) => v.queryType === 'raw' && v.metric === 'vllm:num_requests_running');
     check(q.queryType === 'raw' && q.metric === 'vllm:num_requests_running', `raw metric picked: ${JSON.stringify(q)}`);
 
     // SLO profiles: edit the first default profile, with inline validation.
