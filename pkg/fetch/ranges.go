@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/prometheus/common/model"
 
@@ -36,26 +35,18 @@ func (r *Run) Ranges(ctx context.Context, qs []string) ([]model.Matrix, error) {
 		}
 		return out, nil
 	}
-	var (
-		once  sync.Once
-		batch []model.Matrix
-		berr  error
-	)
-	compute := func(ctx context.Context) ([]model.Matrix, error) {
-		once.Do(func() {
-			if err := ctx.Err(); err != nil {
-				berr = err
-				return
-			}
-			batch, berr = b.QueryRanges(ctx, qs, r.Plan.Start, r.Plan.End, r.Plan.Step)
-			if berr != nil {
-				berr = fmt.Errorf("PromQL %s: %w", strings.Join(qs, "; "), berr)
-			}
-		})
-		return batch, berr
+	batch := func(ctx context.Context) ([]model.Matrix, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ms, err := b.QueryRanges(ctx, qs, r.Plan.Start, r.Plan.End, r.Plan.Step)
+		if err != nil {
+			return nil, fmt.Errorf("PromQL %s: %w", strings.Join(qs, "; "), err)
+		}
+		return ms, nil
 	}
 	if r.Env.Shared == nil {
-		m, err := compute(ctx)
+		m, err := batch(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -65,14 +56,17 @@ func (r *Run) Ranges(ctx context.Context, qs []string) ([]model.Matrix, error) {
 		}
 		return out, nil
 	}
+	// The batch is itself shared (it records no PromQL: each query's entry does), so the
+	// panels asking for the same queries at once evaluate it once.
+	key := "ranges\x00" + r.rangeKey(strings.Join(qs, "\x00"))
 	for k, q := range qs {
 		v, err := r.shared(ctx, r.rangeKey(q), func(ctx context.Context, sub *Run) (any, error) {
-			m, err := compute(ctx)
+			m, err := sub.shared(ctx, key, func(ctx context.Context, _ *Run) (any, error) { return batch(ctx) })
 			if err != nil {
 				return nil, err
 			}
 			sub.record([]string{q})
-			return m[k], nil
+			return m.([]model.Matrix)[k], nil
 		})
 		if err != nil {
 			return nil, err

@@ -628,9 +628,8 @@ func (p *onePass) aggregate(n *parser.AggregateExpr) (passVec, error) {
 		return nil, err
 	}
 	type group struct {
-		ps   *passSeries
-		c    []float64
-		seen []bool
+		ps *passSeries
+		c  []float64
 	}
 	var groups []*group
 	index := map[string]int{}
@@ -657,12 +656,14 @@ func (p *onePass) aggregate(n *parser.AggregateExpr) (passVec, error) {
 		}
 		of[k] = g
 	}
-	for i := 0; i < p.n; i++ {
-		for k, ps := range in {
-			if !ps.ok[i] {
+	// Series by series: at each step the group still adds its inputs in input order.
+	for k, ps := range in {
+		grp := groups[of[k]]
+		g, c := grp.ps, grp.c
+		for i, ok := range ps.ok {
+			if !ok {
 				continue
 			}
-			g := groups[of[k]].ps
 			f := ps.v[i]
 			if !g.ok[i] {
 				g.v[i], g.ok[i] = f, true
@@ -670,7 +671,7 @@ func (p *onePass) aggregate(n *parser.AggregateExpr) (passVec, error) {
 			}
 			switch n.Op {
 			case parser.SUM:
-				g.v[i], groups[of[k]].c[i] = kahansum.Inc(f, g.v[i], groups[of[k]].c[i])
+				g.v[i], c[i] = kahansum.Inc(f, g.v[i], c[i])
 			case parser.MAX:
 				if g.v[i] < f || math.IsNaN(g.v[i]) {
 					g.v[i] = f
