@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -116,6 +117,7 @@ type onePass struct {
 	sels             map[string]*passSelector
 	maxSamples       int
 	samples          int
+	win              map[int64]*passWindows
 }
 
 // passSelector is one distinct vector selector of the batch and the range functions asked of it.
@@ -325,21 +327,86 @@ func (p *onePass) read(ctx context.Context, qa storage.Queryable) error {
 	return nil
 }
 
-// apply computes f of one series (samples ts, fs without staleness markers; resets the indexes
-// j where fs[j] < fs[j-1]) at every step; nil when it has no value at any step.
-func (p *onePass) apply(f passFn, lbls labels.Labels, ts []int64, fs []float64, resets []int) *passSeries {
-	ps := &passSeries{lbls: lbls, v: make([]float64, p.n), ok: make([]bool, p.n)}
-	any := false
-	lo, hi, r0 := 0, 0, 0
-	for i := 0; i < p.n; i++ {
+// passWindow is one step's window over a series' samples, [lo, hi), with the parts of
+// extrapolatedRate that depend only on the timestamps: the durations to the window's start
+// (after the half-interval rule, before the counter's zero-point rule) and end, the sampled
+// interval, and delta's factor. The buckets, _sum and _count of one histogram are scraped at
+// the same instants, so their series share these.
+type passWindow struct {
+	lo, hi                      int
+	toStart, toEnd, sampled, fd float64
+}
+
+// windows returns the windows of range rng (milliseconds) over samples at ts at every step,
+// reusing the previous series' when it was sampled at the same instants.
+func (p *onePass) windows(rng int64, ts []int64) []passWindow {
+	c := p.win[rng]
+	if c != nil && slices.Equal(c.ts, ts) {
+		return c.w
+	}
+	if c == nil {
+		c = &passWindows{}
+		if p.win == nil {
+			p.win = map[int64]*passWindows{}
+		}
+		p.win[rng] = c
+	}
+	c.ts = append(c.ts[:0], ts...)
+	if cap(c.w) < p.n {
+		c.w = make([]passWindow, p.n)
+	}
+	c.w = c.w[:p.n]
+	lo, hi := 0, 0
+	for i := range c.w {
 		at := p.start + int64(i)*p.step
-		from := at - f.rng
+		from := at - rng
 		for lo < len(ts) && ts[lo] <= from {
 			lo++
 		}
 		for hi < len(ts) && ts[hi] <= at {
 			hi++
 		}
+		w := passWindow{lo: lo, hi: hi}
+		if n := hi - lo - 1; n > 0 {
+			// promql extrapolatedRate (functions.go, v0.316.0), the float path without start
+			// timestamps, in its order of operations.
+			firstT, lastT := ts[lo], ts[hi-1]
+			w.toStart = float64(firstT-from) / 1000
+			w.toEnd = float64(at-lastT) / 1000
+			w.sampled = float64(lastT-firstT) / 1000
+			averageDurationBetweenSamples := w.sampled / float64(n)
+			extrapolationThreshold := averageDurationBetweenSamples * 1.1
+			if w.toStart >= extrapolationThreshold {
+				w.toStart = averageDurationBetweenSamples / 2
+			}
+			if w.toEnd >= extrapolationThreshold {
+				w.toEnd = averageDurationBetweenSamples / 2
+			}
+			w.fd = 1.0
+			if w.sampled != 0 {
+				w.fd = (w.sampled + w.toStart + w.toEnd) / w.sampled
+			}
+		}
+		c.w[i] = w
+	}
+	return c.w
+}
+
+// passWindows caches windows for one range.
+type passWindows struct {
+	ts []int64
+	w  []passWindow
+}
+
+// apply computes f of one series (samples ts, fs without staleness markers; resets the indexes
+// j where fs[j] < fs[j-1]) at every step; nil when it has no value at any step.
+func (p *onePass) apply(f passFn, lbls labels.Labels, ts []int64, fs []float64, resets []int) *passSeries {
+	ps := &passSeries{lbls: lbls, v: make([]float64, p.n), ok: make([]bool, p.n)}
+	any := false
+	r0 := 0
+	rngSec := f.rngOf.Seconds()
+	for i, w := range p.windows(f.rng, ts) {
+		lo, hi := w.lo, w.hi
 		if hi-lo < 1 {
 			continue
 		}
@@ -355,12 +422,37 @@ func (p *onePass) apply(f passFn, lbls labels.Labels, ts []int64, fs []float64, 
 				n++
 			}
 			v = float64(n)
-		default:
-			var ok bool
-			v, ok = extrapolatedRate(ts[lo:hi], fs[lo:hi], resets[r0:], lo, hi, from, at, f.rngOf, f.name != "delta", f.name == "rate")
-			if !ok {
+		case "delta":
+			if hi-lo < 2 {
 				continue
 			}
+			v = (fs[hi-1] - fs[lo]) * w.fd
+		default: // rate, increase: promql extrapolatedRate with isCounter
+			if hi-lo < 2 {
+				continue
+			}
+			resultFloat := fs[hi-1] - fs[lo]
+			// The engine adds the value before each reset, in order.
+			for r := r0; r < len(resets) && resets[r] < hi; r++ {
+				resultFloat += fs[resets[r]-1]
+			}
+			durationToStart := w.toStart
+			durationToZero := durationToStart
+			if resultFloat > 0 && fs[lo] >= 0 {
+				durationToZero = w.sampled * (fs[lo] / resultFloat)
+			}
+			if durationToZero < durationToStart {
+				durationToStart = durationToZero
+			}
+			factor := 1.0
+			if w.sampled != 0 {
+				factor = (w.sampled + durationToStart + w.toEnd) / w.sampled
+			}
+			if f.name == "rate" {
+				factor /= rngSec
+			}
+			resultFloat *= factor
+			v = resultFloat
 		}
 		ps.v[i], ps.ok[i], any = v, true, true
 	}
@@ -368,56 +460,6 @@ func (p *onePass) apply(f passFn, lbls labels.Labels, ts []int64, fs []float64, 
 		return nil
 	}
 	return ps
-}
-
-// extrapolatedRate is promql's extrapolatedRate (functions.go, v0.316.0) for float samples
-// without start timestamps: ts, fs are the window's samples (at least one), resets the reset
-// indexes from the window's first sample on (absolute, offset lo; those below hi count).
-func extrapolatedRate(ts []int64, fs []float64, resets []int, lo, hi int, rangeStart, rangeEnd int64, rng time.Duration, isCounter, isRate bool) (float64, bool) {
-	numSamplesMinusOne := len(fs) - 1
-	firstT, lastT := ts[0], ts[numSamplesMinusOne]
-	resultFloat := fs[numSamplesMinusOne] - fs[0]
-	if isCounter {
-		// The engine adds the value before each reset, in order.
-		for _, j := range resets {
-			if j >= hi {
-				break
-			}
-			resultFloat += fs[j-1-lo]
-		}
-	}
-	if numSamplesMinusOne == 0 {
-		return 0, false
-	}
-	durationToStart := float64(firstT-rangeStart) / 1000
-	durationToEnd := float64(rangeEnd-lastT) / 1000
-	sampledInterval := float64(lastT-firstT) / 1000
-	averageDurationBetweenSamples := sampledInterval / float64(numSamplesMinusOne)
-	extrapolationThreshold := averageDurationBetweenSamples * 1.1
-	if durationToStart >= extrapolationThreshold {
-		durationToStart = averageDurationBetweenSamples / 2
-	}
-	if isCounter {
-		durationToZero := durationToStart
-		if resultFloat > 0 && fs[0] >= 0 {
-			durationToZero = sampledInterval * (fs[0] / resultFloat)
-		}
-		if durationToZero < durationToStart {
-			durationToStart = durationToZero
-		}
-	}
-	if durationToEnd >= extrapolationThreshold {
-		durationToEnd = averageDurationBetweenSamples / 2
-	}
-	factor := 1.0
-	if sampledInterval != 0 {
-		factor = (sampledInterval + durationToStart + durationToEnd) / sampledInterval
-	}
-	if isRate {
-		factor /= rng.Seconds()
-	}
-	resultFloat *= factor
-	return resultFloat, true
 }
 
 // eval evaluates a planned expression over the step grid.
