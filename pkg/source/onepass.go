@@ -584,6 +584,15 @@ func (p *onePass) binary(n *parser.BinaryExpr) (passVec, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The engine's short cuts (VectorOr, VectorUnless): nothing to match against.
+	switch {
+	case len(rhs) == 0:
+		return lhs, nil
+	case len(lhs) == 0 && n.Op == parser.LOR:
+		return rhs, nil
+	case len(lhs) == 0:
+		return lhs, nil
+	}
 	sigf := signature(n.VectorMatching)
 	// For each signature, the steps at which some series of the other side has it.
 	other := rhs
