@@ -24,7 +24,10 @@ import (
 func (r *Run) Ranges(ctx context.Context, qs []string) ([]model.Matrix, error) {
 	out := make([]model.Matrix, len(qs))
 	b, ok := r.Env.Querier.(source.RangeBatcher)
-	if !ok || len(qs) < 2 {
+	if len(qs) == 0 {
+		return out, nil
+	}
+	if !ok {
 		err := r.parallelReads(len(qs), func(k int) error {
 			m, err := r.Range(ctx, qs[k])
 			out[k] = m
