@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -69,6 +70,7 @@ func (e *embedded) queryRanges(ctx context.Context, queries []string, start, end
 	if p.step <= 0 {
 		p.start, p.end = 1, 0 // no steps: every query goes to the engine
 	}
+	defer p.release()
 	for t := p.start; t <= p.end; t += p.step {
 		p.n++
 	}
@@ -118,6 +120,68 @@ type onePass struct {
 	maxSamples       int
 	samples          int
 	win              map[int64]*passWindows
+	slabs            []*passSlab // the pooled memory of the step arrays, returned by release
+}
+
+// passSlabSize is the number of floats and of flags in one pooled slab of step arrays.
+const passSlabSize = 1 << 16
+
+// passSlab is memory for step arrays: floats and flags carved in order (nf, nb used); every
+// flag past nb is false.
+type passSlab struct {
+	f      []float64
+	b      []bool
+	nf, nb int
+}
+
+// passSlabs keeps the slabs between calls: a stage's step arrays are tens of megabytes per
+// dashboard refresh, needed only until the matrices are built.
+var passSlabs = sync.Pool{New: func() any {
+	return &passSlab{f: make([]float64, passSlabSize), b: make([]bool, passSlabSize)}
+}}
+
+func (p *onePass) slab(nf, nb int) *passSlab {
+	if k := len(p.slabs); k > 0 {
+		if s := p.slabs[k-1]; s.nf+nf <= len(s.f) && s.nb+nb <= len(s.b) {
+			return s
+		}
+	}
+	s := passSlabs.Get().(*passSlab)
+	p.slabs = append(p.slabs, s)
+	return s
+}
+
+// floats returns n floats of undefined value (each step array is written before it is read:
+// a value counts only where its flag is set).
+func (p *onePass) floats(n int) []float64 {
+	if n > passSlabSize {
+		return make([]float64, n)
+	}
+	s := p.slab(n, 0)
+	out := s.f[s.nf : s.nf+n : s.nf+n]
+	s.nf += n
+	return out
+}
+
+// bools returns n flags, all false.
+func (p *onePass) bools(n int) []bool {
+	if n > passSlabSize {
+		return make([]bool, n)
+	}
+	s := p.slab(0, n)
+	out := s.b[s.nb : s.nb+n : s.nb+n]
+	s.nb += n
+	return out
+}
+
+// release returns the slabs to the pool, their flags cleared; nothing of them may be used after.
+func (p *onePass) release() {
+	for _, s := range p.slabs {
+		clear(s.b[:s.nb])
+		s.nf, s.nb = 0, 0
+		passSlabs.Put(s)
+	}
+	p.slabs = nil
 }
 
 // passSelector is one distinct vector selector of the batch and the range functions asked of it.
@@ -401,7 +465,7 @@ type passWindows struct {
 // apply computes f of one series (samples ts, fs without staleness markers; resets the indexes
 // j where fs[j] < fs[j-1]) at every step; nil when it has no value at any step.
 func (p *onePass) apply(f passFn, lbls labels.Labels, ts []int64, fs []float64, resets []int) *passSeries {
-	ps := &passSeries{lbls: lbls, v: make([]float64, p.n), ok: make([]bool, p.n)}
+	ps := &passSeries{lbls: lbls, v: p.floats(p.n), ok: p.bools(p.n)}
 	any := false
 	r0 := 0
 	rngSec := f.rngOf.Seconds()
@@ -480,7 +544,9 @@ func (p *onePass) eval(ex parser.Expr) (passVec, error) {
 			// Each use gets its own series: later operators change their points.
 			v = make(passVec, len(src))
 			for k, ps := range src {
-				v[k] = &passSeries{lbls: ps.lbls, v: ps.v, ok: append([]bool(nil), ps.ok...)}
+				ok := p.bools(p.n)
+				copy(ok, ps.ok)
+				v[k] = &passSeries{lbls: ps.lbls, v: ps.v, ok: ok}
 			}
 		}
 	case *parser.BinaryExpr:
@@ -604,7 +670,7 @@ func (p *onePass) binary(n *parser.BinaryExpr) (passVec, error) {
 		sig := sigf(ps.lbls)
 		pr := present[sig]
 		if pr == nil {
-			pr = make([]bool, p.n)
+			pr = p.bools(p.n)
 			present[sig] = pr
 		}
 		for i, ok := range ps.ok {
@@ -703,7 +769,9 @@ func (p *onePass) aggregate(n *parser.AggregateExpr) (passVec, error) {
 		if !ok {
 			g = len(groups)
 			index[key] = g
-			groups = append(groups, &group{ps: &passSeries{lbls: l, v: make([]float64, p.n), ok: make([]bool, p.n)}, c: make([]float64, p.n)})
+			c := p.floats(p.n)
+			clear(c)
+			groups = append(groups, &group{ps: &passSeries{lbls: l, v: p.floats(p.n), ok: p.bools(p.n)}, c: c})
 		}
 		of[k] = g
 	}
