@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/tsdb"
@@ -219,4 +220,43 @@ func TestOnePassLeavesOtherShapesToTheEngine(t *testing.T) {
 	// sum(rate(c_total[1m])) at 5m: (10 + 20)/15 per second, by hand.
 	require.InDelta(t, 2.0, float64(got[0][0].Values[8].Value), 1e-12)
 	_ = model.Matrix{}
+}
+
+// TestOnePassFallsBackToTheEngine: a batch reading more samples than MaxSamples, or a selector
+// holding native histograms, is answered by the engine, query by query, with its answer (the
+// engine's error included).
+func TestOnePassFallsBackToTheEngine(t *testing.T) {
+	ctx := context.Background()
+	db := openHead(t)
+	start, end := base.Add(time.Minute), base.Add(9*time.Minute)
+	qs := []string{`sum(rate(c_total[1m]))`, `sum by (le) (delta(h_bucket[1m]))`}
+	// The batch reads 205 samples; each query alone stays under the engine's limit of 150.
+	small := NewEmbedded(db, EmbeddedOptions{MaxSamples: 150}).(*embedded)
+	got, inGo, err := small.queryRanges(ctx, qs, start, end, 30*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, false}, inGo)
+	for k, q := range qs {
+		want, err := small.QueryRange(ctx, q, start, end, 30*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, want, got[k])
+	}
+
+	app := db.Appender(ctx)
+	for i := 0; i <= 40; i++ {
+		h := &histogram.FloatHistogram{Schema: 0, Count: float64(i), Sum: float64(i), PositiveSpans: []histogram.Span{{Offset: 0, Length: 1}}, PositiveBuckets: []float64{float64(i)}}
+		_, err := app.AppendHistogram(0, labels.FromStrings("__name__", "nh", "job", "a"), base.Add(time.Duration(i)*15*time.Second).UnixMilli(), nil, h)
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+	e := NewEmbedded(db, EmbeddedOptions{}).(*embedded)
+	qs = []string{`sum(rate(nh[1m]))`, `sum(rate(c_total[1m]))`}
+	got, inGo, err = e.queryRanges(ctx, qs, start, end, 30*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, false}, inGo)
+	for k, q := range qs {
+		want, err := e.QueryRange(ctx, q, start, end, 30*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, want, got[k])
+	}
+	require.NotEmpty(t, got[0][0].Histograms, "the engine's native-histogram rate")
 }
