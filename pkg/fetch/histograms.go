@@ -125,13 +125,32 @@ type histFetch struct {
 }
 
 // fetchHistograms runs every query of each HistogramQueries.
+//
+// The six reads of every part go out as one batch (Run.Ranges): over the embedded TSDB the
+// one-pass evaluator (source.QueryRanges) selects the stage's bucket, _sum and _count series
+// once for the range and computes their delta, rate and resets per step in Go, with the
+// engine's arithmetic, so the matrices are those the engine returns for the same PromQL (the
+// PromQL recorded for the frames' executed query); in remote mode they are the same queries,
+// sent at most parallelReads at a time.
 func (r *Run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQueries) ([]histFetch, error) {
 	out := make([]histFetch, len(hqs))
-	// The reads of one histogram are independent: they go out together (in remote mode one
-	// round trip's time instead of six), at most parallelReads at a time per stage.
 	type read struct {
 		q   string
 		dst *model.Matrix
+	}
+	batch := func(reads []read) error {
+		qs := make([]string, len(reads))
+		for k, rd := range reads {
+			qs[k] = rd.q
+		}
+		ms, err := r.Ranges(ctx, qs)
+		if err != nil {
+			return err
+		}
+		for k, rd := range reads {
+			*rd.dst = ms[k]
+		}
+		return nil
 	}
 	var reads []read
 	for j, hq := range hqs {
@@ -139,12 +158,7 @@ func (r *Run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQuerie
 		reads = append(reads, read{hq.Increases, &f.inc}, read{hq.Resets, &f.resets}, read{hq.Sum, &f.sum},
 			read{hq.Count, &f.count}, read{hq.SumIncrease, &f.sumInc}, read{hq.CountIncrease, &f.cntInc})
 	}
-	err := r.parallelReads(len(reads), func(k int) error {
-		m, err := r.Range(ctx, reads[k].q)
-		*reads[k].dst = m
-		return err
-	})
-	if err != nil {
+	if err := batch(reads); err != nil {
 		return nil, err
 	}
 	// Compute falls back to rate()'s buckets in windows holding a counter reset.
@@ -154,12 +168,7 @@ func (r *Run) fetchHistograms(ctx context.Context, hqs []catalog.HistogramQuerie
 			reads = append(reads, read{hq.Buckets, &out[j].rates})
 		}
 	}
-	err = r.parallelReads(len(reads), func(k int) error {
-		m, err := r.Range(ctx, reads[k].q)
-		*reads[k].dst = m
-		return err
-	})
-	if err != nil {
+	if err := batch(reads); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -383,15 +383,20 @@ func (r *Run) histogramBackwards(ctx context.Context, stage catalog.Signal, wind
 // increase; in the windows that contain one of its backwards steps (sanity.LeaveOut).
 func (r *Run) leaveOutHistogram(ctx context.Context, b backwardsHistogram, window time.Duration, aggs []model.Matrix) error {
 	qs := []string{b.q.Increases, b.q.Buckets, b.q.Sum, b.q.Count, b.q.SumIncrease, b.q.CountIncrease}
+	var idx []int
+	var batch []string
 	for i, agg := range aggs {
-		if len(agg) == 0 {
-			continue
+		if len(agg) > 0 {
+			idx, batch = append(idx, i), append(batch, qs[i])
 		}
-		m, err := r.Range(ctx, qs[i])
-		if err != nil {
-			return err
-		}
-		sanity.LeaveOut(agg, m, b.at, window)
+	}
+	// One batch: in embedded mode the histogram's samples are read once (Run.Ranges).
+	ms, err := r.Ranges(ctx, batch)
+	if err != nil {
+		return err
+	}
+	for k, i := range idx {
+		sanity.LeaveOut(aggs[i], ms[k], b.at, window)
 	}
 	return nil
 }

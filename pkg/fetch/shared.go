@@ -176,15 +176,19 @@ var errSharedPanic error = sharedPanic{}
 // read the same stage's histograms; the overview's saturation panels run the same reads).
 // Each caller gets its own copy: the fetch guards edit matrices in place.
 func (r *Run) sharedRange(ctx context.Context, q string) (model.Matrix, error) {
-	key := "range\x00" + q + "\x00" + strconv.FormatInt(r.Plan.Start.UnixMilli(), 10) + "\x00" +
-		strconv.FormatInt(r.Plan.End.UnixMilli(), 10) + "\x00" + strconv.FormatInt(int64(r.Plan.Step), 10)
-	v, err := r.shared(ctx, key, func(ctx context.Context, sub *Run) (any, error) { return sub.rangeDirect(ctx, q) })
+	v, err := r.shared(ctx, r.rangeKey(q), func(ctx context.Context, sub *Run) (any, error) { return sub.rangeDirect(ctx, q) })
 	if err != nil {
 		return nil, err
 	}
 	// The shared answer is unfolded: each run folds the overflow tenants by its own plan and
 	// gets the notices that go with it.
 	return AsMatrix(r.boundTenants(q, cloneMatrix(v.(model.Matrix))), nil)
+}
+
+// rangeKey is the shared-work key of range query q over the run's grid (sharedRange, Ranges).
+func (r *Run) rangeKey(q string) string {
+	return "range\x00" + q + "\x00" + strconv.FormatInt(r.Plan.Start.UnixMilli(), 10) + "\x00" +
+		strconv.FormatInt(r.Plan.End.UnixMilli(), 10) + "\x00" + strconv.FormatInt(int64(r.Plan.Step), 10)
 }
 
 // sharedInstant is Instant shared by the panels of one refresh (the overview's and the SLO

@@ -140,3 +140,42 @@ func matrixPoints(m model.Matrix) int64 {
 
 // String names the budget for logs.
 func (b *budget) String() string { return fmt.Sprintf("%d of %d", b.used.Load(), b.limit) }
+
+// budgeted wraps q in the request's budget (budgetQuerier); a store that evaluates range
+// queries in batches (source.RangeBatcher: the embedded TSDB's one-pass evaluator) keeps
+// that ability, with the same checks per query of the batch.
+func budgeted(q source.Querier) source.Querier {
+	if b, ok := q.(source.RangeBatcher); ok {
+		return budgetBatcher{budgetQuerier{q}, b}
+	}
+	return budgetQuerier{q}
+}
+
+// budgetBatcher is budgetQuerier over a source.RangeBatcher.
+type budgetBatcher struct {
+	budgetQuerier
+	b source.RangeBatcher
+}
+
+// QueryRanges implements source.RangeBatcher: refused before evaluating when one series of
+// each query is already over the budget, and every matrix returned counted against it.
+func (b budgetBatcher) QueryRanges(ctx context.Context, queries []string, start, end time.Time, step time.Duration) ([]model.Matrix, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if step > 0 && end.After(start) {
+		if err := checkAhead(ctx, int64(len(queries))*(int64(end.Sub(start)/step)+1)); err != nil {
+			return nil, err
+		}
+	}
+	ms, err := b.b.QueryRanges(ctx, queries, start, end, step)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		if err := spend(ctx, matrixPoints(m)); err != nil {
+			return nil, err
+		}
+	}
+	return ms, nil
+}

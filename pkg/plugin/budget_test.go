@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
 // fakeRange answers every range query with 3 series of one point per step.
@@ -73,4 +74,42 @@ func TestBudget(t *testing.T) {
 		_, err = q.QueryRange(context.Background(), "x", t0, t0.Add(999*time.Second), time.Second)
 		require.NoError(t, err, "no budget in the context: health checks, resources")
 	}
+}
+
+// fakeBatch is fakeRange that also answers batches (source.RangeBatcher), counting batches.
+type fakeBatch struct {
+	fakeRange
+	batches int
+}
+
+func (f *fakeBatch) QueryRanges(ctx context.Context, qs []string, start, end time.Time, step time.Duration) ([]model.Matrix, error) {
+	f.batches++
+	out := make([]model.Matrix, len(qs))
+	for k, q := range qs {
+		out[k], _ = f.QueryRange(ctx, q, start, end, step)
+	}
+	return out, nil
+}
+
+// TestBudgetKeepsBatches: a store that answers batches keeps that ability behind the budget
+// (a remote one does not get it), and a batch counts like its queries: two queries of 3 series
+// × 100 points (600) are over a budget of 500, and a batch whose first series alone would be
+// over it is refused before it is evaluated.
+func TestBudgetKeepsBatches(t *testing.T) {
+	_, ok := budgeted(&fakeRange{}).(source.RangeBatcher)
+	assert.False(t, ok, "no batches where the store has none")
+	f := &fakeBatch{}
+	b, ok := budgeted(f).(source.RangeBatcher)
+	require.True(t, ok)
+	t0 := time.Unix(0, 0)
+	ms, err := b.QueryRanges(withBudget(context.Background(), 1000), []string{"x", "y"}, t0, t0.Add(99*time.Second), time.Second)
+	require.NoError(t, err)
+	assert.Len(t, ms, 2)
+	_, err = b.QueryRanges(withBudget(context.Background(), 500), []string{"x", "y"}, t0, t0.Add(99*time.Second), time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "this request reads more than 500 points × series")
+	assert.Equal(t, 2, f.batches)
+	_, err = b.QueryRanges(withBudget(context.Background(), 500), []string{"x", "y", "z", "w", "v", "u"}, t0, t0.Add(99*time.Second), time.Second)
+	require.Error(t, err)
+	assert.Equal(t, 2, f.batches, "refused before evaluating")
 }

@@ -84,7 +84,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 			inst.settingsErr = err
 			return inst, nil
 		}
-		inst.querier, inst.remote = budgetQuerier{q}, rs
+		inst.querier, inst.remote = budgeted(q), rs
 		return inst, nil
 	}
 	root := cfg.StoragePath
@@ -110,7 +110,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 		return inst, nil
 	}
 	inst.collector = c
-	inst.querier = budgetQuerier{c.Querier()}
+	inst.querier = budgeted(c.Querier())
 	live.add(inst)
 	return inst, nil
 }

@@ -69,7 +69,7 @@ func (i *Instance) storeReady() error {
 		}
 		return p.err
 	}
-	i.collector, i.querier = c, budgetQuerier{c.Querier()}
+	i.collector, i.querier = c, budgeted(c.Querier())
 	live.add(i)
 	i.logger.Warn("embedded store opened on retry", "tries", p.tries)
 	p.ready.Store(true)
