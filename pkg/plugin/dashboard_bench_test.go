@@ -163,7 +163,9 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 	b.Logf("history: %d targets × %s at %s", targets, span, scrape)
 	ctx := context.Background()
 	opts := tsdb.DefaultOptions()
-	opts.MinBlockDuration = (24 * time.Hour).Milliseconds()
+	// The whole history stays in the head: its appendable window is half the block
+	// duration behind the newest sample, and the targets are written one after another.
+	opts.MinBlockDuration = max(24*time.Hour, 2*span+time.Hour).Milliseconds()
 	opts.MaxBlockDuration = opts.MinBlockDuration
 	db, err := tsdb.Open(b.TempDir(), nil, nil, opts, nil)
 	require.NoError(b, err)
