@@ -88,9 +88,9 @@ func IsErrorReason(r string) bool { return r == "abort" || r == "error" }
 // evaluation instants.
 func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration, threshold float64) ([]Group, map[string]History, map[string][]hist.Bucket) {
 	at := newStepIndex(steps)
-	// One pass to count each group's bucket series, so that each group's buckets at every
-	// step are one slice of one array (appending per step and point was most of this
-	// function's time and of a diagnosis query's allocation).
+	// One pass to count each group's bucket series, so that a group's buckets at a step get
+	// their room once, carved from slabs (appending per step and point was most of this
+	// function's time and of a diagnosis query's allocation); steps without a point get none.
 	type bucketSeries struct {
 		s   *model.SampleStream
 		le  float64
@@ -111,22 +111,30 @@ func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration,
 		width[key]++
 		series = append(series, bucketSeries{s: s, le: le, key: key})
 	}
+	const slabSteps = 64
 	per := make(map[string][][]hist.Bucket, len(width))
-	for key, n := range width {
-		b := make([][]hist.Bucket, len(steps))
-		backing := make([]hist.Bucket, len(steps)*n)
-		for i := range b {
-			b[i] = backing[i*n : i*n : (i+1)*n]
-		}
-		per[key] = b
-	}
+	slabs := make(map[string][]hist.Bucket, len(width))
 	for _, bs := range series {
-		b := per[bs.key]
+		b, ok := per[bs.key]
+		if !ok {
+			b = make([][]hist.Bucket, len(steps))
+			per[bs.key] = b
+		}
+		n := width[bs.key]
 		at.reset()
 		for _, p := range bs.s.Values {
-			if i, ok := at.find(int64(p.Timestamp)); ok {
-				b[i] = append(b[i], hist.Bucket{UpperBound: bs.le, Count: float64(p.Value)})
+			i, ok := at.find(int64(p.Timestamp))
+			if !ok {
+				continue
 			}
+			if b[i] == nil {
+				slab := slabs[bs.key]
+				if len(slab) < n {
+					slab = make([]hist.Bucket, slabSteps*n)
+				}
+				b[i], slabs[bs.key] = slab[:0:n], slab[n:]
+			}
+			b[i] = append(b[i], hist.Bucket{UpperBound: bs.le, Count: float64(p.Value)})
 		}
 	}
 	sec := resolution.Seconds()
@@ -195,7 +203,8 @@ func filterReasons(m model.Matrix, errs bool) model.Matrix {
 }
 
 // stepIndex finds the step of a sample's timestamp: by walking forward through ascending
-// steps as a series' ascending samples are read (no map lookup per sample), else (steps out of
+// steps as a series' ascending samples are read (a binary search past four steps; no map
+// lookup per sample), else (steps out of
 // order or repeated) by a map from millisecond timestamp to the last step holding it.
 type stepIndex struct {
 	ms  []int64
@@ -232,7 +241,13 @@ func (x *stepIndex) find(ts int64) (int, bool) {
 		// A sample out of order: search from the start.
 		x.j, _ = slices.BinarySearch(x.ms, ts)
 	}
-	for x.j < len(x.ms) && x.ms[x.j] < ts {
+	// A few steps ahead are walked; a sample further on (a sparse series) is searched for.
+	for k := 0; x.j < len(x.ms) && x.ms[x.j] < ts; k++ {
+		if k == 4 {
+			d, _ := slices.BinarySearch(x.ms[x.j:], ts)
+			x.j += d
+			break
+		}
 		x.j++
 	}
 	if x.j < len(x.ms) && x.ms[x.j] == ts {

@@ -68,3 +68,30 @@ func BenchmarkLatencyHistory(b *testing.B) {
 		LatencyHistory(m, steps, 15*time.Second, 0.5)
 	}
 }
+
+// BenchmarkLatencyHistorySparse: hourly points (an SLO period's resolution) on a grid of
+// 30 d at 1 m, 10 targets × 20 buckets.
+func BenchmarkLatencyHistorySparse(b *testing.B) {
+	t0 := time.Unix(1_700_000_000, 0)
+	steps := make([]time.Time, 30*24*60)
+	for i := range steps {
+		steps[i] = t0.Add(time.Duration(i) * time.Minute)
+	}
+	var m model.Matrix
+	for j := 0; j < 10; j++ {
+		for k := 0; k < 20; k++ {
+			le := "+Inf"
+			if k < 19 {
+				le = strconv.FormatFloat(0.01*float64(int(1)<<k), 'g', -1, 64)
+			}
+			s := &model.SampleStream{Metric: model.Metric{"le": model.LabelValue(le), "job": model.LabelValue("vllm-" + strconv.Itoa(j))}}
+			for i := 0; i < len(steps); i += 60 {
+				s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(steps[i].UnixNano()), Value: model.SampleValue(float64(k*i%97) + float64(k))})
+			}
+			m = append(m, s)
+		}
+	}
+	for b.Loop() {
+		LatencyHistory(m, steps, time.Hour, 0.5)
+	}
+}
