@@ -131,7 +131,7 @@ func dashboardQueries(b *testing.B, file string, latencyOnly bool) []json.RawMes
 // BenchmarkLatencyDashboard is issue 28's whole-dashboard measure: every
 // panel and enabled annotation of dashboards/inferscope-latency.json, each
 // panel one QueryData request, 8 requests at a time as Grafana sends them,
-// over 10 simulated vLLM 0.11 targets × 6 h of 15 s scrapes (whole pages in
+// over 10 simulated vLLM 0.11 targets × 6 h (see INFERSCOPE_BENCH_SPAN below) of 15 s scrapes (whole pages in
 // the embedded store), at 15 s steps. The anchor, in the same run, is the
 // latency panels as Prometheus-native PromQL sent to Prometheus 2.42 (over a
 // promtool backfill of the same latency histograms), 8 at a time: per stage
@@ -143,12 +143,29 @@ func dashboardQueries(b *testing.B, file string, latencyOnly bool) []json.RawMes
 //   - dashboard: every panel and the events annotation.
 //
 // cpu-ms/op is the plugin process's CPU (user + system, getrusage) per
-// dashboard; Prometheus's own CPU is not in it.
+// dashboard; Prometheus's own CPU is not in it. Each measured refresh follows a
+// warm-up refresh, so caches that outlive a refresh (the target views, the
+// capacity twins, knees and what-ifs, 5 min) are warm; the first refresh of
+// each dashboard in the process is logged ("first refresh").
+//
+// The history's span is 6 h unless INFERSCOPE_BENCH_SPAN sets another Go
+// duration (e.g. INFERSCOPE_BENCH_SPAN=24h for issue 28's 24 h goal); every
+// query covers the whole span at 15 s steps.
 func BenchmarkLatencyDashboard(b *testing.B) {
-	const targets, scrape, span = 10, 15 * time.Second, 6 * time.Hour
+	const targets, scrape = 10, 15 * time.Second
+	span := 6 * time.Hour
+	if v := os.Getenv("INFERSCOPE_BENCH_SPAN"); v != "" {
+		d, err := time.ParseDuration(v)
+		require.NoError(b, err, "INFERSCOPE_BENCH_SPAN: a Go duration such as 24h")
+		require.Positive(b, d, "INFERSCOPE_BENCH_SPAN must be positive")
+		span = d
+	}
+	b.Logf("history: %d targets × %s at %s", targets, span, scrape)
 	ctx := context.Background()
 	opts := tsdb.DefaultOptions()
-	opts.MinBlockDuration = (24 * time.Hour).Milliseconds()
+	// The whole history stays in the head: its appendable window is half the block
+	// duration behind the newest sample, and the targets are written one after another.
+	opts.MinBlockDuration = max(24*time.Hour, 2*span+time.Hour).Milliseconds()
 	opts.MaxBlockDuration = opts.MinBlockDuration
 	db, err := tsdb.Open(b.TempDir(), nil, nil, opts, nil)
 	require.NoError(b, err)
@@ -224,9 +241,17 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 		}
 		wg.Wait()
 	}
+	// The first refresh of each dashboard in the process (target views, name cache and the
+	// capacity twins computed, nothing of it reused) is logged as first refresh.
+	firstDone := map[string]bool{}
 	run := func(name string, qs []json.RawMessage, tolerate bool) {
 		b.Run(name, func(b *testing.B) {
+			t0, cpuFirst := time.Now(), processCPU()
 			sendTol(b, qs, tolerate) // warm: the target views and name cache
+			if !firstDone[name] {
+				firstDone[name] = true
+				b.Logf("%s: first refresh %.2f s, %d cpu-ms", name, time.Since(t0).Seconds(), (processCPU()-cpuFirst)/1e6)
+			}
 			b.ResetTimer()
 			cpu0 := processCPU()
 			for i := 0; i < b.N; i++ {

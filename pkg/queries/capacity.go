@@ -87,10 +87,12 @@ const (
 	// capacityBucket aligns the history's end (and start) down, so that queries within the
 	// same 5 minutes share one calibrated twin.
 	capacityBucket = 5 * time.Minute
-	// capacityTTL is how long a calibrated twin and its knees are reused.
+	// capacityTTL is how long a calibrated twin, its knees and its what-ifs are reused.
 	capacityTTL = 5 * time.Minute
-	// capacityCacheSize caps the cached entries (oldest dropped first).
-	capacityCacheSize = 128
+	// capacityCacheSize caps the cached entries (oldest dropped first): per target one twin,
+	// one knee per profile and six what-ifs (the current configuration and the five default
+	// changes), so about a hundred targets' worth.
+	capacityCacheSize = 1024
 )
 
 func (q *Capacity) lists() []namedList { return []namedList{{"profiles", &q.Profiles}} }
@@ -373,6 +375,19 @@ func capacityKnee(ctx context.Context, env *fetch.Env, q *Capacity, t capacityTa
 	return v.(float64), nil
 }
 
+// capacityChangeOutcome is change c on t's twin at its current load, scored under p (cached with the
+// twin, as the knees are: one simulation each, the twin deterministic for its calibration).
+func capacityChangeOutcome(ctx context.Context, env *fetch.Env, t capacityTarget, c twin.Change, p twin.Profile) (twin.Outcome, error) {
+	key := fmt.Sprintf("whatif|%s|%+v|%+v|%v", t.key, c, p, t.observed.Rate)
+	v, err := capacityCache.get(ctx, key, capacityNow(env), func() (any, error) {
+		return twin.WhatIf(ctx, t.twin, t.observed.Rate, c, p)
+	})
+	if err != nil {
+		return twin.Outcome{}, err
+	}
+	return v.(twin.Outcome), nil
+}
+
 // twinProfileFor returns the latency objectives of profile name that apply to target, in
 // the twin's terms; objectives of other kinds (error ratio, availability) are left out with
 // a notice, and a profile with no latency objective for the target is left out.
@@ -423,7 +438,7 @@ func capacityWhatIfs(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 			changes = []twin.Change{{Name: "current"}, q.WhatIf.change()}
 		}
 		for _, c := range changes {
-			out, err := twin.WhatIf(ctx, t.twin, t.observed.Rate, c, all)
+			out, err := capacityChangeOutcome(ctx, env, t, c, all)
 			if err != nil {
 				return nil, err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // Diagnosis is the diagnosis query: the bottleneck of each target with evidence.
@@ -243,7 +244,11 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 		if err != nil {
 			continue // no histogram for the stage: its objectives have no data (the SLO gate stays open)
 		}
-		fs = append(fs, &read{name: "objective:" + st, expr: func() (string, error) { return hq.Buckets, nil }})
+		q := hq.Buckets
+		if les := objectiveLes(ctx, r, env.Settings.Profiles, th.SLOProfile, names, models, st, p.Start.Add(-p.Window), p.End); les != nil {
+			q = catalog.WithLe(q, les)
+		}
+		fs = append(fs, &read{name: "objective:" + st, expr: func() (string, error) { return q, nil }})
 	}
 	if err := r.Parallel(len(fs), func(k int) error {
 		q, err := fs[k].expr()
@@ -271,6 +276,39 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 	}
 	diagnose.AttachObjectives(&in, env.Settings.Profiles, th.SLOProfile, models, buckets)
 	return in, r, nil
+}
+
+// objectiveLes returns the le values, as stored, that the anchor objectives of stage st need
+// at their thresholds (fetch.Run.ThresholdLe of each threshold, united over targets and
+// objectives), as the slo query reads them: the bound equal to a threshold or the two around
+// it, and +Inf, give the same fractions as the whole layout (the interpolation reads only the
+// bucket holding the threshold; a bucket outside one threshold's bracket, kept for another,
+// changes nothing). nil, to read every bucket, when a layout is unknown.
+func objectiveLes(ctx context.Context, r *fetch.Run, profiles []settings.Profile, profile string, targets, models []string, st string, from, to time.Time) []string {
+	var out []string
+	var done []float64
+	for _, t := range targets {
+		for _, o := range diagnose.AnchorObjectives(profiles, profile, t, models) {
+			if o.Signal != st || slices.Contains(done, o.Threshold) {
+				continue
+			}
+			done = append(done, o.Threshold)
+			les, ok := r.ThresholdLe(ctx, catalog.Signal(st), o.Threshold, from, to)
+			if !ok {
+				return nil
+			}
+			for _, s := range les {
+				if !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.Sort(out)
+	return out
 }
 
 // classNames returns diagnose.Classes as strings.

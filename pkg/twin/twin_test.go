@@ -93,3 +93,16 @@ func BenchmarkEvaluate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEvaluateITL is BenchmarkEvaluate with a per-token objective (every token time
+// recorded, as the shipped profiles' ITL objectives ask) at 8 req/s.
+func BenchmarkEvaluateITL(b *testing.B) {
+	cfg := sim.DefaultConfig()
+	cfg.ClientTimeout = 0
+	p := Profile{Name: "chat", Objectives: []Objective{{"ttft", 3, 0.99}, {"itl", 0.1, 0.99}}}
+	for b.Loop() {
+		if _, err := Evaluate(context.Background(), cfg, 8, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

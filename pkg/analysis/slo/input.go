@@ -87,11 +87,17 @@ func IsErrorReason(r string) bool { return r == "abort" || r == "error" }
 // returns, per group, one bucket layout seen (for Locate). Steps are the
 // evaluation instants.
 func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration, threshold float64) ([]Group, map[string]History, map[string][]hist.Bucket) {
-	idx := make(map[int64]int, len(steps))
-	for i, t := range steps {
-		idx[t.UnixMilli()] = i
+	at := newStepIndex(steps)
+	// One pass to count each group's bucket series, so that a group's buckets at a step get
+	// their room once, carved from slabs (appending per step and point was most of this
+	// function's time and of a diagnosis query's allocation); steps without a point get none.
+	type bucketSeries struct {
+		s   *model.SampleStream
+		le  float64
+		key string
 	}
-	per := map[string][][]hist.Bucket{}
+	series := make([]bucketSeries, 0, len(m))
+	width := map[string]int{}
 	labels := map[string]map[string]string{}
 	for _, s := range m {
 		le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
@@ -99,16 +105,36 @@ func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration,
 			continue
 		}
 		key, l := analysis.Key(s.Metric, model.BucketLabel)
-		b, ok := per[key]
-		if !ok {
-			b = make([][]hist.Bucket, len(steps))
-			per[key] = b
+		if _, ok := labels[key]; !ok {
 			labels[key] = l
 		}
-		for _, p := range s.Values {
-			if i, ok := idx[int64(p.Timestamp)]; ok {
-				b[i] = append(b[i], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
+		width[key]++
+		series = append(series, bucketSeries{s: s, le: le, key: key})
+	}
+	const slabSteps = 64
+	per := make(map[string][][]hist.Bucket, len(width))
+	slabs := make(map[string][]hist.Bucket, len(width))
+	for _, bs := range series {
+		b, ok := per[bs.key]
+		if !ok {
+			b = make([][]hist.Bucket, len(steps))
+			per[bs.key] = b
+		}
+		n := width[bs.key]
+		at.reset()
+		for _, p := range bs.s.Values {
+			i, ok := at.find(int64(p.Timestamp))
+			if !ok {
+				continue
 			}
+			if b[i] == nil {
+				slab := slabs[bs.key]
+				if len(slab) < n {
+					slab = make([]hist.Bucket, slabSteps*n)
+				}
+				b[i], slabs[bs.key] = slab[:0:n], slab[n:]
+			}
+			b[i] = append(b[i], hist.Bucket{UpperBound: bs.le, Count: float64(p.Value)})
 		}
 	}
 	sec := resolution.Seconds()
@@ -174,4 +200,59 @@ func filterReasons(m model.Matrix, errs bool) model.Matrix {
 		}
 	}
 	return out
+}
+
+// stepIndex finds the step of a sample's timestamp: by walking forward through ascending
+// steps as a series' ascending samples are read (a binary search past four steps; no map
+// lookup per sample), else (steps out of
+// order or repeated) by a map from millisecond timestamp to the last step holding it.
+type stepIndex struct {
+	ms  []int64
+	idx map[int64]int // nil when ms is strictly ascending
+	j   int
+}
+
+func newStepIndex(steps []time.Time) *stepIndex {
+	x := &stepIndex{ms: make([]int64, len(steps))}
+	for i, t := range steps {
+		x.ms[i] = t.UnixMilli()
+		if i > 0 && x.ms[i] <= x.ms[i-1] && x.idx == nil {
+			x.idx = map[int64]int{}
+		}
+	}
+	if x.idx != nil {
+		for i, ms := range x.ms {
+			x.idx[ms] = i
+		}
+	}
+	return x
+}
+
+// reset starts a new series.
+func (x *stepIndex) reset() { x.j = 0 }
+
+// find returns the step at timestamp ts (ms), if any.
+func (x *stepIndex) find(ts int64) (int, bool) {
+	if x.idx != nil {
+		i, ok := x.idx[ts]
+		return i, ok
+	}
+	if x.j > 0 && x.ms[x.j-1] >= ts {
+		// A sample out of order: search from the start.
+		x.j, _ = slices.BinarySearch(x.ms, ts)
+	}
+	// A few steps ahead are walked; a sample further on (a sparse series) is searched for.
+	for k := 0; x.j < len(x.ms) && x.ms[x.j] < ts; k++ {
+		if k == 4 {
+			d, _ := slices.BinarySearch(x.ms[x.j:], ts)
+			x.j += d
+			break
+		}
+		x.j++
+	}
+	if x.j < len(x.ms) && x.ms[x.j] == ts {
+		x.j++
+		return x.j - 1, true
+	}
+	return 0, false
 }
