@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,4 +147,65 @@ func TestCapacityTooLittleHistoryIsANotice(t *testing.T) {
 		texts = append(texts, n.Text)
 	}
 	assert.Contains(t, texts, "target quiet finished "+strconv.Itoa(finished)+" requests in the 30m of history: too little history to calibrate its twin (it needs at least 100); no capacity figures")
+}
+
+// The first capacity query of a fleet outlasts what Grafana waits for a panel (minutes of
+// twin simulation): past INFERSCOPE_CAPACITY_WAIT it answers with the rows that are ready and
+// a notice naming the targets still computing, and their simulations go on, so that a later
+// query finds the twin, its knee and its rows without simulating again.
+func TestCapacityAnswersWhatIsReadyAtItsWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates minutes of load")
+	}
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 4242 // a history no other test calibrates (the twin cache is the process's)
+	cfg.Rate = 1.5
+	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := sim.New(cfg, sim.Options{})
+	require.NoError(t, err)
+	span := 30 * time.Minute
+	_, err = s.FastForward(context.Background(), db, sim.FastForwardOptions{Duration: span, ScrapeInterval: 15 * time.Second,
+		VLLM: sim.Target{Job: "busy", Instance: "busy:8000"}})
+	require.NoError(t, err)
+	st, err := settings.Load([]byte(`{"scrapeInterval":"15s","targets":[{"name":"busy","url":"http://busy:8000/metrics"}],
+	 "sloProfiles":[{"name":"chat","objectives":[{"name":"ttft-3s","signal":"ttft","threshold":3,"target":0.99}]}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	end := s.Start().Add(span)
+	inst.now = func() time.Time { return end }
+	query := func() (*data.Frame, string) {
+		resp, err := inst.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
+			RefID: "A", QueryType: "capacity", JSON: json.RawMessage(`{"queryType":"capacity"}`), Interval: time.Minute,
+			MaxDataPoints: 1000, TimeRange: backend.TimeRange{From: s.Start(), To: end}}}})
+		require.NoError(t, err)
+		dr := resp.Responses["A"]
+		require.NoError(t, dr.Error)
+		require.Len(t, dr.Frames, 1)
+		var texts []string
+		if dr.Frames[0].Meta != nil {
+			for _, n := range dr.Frames[0].Meta.Notices {
+				texts = append(texts, n.Text)
+			}
+		}
+		return dr.Frames[0], strings.Join(texts, " | ")
+	}
+
+	t.Setenv("INFERSCOPE_CAPACITY_WAIT", "1ms")
+	started := time.Now()
+	f, notes := query()
+	assert.Less(t, time.Since(started), 30*time.Second, "answered at its wait, not after the simulations")
+	assert.Equal(t, 0, f.Rows(), "no row before the twin exists")
+	assert.Contains(t, notes, "target(s) busy: its twin is still being computed")
+
+	// The calibration and then the knee go on without a query waiting for them: a query
+	// that waits finds them (and, once both are cached, answers at once).
+	t.Setenv("INFERSCOPE_CAPACITY_WAIT", "10m")
+	f, notes = query()
+	require.Equal(t, 1, f.Rows(), notes)
+	assert.NotContains(t, notes, "still being computed")
+	t.Setenv("INFERSCOPE_CAPACITY_WAIT", "1ms")
+	f, notes = query()
+	assert.Equal(t, 1, f.Rows(), "served from the cache within any wait: %s", notes)
 }

@@ -2,8 +2,11 @@ package queries
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +96,30 @@ const (
 	// one knee per profile and six what-ifs (the current configuration and the five default
 	// changes), so about a hundred targets' worth.
 	capacityCacheSize = 1024
+	// capacityBackgroundLimit bounds one detached twin computation (a calibration, a knee
+	// search, a what-if), which goes on after the query that started it has answered.
+	capacityBackgroundLimit = 10 * time.Minute
+	// capacityWaitDefault is how long a capacity query waits for twin simulations before it
+	// answers with the rows that are ready (capacityWait).
+	capacityWaitDefault = 20 * time.Second
 )
+
+// capacitySims bounds the twin simulations running at once in the process: one per CPU the
+// runtime uses. They are CPU-bound; more at once would only slow each down.
+var capacitySims = make(chan struct{}, runtime.GOMAXPROCS(0))
+
+// capacityWait is how long a capacity query waits for its twins' simulations: the first
+// calibration of ten targets with their knees and what-ifs takes minutes of CPU, longer than
+// Grafana waits for a panel, so a query answers after capacityWaitDefault with the rows that
+// are ready and a notice naming the targets still computing; their simulations go on
+// (detached) and a refresh finds them in the cache. INFERSCOPE_CAPACITY_WAIT (a Go
+// duration, e.g. "2m") sets another wait; an unreadable value keeps the default.
+func capacityWait() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("INFERSCOPE_CAPACITY_WAIT")); err == nil && d > 0 {
+		return d
+	}
+	return capacityWaitDefault
+}
 
 func (q *Capacity) lists() []namedList { return []namedList{{"profiles", &q.Profiles}} }
 
@@ -188,8 +214,10 @@ type twinProfile struct {
 // runCapacity calibrates a twin per selected vLLM V1 target on the history of the query's
 // range (aligned down to 5 minutes; at least 30 minutes and 100 finished requests, else a
 // notice and no row), finds each profile's knee on it, and answers in the asked format.
-// Calibrated twins and knees are cached for capacityTTL per target, history and settings;
-// every simulation stops when the request's context ends.
+// Calibrated twins and knees are cached for capacityTTL per target, history and settings.
+// Simulations run detached from the request (at most capacityBackgroundLimit each); the
+// query waits capacityWait for them, then answers with the rows that are ready and a notice
+// naming the targets whose simulations go on.
 func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity) (data.Frames, error) {
 	p.Scope.By = []string{"target"}
 	r := fetch.NewRun(ctx, env, p)
@@ -203,7 +231,9 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 	}
 	to := p.End.Truncate(capacityBucket)
 	from := p.Start.Truncate(capacityBucket)
-	targets, err := capacityTargets(ctx, env, r, q, from, to)
+	wait, cancel := context.WithTimeout(ctx, capacityWait())
+	defer cancel()
+	targets, err := capacityTargets(ctx, wait, env, r, q, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -217,22 +247,56 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 		}
 		return frames.CapacityParameters(rows, meta(r, nil)), nil
 	case capacityWhatIf:
-		rows, err := capacityWhatIfs(ctx, env, r, q, targets, profiles)
+		rows, err := capacityWhatIfs(ctx, wait, env, r, q, targets, profiles)
 		if err != nil {
 			return nil, err
 		}
 		return frames.CapacityWhatIf(rows, meta(r, nil)), nil
 	}
+	type pair struct {
+		t  capacityTarget
+		tp twinProfile
+	}
+	var pairs []pair
+	for _, t := range targets {
+		for _, name := range profiles {
+			// Its notices are said below, in order with the knee's.
+			if tp, ok := twinProfileFor(env.Settings, name, t.name, &analysis.Notices{}); ok {
+				pairs = append(pairs, pair{t, tp})
+			}
+		}
+	}
+	// Every knee search goes out at once (capacitySims bounds the simulations).
+	knees := make([]float64, len(pairs))
+	pending := make([]bool, len(pairs))
+	err = r.Parallel(len(pairs), func(k int) error {
+		knee, err := capacityKnee(wait, env, pairs[k].t, pairs[k].tp)
+		if capacityPending(ctx, err) {
+			pending[k] = true
+			return nil
+		}
+		knees[k] = knee
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	var rows []frames.CapacityRow
+	var late []string
+	k := -1
 	for _, t := range targets {
 		for _, name := range profiles {
 			tp, ok := twinProfileFor(env.Settings, name, t.name, &r.Notes)
 			if !ok {
 				continue
 			}
-			knee, err := capacityKnee(ctx, env, q, t, tp)
-			if err != nil {
-				return nil, err
+			k++
+			knee := knees[k]
+			if pending[k] {
+				if !slices.Contains(late, t.name) {
+					late = append(late, t.name)
+				}
+				continue
 			}
 			load := t.observed.Rate
 			replicas := float64(twin.Replicas(load, knee, q.utilisation))
@@ -245,6 +309,7 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 				Replicas: replicas, Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", ")})
 		}
 	}
+	capacityLate(r, late, "its knees are", "their knees are")
 	if q.Format != capacityReplicas {
 		return frames.CapacityTable(rows, meta(r, nil)), nil
 	}
@@ -253,14 +318,18 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 
 // capacityTargets returns the selected targets' twins over [from, to], in settings order;
 // targets the twin cannot model (not vLLM V1, too little history, a failed calibration) get
-// a notice and no twin.
-func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, from, to time.Time) ([]capacityTarget, error) {
+// a notice and no twin, and so do those whose calibration outlasts wait (capacityLate).
+func capacityTargets(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, from, to time.Time) ([]capacityTarget, error) {
 	span := to.Sub(from)
 	if span < capacityMinHistory {
 		r.Notes.Add(analysis.Warning, fmt.Sprintf("the time range holds %s of history (aligned to 5 minutes): the twin is calibrated on at least %s, so no target is modelled; widen the time range", model.Duration(span), model.Duration(capacityMinHistory)))
 		return nil, nil
 	}
-	var out []capacityTarget
+	type cand struct {
+		name string
+		from time.Time
+	}
+	var cands []cand
 	for _, v := range r.Views(ctx) {
 		if !v.OK {
 			continue // ScopeNotices said why: nothing stored in the range, or no known family
@@ -293,17 +362,51 @@ func capacityTargets(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 		} else if held < span {
 			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has %s of stored history in the %s time range: its load and twin are those of the stored part, not its requests spread over the whole range", v.Name, model.Duration(held), model.Duration(span)))
 		}
-		t, err := capacityCalibrate(ctx, env, r, q, v.Name, tFrom, to)
-		if err != nil {
-			return nil, err
-		}
-		if t.skip != "" {
-			r.Notes.Add(analysis.Warning, t.skip)
-			continue
-		}
-		out = append(out, t)
+		cands = append(cands, cand{v.Name, tFrom})
 	}
+	// Every target's calibration goes out at once (capacitySims bounds the simulations),
+	// and is read back in settings order.
+	ts := make([]capacityTarget, len(cands))
+	pending := make([]bool, len(cands))
+	err := r.Parallel(len(cands), func(k int) error {
+		t, err := capacityCalibrate(ctx, wait, env, r, q, cands[k].name, cands[k].from, to)
+		if capacityPending(ctx, err) {
+			pending[k] = true
+			return nil
+		}
+		ts[k] = t
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []capacityTarget
+	var late []string
+	for k, t := range ts {
+		switch {
+		case pending[k]:
+			late = append(late, cands[k].name)
+		case t.skip != "":
+			r.Notes.Add(analysis.Warning, t.skip)
+		default:
+			out = append(out, t)
+		}
+	}
+	capacityLate(r, late, "its twin is", "their twins are")
 	return out, nil
+}
+
+// capacityLate says which targets' simulations outlasted the query's answer deadline
+// (capacityWait): they go on, and a refresh once they are done has their rows.
+func capacityLate(r *fetch.Run, targets []string, one, many string) {
+	if len(targets) == 0 {
+		return
+	}
+	what := one
+	if len(targets) > 1 {
+		what = many
+	}
+	r.Notes.Add(analysis.Warning, fmt.Sprintf("target(s) %s: %s still being computed (twin simulations take seconds to minutes per target the first time, then are kept for %s): no rows for them yet; refresh the panel in a minute", strings.Join(targets, ", "), what, capacityTTL))
 }
 
 // capacityHistoryStart is where target's stored history in [from, to] begins: to minus its
@@ -332,41 +435,51 @@ func capacityHistoryStart(ctx context.Context, env *fetch.Env, r *fetch.Run, tar
 }
 
 // capacityCalibrate observes and calibrates one target's twin (cached per querier, target,
-// history and known flags).
-func capacityCalibrate(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, target string, from, to time.Time) (capacityTarget, error) {
+// history and known flags). The observation is read on the query's own context; the
+// calibration, seconds of simulation, is detached (ttlCache.getDetached): when wait ends
+// first, the error is wait's and the twin is kept for a later query.
+func capacityCalibrate(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, target string, from, to time.Time) (capacityTarget, error) {
 	key := fmt.Sprintf("twin|%p|%s|%d|%d|%d|%d", env.Querier, target, from.Unix(), to.Unix(), q.MaxNumSeqs, q.MaxNumBatchedTokens)
-	v, err := capacityCache.get(ctx, key, capacityNow(env), func() (any, error) {
-		span := to.Sub(from)
-		o, err := twin.Observe(ctx, runQuerier{r}, target, to, span)
-		if err != nil {
-			return nil, err
-		}
-		t := capacityTarget{name: target, key: key, observed: o}
-		if n := o.Rate * span.Seconds(); !(n >= capacityMinRequests) {
-			t.skip = fmt.Sprintf("target %s finished %.0f requests in the %s of history: too little history to calibrate its twin (it needs at least %d); no capacity figures", target, n, model.Duration(span), capacityMinRequests)
-			return t, nil
-		}
+	span := to.Sub(from)
+	v, err := capacityCache.get(ctx, "observed|"+key, capacityNow(env), func(ctx context.Context) (any, error) {
+		return twin.Observe(ctx, runQuerier{r}, target, to, span)
+	})
+	if err != nil {
+		return capacityTarget{}, err
+	}
+	t := capacityTarget{name: target, key: key, observed: v.(twin.Observed)}
+	if n := t.observed.Rate * span.Seconds(); !(n >= capacityMinRequests) {
+		t.skip = fmt.Sprintf("target %s finished %.0f requests in the %s of history: too little history to calibrate its twin (it needs at least %d); no capacity figures", target, n, model.Duration(span), capacityMinRequests)
+		return t, nil
+	}
+	o := t.observed
+	v, err = capacityCache.getDetached(wait, key, capacityNow(env), func(ctx context.Context) (any, error) {
 		tw, err := twin.Calibrate(ctx, o, twin.Known{MaxNumSeqs: q.MaxNumSeqs, MaxNumBatchedTokens: q.MaxNumBatchedTokens})
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if err != nil {
-			t.skip = fmt.Sprintf("target %s: its twin cannot be calibrated on this history: %v; no capacity figures", target, err)
-			return t, nil
+			return fmt.Sprintf("target %s: its twin cannot be calibrated on this history: %v; no capacity figures", target, err), nil
 		}
-		t.twin = tw
-		return t, nil
+		return tw, nil
 	})
 	if err != nil {
 		return capacityTarget{}, err
 	}
-	return v.(capacityTarget), nil
+	switch c := v.(type) {
+	case string:
+		t.skip = c
+	case twin.Twin:
+		t.twin = c
+	}
+	return t, nil
 }
 
-// capacityKnee is the knee of profile tp on t's twin (cached with the twin).
-func capacityKnee(ctx context.Context, env *fetch.Env, q *Capacity, t capacityTarget, tp twinProfile) (float64, error) {
+// capacityKnee is the knee of profile tp on t's twin (cached with the twin; detached, as the
+// calibration is).
+func capacityKnee(wait context.Context, env *fetch.Env, t capacityTarget, tp twinProfile) (float64, error) {
 	key := fmt.Sprintf("knee|%s|%+v", t.key, tp.profile)
-	v, err := capacityCache.get(ctx, key, capacityNow(env), func() (any, error) {
+	v, err := capacityCache.getDetached(wait, key, capacityNow(env), func(ctx context.Context) (any, error) {
 		return twin.Knee(ctx, t.twin.Config, tp.profile, math.Max(t.observed.Rate, 0.5))
 	})
 	if err != nil {
@@ -376,16 +489,23 @@ func capacityKnee(ctx context.Context, env *fetch.Env, q *Capacity, t capacityTa
 }
 
 // capacityChangeOutcome is change c on t's twin at its current load, scored under p (cached with the
-// twin, as the knees are: one simulation each, the twin deterministic for its calibration).
-func capacityChangeOutcome(ctx context.Context, env *fetch.Env, t capacityTarget, c twin.Change, p twin.Profile) (twin.Outcome, error) {
+// twin, as the knees are: one simulation each, the twin deterministic for its calibration;
+// detached, as the calibration is).
+func capacityChangeOutcome(wait context.Context, env *fetch.Env, t capacityTarget, c twin.Change, p twin.Profile) (twin.Outcome, error) {
 	key := fmt.Sprintf("whatif|%s|%+v|%+v|%v", t.key, c, p, t.observed.Rate)
-	v, err := capacityCache.get(ctx, key, capacityNow(env), func() (any, error) {
+	v, err := capacityCache.getDetached(wait, key, capacityNow(env), func(ctx context.Context) (any, error) {
 		return twin.WhatIf(ctx, t.twin, t.observed.Rate, c, p)
 	})
 	if err != nil {
 		return twin.Outcome{}, err
 	}
 	return v.(twin.Outcome), nil
+}
+
+// capacityPending reports whether err is the answer deadline (wait) ending while the request
+// (ctx) goes on: the simulation continues detached, and the query answers without it.
+func capacityPending(ctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
 }
 
 // twinProfileFor returns the latency objectives of profile name that apply to target, in
@@ -419,8 +539,46 @@ func twinProfileFor(s *settings.Settings, name, target string, notes *analysis.N
 // capacityWhatIfs predicts, per target, the current configuration and each change at the
 // target's current load, scored under every profile (one simulation per change: the
 // profiles' objectives are scored together).
-func capacityWhatIfs(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, targets []capacityTarget, profiles []string) ([]frames.WhatIfRow, error) {
+func capacityWhatIfs(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q *Capacity, targets []capacityTarget, profiles []string) ([]frames.WhatIfRow, error) {
+	// Every what-if simulation goes out at once (capacitySims bounds them); the rows are
+	// built below in order from the cache.
+	type sim struct {
+		t   capacityTarget
+		c   twin.Change
+		all twin.Profile
+	}
+	var sims []sim
+	for _, t := range targets {
+		all := twin.Profile{Name: "all"}
+		for _, name := range profiles {
+			if tp, ok := twinProfileFor(env.Settings, name, t.name, &analysis.Notices{}); ok {
+				all.Objectives = append(all.Objectives, tp.profile.Objectives...)
+			}
+		}
+		for _, c := range capacityChanges(q, t) {
+			sims = append(sims, sim{t, c, all})
+		}
+	}
+	outs := make([]twin.Outcome, len(sims))
+	pending := make([]bool, len(sims))
+	err := r.Parallel(len(sims), func(k int) error {
+		if len(sims[k].all.Objectives) == 0 {
+			return nil
+		}
+		out, err := capacityChangeOutcome(wait, env, sims[k].t, sims[k].c, sims[k].all)
+		if capacityPending(ctx, err) {
+			pending[k] = true
+			return nil
+		}
+		outs[k] = out
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	var rows []frames.WhatIfRow
+	var late []string
+	next := 0
 	for _, t := range targets {
 		var tps []twinProfile
 		all := twin.Profile{Name: "all"}
@@ -430,17 +588,19 @@ func capacityWhatIfs(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 				all.Objectives = append(all.Objectives, tp.profile.Objectives...)
 			}
 		}
+		changes := capacityChanges(q, t)
+		base := next
+		next += len(changes)
 		if len(tps) == 0 {
 			continue
 		}
-		changes := append([]twin.Change{{Name: "current"}}, twin.DefaultChanges(t.twin)...)
-		if q.WhatIf != nil {
-			changes = []twin.Change{{Name: "current"}, q.WhatIf.change()}
-		}
-		for _, c := range changes {
-			out, err := capacityChangeOutcome(ctx, env, t, c, all)
-			if err != nil {
-				return nil, err
+		for j, c := range changes {
+			out := outs[base+j]
+			if pending[base+j] {
+				if !slices.Contains(late, t.name) {
+					late = append(late, t.name)
+				}
+				continue
 			}
 			cfg, load := c.Apply(t.twin.Config, t.observed.Rate)
 			// What the change had to raise with it, said in its name: the what-if of a
@@ -473,7 +633,17 @@ func capacityWhatIfs(ctx context.Context, env *fetch.Env, r *fetch.Run, q *Capac
 			}
 		}
 	}
+	capacityLate(r, late, "its what-ifs are", "their what-ifs are")
 	return rows, nil
+}
+
+// capacityChanges is what the what-if format simulates for t: its current configuration,
+// then the query's what-if, or else the default changes.
+func capacityChanges(q *Capacity, t capacityTarget) []twin.Change {
+	if q.WhatIf != nil {
+		return []twin.Change{{Name: "current"}, q.WhatIf.change()}
+	}
+	return append([]twin.Change{{Name: "current"}}, twin.DefaultChanges(t.twin)...)
 }
 
 // capacityReplicaSeries is the replicas format: per target and profile, the recommended
@@ -568,8 +738,20 @@ type ttlEntry struct {
 
 // get returns the value of key computed less than capacityTTL before now, else computes,
 // keeps and returns it; while another request computes it, get waits for that one (or for
-// ctx to end).
-func (c *ttlCache) get(ctx context.Context, key string, now time.Time, compute func() (any, error)) (any, error) {
+// ctx to end). compute runs on the caller's goroutine and ctx.
+func (c *ttlCache) get(ctx context.Context, key string, now time.Time, compute func(context.Context) (any, error)) (any, error) {
+	return c.lookup(ctx, key, now, false, compute)
+}
+
+// getDetached is get for twin simulations: compute runs on its own goroutine, on a context
+// detached from ctx (capacityBackgroundLimit at most) and in one of capacitySims' slots, and
+// get waits for it or for ctx. When ctx ends first (a query's answer deadline,
+// capacityWait), the computation goes on and its value is kept for the next query to find.
+func (c *ttlCache) getDetached(ctx context.Context, key string, now time.Time, compute func(context.Context) (any, error)) (any, error) {
+	return c.lookup(ctx, key, now, true, compute)
+}
+
+func (c *ttlCache) lookup(ctx context.Context, key string, now time.Time, detached bool, compute func(context.Context) (any, error)) (any, error) {
 	for {
 		c.mu.Lock()
 		e, ok := c.entries[key]
@@ -594,17 +776,50 @@ func (c *ttlCache) get(ctx context.Context, key string, now time.Time, compute f
 		e = &ttlEntry{at: now, done: make(chan struct{})}
 		c.entries[key] = e
 		c.mu.Unlock()
-		e.val, e.err = compute()
-		if e.err == nil {
-			e.err = ctx.Err()
+		finish := func(cctx context.Context, val any, err error) {
+			if err == nil {
+				err = cctx.Err()
+			}
+			e.val, e.err = val, err
+			c.mu.Lock()
+			if e.err != nil && c.entries[key] == e {
+				delete(c.entries, key)
+			}
+			c.mu.Unlock()
+			close(e.done)
 		}
-		c.mu.Lock()
-		if e.err != nil && c.entries[key] == e {
-			delete(c.entries, key)
+		if !detached {
+			val, err := compute(ctx)
+			finish(ctx, val, err)
+			return e.val, e.err
 		}
-		c.mu.Unlock()
-		close(e.done)
-		return e.val, e.err
+		go func() {
+			bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), capacityBackgroundLimit)
+			defer cancel()
+			var val any
+			err := func() (err error) {
+				defer func() {
+					if p := recover(); p != nil {
+						err = fmt.Errorf("internal error in a twin simulation: %v", p)
+					}
+				}()
+				select {
+				case capacitySims <- struct{}{}:
+					defer func() { <-capacitySims }()
+				case <-bg.Done():
+					return bg.Err()
+				}
+				val, err = compute(bg)
+				return err
+			}()
+			finish(bg, val, err)
+		}()
+		select {
+		case <-e.done:
+			return e.val, e.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 

@@ -61,7 +61,7 @@ func TestCapacityCacheComputesOnce(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	var calls atomic.Int32
 	release := make(chan struct{})
-	slow := func() (any, error) { calls.Add(1); <-release; return 42, nil }
+	slow := func(context.Context) (any, error) { calls.Add(1); <-release; return 42, nil }
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Add(1)
@@ -85,8 +85,49 @@ func TestCapacityCacheComputesOnce(t *testing.T) {
 	assert.Equal(t, int32(1), calls.Load(), "served from the cache before the TTL")
 	_, _ = c.get(context.Background(), "k", now.Add(capacityTTL), slow)
 	assert.Equal(t, int32(2), calls.Load(), "computed again at the TTL")
-	_, err = c.get(context.Background(), "bad", now, func() (any, error) { return nil, errors.New("no") })
+	_, err = c.get(context.Background(), "bad", now, func(context.Context) (any, error) { return nil, errors.New("no") })
 	require.Error(t, err)
-	_, err = c.get(context.Background(), "bad", now, func() (any, error) { return 1, nil })
+	_, err = c.get(context.Background(), "bad", now, func(context.Context) (any, error) { return 1, nil })
 	assert.NoError(t, err, "a failed computation is not kept")
+}
+
+// A detached computation outlives the query whose answer deadline ended: that query gets
+// the deadline's error at once, the computation finishes on its own context, and the next
+// query finds its value; a query whose request is cancelled does not cancel it either.
+// A panic in it is an error, not the end of the plugin.
+func TestCapacityCacheDetachedOutlivesTheWait(t *testing.T) {
+	c := &ttlCache{entries: map[string]*ttlEntry{}}
+	now := time.Unix(1_800_000_000, 0)
+	release := make(chan struct{})
+	var sawCancel atomic.Bool
+	slow := func(ctx context.Context) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			sawCancel.Store(true)
+			return nil, ctx.Err()
+		}
+		return 7, nil
+	}
+	wait, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.getDetached(wait, "k", now, slow)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.True(t, capacityPending(context.Background(), err), "the request goes on: pending")
+	assert.Less(t, time.Since(start), 5*time.Second, "the query answers at its deadline")
+	gone, cancelGone := context.WithCancel(context.Background())
+	cancelGone()
+	_, err = c.getDetached(gone, "k", now, slow)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.False(t, capacityPending(gone, err), "a cancelled request is no pending row")
+	close(release)
+	v, err := c.getDetached(context.Background(), "k", now, func(context.Context) (any, error) { return 0, errors.New("computed twice") })
+	require.NoError(t, err)
+	assert.Equal(t, 7, v, "the next query finds the detached value")
+	assert.False(t, sawCancel.Load(), "neither the deadline nor the cancelled request stopped it")
+
+	_, err = c.getDetached(context.Background(), "boom", now, func(context.Context) (any, error) { panic("bad twin") })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad twin")
 }
