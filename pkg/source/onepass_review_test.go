@@ -179,6 +179,8 @@ func TestOnePassReviewBoundaries(t *testing.T) {
 		{-5 * time.Minute, 2 * time.Hour, 61 * time.Second},        // across both ends
 		{time.Minute + 500*time.Microsecond, 5 * time.Minute, 1001 * time.Microsecond * 1000}, // sub-ms start
 		{2*time.Minute - time.Millisecond, 2*time.Minute + 2*time.Millisecond, time.Millisecond}, // 1 ms step
+		{2*time.Minute - time.Millisecond, 2*time.Minute + 9*time.Millisecond, 1500 * time.Microsecond}, // 1.5 ms step: 1 ms
+		{time.Minute + 999*time.Microsecond, 3 * time.Minute, 14999 * time.Microsecond},                      // sub-ms start and step
 	}
 	for _, w := range []string{"1ms", "15s", "30s", "1m", "5m"} {
 		qs := rvFns(`c`, w)
@@ -346,6 +348,14 @@ func TestOnePassReviewShapes(t *testing.T) {
 		`sum by (le) (label_replace(rate(h_bucket[1m]), "le", "x", "le", ".*"))`,
 		`resets(h_bucket[1m]) or resets(h_bucket[2m])`,
 		`max by (le) (resets(h_bucket[5m]))`,
+		`label_replace(rate(h_bucket[1m]), "", "v", "le", ".*")`,
+		`rate(h_bucket[1m]) > 1m`,
+		`rate(h_bucket[1m]) > 0x1p-4`,
+		`rate(h_bucket[1m]) > Inf`,
+		`rate(h_bucket[1m]) <= -0.0`,
+		`rate(h_bucket[1m]) unless on(le) (rate(h_bucket[1m]) > 0.1)`,
+		`sum by (le) (rate(h_bucket[1m]) > 0.05)`,
+		`max by (le) (delta(h_bucket[1m]) or delta(h_bucket[2m]))`,
 	}
 	for _, g := range [][3]time.Duration{{time.Minute, 10 * time.Minute, 15 * time.Second}, {37 * time.Second, 11 * time.Minute, 29 * time.Second}} {
 		in := rvCheck(t, e, qs, base.Add(g[0]), base.Add(g[1]), g[2])
@@ -569,4 +579,39 @@ func rvShort(ms []model.Matrix) string {
 		}
 	}
 	return b.String()
+}
+
+// DIVERGENCE (error versus answer): EmbeddedOptions.Timeout bounds the engine's evaluation
+// of a query; QueryRanges' one pass never looks at it (only at ctx), so a batch the engine
+// would abort with "query timed out" is answered. With a 1 ns timeout the engine refuses
+// every query.
+func TestOnePassReviewTimeout_Divergence(t *testing.T) {
+	e := NewEmbedded(openHead(t), EmbeddedOptions{Timeout: time.Nanosecond}).(*embedded)
+	rvCheck(t, e, []string{`sum(rate(c_total[1m]))`}, base.Add(time.Minute), base.Add(9*time.Minute), 15*time.Second)
+}
+
+// Samples in persisted blocks and in the head (a query straddling both, series created out
+// of label order, a counter reset at a block boundary): the engine's querier and the one
+// pass's must yield the same series in the same order.
+func TestOnePassReviewBlocks(t *testing.T) {
+	var ss []rvSeries
+	for j := 9; j >= 0; j-- {
+		k := float64(j + 1)
+		ss = append(ss, rvSer(rvEvery(time.Duration(j)*time.Second, 30*time.Second, 8*120, func(i int) float64 {
+			if i == 4*120+j {
+				return 0
+			}
+			return k * float64(i) * 1.1
+		}), "__name__", "blk_bucket", "job", strconv.Itoa(j%3), "le", strconv.Itoa(9-j)))
+	}
+	db := rvDB(t, ss...)
+	require.NoError(t, db.Compact(context.Background()))
+	require.NotEmpty(t, db.Blocks(), "blocks persisted")
+	t.Logf("%d blocks; head from %d", len(db.Blocks()), db.Head().MinTime())
+	e := NewEmbedded(db, EmbeddedOptions{}).(*embedded)
+	qs := []string{`sum(rate(blk_bucket[5m]))`, `sum by (job) (increase(blk_bucket[2m]))`, `rate(blk_bucket[1m])`, `max(delta(blk_bucket[10m]))`, `sum(resets(blk_bucket[1h]))`}
+	for _, g := range [][3]time.Duration{{0, 4 * time.Hour, time.Minute}, {90 * time.Minute, 3*time.Hour + 10*time.Minute, 7 * time.Second}, {2 * time.Hour, 2 * time.Hour, time.Minute}} {
+		in := rvCheck(t, e, qs, base.Add(g[0]), base.Add(g[1]), g[2])
+		require.True(t, in[0])
+	}
 }
