@@ -615,3 +615,77 @@ func TestOnePassReviewBlocks(t *testing.T) {
 		require.True(t, in[0])
 	}
 }
+
+// A second randomized generator, several seeds: collisions made by label_replace (merged
+// when they never meet, refused when they do), or on(), unless ignoring, without, regex and
+// empty matchers, windows from 1 ms to 10 m, random grids.
+func TestOnePassReviewRandomSeeds(t *testing.T) {
+	for seed := uint64(100); seed < 106; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		var ss []rvSeries
+		for j := 0; j < 18; j++ {
+			iv := time.Duration(1+rng.IntN(60)) * time.Second
+			from := time.Duration(rng.IntN(1200)) * time.Second
+			to := from + time.Duration(1+rng.IntN(2400))*time.Second
+			v := rng.Float64() * 1e6
+			ss = append(ss, rvSer(rvEvery(from+time.Duration(rng.IntN(1000))*time.Millisecond, iv, 1+int((to-from)/iv), func(int) float64 {
+				switch rng.IntN(80) {
+				case 0:
+					v = rng.Float64()
+				case 1:
+					return math.Inf(1)
+				case 2:
+					return math.Float64frombits(value.StaleNaN)
+				case 3:
+					v = math.Nextafter(v, 0)
+				}
+				v += rng.ExpFloat64() * 100
+				return v
+			}), "__name__", []string{"p_bucket", "q_bucket"}[j%2], "job", "j"+strconv.Itoa(j%3), "le", []string{"0.5", "1", "+Inf"}[j%3], "rep", strconv.Itoa(j/6)))
+		}
+		db := rvDB(t, ss...)
+		e := NewEmbedded(db, EmbeddedOptions{}).(*embedded)
+		ws := []string{"1ms", "9s", "30s", "2m", "10m"}
+		sels := []string{`p_bucket`, `q_bucket{job=~"j1|j2"}`, `{__name__=~"p_.*|q_.*", rep!="1"}`, `p_bucket{le=""}`, `q_bucket{rep=~"0|2"}`}
+		var gen func(d int) string
+		gen = func(d int) string {
+			if d == 0 || rng.IntN(5) == 0 {
+				fn := []string{"rate", "increase", "delta", "resets"}[rng.IntN(4)]
+				return fn + "(" + sels[rng.IntN(len(sels))] + "[" + ws[rng.IntN(len(ws))] + "])"
+			}
+			switch rng.IntN(8) {
+			case 0:
+				return "sum without (rep) (" + gen(d-1) + ")"
+			case 1:
+				return "max by (job, le) (" + gen(d-1) + ")"
+			case 2:
+				return "(" + gen(d-1) + ") or on () (" + gen(d-1) + ")"
+			case 3:
+				return "(" + gen(d-1) + ") unless ignoring (le, rep) (" + gen(d-1) + ")"
+			case 4:
+				return "(" + gen(d-1) + ") or (" + gen(d-1) + ")"
+			case 5:
+				return gen(d-1) + " " + []string{">", "<", ">=", "!="}[rng.IntN(4)] + " " + []string{"0", "100", "+Inf", "-1"}[rng.IntN(4)]
+			case 6:
+				return `label_replace(` + gen(d-1) + `, "rep", "x", "rep", "[01]")`
+			default:
+				return `sum by (le) (` + gen(d-1) + `)`
+			}
+		}
+		var qs []string
+		for k := 0; k < 60; k++ {
+			qs = append(qs, gen(3))
+		}
+		start := base.Add(time.Duration(rng.IntN(900)) * time.Second)
+		end := start.Add(time.Duration(1+rng.IntN(3000)) * time.Second)
+		step := time.Duration(1+rng.IntN(90000)) * time.Millisecond
+		in := rvCheck(t, e, qs, start, end, step)
+		n := 0
+		for _, b := range in {
+			if b {
+				n++
+			}
+		}
+		t.Logf("seed %d step %s: %d of %d in one pass", seed, step, n, len(qs))
+	}
+}
