@@ -434,6 +434,13 @@ func TestOnePassReviewMetadataLabels(t *testing.T) {
 		`rate(k{job="b"}[1m]) or ignoring (__foo__) rate(k{__type__="counter"}[1m])`,
 		`sum by (__foo__) (rate(k{job="b"}[1m]))`,
 		`label_replace(rate(k{job="b"}[1m]), "x", "$1", "__foo__", "(.*)")`,
+		// label_replace can create metadata labels; set operators ignore them, without drops them.
+		`label_replace(rate(k{job="b"}[1m]), "__type__", "counter", "", "")`,
+		`label_replace(rate(k{job="b"}[1m]), "__unit__", "s", "", "") or ignoring (__foo__) rate(k{job="b"}[1m])`,
+		`rate(k{job="b"}[1m]) unless label_replace(rate(k{job="b"}[1m]), "__type__", "x", "", "")`,
+		`sum without (job) (label_replace(rate(k{job="b"}[1m]), "__type__", "counter", "", ""))`,
+		`sum by (__type__) (label_replace(rate(k[1m]), "__type__", "counter", "", ""))`,
+		`label_replace(rate(k[1m]), "job", "a", "job", "b")`,
 	}
 	rvCheck(t, e, qs, base.Add(time.Minute), base.Add(9*time.Minute), 15*time.Second)
 }
