@@ -42,9 +42,10 @@ type RangeBatcher interface {
 // the inputs of an `or` in map order (its own results vary between runs that way).
 //
 // A query outside that shape, a selector holding native histograms, a result that would hold
-// two series with one label set, or a read of more samples than EmbeddedOptions.MaxSamples is
-// evaluated by the PromQL engine instead (QueryRange), so the answer never depends on which
-// path ran.
+// two series with one label set, or a batch whose samples read plus step points held pass
+// EmbeddedOptions.MaxSamples is evaluated by the PromQL engine instead (QueryRange), so the
+// answer, or the engine's refusal, does not depend on which path ran. EmbeddedOptions.Timeout
+// bounds the batch as it bounds one engine query.
 func (e *embedded) QueryRanges(ctx context.Context, queries []string, start, end time.Time, step time.Duration) ([]model.Matrix, error) {
 	out, _, err := e.queryRanges(ctx, queries, start, end, step)
 	return out, err
@@ -74,10 +75,15 @@ func (e *embedded) queryRanges(ctx context.Context, queries []string, start, end
 	for t := p.start; t <= p.end; t += p.step {
 		p.n++
 	}
+	// One series' points alone pass the limit: the engine answers (and words the refusal).
+	over := p.maxSamples > 0 && p.n > p.maxSamples
+	// The engine's time limit (EmbeddedOptions.Timeout) holds for the batch as a whole.
+	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	defer cancel()
 	exprs := make([]parser.Expr, len(queries))
 	for k, q := range queries {
 		ex, err := e.parser.ParseExpr(q)
-		if err == nil && p.step > 0 && p.plan(ex) {
+		if err == nil && p.step > 0 && !over && p.plan(ex) {
 			exprs[k] = ex
 		}
 	}
@@ -88,6 +94,11 @@ func (e *embedded) queryRanges(ctx context.Context, queries []string, start, end
 	for k, q := range queries {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
+		}
+		if exprs[k] != nil && err == nil {
+			if p.maxSamples > 0 && p.samples > p.maxSamples {
+				exprs[k] = nil // its aggregations would pass the limit: the engine answers
+			}
 		}
 		if exprs[k] != nil && err == nil {
 			v, perr := p.eval(exprs[k])
@@ -364,12 +375,15 @@ func (p *onePass) read(ctx context.Context, qa storage.Queryable) error {
 			if err := it.Err(); err != nil {
 				return err
 			}
-			p.samples += len(ts)
-			if p.maxSamples > 0 && p.samples > p.maxSamples {
-				return errUnsupported
-			}
 			if len(ts) == 0 {
 				continue
+			}
+			// The samples read and the step points each function of them holds: at least
+			// what the engine counts against the same limit, so that a batch the engine
+			// would refuse goes to the engine and gets its error.
+			p.samples += len(ts) + len(s.order)*p.n
+			if p.maxSamples > 0 && p.samples > p.maxSamples {
+				return errUnsupported
 			}
 			resets = resets[:0]
 			for j := 1; j < len(fs); j++ {
