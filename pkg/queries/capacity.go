@@ -406,7 +406,7 @@ func capacityLate(r *fetch.Run, targets []string, one, many string) {
 	if len(targets) > 1 {
 		what = many
 	}
-	r.Notes.Add(analysis.Warning, fmt.Sprintf("target(s) %s: %s still being computed (twin simulations take seconds to minutes per target the first time, then are kept for %s): no rows for them yet; refresh the panel in a minute", strings.Join(targets, ", "), what, capacityTTL))
+	r.Notes.Add(analysis.Warning, fmt.Sprintf("target(s) %s: %s still being computed (twin simulations take seconds to minutes per target the first time, then are kept for %s): no rows for them yet; refresh the panel in a minute", strings.Join(targets, ", "), what, model.Duration(capacityTTL)))
 }
 
 // capacityHistoryStart is where target's stored history in [from, to] begins: to minus its
