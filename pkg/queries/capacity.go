@@ -92,9 +92,9 @@ const (
 	capacityBucket = 5 * time.Minute
 	// capacityTTL is how long a calibrated twin, its knees and its what-ifs are reused.
 	capacityTTL = 5 * time.Minute
-	// capacityCacheSize caps the cached entries (oldest dropped first): per target one twin,
-	// one knee per profile and six what-ifs (the current configuration and the five default
-	// changes), so about a hundred targets' worth.
+	// capacityCacheSize caps the cached entries (oldest dropped first): per target one
+	// observation, one twin, one knee per profile and six what-ifs (the current configuration
+	// and the five default changes), so about a hundred targets' worth.
 	capacityCacheSize = 1024
 	// capacityBackgroundLimit bounds one detached twin computation (a calibration, a knee
 	// search, a what-if), which goes on after the query that started it has answered.
@@ -267,16 +267,8 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 		}
 	}
 	// Every knee search goes out at once (capacitySims bounds the simulations).
-	knees := make([]float64, len(pairs))
-	pending := make([]bool, len(pairs))
-	err = r.Parallel(len(pairs), func(k int) error {
-		knee, err := capacityKnee(wait, env, pairs[k].t, pairs[k].tp)
-		if capacityPending(ctx, err) {
-			pending[k] = true
-			return nil
-		}
-		knees[k] = knee
-		return err
+	knees, pending, err := capacityAll(ctx, r, len(pairs), func(k int) (float64, error) {
+		return capacityKnee(wait, env, pairs[k].t, pairs[k].tp)
 	})
 	if err != nil {
 		return nil, err
@@ -293,9 +285,7 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 			k++
 			knee := knees[k]
 			if pending[k] {
-				if !slices.Contains(late, t.name) {
-					late = append(late, t.name)
-				}
+				late = append(late, t.name)
 				continue
 			}
 			load := t.observed.Rate
@@ -366,16 +356,8 @@ func capacityTargets(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 	}
 	// Every target's calibration goes out at once (capacitySims bounds the simulations),
 	// and is read back in settings order.
-	ts := make([]capacityTarget, len(cands))
-	pending := make([]bool, len(cands))
-	err := r.Parallel(len(cands), func(k int) error {
-		t, err := capacityCalibrate(ctx, wait, env, r, q, cands[k].name, cands[k].from, to)
-		if capacityPending(ctx, err) {
-			pending[k] = true
-			return nil
-		}
-		ts[k] = t
-		return err
+	ts, pending, err := capacityAll(ctx, r, len(cands), func(k int) (capacityTarget, error) {
+		return capacityCalibrate(ctx, wait, env, r, q, cands[k].name, cands[k].from, to)
 	})
 	if err != nil {
 		return nil, err
@@ -399,6 +381,7 @@ func capacityTargets(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 // capacityLate says which targets' simulations outlasted the query's answer deadline
 // (capacityWait): they go on, and a refresh once they are done has their rows.
 func capacityLate(r *fetch.Run, targets []string, one, many string) {
+	targets = slices.Compact(targets) // a target's rows are adjacent
 	if len(targets) == 0 {
 		return
 	}
@@ -502,6 +485,24 @@ func capacityChangeOutcome(wait context.Context, env *fetch.Env, t capacityTarge
 	return v.(twin.Outcome), nil
 }
 
+// capacityAll runs compute(0..n-1), GOMAXPROCS at a time (fetch.Run.Parallel; each waits on
+// the cache, and capacitySims bounds the simulations behind it), and returns their values in order, with pending[k] set where
+// compute(k) outlasted the query's wait while the request goes on (capacityPending): those
+// have no value and go on detached.
+func capacityAll[T any](ctx context.Context, r *fetch.Run, n int, compute func(k int) (T, error)) (vals []T, pending []bool, err error) {
+	vals, pending = make([]T, n), make([]bool, n)
+	err = r.Parallel(n, func(k int) error {
+		v, err := compute(k)
+		if capacityPending(ctx, err) {
+			pending[k] = true
+			return nil
+		}
+		vals[k] = v
+		return err
+	})
+	return vals, pending, err
+}
+
 // capacityPending reports whether err is the answer deadline (wait) ending while the request
 // (ctx) goes on: the simulation continues detached, and the query answers without it.
 func capacityPending(ctx context.Context, err error) bool {
@@ -559,19 +560,11 @@ func capacityWhatIfs(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 			sims = append(sims, sim{t, c, all})
 		}
 	}
-	outs := make([]twin.Outcome, len(sims))
-	pending := make([]bool, len(sims))
-	err := r.Parallel(len(sims), func(k int) error {
+	outs, pending, err := capacityAll(ctx, r, len(sims), func(k int) (twin.Outcome, error) {
 		if len(sims[k].all.Objectives) == 0 {
-			return nil
+			return twin.Outcome{}, nil
 		}
-		out, err := capacityChangeOutcome(wait, env, sims[k].t, sims[k].c, sims[k].all)
-		if capacityPending(ctx, err) {
-			pending[k] = true
-			return nil
-		}
-		outs[k] = out
-		return err
+		return capacityChangeOutcome(wait, env, sims[k].t, sims[k].c, sims[k].all)
 	})
 	if err != nil {
 		return nil, err
@@ -597,9 +590,7 @@ func capacityWhatIfs(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 		for j, c := range changes {
 			out := outs[base+j]
 			if pending[base+j] {
-				if !slices.Contains(late, t.name) {
-					late = append(late, t.name)
-				}
+				late = append(late, t.name)
 				continue
 			}
 			cfg, load := c.Apply(t.twin.Config, t.observed.Rate)

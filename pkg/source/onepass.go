@@ -255,7 +255,7 @@ func (p *onePass) plan(ex parser.Expr) bool {
 				return false
 			}
 			for _, a := range n.Args[1:] {
-				if _, ok := unparenExpr(a).(*parser.StringLiteral); !ok {
+				if _, ok := unparen(a).(*parser.StringLiteral); !ok {
 					return false
 				}
 			}
@@ -264,7 +264,7 @@ func (p *onePass) plan(ex parser.Expr) bool {
 			if len(n.Args) != 1 {
 				return false
 			}
-			ms, ok := unparenExpr(n.Args[0]).(*parser.MatrixSelector)
+			ms, ok := unparen(n.Args[0]).(*parser.MatrixSelector)
 			if !ok || ms.Range <= 0 {
 				return false
 			}
@@ -290,19 +290,9 @@ func (p *onePass) plan(ex parser.Expr) bool {
 	return false
 }
 
-func unparenExpr(e parser.Expr) parser.Expr {
-	for {
-		p, ok := e.(*parser.ParenExpr)
-		if !ok {
-			return e
-		}
-		e = p.Expr
-	}
-}
-
 // scalarOf is the value of a number literal (possibly negated or in parentheses).
 func scalarOf(e parser.Expr) (float64, bool) {
-	switch n := unparenExpr(e).(type) {
+	switch n := unparen(e).(type) {
 	case *parser.NumberLiteral:
 		return n.Val, true
 	case *parser.UnaryExpr:
@@ -552,7 +542,7 @@ func (p *onePass) eval(ex parser.Expr) (passVec, error) {
 		case "label_replace":
 			v, err = p.labelReplace(n)
 		default:
-			ms := unparenExpr(n.Args[0]).(*parser.MatrixSelector)
+			ms := unparen(n.Args[0]).(*parser.MatrixSelector)
 			s := p.sels[ms.VectorSelector.(*parser.VectorSelector).String()]
 			src := s.fns[passFn{name: n.Func.Name, rng: ms.Range.Milliseconds(), rngOf: ms.Range}]
 			// Each use gets its own series: later operators change their points.
@@ -615,7 +605,7 @@ func (p *onePass) merge(v passVec) (passVec, error) {
 }
 
 func (p *onePass) labelReplace(n *parser.Call) (passVec, error) {
-	str := func(k int) string { return unparenExpr(n.Args[k]).(*parser.StringLiteral).Val }
+	str := func(k int) string { return unparen(n.Args[k]).(*parser.StringLiteral).Val }
 	dst, repl, src, re := str(1), str(2), str(3), str(4)
 	regex, err := regexp.Compile("^(?s:" + re + ")$")
 	if err != nil || !model.UTF8Validation.IsValidLabelName(dst) || dst == model.MetricNameLabel {
