@@ -163,10 +163,15 @@ type Options struct {
 	// Dir is the data source's store directory, usually
 	// OrgDataSourceDir(storagePath, org, uid). Required; created if missing.
 	Dir string
-	// LegacyDir is where an older version kept this data source's store
-	// (DataSourceDir(storagePath, uid), keyed by UID alone); when Dir does not
-	// exist and LegacyDir does, it is moved to Dir with its history. Empty: none.
-	LegacyDir string
+	// LegacyDirs are where older versions kept this data source's store,
+	// newest layout first (LegacyStoreDirs(storagePath, org, uid)); when Dir
+	// does not exist, the first of them that does is moved to Dir with its
+	// history. Empty: none.
+	LegacyDirs []string
+	// Owner is the data source Dir belongs to. When Owner.Org is set, Start
+	// refuses a directory whose owner marker names another data source and
+	// marks an unmarked one as this data source's. Zero: no check.
+	Owner Owner
 	// UID is the data source's UID, the `datasource` label of the plugin's own metrics.
 	UID string
 	// Logger receives scrape, TSDB and PromQL logs; nil discards them.
@@ -245,7 +250,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 
 	st, err := acquireStore(opts.Dir, storeOptions{
 		retention: cfg.Retention, maxBytes: cfg.RetentionSize, lockWait: opts.LockWait, logger: logger, uid: opts.UID,
-		legacyDir: opts.LegacyDir,
+		legacyDirs: opts.LegacyDirs, owner: opts.Owner,
 	})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package collect
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,16 +78,115 @@ func DataSourceDir(root, uid string) string {
 	return filepath.Join(root, name)
 }
 
+// safeUID matches the UIDs Grafana creates and accepts (letters, digits, '_'
+// and '-'), which name a store directory as they are.
+var safeUID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// orgPrefixed matches a directory name of the form "<digits>-…": the key of
+// version 0.x stores (PreviousOrgDataSourceDir), never a UID-only key.
+var orgPrefixed = regexp.MustCompile(`^[0-9]+-`)
+
 // OrgDataSourceDir returns the store directory of the data source with the
-// given UID in Grafana organisation org under root: root/<org>-<uid> (the UID
-// spelled as in DataSourceDir). Grafana keeps UIDs unique within an
-// organisation only, so one UID in two organisations names two data sources
-// and two stores. org ≤ 0 (unknown) means 1, Grafana's default organisation.
+// given UID in Grafana organisation org under root: root/org.<org>/<uid>.
+// A UID outside Grafana's alphabet ([A-Za-z0-9_-], 1–128 characters), the
+// empty UID included, is spelled "uid." followed by the first 32 hex digits of
+// its SHA-256, so two UIDs never share a directory. Neither part can be
+// mistaken for another data source's: an organisation has a directory of its
+// own, whose name ("org." and digits) no UID-keyed directory of an older
+// version can have (those hold no '.'), and inside it a directory name with a
+// '.' is always a hash. Grafana keeps UIDs unique within an organisation only,
+// so one UID in two organisations names two data sources and two stores.
+// org ≤ 0 (unknown) means 1, Grafana's default organisation.
 func OrgDataSourceDir(root string, org int64, uid string) string {
 	if org <= 0 {
 		org = 1
 	}
+	name := uid
+	if !safeUID.MatchString(uid) {
+		h := sha256.Sum256([]byte(uid))
+		name = "uid." + hex.EncodeToString(h[:16])
+	}
+	return filepath.Join(root, "org."+strconv.FormatInt(org, 10), name)
+}
+
+// PreviousOrgDataSourceDir is where the version before OrgDataSourceDir kept
+// the store of the data source (org, uid): root/<org>-<uid>. That name is
+// ambiguous between organisations only for a UID-only key of an even older
+// version (DataSourceDir) that starts with digits and '-', which
+// LegacyStoreDirs therefore never offers as a UID-only key.
+func PreviousOrgDataSourceDir(root string, org int64, uid string) string {
+	if org <= 0 {
+		org = 1
+	}
 	return filepath.Join(root, strconv.FormatInt(org, 10)+"-"+filepath.Base(DataSourceDir(root, uid)))
+}
+
+// LegacyStoreDirs lists, newest layout first, the directories under root
+// where earlier versions kept the store of the data source (org, uid), each
+// one that no other data source can claim:
+//   - root/<org>-<uid> (PreviousOrgDataSourceDir), when uid is in Grafana's
+//     alphabet: of all (organisation, UID) pairs only this one spells it;
+//   - root/<uid> (DataSourceDir, before stores were keyed by organisation),
+//     for organisation 1 only, and only when uid is in Grafana's alphabet and
+//     does not start with digits and '-'. Until then every organisation's
+//     data source of that UID wrote into it, so any of them could claim it;
+//     Grafana's default organisation (the only one of most installations)
+//     takes it, and no other organisation ever can. A UID-only key such as
+//     "1-atk" is left alone: it is also organisation 1's previous key of
+//     UID "atk".
+func LegacyStoreDirs(root string, org int64, uid string) []string {
+	if org <= 0 {
+		org = 1
+	}
+	if !safeUID.MatchString(uid) {
+		return nil
+	}
+	out := []string{PreviousOrgDataSourceDir(root, org, uid)}
+	if org == 1 && !orgPrefixed.MatchString(uid) {
+		out = append(out, DataSourceDir(root, uid))
+	}
+	return out
+}
+
+// Owner is the data source a store directory belongs to: its Grafana
+// organisation and UID, written into ownerPath(dir) when the store is first
+// opened and checked at every later opening.
+type Owner struct {
+	// Org is the Grafana organisation id (≥ 1).
+	Org int64
+	// UID is the data source's UID as Grafana spells it.
+	UID string
+}
+
+// ownerPath is the owner marker of a store directory, beside it like its lock.
+func ownerPath(dir string) string { return dir + ".owner" }
+
+// ownerLine is the marker's content: "org=<org> uid=<quoted uid>\n".
+func (o Owner) ownerLine() string {
+	return fmt.Sprintf("org=%d uid=%s\n", o.Org, strconv.Quote(o.UID))
+}
+
+// claimStore checks the owner marker of dir against o, writing it when
+// there is none: a store whose marker names another data source is never
+// opened (the error names both). It runs under dir's lock.
+func claimStore(dir string, o Owner) error {
+	want := o.ownerLine()
+	b, err := os.ReadFile(ownerPath(dir))
+	switch {
+	case err == nil:
+		if string(b) != want {
+			return fmt.Errorf("collector: the store directory %s belongs to another data source (%s), not to organisation %d's data source %q: it is not opened",
+				dir, strings.TrimSpace(string(b)), o.Org, o.UID)
+		}
+		return nil
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.WriteFile(ownerPath(dir), []byte(want), 0o640); err != nil {
+			return fmt.Errorf("collector: writing the owner of the store %s: %w", dir, err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("collector: reading the owner of the store %s: %w", dir, err)
+	}
 }
 
 // store is one data source's TSDB on disk, shared by every collector of that
@@ -142,9 +243,13 @@ type storeOptions struct {
 	lockWait  time.Duration
 	logger    *slog.Logger
 	uid       string
-	// legacyDir, when set, is the store directory of an older version
-	// (root/<uid>), moved to the store's directory when that does not exist.
-	legacyDir string
+	// legacyDirs are store directories of older versions (LegacyStoreDirs),
+	// newest layout first: the first that exists moves to the store's
+	// directory when that does not exist yet.
+	legacyDirs []string
+	// owner, when its Org is set, is the data source the directory belongs
+	// to (claimStore): checked, or written, under the directory's lock.
+	owner Owner
 }
 
 // opening serialises the opening of one directory (dir → *sync.Mutex), so
@@ -221,14 +326,21 @@ func openStore(dir string, o storeOptions) (*store, error) {
 		return nil, err
 	}
 	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}}
-	if o.legacyDir != "" {
-		moved, err := moveLegacy(o.legacyDir, dir, o.lockWait)
+	for _, legacy := range o.legacyDirs {
+		moved, err := moveLegacy(legacy, dir, o.lockWait)
 		if err != nil {
 			_ = lock.Release()
 			return nil, err
 		}
 		if moved {
-			o.logger.Warn("store moved to its organisation's directory", "from", o.legacyDir, "to", dir)
+			o.logger.Warn("store moved to its organisation's directory", "from", legacy, "to", dir)
+			break
+		}
+	}
+	if o.owner.Org > 0 {
+		if err := claimStore(dir, o.owner); err != nil {
+			_ = lock.Release()
+			return nil, err
 		}
 	}
 	if err := s.openTSDB(o); err != nil {
@@ -242,9 +354,8 @@ func openStore(dir string, o storeOptions) (*store, error) {
 // alone) to dir, keeping its blocks and WAL, when dir does not exist yet and
 // legacy does. It takes legacy's lock first (waiting up to wait), so an
 // older plugin process still using it is not disturbed, and removes the old
-// lock file after. The first data source of that UID to start takes the
-// history: before this version every organisation's data source of one UID
-// wrote into that one directory.
+// lock file after. Which data source may take which directory is
+// LegacyStoreDirs's rule.
 func moveLegacy(legacy, dir string, wait time.Duration) (bool, error) {
 	legacy = filepath.Clean(legacy)
 	if legacy == dir {

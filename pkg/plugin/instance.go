@@ -93,10 +93,15 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	}
 	// Grafana keeps UIDs unique per organisation only: the store is keyed
 	// by both (the organisation comes with the request that created the
-	// instance), and a store of an older version keyed by UID alone moves.
+	// instance) and marked with its owner; a store of an earlier layout
+	// moves only to the one data source that can claim it
+	// (collect.LegacyStoreDirs).
 	org := backend.PluginConfigFromContext(ctx).OrgID
-	opts := collect.Options{Dir: collect.OrgDataSourceDir(root, org, s.UID), LegacyDir: collect.DataSourceDir(root, s.UID),
-		UID: metricsUID(org, s.UID), Logger: logger, Mask: scrub.mask()}
+	if org <= 0 {
+		org = 1
+	}
+	opts := collect.Options{Dir: collect.OrgDataSourceDir(root, org, s.UID), LegacyDirs: collect.LegacyStoreDirs(root, org, s.UID),
+		Owner: collect.Owner{Org: org, UID: s.UID}, UID: metricsUID(org, s.UID), Logger: logger, Mask: scrub.mask()}
 	c, err := collect.Start(cfg, opts)
 	if err != nil && retryable(err) {
 		// Another process holds the store: retried at every query and

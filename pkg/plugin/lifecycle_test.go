@@ -68,14 +68,17 @@ func TestHealthMessageStaysShort(t *testing.T) {
 	assert.Len(t, details.Targets, 50)
 }
 
-// TestInstanceStorageDirectory: the store lives in storagePath/<org>-<uid> and
-// outlives the instance.
+// TestInstanceStorageDirectory: the store lives in storagePath/org.<org>/<uid>,
+// marked as that data source's, and outlives the instance.
 func TestInstanceStorageDirectory(t *testing.T) {
 	root := t.TempDir()
 	inst := newLiveInstance(t, "P1809F7CD0C75ACF3", map[string]any{"storagePath": root})
-	assert.Equal(t, filepath.Join(root, "1-P1809F7CD0C75ACF3"), inst.collector.Dir(), "organisation unknown: 1")
+	assert.Equal(t, filepath.Join(root, "org.1", "P1809F7CD0C75ACF3"), inst.collector.Dir(), "organisation unknown: 1")
+	owner, err := os.ReadFile(filepath.Join(root, "org.1", "P1809F7CD0C75ACF3.owner"))
+	require.NoError(t, err)
+	assert.Equal(t, "org=1 uid=\"P1809F7CD0C75ACF3\"\n", string(owner))
 	inst.Dispose()
-	_, err := os.Stat(filepath.Join(root, "1-P1809F7CD0C75ACF3", "wal"))
+	_, err = os.Stat(filepath.Join(root, "org.1", "P1809F7CD0C75ACF3", "wal"))
 	require.NoError(t, err, "the history stays after Dispose")
 }
 

@@ -60,7 +60,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	// the plugin disposes its instances and closes its stores.
 	first.client.Kill()
 	assert.Contains(t, first.logs.String(), "plugin stopping: closing every data source's store: instances=1", "the gRPC stop did not dispose the instance")
-	assert.DirExists(t, filepath.Join(dataDir, "inferscope", "1-restart-uid", "wal"))
+	assert.DirExists(t, filepath.Join(dataDir, "inferscope", "org.1", "restart-uid", "wal"))
 
 	second := startPluginData(t, dataDir)
 	beforeKill := waitScrapes(second, len(before)+3)
