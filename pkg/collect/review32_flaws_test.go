@@ -242,3 +242,28 @@ func TestReview32FlawGlobMetacharactersInStoragePath(t *testing.T) {
 	star.removeExpired(time.Now())
 	assert.DirExists(t, other, "a store under storagePath <root>/* removed the set-aside data of <root>/other")
 }
+
+// TestReview32FlawRunningStoresInnardsMoved: the UID-only key reaches any
+// directory whose name is a Grafana UID, and only the store directory itself
+// is locked. Organisation 1's admin sets storagePath to organisation 2's
+// running store and the UID to "wal" (or to a block's ULID, or
+// "chunks_head"): the running store's write-ahead log is renamed away under
+// it. The same reaches any directory the plugin may rename, e.g. Grafana's
+// own <data>/plugins with storagePath <data> and UID "plugins".
+func TestReview32FlawRunningStoresInnardsMoved(t *testing.T) {
+	good, _ := counterServer(t, "x")
+	urls := map[string]string{"a": good.URL}
+	data := t.TempDir()
+	root := filepath.Join(data, "inferscope")
+	v, err := startAtRoot(t, root, 2, "prod", urls)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(promptSamples(t, v, "a")) >= 3 }, 20*time.Second, 10*time.Millisecond)
+
+	_, _ = startAtRoot(t, v.Dir(), 1, "wal", urls)
+	assert.DirExists(t, filepath.Join(v.Dir(), "wal"), "organisation 2's running store keeps its write-ahead log")
+
+	plugins := filepath.Join(data, "plugins")
+	require.NoError(t, os.MkdirAll(filepath.Join(plugins, "inferscope-llm-datasource"), 0o750))
+	_, _ = startAtRoot(t, data, 1, "plugins", urls)
+	assert.DirExists(t, plugins, "Grafana's plugins directory stays where it is")
+}
