@@ -278,10 +278,27 @@ func blockReason(err error, id string) string {
 
 // asidePaths returns the set-aside directories (<dir>.corrupted-*) and
 // quarantined blocks (<dir>.quarantine/*) of the store in dir.
+// The directory is a literal prefix: storagePath may hold glob
+// metacharacters ('[', '*'), which must neither hide a store's own set-aside
+// data nor reach another store's.
 func asidePaths(dir string) []string {
-	out, _ := filepath.Glob(dir + ".corrupted-*")
-	q, _ := filepath.Glob(filepath.Join(quarantineDir(dir), "*"))
+	out, _ := filepath.Glob(globEscape(dir) + ".corrupted-*")
+	q, _ := filepath.Glob(filepath.Join(globEscape(quarantineDir(dir)), "*"))
 	return append(out, q...)
+}
+
+// globEscape makes p match itself only in filepath.Match: every
+// metacharacter ('*', '?', '[', and '\\' where it escapes) behind a backslash.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // removeExpired deletes set-aside directories and quarantined blocks older

@@ -134,11 +134,20 @@ func PreviousOrgDataSourceDir(root string, org int64, uid string) string {
 //     takes it, and no other organisation ever can. A UID-only key such as
 //     "1-atk" is left alone: it is also organisation 1's previous key of
 //     UID "atk".
+//
+// The one ambiguity left is a store of the oldest layout (release 0.1.0)
+// whose UID starts with digits and '-': root/2-foo may be the oldest store
+// of UID "2-foo" or the previous layout's store of organisation 2's "foo",
+// and nothing on disk tells them apart; it goes to organisation 2's "foo"
+// (docs/storage.md says how to keep it). moveLegacy only ever moves a
+// directory that looks like such a store (legacyStore).
 func LegacyStoreDirs(root string, org int64, uid string) []string {
 	if org <= 0 {
 		org = 1
 	}
-	if !safeUID.MatchString(uid) {
+	if !safeUID.MatchString(uid) || filepath.Base(DataSourceDir(root, uid)) != uid {
+		// Outside Grafana's alphabet, or spelled like another UID by the
+		// older layouts' replacement ("_" and "__" became "default").
 		return nil
 	}
 	out := []string{PreviousOrgDataSourceDir(root, org, uid)}
@@ -173,6 +182,10 @@ func claimStore(dir string, o Owner) error {
 	want := o.ownerLine()
 	b, err := os.ReadFile(ownerPath(dir))
 	switch {
+	case err == nil && len(b) == 0:
+		// An empty marker names nobody (a crash between create and write
+		// of a version that wrote it in place): it is claimed.
+		return writeOwner(dir, want)
 	case err == nil:
 		if string(b) != want {
 			return fmt.Errorf("collector: the store directory %s belongs to another data source (%s), not to organisation %d's data source %q: it is not opened",
@@ -180,13 +193,86 @@ func claimStore(dir string, o Owner) error {
 		}
 		return nil
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.WriteFile(ownerPath(dir), []byte(want), 0o640); err != nil {
-			return fmt.Errorf("collector: writing the owner of the store %s: %w", dir, err)
-		}
-		return nil
+		return writeOwner(dir, want)
 	default:
 		return fmt.Errorf("collector: reading the owner of the store %s: %w", dir, err)
 	}
+}
+
+// writeOwner writes the owner marker of dir atomically (a temporary file
+// renamed over it), so a full disk leaves no marker rather than an empty one.
+func writeOwner(dir, line string) error {
+	f, err := os.CreateTemp(filepath.Dir(dir), ".owner-*")
+	if err != nil {
+		return fmt.Errorf("collector: writing the owner of the store %s: %w", dir, err)
+	}
+	tmp := f.Name()
+	_, werr := f.WriteString(line)
+	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("collector: writing the owner of the store %s: %w", dir, err)
+	}
+	if err := os.Chmod(tmp, 0o640); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("collector: writing the owner of the store %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, ownerPath(dir)); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("collector: writing the owner of the store %s: %w", dir, err)
+	}
+	return nil
+}
+
+// orgDirName matches the name of an organisation's directory of stores.
+var orgDirName = regexp.MustCompile(`^org\.[0-9]+$`)
+
+// checkRoot refuses a store directory dir (<root>/org.<org>/<uid>) whose
+// root lies inside another data source's store or inside an organisation's
+// directory of stores: storagePath is a setting an organisation admin
+// chooses, and pointing it there would reach other data sources'
+// directories (their files, or their stores as "older layouts").
+func checkRoot(dir string) error {
+	root := filepath.Dir(filepath.Dir(dir))
+	for p := root; ; p = filepath.Dir(p) {
+		if orgDirName.MatchString(filepath.Base(p)) {
+			return fmt.Errorf("collector: storagePath %s lies inside the stores of an organisation (%s): choose a directory of its own", root, p)
+		}
+		for _, side := range []string{ownerPath(p), lockPath(p)} {
+			if _, err := os.Lstat(side); err == nil {
+				return fmt.Errorf("collector: storagePath %s lies inside the store %s: choose a directory of its own", root, p)
+			}
+		}
+		if parent := filepath.Dir(p); parent == p {
+			return nil
+		}
+	}
+}
+
+// legacyStore reports whether legacy looks like a store of an older layout
+// that may be moved: a real directory (not a symlink) holding a WAL, with no
+// owner marker beside it (every store of this layout has one) and no
+// organisation's directory of stores inside it (a storage root).
+func legacyStore(legacy string) bool {
+	fi, err := os.Lstat(legacy)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	if _, err := os.Lstat(ownerPath(legacy)); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if wal, err := os.Lstat(filepath.Join(legacy, "wal")); err != nil || !wal.IsDir() {
+		return false
+	}
+	entries, err := os.ReadDir(legacy)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if orgDirName.MatchString(e.Name()) || strings.HasSuffix(e.Name(), ".owner") {
+			return false
+		}
+	}
+	return true
 }
 
 // store is one data source's TSDB on disk, shared by every collector of that
@@ -195,7 +281,10 @@ func claimStore(dir string, o Owner) error {
 // manager): both use one store, the newest scrapes, and the store closes
 // when the last of them is closed.
 type store struct {
-	uid  string
+	uid string
+	// owner is the data source the store was opened for (zero: unchecked);
+	// only that one shares it.
+	owner Owner
 	dir  string
 	db   *tsdb.DB
 	lock fileutil.Releaser
@@ -268,6 +357,10 @@ func acquireStore(dir string, o storeOptions) (*store, error) {
 	stores.Lock()
 	if s := stores.m[dir]; s != nil {
 		defer stores.Unlock()
+		if o.owner != s.owner {
+			return nil, fmt.Errorf("collector: the store directory %s is open for organisation %d's data source %q, not for organisation %d's %q: it is not shared",
+				dir, s.owner.Org, s.owner.UID, o.owner.Org, o.owner.UID)
+		}
 		if err := applyRetention(s.db, o.retention, o.maxBytes); err != nil {
 			return nil, err
 		}
@@ -315,6 +408,11 @@ func lockPath(dir string) string { return dir + ".lock" }
 // (openTSDB: transient errors retried, a corrupted WAL repaired, corrupted
 // blocks quarantined, the directory set aside only when nothing opens).
 func openStore(dir string, o storeOptions) (*store, error) {
+	if o.owner.Org > 0 {
+		if err := checkRoot(dir); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return nil, fmt.Errorf("collector: create storage directory %s: %w", filepath.Dir(dir), err)
 	}
@@ -325,7 +423,7 @@ func openStore(dir string, o storeOptions) (*store, error) {
 		}
 		return nil, err
 	}
-	s := &store{uid: o.uid, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}}
+	s := &store{uid: o.uid, owner: o.owner, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}}
 	for _, legacy := range o.legacyDirs {
 		moved, err := moveLegacy(legacy, dir, o.lockWait)
 		if err != nil {
@@ -364,7 +462,7 @@ func moveLegacy(legacy, dir string, wait time.Duration) (bool, error) {
 	if _, err := os.Stat(dir); err == nil || !errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	if fi, err := os.Stat(legacy); err != nil || !fi.IsDir() {
+	if !legacyStore(legacy) {
 		return false, nil
 	}
 	l, err := lockDir(legacy, wait)
@@ -375,8 +473,8 @@ func moveLegacy(legacy, dir string, wait time.Duration) (bool, error) {
 		_ = l.Release()
 		_ = os.Remove(lockPath(legacy))
 	}()
-	if _, err := os.Stat(legacy); err != nil {
-		return false, nil // moved by another process meanwhile
+	if !legacyStore(legacy) {
+		return false, nil // moved, or claimed, by another process meanwhile
 	}
 	if err := os.Rename(legacy, dir); err != nil {
 		return false, fmt.Errorf("collector: moving the store %s to %s: %w", legacy, dir, err)

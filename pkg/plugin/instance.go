@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -122,9 +123,11 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 
 // metricsUID is the `datasource` label of the plugin's own metrics: the UID
 // in organisation 1 (Grafana's default, and the only one of most servers),
-// "<org>/<uid>" in another, so one UID in two organisations is two series.
+// "<org>/<uid>" in another and for a UID holding '/' (the legacy API allows
+// one), so one UID in two organisations is two series and no organisation
+// 1 UID spells another organisation's label.
 func metricsUID(org int64, uid string) string {
-	if org <= 1 {
+	if org <= 1 && !strings.Contains(uid, "/") {
 		return uid
 	}
 	return fmt.Sprintf("%d/%s", org, uid)
