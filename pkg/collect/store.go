@@ -285,10 +285,10 @@ type store struct {
 	// owner is the data source the store was opened for (zero: unchecked);
 	// only that one shares it.
 	owner Owner
-	dir  string
-	db   *tsdb.DB
-	lock fileutil.Releaser
-	refs int
+	dir   string
+	db    *tsdb.DB
+	lock  fileutil.Releaser
+	refs  int
 	// notes are what opening the store found (transient errors retried,
 	// WAL records dropped by the repair, blocks quarantined, the directory
 	// set aside), for the health check; lost is set when history is missing.
