@@ -231,11 +231,10 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
 				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
 				"burn_2h": true, "burn_1d": true, "burn_3d": true},
-			// Two columns are named target: the objective's ratio, then the group's target.
-			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "target 1": "Objective ratio", "target 2": "Target",
+			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
-			"indexByName": map[string]any{"status": 0, "objective": 1, "target 2": 2, "signal": 3, "threshold": 4, "target 1": 5},
+			"indexByName": map[string]any{"status": 0, "objective": 1, "target": 2, "signal": 3, "threshold": 4, "objective_target": 5},
 		})}).
 		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90))).
 		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
@@ -247,6 +246,10 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()))).
 		OverrideByName("Why", props(prop("custom.width", 420)))
 }
+
+// sloTileName names one slo row's tile "objective · target" (the slo
+// frame's objective and target columns, grouped by target).
+const sloTileName = "${__data.fields.objective} · ${__data.fields.target}"
 
 // budgetThresholds: red once the budget is overspent (below 0), amber under
 // 25 % left, green above.
@@ -271,13 +274,9 @@ func SLO() *dashboard.DashboardBuilder {
 		Mappings([]dashboard.ValueMapping{nullMap("no requests")}).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
-		// One value per row, named by its objective and target: keep those
-		// columns and the budget (the table has two "target" columns, the
-		// objective's ratio first and the group's target name second).
-		Transformations([]dashboard.DataTransformerConfig{
-			keepFields(`objective|target 2|budget_remaining`),
-			transformation("organize", map[string]any{"renameByName": map[string]any{"target 2": "target", "budget_remaining": "budget left"}}),
-		}))
+		// One tile per row, named by its objective and target.
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|budget_remaining`)}).
+		DisplayName(sloTileName))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
