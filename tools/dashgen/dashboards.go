@@ -171,22 +171,33 @@ func diagnosisTimeline(title, desc string, w, h uint32, q queryBuilder) *stateti
 		MergeValues(true).
 		Thresholds(neutral()).
 		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
-		Mappings([]dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"healthy":               textResult("healthy", green),
-			"under_utilised":        textResult("under-utilised", blue),
-			"idle_stale_gauges":     textResult("idle", grey),
-			"cannot_tell":           textResult("cannot tell", grey),
-			"queue_saturation":      textResult("queue saturation", red),
-			"kv_cache_pressure":     textResult("KV-cache pressure", red),
-			"prefill_compute_bound": textResult("prefill compute-bound", orange),
-			"decode_memory_bound":   textResult("decode memory-bound", orange),
-			"head_of_line_blocking": textResult("head-of-line blocking", orange),
-			"gpu_throttled":         textResult("GPU throttled", red),
-			"power_capped":          textResult("power-capped", red),
-			"frontend_overhead":     textResult("frontend overhead", amber),
-			"aborted_traffic":       textResult("aborted traffic", amber),
-			"stalled":               textResult("stalled", "dark-red"),
-		})})
+		Mappings(diagnosisMappings())
+}
+
+// diagnosisMappings names and colours the diagnosis classes (red: the
+// server is failing its users; orange: a bottleneck; amber: outside the
+// engine; grey: cannot tell).
+func diagnosisMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+		"healthy":               textResult("healthy", green),
+		"under_utilised":        textResult("under-utilised", blue),
+		"idle_stale_gauges":     textResult("idle", grey),
+		"cannot_tell":           textResult("cannot tell", grey),
+		"queue_saturation":      textResult("queue saturation", red),
+		"kv_cache_pressure":     textResult("KV-cache pressure", red),
+		"prefill_compute_bound": textResult("prefill compute-bound", orange),
+		"decode_memory_bound":   textResult("decode memory-bound", orange),
+		"head_of_line_blocking": textResult("head-of-line blocking", orange),
+		"gpu_throttled":         textResult("GPU throttled", red),
+		"power_capped":          textResult("power-capped", red),
+		"frontend_overhead":     textResult("frontend overhead", amber),
+		"aborted_traffic":       textResult("aborted traffic", amber),
+		"stalled":               textResult("stalled", "dark-red"),
+		"error_surge":           textResult("error surge", red),
+		"insufficient_data":     textResult("insufficient data", grey),
+		"small_batches":         textResult("small batches", blue),
+		"unstable_batching":     textResult("unstable batching", amber),
+	})}
 }
 
 // Latency is the deep dive: every stage's quantiles with their bands,

@@ -63,15 +63,18 @@ func TestEveryPanelIsDescribed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, js := range files {
-		var d struct {
-			Panels []struct {
-				Type, Title, Description string
-				Datasource               struct{ Type string }
-				Targets                  []map[string]any
-			}
+		type panel struct {
+			Type, Title, Description string
+			Datasource               struct{ Type string }
+			Targets                  []map[string]any
+			Panels                   []panel // a collapsed row's
 		}
+		var d struct{ Panels []panel }
 		if err := json.Unmarshal(js, &d); err != nil {
 			t.Fatal(err)
+		}
+		for _, p := range d.Panels {
+			d.Panels = append(d.Panels, p.Panels...)
 		}
 		if len(d.Panels) == 0 {
 			t.Errorf("%s has no panels", name)

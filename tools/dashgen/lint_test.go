@@ -73,7 +73,23 @@ func committedDashboards(t *testing.T) map[string]lintDashboard {
 		if err := json.Unmarshal(raw, &d); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
+		d.Panels = flatPanels(d.Panels)
 		out[filepath.Base(p)] = d
+	}
+	return out
+}
+
+// flatPanels lists a dashboard's panels with those of its collapsed rows
+// (which Grafana nests in the row's own panels) after their row.
+func flatPanels(ps []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, p := range ps {
+		out = append(out, p)
+		if sub, ok := p["panels"].([]any); ok {
+			for _, q := range sub {
+				out = append(out, q.(map[string]any))
+			}
+		}
 	}
 	return out
 }
