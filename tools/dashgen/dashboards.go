@@ -135,7 +135,7 @@ var stageTitles = []struct{ stage, title string }{
 	{"inference_time", "Inference time (prefill + decode)"},
 }
 
-const latencyDesc = "Mean (rate of _sum / rate of _count) and p50, p90, p95, p99 from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). The shaded band around each quantile is the bucket it fell in: the true value lies inside it. The selected profile's objective, where it has one for this stage, is the dashed line."
+const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed threshold line."
 
 // heatmapPanel draws a stage's latency distribution over time: per step, the
 // requests per second that fell in each histogram bucket (the latency query's
@@ -209,24 +209,30 @@ func Latency() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
-		b.WithPanel(latencyTS(st.title, latencyDesc, 12, 9,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99"}, "estimator", "$estimator", "bounds", true)...)))
+		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, 9,
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true)...))))
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
 	}
 	b.WithRow(row("Bucket advice"))
-	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99: the bucket the quantile falls in, its width relative to the value, clamping, and extra bucket bounds that would bring the error under 10 %, as JSON for vLLM's --custom-histogram-buckets.",
+	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout).",
 		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
-		OverrideByRegexp(`value|bucket_lower|bucket_upper`, props(prop("unit", unitSeconds))).
-		OverrideByName("requested", props(prop("unit", unitNone))).
-		OverrideByName("relative_width", props(prop("unit", unitRatio), thresholdsProp(upperBad(0.1, 0.5)), colorBackground())).
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true},
+			"renameByName": map[string]any{"signal": "stage", "requested": "quantile or threshold", "value": "value", "bucket_lower": "bucket from", "bucket_upper": "bucket to",
+				"relative_width": "bucket width / value", "flag": "paste into vLLM's arguments"},
+		})}).
+		OverrideByRegexp(`value|bucket from|bucket to`, props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("quantile or threshold", props(prop("unit", unitNone), prop("custom.width", 150))).
+		OverrideByName("bucket width / value", props(prop("unit", unitRatio), thresholdsProp(upperBad(0.1, 0.5)), colorBackground(), prop("custom.width", 150))).
 		OverrideByName("exact", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText())).
+			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText(), prop("custom.width", 100))).
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText())).
-		OverrideByName("custom_histogram_buckets", props(prop("custom.inspect", true), prop("custom.width", 320))))
+			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText(), prop("custom.width", 80))).
+		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400))).
+		NoValue("No histogram in the range for these stages"))
 	return withRegression(b)
 }
 
@@ -314,26 +320,26 @@ func GPU() *dashboard.DashboardBuilder {
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
-	b.WithPanel(ts("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", unitRatio, 12, 8, gq("saturation")).
-		Legend(legendTable()).Min(0).Max(1))
-	b.WithPanel(ts("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", unitRatio, 12, 8, gq("sm_active", "dram_active", "tensor_active")).
-		Legend(legendTable()).Min(0).Max(1))
-	b.WithPanel(ts("Power against its limit", "Power drawn and the enforced power limit, in watts: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 12, 8, gq("power", "power_limit")).
-		Legend(legendTable()).
-		OverrideByRegexp(`power limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(ts("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP; a rising temperature with a falling SM clock is thermal throttling.", "celsius", 12, 8, gq("temperature")).
+	b.WithPanel(gpuTS("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", unitRatio, 12, 8, gq("saturation")).Min(0).Max(1))
+	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", unitRatio, 12, 8, gq("sm_active", "dram_active", "tensor_active")).
+		DisplayName(gpuSignalName).Min(0).Max(1))
+	b.WithPanel(gpuTS("Power against its limit", "Power drawn and the enforced power limit, in watts: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 12, 8, gq("power", "power_limit")).
+		DisplayName(gpuSignalName).Min(0).
+		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
+	b.WithPanel(gpuTS("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP; a rising temperature with a falling SM clock is thermal throttling.", "celsius", 12, 8, gq("temperature")).
 		Legend(legendTable()).
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
-	b.WithPanel(ts("SM clock against its maximum", "Current and maximum SM clock in hertz: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 12, 8, gq("sm_clock", "sm_clock_max")).
-		Legend(legendTable()))
-	b.WithPanel(ts("Framebuffer memory", "Framebuffer used and installed, in bytes.", "bytes", 12, 8, gq("fb_used", "fb_total")).
-		Legend(legendTable()))
+	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 12, 8, gq("sm_clock", "sm_clock_max")).
+		DisplayName(gpuSignalName).Min(0))
+	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes.", "bytes", 12, 8, gq("fb_used", "fb_total")).
+		DisplayName(gpuSignalName).Min(0))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
 		Datasource(dsRef).Span(24).Height(7).
 		WithTarget(gq("throttle_reasons")).
+		NoValue(noGPUAgent).
 		Unit(unitNone).
 		Legend(legendList()).
 		Tooltip(tooltipMulti()).

@@ -391,3 +391,13 @@ func TestLintCatchesMistakes(t *testing.T) {
 		t.Error("a string passed as a list")
 	}
 }
+
+// readDashboard reads one committed dashboard by file name.
+func readDashboard(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "dashboards", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}

@@ -167,6 +167,7 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(statPanel("GPU saturation", "Mean over the GPUs of the selected targets: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
 		unitRatio, 4, 4, upperBad(0.85, 0.95), query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})).
 		Transformations([]dashboard.DataTransformerConfig{rowReduce("mean", "GPU saturation", true)}).
+		NoValue(noGPUAgent).
 		Min(0).Max(1))
 	meanStat := func(stage string) queryBuilder {
 		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "none", "bounds", false)...)
@@ -300,6 +301,10 @@ const gpuName = "${__field.labels.target} · GPU ${__field.labels.gpu}"
 func gpuTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.PanelBuilder {
 	return ts(title, desc, unit, w, h, q).Legend(legendTable()).DisplayName(gpuName).NoValue(noGPUAgent)
 }
+
+// gpuSignalName names a series of a panel with several GPU signals
+// ("power_limit · gpu-healthy GPU 0").
+const gpuSignalName = "${__field.labels.signal} · ${__field.labels.target} GPU ${__field.labels.gpu}"
 
 // noGPUAgent is the hint of a GPU panel without data.
 const noGPUAgent = "No GPU agent for the selected targets: set targets[].agent (the Inferscope GPU agent or dcgm-exporter) in the data source's settings"
