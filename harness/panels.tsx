@@ -53,9 +53,33 @@ const dashboards: Record<string, Json> = {
   'inferscope-cost': cost,
 };
 
+// The SLO profile the screenshots select (test/asgrafana asSent sends it for $profile).
+const PROFILE = 'interactive-chat';
+
 const theme = createTheme({ colors: { mode: 'dark' } });
 const COL = 1560 / 24; // px per grid column
 const ROW = 30; // px per grid row, as Grafana
+
+/**
+ * Grafana's template interpolation for what the dashboards use in display names:
+ * ${__data.fields.<name>} (a table row's field, stat tiles with one tile per row) and
+ * ${__field.labels.<name>} (a series' label), from the scoped variables Grafana passes.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function interpolate(v: string, scoped?: any): string {
+  if (typeof v !== 'string' || !scoped) {
+    return v;
+  }
+  return v
+    .replace(/\$\{__data\.fields\.([^}:]+)\}/g, (m, name) => {
+      const f = scoped.__data?.value?.fields?.[name];
+      return f == null ? m : String(f.text ?? f);
+    })
+    .replace(/\$\{__field\.labels\.([^}:]+)\}/g, (m, name) => {
+      const l = scoped.__field?.value?.labels?.[name];
+      return l == null ? '' : String(l);
+    });
+}
 
 // Grafana registers its transformers the same way (several names share an id: keep the first).
 standardTransformersRegistry.setInit(() => {
@@ -166,7 +190,7 @@ async function prepare(panel: Json, byRef: Record<string, DataFrameJSON[]>): Pro
     data: transformed,
     fieldConfig: fc,
     fieldConfigRegistry: registryFor(fc),
-    replaceVariables: (v: string) => v,
+    replaceVariables: interpolate,
     theme,
     timeZone: 'utc',
   });
@@ -191,7 +215,7 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
     const values = getFieldDisplayValues({
       fieldConfig: panel.fieldConfig,
       reduceOptions: opts.reduceOptions ?? { calcs: [ReducerID.lastNotNull], values: false },
-      replaceVariables: (v: string) => v,
+      replaceVariables: interpolate,
       theme,
       data: frames,
       timeZone: 'utc',
@@ -222,7 +246,7 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
   if (!frame) {
     return <div style={{ color: theme.colors.text.secondary, padding: 8 }}>{panel.fieldConfig?.defaults?.noValue ?? 'No data'}</div>;
   }
-  return <Table data={frame} width={width} height={height} cellHeight={opts.cellHeight} />;
+  return <Table data={frame} width={width} height={height} cellHeight={opts.cellHeight} initialSortBy={opts.sortBy} />;
 }
 
 function Panel({ uid, panel }: { uid: string; panel: Json }) {
@@ -259,7 +283,9 @@ function Row({ panel }: { panel: Json }) {
   const g = panel.gridPos;
   return (
     <div className="panel" data-ready="yes" style={{ position: 'absolute', left: 20, top: g.y * (ROW + 8) + 20, color: theme.colors.text.primary, fontSize: 16, fontWeight: 500 }}>
-      {panel.title}
+      {panel.collapsed ? '▸ ' : '▾ '}
+      {panel.title.replace('$profile', PROFILE)}
+      {panel.collapsed ? ` (collapsed: ${(panel.panels ?? []).length} panels)` : ''}
     </div>
   );
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/gauge"
 	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
@@ -320,6 +321,38 @@ func GPU() *dashboard.DashboardBuilder {
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
+	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation, temperature, power against its limit, SM clock against its maximum and framebuffer memory, named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU).",
+		24, 7, gq("saturation", "temperature", "power", "power_limit", "sm_clock", "sm_clock_max", "fb_used", "fb_total")).
+		Transformations([]dashboard.DataTransformerConfig{
+			transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull", "max"}, "labelsToFields": true}),
+			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "uuid": true, "hostname": true},
+				"indexByName":  map[string]any{"target": 0, "gpu": 1, "name": 2, "signal": 3},
+				"renameByName": map[string]any{"target": "agent", "name": "model"}}),
+		}).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("agent")}).
+		NoValue(noGPUAgent))
+	b.WithPanel(gauge.NewPanelBuilder().
+		Title("Temperature now").
+		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named agent · GPU n. Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
+		Datasource(dsRef).Span(12).Height(6).
+		Unit("celsius").Min(0).Max(100).
+		Thresholds(upperBad(80, 90)).
+		ShowThresholdMarkers(true).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
+		DisplayName(gpuName).
+		NoValue(noGPUAgent).
+		WithTarget(gq("temperature")))
+	b.WithPanel(gauge.NewPanelBuilder().
+		Title("Power now").
+		Description("Power drawn at the end of the range per GPU, in watts, named agent · GPU n; the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
+		Datasource(dsRef).Span(12).Height(6).
+		Unit("watt").Min(0).Max(1000).
+		Thresholds(neutral()).
+		ShowThresholdMarkers(false).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
+		DisplayName(gpuName).
+		NoValue(noGPUAgent).
+		WithTarget(gq("power")))
 	b.WithPanel(gpuTS("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", unitRatio, 12, 8, gq("saturation")).Min(0).Max(1))
 	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", unitRatio, 12, 8, gq("sm_active", "dram_active", "tensor_active")).
 		DisplayName(gpuSignalName).Min(0).Max(1))
