@@ -31,8 +31,20 @@ import {
   TimeRange,
   transformDataFrame,
   dateTime,
+  VizOrientation,
 } from '@grafana/data';
-import { BigValue, BigValueColorMode, BigValueGraphMode, BigValueJustifyMode, BigValueTextMode, PanelChrome, Table, TimeSeries } from '@grafana/ui';
+import {
+  BarGauge,
+  BarGaugeDisplayMode,
+  BigValue,
+  BigValueColorMode,
+  BigValueGraphMode,
+  BigValueJustifyMode,
+  BigValueTextMode,
+  PanelChrome,
+  Table,
+  TimeSeries,
+} from '@grafana/ui';
 
 import overview from '../dashboards/inferscope-overview.json';
 import latency from '../dashboards/inferscope-latency.json';
@@ -72,11 +84,14 @@ function interpolate(v: string, scoped?: any): string {
   }
   return v
     .replace(/\$\{__data\.fields\.([^}:]+)\}/g, (m, name) => {
-      const f = scoped.__data?.value?.fields?.[name];
-      return f == null ? m : String(f.text ?? f);
+      // Grafana's template service reads the row from __dataContext (frame and row index).
+      const ctx = scoped.__dataContext?.value;
+      const f = ctx?.frame?.fields?.find((x: Json) => x.name === name || x.config?.displayName === name);
+      const v = f?.values?.[ctx?.rowIndex ?? 0];
+      return v == null ? m : String(v);
     })
     .replace(/\$\{__field\.labels\.([^}:]+)\}/g, (m, name) => {
-      const l = scoped.__field?.value?.labels?.[name];
+      const l = (scoped.__field?.value?.labels ?? scoped.__dataContext?.value?.field?.labels)?.[name];
       return l == null ? '' : String(l);
     });
 }
@@ -128,7 +143,10 @@ function registryFor(fc: FieldConfigSource): FieldConfigOptionsRegistry {
       path,
       name: id,
       isCustom,
-      process: (v: unknown) => v,
+      // displayName is interpolated per field, as Grafana's string processor does
+      // (${__field.labels.target} in a legend).
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      process: (v: unknown, ctx: any) => (id === 'displayName' && typeof v === 'string' && ctx?.replaceVariables ? ctx.replaceVariables(v, ctx.field?.state?.scopedVars) : v),
       shouldApply: () => true,
       override: () => null,
       editor: () => null,
@@ -236,6 +254,36 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
             graphMode={(opts.graphMode as BigValueGraphMode) ?? BigValueGraphMode.Area}
             justifyMode={BigValueJustifyMode.Center}
             textMode={(opts.textMode as BigValueTextMode) ?? BigValueTextMode.Auto}
+          />
+        ))}
+      </div>
+    );
+  }
+  if (panel.type === 'gauge') {
+    // Grafana's gauge panel is its own plugin; @grafana/ui's BarGauge draws the same values,
+    // thresholds and colours as one bar per value.
+    const values = getFieldDisplayValues({
+      fieldConfig: panel.fieldConfig,
+      reduceOptions: opts.reduceOptions ?? { calcs: [ReducerID.lastNotNull], values: false },
+      replaceVariables: interpolate,
+      theme,
+      data: frames,
+      timeZone: 'utc',
+    });
+    const h = Math.floor(height / Math.max(values.length, 1));
+    return (
+      <div>
+        {values.map((v, i) => (
+          <BarGauge
+            key={i}
+            theme={theme}
+            width={width}
+            height={h}
+            field={v.field}
+            value={v.display}
+            orientation={VizOrientation.Horizontal}
+            displayMode={BarGaugeDisplayMode.Basic}
+            showUnfilled={true}
           />
         ))}
       </div>

@@ -58,7 +58,8 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		Unit("x").Min(0).Max(5).Decimals(2).
 		Thresholds(lowerBad(1, 1.25)).
 		ShowThresholdMarkers(true).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^headroom$/")).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|headroom`)}).
 		DisplayName(capacityName).
 		NoValue(noHistory).
 		WithTarget(capacityQuery()))
@@ -71,7 +72,8 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		ColorMode(common.BigValueColorModeValue).
 		TextMode(common.BigValueTextModeValueAndName).
 		GraphMode(common.BigValueGraphModeNone).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^days_to_knee$/")).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee`)}).
 		Mappings([]dashboard.ValueMapping{nullMap("never")}).
 		DisplayName(capacityName).
 		NoValue(noHistory).

@@ -66,7 +66,11 @@ func sloTiles(title, desc, re, unit string, w uint32, t *dashboard.ThresholdsCon
 		TextMode(common.BigValueTextModeValueAndName).
 		JustifyMode(common.BigValueJustifyModeCenter).
 		Orientation(common.VizOrientationAuto).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^" + re + "$/")).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
+		// Keep the objective (the tiles' names) and the one number shown: a
+		// reduceOptions.fields filter would match the display names, which
+		// the tile names replace.
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|` + re)}).
 		DisplayName(sloObjectiveName).
 		WithTarget(sloNow("none"))
 }
@@ -109,8 +113,8 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(sloTiles("SLO status", "Per objective of the selected SLO profile, all selected targets and models merged: OK, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page by the multi-window multi-burn-rate rule over the objective's period (docs/slo.md). The endpoint table below says which target and model burn.",
-		"status_value", unitNone, 8, neutral()).
+	b.WithPanel(sloTiles("Burn-rate alert status", "Per objective of the selected SLO profile, all selected targets and models merged, what the burn-rate alerts say now: OK, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page by the multi-window multi-burn-rate rule over the objective's period (docs/slo.md). The endpoint table below says which target and model burn.",
+		"status_value", unitCount, 8, neutral()).
 		Mappings(sloStatusMappings()))
 	b.WithPanel(sloTiles("Attainment", "Per objective of the selected SLO profile: the share of requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted; the objective's ratio is in the tile's name on the SLO dashboard. Red below 99 %, amber below 99.5 %.",
 		"attainment", unitRatio, 8, lowerBad(0.99, 0.995)).
@@ -221,8 +225,8 @@ func Overview() *dashboard.DashboardBuilder {
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Min(0).AxisSoftMax(0.03))
-	b.WithPanel(ts("Finish reasons (share)", "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models: a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT).",
-		unitRatio, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+	b.WithPanel(ts("Finish reasons (share)", "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT).",
+		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModePercent).Group("A")).
 		FillOpacity(60).
@@ -234,7 +238,8 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
-			8, 8, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)))
+			8, 8, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
+			DisplayName(latencyTargetName))
 	}
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
@@ -291,6 +296,10 @@ func Overview() *dashboard.DashboardBuilder {
 	return b
 }
 
+// latencyTargetName names a per-target latency series "vllm-a p99" (the
+// stat after the target, so a narrow legend keeps both).
+const latencyTargetName = "${__field.labels.target} ${__field.labels.stat}"
+
 // gpuName names a GPU series by the agent of its target and its index
 // ("gpu-healthy · GPU 0"), so two GPU 0s of different nodes never read
 // alike and a narrow legend is not cut to the model name.
@@ -325,7 +334,7 @@ func endpointTable() *table.PanelBuilder {
 		t.Filter = byRef(ref)
 		return t
 	}
-	return tbl("Endpoints, worst first", "One row per objective of the selected profile × target × model over the dashboard's range, pages and tickets first: status by the multi-window multi-burn-rate rule, the observed quantile at the objective's ratio (p99 for a 0.99 objective) against its threshold, attainment, error budget left over the period and the 1h burn rate; then the diagnosis that holds now for the target and its one-line advice. Click a target for its latency deep dive or its diagnosis.",
+	return tbl("Endpoints, worst first", "One row per objective of the selected profile × target × model over the dashboard's range, the most overspent error budget first: status by the multi-window multi-burn-rate rule, the observed quantile at the objective's ratio (p99 for a 0.99 objective) against its threshold, attainment, error budget left over the period and the 1h burn rate; then the diagnosis that holds now for the target and its one-line advice. Click a target for its latency deep dive or its diagnosis.",
 		24, 9,
 		queryRef("A", withProfile("queryType", "slo", "groupBy", "target_model")...),
 		queryRef("B", sel("queryType", "diagnosis", "format", "table")...)).
@@ -344,16 +353,22 @@ func endpointTable() *table.PanelBuilder {
 				"excludeByName": map[string]any{"profile": true, "signal": true, "attainment_lower": true, "attainment_upper": true, "threshold_exact": true,
 					"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true, "burn_5m": true, "burn_30m": true,
 					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true},
+				// Display names set before the join survive it (unnamed, the joined
+				// fields would read "objective slo", "threshold slo", …).
+				"renameByName": map[string]any{"status_value": "status", "model": "model", "objective": "objective", "quantile": "observed", "threshold": "threshold",
+					"attainment": "attainment", "objective_target": "objective ratio", "budget_remaining": "budget left", "burn_1h": "burn 1h", "requests": "requests"},
 			}), "A"),
 			transformation("joinByField", map[string]any{"byField": "target", "mode": "outerTabular"}),
 			transformation("organize", map[string]any{
-				"indexByName": map[string]any{"status_value": 0, "target": 1, "model": 2, "objective": 3, "quantile": 4, "threshold": 5, "attainment": 6, "objective_target": 7,
-					"budget_remaining": 8, "burn_1h": 9, "requests": 10, "diagnosis": 11, "advice": 12},
-				"renameByName": map[string]any{"status_value": "status", "quantile": "observed", "objective_target": "objective ratio", "budget_remaining": "budget left", "burn_1h": "burn 1h"},
+				"indexByName": map[string]any{"status": 0, "target": 1, "model": 2, "objective": 3, "observed": 4, "threshold": 5, "attainment": 6, "objective ratio": 7,
+					"budget left": 8, "burn 1h": 9, "requests": 10, "diagnosis": 11, "advice": 12},
 			}),
 		}).
+		// Worst first: the most overspent budget on top (the status ranks pages
+		// and tickets, but needs the long windows' history; the budget is
+		// there from the first hour).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{
-			common.NewTableSortByFieldStateBuilder().DisplayName("status").Desc(true),
+			common.NewTableSortByFieldStateBuilder().DisplayName("budget left"),
 		}).
 		OverrideByName("status", props(prop("mappings", sloStatusMappings()), colorBackground(), prop("custom.width", 90))).
 		OverrideByName("target", props(

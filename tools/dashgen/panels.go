@@ -216,9 +216,10 @@ func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.
 		OverrideByRegexp(boundSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": false}), prop("custom.fillOpacity", 0))).
 		OverrideByRegexp(maxSeries, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{6, 4}}), prop("custom.lineWidth", 1))).
 		// The spike markers (stat="spike": 1 in a window whose p99 crossed the
-		// objective's threshold) are counts, drawn as bars on their own axis.
+		// objective's threshold) are counts, drawn as faint bars on their own
+		// axis: a run of them is sustained, an isolated one a spike.
 		OverrideByRegexp(`.*spike.*`, props(prop("unit", unitCount), prop("custom.axisPlacement", "right"),
-			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 40), prop("min", 0), prop("max", 1)))
+			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 8), prop("custom.lineWidth", 0), prop("min", 0), prop("max", 1)))
 }
 
 // boundSeries matches the display names of a quantile's bucket bounds.
