@@ -321,15 +321,16 @@ func GPU() *dashboard.DashboardBuilder {
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
-	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation, temperature, power against its limit, SM clock against its maximum and framebuffer memory, named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU).",
-		24, 7, gq("saturation", "temperature", "power", "power_limit", "sm_clock", "sm_clock_max", "fb_used", "fb_total")).
+	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation (0..1), temperature (°C), power and its enforced limit (W), named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU); clocks and memory are in the panels below.",
+		24, 7, gq("saturation", "temperature", "power", "power_limit")).
 		Transformations([]dashboard.DataTransformerConfig{
 			transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull", "max"}, "labelsToFields": true}),
-			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "uuid": true, "hostname": true},
+			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "uuid": true, "hostname": true, "source": true},
 				"indexByName":  map[string]any{"target": 0, "gpu": 1, "name": 2, "signal": 3},
 				"renameByName": map[string]any{"target": "agent", "name": "model"}}),
 		}).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("agent")}).
+		OverrideByRegexp(`Last.*|Max`, props(prop("decimals", 2))).
 		NoValue(noGPUAgent))
 	b.WithPanel(gauge.NewPanelBuilder().
 		Title("Temperature now").
