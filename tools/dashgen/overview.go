@@ -131,7 +131,7 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// The why: what the diagnosis found now per target, with its evidence and advice.
 	b.WithRow(row("Why: diagnosis, probe errors, regressions, telemetry gaps"))
-	b.WithPanel(diagnosisNowTable(24, 7))
+	b.WithPanel(diagnosisNowTable(24, 9))
 	// Id 6: the engine alert rules link here.
 	b.WithPanel(diagnosisTimeline("Diagnosis over time", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md; the table above gives the evidence and advice of the current one.",
 		12, 7, query(sel("queryType", "diagnosis", "format", "timeline")...)).Id(6))
@@ -154,7 +154,9 @@ func Overview() *dashboard.DashboardBuilder {
 		OverrideByRegexp(`Mean|Max`, props(prop("unit", unitRPS), prop("decimals", 3))))
 	b.WithPanel(tbl("Telemetry gaps", "Per target, the signals the dashboards need that its engine does not export or that were not seen in the range (missing, approximated, frozen or contradictory telemetry; docs/telemetry-sanity.md): a panel that is empty for one target is explained here.",
 		12, 6, query("queryType", "targets", "targets", []string{"$target"}, "format", "telemetry")).
-		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull"}, "labelsToFields": true})}).
+		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull"}, "labelsToFields": true}),
+			transformation("organize", map[string]any{"excludeByName": map[string]any{"Last *": true}, "renameByName": map[string]any{"Field": "gap"},
+				"indexByName": map[string]any{"target": 0, "signal": 1, "Field": 2}})}).
 		NoValue("No telemetry gap: every signal is exported and seen"))
 
 	// Real-time row: sparklines of the last hour.
@@ -405,18 +407,18 @@ func diagnosisNowTable(w, h uint32) *table.PanelBuilder {
 				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
 			}),
 			transformation("organize", map[string]any{
-				"excludeByName": map[string]any{"time": true, "timeEnd": true, "uuid": true, "level": true, "confidence_note": true, "current": true, "title": true, "text": true, "tags": true},
-				"indexByName":   map[string]any{"target": 0, "gpu": 1, "class": 2, "severity": 3, "confidence": 4, "summary": 5, "evidence": 6, "recommendation": 7, "not_checked": 8},
+				"excludeByName": map[string]any{"time": true, "timeEnd": true, "uuid": true, "level": true, "confidence_note": true, "current": true, "title": true, "text": true, "tags": true, "severity": true},
+				"indexByName":   map[string]any{"target": 0, "gpu": 1, "class": 2, "confidence": 3, "summary": 4, "evidence": 5, "recommendation": 6, "not_checked": 7},
 				"renameByName":  map[string]any{"class": "diagnosis", "recommendation": "advice", "not_checked": "not checked"},
 			}),
 		}).
 		OverrideByName("target", props(prop("custom.width", 150))).
 		OverrideByName("gpu", props(prop("custom.width", 50))).
 		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 180))).
-		OverrideByName("severity", props(prop("custom.width", 80), colorText(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"ok": textResult("ok", green), "info": textResult("info", blue), "warning": textResult("warning", orange), "critical": textResult("critical", red)})}))).
 		OverrideByName("confidence", props(prop("custom.width", 90))).
-		OverrideByRegexp(`summary|evidence|advice|not checked`, props(prop("custom.inspect", true)))
+		// Long sentences wrap (the row grows) and open whole on hover.
+		OverrideByRegexp(`summary|evidence|advice|not checked`, props(prop("custom.inspect", true),
+			prop("custom.wrapText", true)))
 }
 
 // perTargetModelTable is one row per target and model over the range
