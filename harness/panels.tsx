@@ -146,7 +146,11 @@ function registryFor(fc: FieldConfigSource): FieldConfigOptionsRegistry {
       // displayName is interpolated per field, as Grafana's string processor does
       // (${__field.labels.target} in a legend).
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      process: (v: unknown, ctx: any) => (id === 'displayName' && typeof v === 'string' && ctx?.replaceVariables ? ctx.replaceVariables(v, ctx.field?.state?.scopedVars) : v),
+      // ${__data.fields.*} stays for the row (stat tiles interpolate it per row).
+      process: (v: unknown, ctx: any) =>
+        id === 'displayName' && typeof v === 'string' && !v.includes('__data.') && ctx?.replaceVariables
+          ? ctx.replaceVariables(v, ctx.field?.state?.scopedVars)
+          : v,
       shouldApply: () => true,
       override: () => null,
       editor: () => null,
