@@ -83,14 +83,17 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 	b.WithPanel(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee, recommended replicas at 80 % of the knee and the objectives the twin scored (latency objectives only).",
 		24, 6, capacityQuery()).
 		NoValue(noHistory).
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground())))
 	b.WithPanel(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p50 and p99 (with the p99's error band from the validation; none for the current configuration), the lowest attainment over the profile's objectives and whether the profile holds.",
 		24, 10, capacityQuery("format", "whatif")).
 		NoValue(noHistory).
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("holds", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"true": textResult("holds", green), "false": textResult("breaks", red)})}), colorText())))
 	b.WithPanel(tbl("Calibrated parameters", "Each parameter of each target's twin with where it came from: data (read from the history), fit (fitted by simulating the twin until its mean ITL and prefill time match the history's) or default (vLLM does not export it: max_num_seqs and the token budget, unless set in the query).",
-		24, 8, capacityQuery("format", "parameters")).NoValue(noHistory))
+		24, 8, capacityQuery("format", "parameters")).NoValue(noHistory).
+		OverrideByRegexp(".*", emptyCell()))
 }
 
 // Cost is the cost dashboard: what serving costs per target, per token and per request, how

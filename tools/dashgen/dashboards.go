@@ -233,7 +233,8 @@ func Latency() *dashboard.DashboardBuilder {
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText(), prop("custom.width", 80))).
 		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400))).
-		NoValue("No histogram in the range for these stages"))
+		NoValue("No histogram in the range for these stages").
+		OverrideByRegexp(".*", emptyCell()))
 	return withRegression(b)
 }
 
@@ -331,7 +332,8 @@ func GPU() *dashboard.DashboardBuilder {
 		}).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("agent")}).
 		OverrideByRegexp(`Last.*|Max`, props(prop("decimals", 2))).
-		NoValue(noGPUAgent))
+		NoValue(noGPUAgent).
+		OverrideByRegexp(".*", emptyCell()))
 	b.WithPanel(gauge.NewPanelBuilder().
 		Title("Temperature now").
 		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named agent · GPU n. Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").

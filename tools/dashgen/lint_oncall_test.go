@@ -368,3 +368,28 @@ func TestEveryRuleHasARunbookURLAndTheDiagnosisRulesTheirEvidence(t *testing.T) 
 		t.Fatal("no rule read")
 	}
 }
+
+// TestTableHintsStayOutOfCells: Grafana shows a table's noValue in every
+// empty cell, so a table with a hint (noValue) gives its fields a dash of
+// their own; otherwise "No price …" fills the legitimately empty cells.
+func TestTableHintsStayOutOfCells(t *testing.T) {
+	for _, l := range onCallPanels(t) {
+		if l.p["type"] != "table" {
+			continue
+		}
+		if hint, _ := get(l.p, "fieldConfig", "defaults", "noValue").(string); hint == "" {
+			continue
+		}
+		os, _ := get(l.p, "fieldConfig", "overrides").([]any)
+		ok := false
+		for _, o := range os {
+			om := o.(map[string]any)
+			if get(om, "matcher", "options") == ".*" && strings.Contains(jsonText(om["properties"]), `"noValue"`) {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("%s: its hint would fill every empty cell (no field-level noValue for all fields)", l.where())
+		}
+	}
+}

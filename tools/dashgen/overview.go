@@ -142,6 +142,7 @@ func Overview() *dashboard.DashboardBuilder {
 				"windows_with_requests_before": true, "windows_with_requests_after": true, "running_before": true, "running_after": true, "verdict_value": true, "controlled_for": true},
 		})}).
 		NoValue("No restart, version, model or configuration change of the selected targets in the range").
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("verdict", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"regressed": textResult("regressed", red), "improved": textResult("improved", green), "no change": textResult("no change", blue), "not comparable": textResult("not comparable", grey)})}))).
 		OverrideByRegexp(`before|after`, props(prop("unit", unitSeconds))).
@@ -151,13 +152,15 @@ func Overview() *dashboard.DashboardBuilder {
 		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"mean", "max"}, "labelsToFields": true}),
 			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "signal": true, "source": true}})}).
 		NoValue("No probe: add one in the data source's settings (probes[], docs/probe.md) to see errors as users see them").
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByRegexp(`Mean|Max`, props(prop("unit", unitRPS), prop("decimals", 3))))
 	b.WithPanel(tbl("Telemetry gaps", "Per target, the signals the dashboards need that its engine does not export or that were not seen in the range (missing, approximated, frozen or contradictory telemetry; docs/telemetry-sanity.md): a panel that is empty for one target is explained here.",
 		12, 6, query("queryType", "targets", "targets", []string{"$target"}, "format", "telemetry")).
 		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull"}, "labelsToFields": true}),
 			transformation("organize", map[string]any{"excludeByName": map[string]any{"Last *": true}, "renameByName": map[string]any{"Field": "gap"},
 				"indexByName": map[string]any{"target": 0, "signal": 1, "Field": 2}})}).
-		NoValue("No telemetry gap: every signal is exported and seen"))
+		NoValue("No telemetry gap: every signal is exported and seen").
+		OverrideByRegexp(".*", emptyCell()))
 
 	// Real-time row: sparklines of the last hour.
 	b.WithRow(row("Now"))
@@ -463,6 +466,7 @@ func httpStatusPanel() *table.PanelBuilder {
 			regexMap(`4.*`, "${__value.text}", amber), regexMap(`5.*`, "${__value.text}", red),
 		}))).
 		NoValue("No HTTP metrics: the embedded collector stores the engines' families only; read a remote Prometheus that scrapes http_requests_total").
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), gaugeCell()))
 }
 

@@ -277,6 +277,11 @@ func tbl(title, desc string, w, h uint32, qs ...queryBuilder) *table.PanelBuilde
 	return b
 }
 
+// emptyCell is the override of a table with a panel-level noValue hint:
+// Grafana shows a field's noValue in its empty cells too, so every field
+// gets a dash and the hint shows only when the query returns no field.
+func emptyCell() []dashboard.DynamicConfigValue { return props(prop("noValue", "–")) }
+
 // row is a dashboard row (not collapsed, so its panels load with the page).
 func row(title string) *dashboard.RowBuilder { return dashboard.NewRowBuilder(title) }
 
