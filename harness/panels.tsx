@@ -3,9 +3,9 @@
 // panel's transformations and field config (defaults, overrides, thresholds,
 // value mappings) to the frames the plugin returned for each query, and
 // @grafana/ui draws them (PanelChrome, TimeSeries with its legend, BigValue
-// with its sparkline, Table). Heatmap and state-timeline panels live in
-// Grafana itself, not in @grafana/ui: they are drawn as a Table of the same
-// data, with a note in the panel's title bar.
+// with its sparkline, Table, BarGauge for gauges). Heatmap and state-timeline
+// panels live in Grafana itself, not in @grafana/ui: Heatmap and
+// StateTimeline below draw the same data in SVG the way those panels do.
 //
 // Page: panels.html?dash=<dashboard uid>. Data: frames/<uid>/<panel id>.json,
 // written by test/asgrafana (INFERSCOPE_PANEL_FRAMES), see scripts/render-panels.sh.
@@ -31,8 +31,20 @@ import {
   TimeRange,
   transformDataFrame,
   dateTime,
+  VizOrientation,
 } from '@grafana/data';
-import { BigValue, BigValueColorMode, BigValueGraphMode, BigValueJustifyMode, BigValueTextMode, PanelChrome, Table, TimeSeries } from '@grafana/ui';
+import {
+  BarGauge,
+  BarGaugeDisplayMode,
+  BigValue,
+  BigValueColorMode,
+  BigValueGraphMode,
+  BigValueJustifyMode,
+  BigValueTextMode,
+  PanelChrome,
+  Table,
+  TimeSeries,
+} from '@grafana/ui';
 
 import overview from '../dashboards/inferscope-overview.json';
 import latency from '../dashboards/inferscope-latency.json';
@@ -53,9 +65,36 @@ const dashboards: Record<string, Json> = {
   'inferscope-cost': cost,
 };
 
+// The SLO profile the screenshots select (test/asgrafana asSent sends it for $profile).
+const PROFILE = 'interactive-chat';
+
 const theme = createTheme({ colors: { mode: 'dark' } });
 const COL = 1560 / 24; // px per grid column
 const ROW = 30; // px per grid row, as Grafana
+
+/**
+ * Grafana's template interpolation for what the dashboards use in display names:
+ * ${__data.fields.<name>} (a table row's field, stat tiles with one tile per row) and
+ * ${__field.labels.<name>} (a series' label), from the scoped variables Grafana passes.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function interpolate(v: string, scoped?: any): string {
+  if (typeof v !== 'string' || !scoped) {
+    return v;
+  }
+  return v
+    .replace(/\$\{__data\.fields\.([^}:]+)\}/g, (m, name) => {
+      // Grafana's template service reads the row from __dataContext (frame and row index).
+      const ctx = scoped.__dataContext?.value;
+      const f = ctx?.frame?.fields?.find((x: Json) => x.name === name || x.config?.displayName === name);
+      const v = f?.values?.[ctx?.rowIndex ?? 0];
+      return v == null ? m : String(v);
+    })
+    .replace(/\$\{__field\.labels\.([^}:]+)\}/g, (m, name) => {
+      const l = (scoped.__field?.value?.labels ?? scoped.__dataContext?.value?.field?.labels)?.[name];
+      return l == null ? '' : String(l);
+    });
+}
 
 // Grafana registers its transformers the same way (several names share an id: keep the first).
 standardTransformersRegistry.setInit(() => {
@@ -104,7 +143,14 @@ function registryFor(fc: FieldConfigSource): FieldConfigOptionsRegistry {
       path,
       name: id,
       isCustom,
-      process: (v: unknown) => v,
+      // displayName is interpolated per field, as Grafana's string processor does
+      // (${__field.labels.target} in a legend).
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      // ${__data.fields.*} stays for the row (stat tiles interpolate it per row).
+      process: (v: unknown, ctx: any) =>
+        id === 'displayName' && typeof v === 'string' && !v.includes('__data.') && ctx?.replaceVariables
+          ? ctx.replaceVariables(v, ctx.field?.state?.scopedVars)
+          : v,
       shouldApply: () => true,
       override: () => null,
       editor: () => null,
@@ -166,14 +212,166 @@ async function prepare(panel: Json, byRef: Record<string, DataFrameJSON[]>): Pro
     data: transformed,
     fieldConfig: fc,
     fieldConfigRegistry: registryFor(fc),
-    replaceVariables: (v: string) => v,
+    replaceVariables: interpolate,
     theme,
     timeZone: 'utc',
   });
 }
 
+/**
+ * Grafana's heatmap panel is its own plugin, not in @grafana/ui: this draws the same data the
+ * way it does for a rows frame with le layout (one column per time step, one row per bucket
+ * upper bound, the cell's colour from the panel's scheme with its exponent), in SVG.
+ */
+function Heatmap({ panel, frames, width, height }: { panel: Json; frames: DataFrame[]; width: number; height: number }) {
+  const frame = frames.find((f) => f.length > 0);
+  const time = frame?.fields.find((f) => f.type === FieldType.time);
+  const buckets = frame?.fields.filter((f) => f.type === FieldType.number) ?? [];
+  if (!frame || !time || buckets.length === 0) {
+    return <div style={{ color: theme.colors.text.secondary, padding: 8 }}>No data</div>;
+  }
+  const exp = panel.options?.color?.exponent ?? 0.5;
+  let max = 0;
+  for (const b of buckets) {
+    for (const v of b.values) {
+      if (typeof v === 'number' && v > max) {
+        max = v;
+      }
+    }
+  }
+  const left = 56;
+  const bottom = 18;
+  const cw = (width - left) / frame.length;
+  const ch = (height - bottom) / buckets.length;
+  const label = (b: Json) => {
+    const n = Number(b.config?.displayNameFromDS ?? b.name);
+    return Number.isFinite(n) ? (n >= 1 ? `${n} s` : `${+(n * 1000).toPrecision(3)} ms`) : String(b.name);
+  };
+  const every = Math.ceil(buckets.length / Math.max(1, Math.floor((height - bottom) / 14)));
+  const ticks = 6;
+  return (
+    <svg width={width} height={height}>
+      {buckets.map((b, j) => (
+        <g key={j}>
+          {j % every === 0 && (
+            <text x={left - 4} y={height - bottom - j * ch - ch / 2 + 4} fontSize={10} textAnchor="end" fill={theme.colors.text.secondary}>
+              {label(b)}
+            </text>
+          )}
+          {b.values.map((v: number | null, i: number) =>
+            typeof v === 'number' && v > 1e-9 && max > 0 ? (
+              <rect
+                key={i}
+                x={left + i * cw}
+                y={height - bottom - (j + 1) * ch}
+                width={Math.max(cw, 1)}
+                height={Math.max(ch - 0.5, 1)}
+                fill="rgb(255, 120, 10)"
+                fillOpacity={0.12 + 0.88 * Math.pow(v / max, exp)}
+              />
+            ) : null
+          )}
+        </g>
+      ))}
+      {Array.from({ length: ticks }, (_, k) => {
+        const i = Math.floor(((frame.length - 1) * k) / (ticks - 1));
+        const d = new Date(time.values[i]);
+        return (
+          <text key={k} x={left + i * cw} y={height - 4} fontSize={10} textAnchor="middle" fill={theme.colors.text.secondary}>
+            {d.toISOString().slice(11, 16)}
+          </text>
+        );
+      })}
+    </svg>
+  );
+}
+
+/**
+ * Grafana's state-timeline panel is its own plugin too: one band per string field (per target
+ * or GPU), each run of equal values one coloured box with the value's text, colours and texts
+ * from the panel's value mappings (the field's display processor).
+ */
+function StateTimeline({ frames, width, height }: { frames: DataFrame[]; width: number; height: number }) {
+  const rows: Array<{ name: string; time: Json; field: Json }> = [];
+  for (const f of frames) {
+    const time = f.fields.find((x) => x.type === FieldType.time);
+    for (const fld of f.fields) {
+      if (fld !== time && time && f.length > 0) {
+        rows.push({ name: fld.state?.displayName ?? fld.config?.displayNameFromDS ?? fld.name, time, field: fld });
+      }
+    }
+  }
+  if (rows.length === 0) {
+    return <div style={{ color: theme.colors.text.secondary, padding: 8 }}>No data</div>;
+  }
+  const left = 150;
+  const bottom = 18;
+  const rh = Math.min(40, (height - bottom) / rows.length);
+  let t0 = Infinity;
+  let t1 = -Infinity;
+  for (const r of rows) {
+    t0 = Math.min(t0, r.time.values[0]);
+    t1 = Math.max(t1, r.time.values[r.time.values.length - 1]);
+  }
+  const x = (t: number) => left + ((t - t0) / Math.max(1, t1 - t0)) * (width - left);
+  return (
+    <svg width={width} height={height}>
+      {rows.map((r, j) => {
+        const boxes: Array<{ from: number; to: number; v: Json }> = [];
+        const vals = r.field.values;
+        for (let i = 0; i < vals.length; i++) {
+          const last = boxes[boxes.length - 1];
+          if (last && last.v === vals[i]) {
+            last.to = r.time.values[i];
+          } else {
+            boxes.push({ from: r.time.values[i], to: r.time.values[i], v: vals[i] });
+          }
+        }
+        return (
+          <g key={j}>
+            <text x={4} y={j * rh + rh / 2 + 4} fontSize={11} fill={theme.colors.text.primary}>
+              {String(r.name).slice(0, 22)}
+            </text>
+            {boxes.map((b, k) => {
+              if (b.v == null || b.v === '') {
+                return null;
+              }
+              const d = r.field.display ? r.field.display(b.v) : { text: String(b.v) };
+              const w = Math.max(x(b.to) - x(b.from) + (width - left) / Math.max(1, vals.length), 1);
+              return (
+                <g key={k}>
+                  <rect x={x(b.from)} y={j * rh + 2} width={w} height={rh - 4} fill={d.color ?? theme.colors.text.secondary} />
+                  {w > 70 && (
+                    <text x={x(b.from) + 4} y={j * rh + rh / 2 + 4} fontSize={11} fill="#000">
+                      {d.text}
+                    </text>
+                  )}
+                </g>
+              );
+            })}
+          </g>
+        );
+      })}
+      {Array.from({ length: 6 }, (_, k) => {
+        const t = t0 + ((t1 - t0) * k) / 5;
+        return (
+          <text key={k} x={x(t)} y={height - 4} fontSize={10} textAnchor="middle" fill={theme.colors.text.secondary}>
+            {new Date(t).toISOString().slice(11, 16)}
+          </text>
+        );
+      })}
+    </svg>
+  );
+}
+
 function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[]; width: number; height: number }) {
   const opts = panel.options ?? {};
+  if (panel.type === 'heatmap') {
+    return <Heatmap panel={panel} frames={frames} width={width} height={height} />;
+  }
+  if (panel.type === 'state-timeline') {
+    return <StateTimeline frames={frames} width={width} height={height} />;
+  }
   if (panel.type === 'timeseries') {
     return (
       <TimeSeries
@@ -191,7 +389,7 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
     const values = getFieldDisplayValues({
       fieldConfig: panel.fieldConfig,
       reduceOptions: opts.reduceOptions ?? { calcs: [ReducerID.lastNotNull], values: false },
-      replaceVariables: (v: string) => v,
+      replaceVariables: interpolate,
       theme,
       data: frames,
       timeZone: 'utc',
@@ -217,12 +415,42 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
       </div>
     );
   }
+  if (panel.type === 'gauge') {
+    // Grafana's gauge panel is its own plugin; @grafana/ui's BarGauge draws the same values,
+    // thresholds and colours as one bar per value.
+    const values = getFieldDisplayValues({
+      fieldConfig: panel.fieldConfig,
+      reduceOptions: opts.reduceOptions ?? { calcs: [ReducerID.lastNotNull], values: false },
+      replaceVariables: interpolate,
+      theme,
+      data: frames,
+      timeZone: 'utc',
+    });
+    const h = Math.floor(height / Math.max(values.length, 1));
+    return (
+      <div>
+        {values.map((v, i) => (
+          <BarGauge
+            key={i}
+            theme={theme}
+            width={width}
+            height={h}
+            field={v.field}
+            value={v.display}
+            orientation={VizOrientation.Horizontal}
+            displayMode={BarGaugeDisplayMode.Basic}
+            showUnfilled={true}
+          />
+        ))}
+      </div>
+    );
+  }
   // table, and the panels whose component is Grafana's own (heatmap, state timeline).
   const frame = frames.find((f) => f.length > 0) ?? frames[0];
   if (!frame) {
     return <div style={{ color: theme.colors.text.secondary, padding: 8 }}>{panel.fieldConfig?.defaults?.noValue ?? 'No data'}</div>;
   }
-  return <Table data={frame} width={width} height={height} cellHeight={opts.cellHeight} />;
+  return <Table data={frame} width={width} height={height} cellHeight={opts.cellHeight} initialSortBy={opts.sortBy} />;
 }
 
 function Panel({ uid, panel }: { uid: string; panel: Json }) {
@@ -241,7 +469,7 @@ function Panel({ uid, panel }: { uid: string; panel: Json }) {
         setError(String(e));
       });
   }, [uid, panel]);
-  const drawnAs = panel.type === 'heatmap' || panel.type === 'state-timeline' ? ` (${panel.type} drawn as a table)` : '';
+  const drawnAs = '';
   return (
     <div
       className="panel"
@@ -259,7 +487,9 @@ function Row({ panel }: { panel: Json }) {
   const g = panel.gridPos;
   return (
     <div className="panel" data-ready="yes" style={{ position: 'absolute', left: 20, top: g.y * (ROW + 8) + 20, color: theme.colors.text.primary, fontSize: 16, fontWeight: 500 }}>
-      {panel.title}
+      {panel.collapsed ? '▸ ' : '▾ '}
+      {panel.title.replace('$profile', PROFILE)}
+      {panel.collapsed ? ` (collapsed: ${(panel.panels ?? []).length} panels)` : ''}
     </div>
   );
 }

@@ -2,6 +2,7 @@ package frames
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -12,7 +13,10 @@ import (
 // (quantile/threshold), requested (quantile ratio or threshold seconds),
 // value (s), the bucket's lower and upper edges (s), relative width (ratio),
 // clamp (""/high/low), exact (threshold is a bound), extra bounds (JSON
-// array) and the --custom-histogram-buckets value with them added.
+// array), the --custom-histogram-buckets value with them added, and flag:
+// that value as the command-line argument to paste into vLLM's arguments
+// (--custom-histogram-buckets '<json>', shell-quoted; empty where no bound
+// is needed).
 func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
 	labels := make([]map[string]string, len(rows))
 	for i, r := range rows {
@@ -45,5 +49,12 @@ func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
 		return string(b)
 	})
 	str("custom_histogram_buckets", func(r buckets.Row) string { return r.CustomBuckets })
+	// Added for issue 33 (after the existing fields, so none moves).
+	str("flag", func(r buckets.Row) string {
+		if r.CustomBuckets == "" || len(r.Advice.Extra) == 0 {
+			return ""
+		}
+		return "--custom-histogram-buckets '" + strings.ReplaceAll(r.CustomBuckets, "'", `'\''`) + "'"
+	})
 	return withMeta(f, m)
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // SLOTable is the slo query's table: one row per objective × group with
-// profile, objective, signal, threshold (s), target (ratio), the group
-// labels, requests over the range, attainment with its exact lower/upper
+// profile, objective, signal, threshold (s), objective_target (the
+// objective's ratio, e.g. 0.99; named `target` before issue 33, when it
+// collided with the group column of groupBy target), the group labels, requests over the range, attainment with its exact lower/upper
 // bracket and whether the threshold is a bucket bound, the observed quantile
 // at the target ratio with its bucket bounds (s), error budget remaining
 // over the period with its bracket, the part of the period covered by
@@ -37,7 +38,7 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 		return r.Signal
 	})
 	num("threshold", "s", func(r slo.Report) float64 { return r.Threshold })
-	num("target", "percentunit", func(r slo.Report) float64 { return r.Target })
+	num("objective_target", "percentunit", func(r slo.Report) float64 { return r.Target })
 	for _, c := range groupColumns(labels) {
 		str(c, func(r slo.Report) string { return r.Group[c] })
 	}

@@ -208,6 +208,7 @@ var goldenCases = []goldenCase{
 	{name: "latency_bounds_refined", query: q("latency", "stages", []string{"ttft", "itl", "e2e"}, "stats", []string{"p50", "p99", "mean"}, "bounds", true, "estimator", "refined")},
 	{name: "latency_by_target", query: q("latency", "stages", []string{"ttft", "e2e"}, "stats", []string{"p90"}, "groupBy", "target")},
 	{name: "latency_by_model", query: q("latency", "stages", []string{"queue_time", "tpot"}, "stats", []string{"p50", "mean"}, "groupBy", "model")},
+	{name: "latency_by_target_model", query: q("latency", "stages", []string{"ttft"}, "stats", []string{"p99", "max"}, "groupBy", "target_model", "bounds", false)},
 	{name: "latency_profile_thresholds", query: q("latency", "stages", []string{"ttft", "e2e"}, "stats", []string{"p99"}, "profile", "chat")},
 	{name: "latency_window_rate_interval", query: q("latency", "stages", []string{"e2e"}, "stats", []string{"p50"}, "window", "$__rate_interval", "targets", []string{"vllm-a"})},
 
@@ -252,6 +253,8 @@ var goldenCases = []goldenCase{
 	{name: "slo_all_profiles", query: q("slo")},
 	{name: "slo_profile", query: q("slo", "profile", "chat")},
 	{name: "slo_objectives", query: q("slo", "profile", "chat", "objectives", []string{"errors"}, "groupBy", "target")},
+	// The overview's rows: one per objective × target × model (issue 33).
+	{name: "slo_by_target_model", query: q("slo", "profile", "chat", "groupBy", "target_model")},
 
 	// burn_rate: timeseries (default) and status.
 	{name: "burn_rate_timeseries", query: q("burn_rate", "profile", "chat")},

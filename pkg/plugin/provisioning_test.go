@@ -46,6 +46,7 @@ func TestProvisionedDemoIsValid(t *testing.T) {
 	type panel struct {
 		Title   string            `json:"title"`
 		Targets []json.RawMessage `json:"targets"`
+		Panels  []json.RawMessage `json:"panels"` // a collapsed row's
 	}
 	var d struct {
 		Panels []panel
@@ -65,6 +66,13 @@ func TestProvisionedDemoIsValid(t *testing.T) {
 		require.NoError(t, json.Unmarshal(dash, &one), file)
 		require.NotEmpty(t, one.Panels, file)
 		d.Panels = append(d.Panels, one.Panels...)
+		for _, p := range one.Panels {
+			for _, raw := range p.Panels {
+				var sub panel
+				require.NoError(t, json.Unmarshal(raw, &sub), file)
+				d.Panels = append(d.Panels, sub)
+			}
+		}
 		// The dashboard's annotation queries decode like panel queries.
 		for _, a := range one.Annotations.List {
 			d.Panels = append(d.Panels, panel{Title: "annotation " + a.Name, Targets: []json.RawMessage{a.Target}})

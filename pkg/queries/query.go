@@ -36,7 +36,8 @@ type Common struct {
 	// GroupBy is none|target|model|engine|adapter|tenant|priority (engine = vLLM data-parallel
 	// rank; adapter = LoRA adapter, where an engine labels its request metrics by adapter, else
 	// a notice; tenant and priority = the llm-d router's fairness_id and priority labels, at most
-	// catalog.TenantBound tenants, the rest folded into catalog.OverflowTenant).
+	// catalog.TenantBound tenants, the rest folded into catalog.OverflowTenant; target_model =
+	// one group per target and model, the overview's rows).
 	GroupBy string `json:"groupBy,omitempty"`
 	// Window is the rate window in Prometheus notation; default max(step, 4 × scrape
 	// interval); Grafana's interval variables are expanded (expandMacros).
@@ -44,7 +45,7 @@ type Common struct {
 }
 
 // commonEnums are the enumerated values of the common fields (the query schema).
-var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "engine", "adapter", "tenant", "priority"}}
+var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "target_model", "engine", "adapter", "tenant", "priority"}}
 
 // common returns the embedded common fields.
 func (c *Common) common() *Common { return c }
@@ -358,14 +359,16 @@ func groupBy(g string, s *settings.Settings, targets []string) ([]string, error)
 		return nil, nil
 	case "target", "model", "engine", "tenant", "priority":
 		return []string{g}, nil
+	case "target_model":
+		return []string{"target", "model"}, nil
 	}
 	if userMetricsInScope(s, targets) {
 		if !model.LabelName(g).IsValidLegacy() || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
-			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, engine, adapter, tenant, priority or a label such as dtype)", g)
+			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, target_model, engine, adapter, tenant, priority or a label such as dtype)", g)
 		}
 		return []string{catalog.DimensionPrefix + g}, nil
 	}
-	return nil, badQueryf("groupBy: %q is not one of none, target, model, engine, adapter, tenant, priority", g)
+	return nil, badQueryf("groupBy: %q is not one of none, target, model, target_model, engine, adapter, tenant, priority", g)
 }
 
 // meta is what every frame of a run's answer carries: its PromQL, its notices and the

@@ -19,6 +19,8 @@ import (
 
 // dashPanel is the part of a dashboard panel this test reads.
 type dashPanel struct {
+	// Panels are a collapsed row's.
+	Panels      []dashPanel      `json:"panels"`
 	ID          int              `json:"id"`
 	Title       string           `json:"title"`
 	Type        string           `json:"type"`
@@ -212,6 +214,9 @@ func TestDashboardsRender(t *testing.T) {
 			} `json:"annotations"`
 		}
 		require.NoError(t, json.Unmarshal(raw, &d), file)
+		for _, p := range d.Panels {
+			d.Panels = append(d.Panels, p.Panels...)
+		}
 		for _, a := range d.Annotations.List {
 			d.Panels = append(d.Panels, dashPanel{Title: "annotation " + a.Name, Targets: []map[string]any{a.Target}})
 		}

@@ -30,6 +30,9 @@ type pluginHost struct {
 	res    pluginv2.ResourceClient
 	stream pluginv2.StreamClient
 	logs   *syncBuffer
+	// queryTimeout bounds one QueryData call (0: 20 s); the screenshot
+	// history's capacity twins calibrate on an hour and take longer.
+	queryTimeout time.Duration
 }
 
 // syncBuffer collects the plugin's log output (go-plugin forwards its stderr).
@@ -193,7 +196,11 @@ func (h *pluginHost) query(t *testing.T, ds dataSource, from, to time.Time, mode
 			Json:          b,
 		})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	timeout := h.queryTimeout
+	if timeout == 0 {
+		timeout = 20 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	resp, err := h.data.QueryData(ctx, req)
 	require.NoError(t, err, "QueryData transport error")

@@ -27,8 +27,14 @@ func costQuery(stats ...string) queryBuilder {
 // costTS is a cost time series: one series per target and stat, a table legend with mean,
 // max and last (the numbers are the point of the panel).
 func costTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.PanelBuilder {
-	return ts(title, desc, unit, w, h, q).Legend(legendTable()).Min(0)
+	return ts(title, desc, unit, w, h, q).Legend(legendTable()).Min(0).NoValue(noPrices)
 }
+
+// noPrices is the hint of a cost panel without data.
+const noPrices = "No price for the selected targets: set targets[].costPerHour or gpuAgents[].costPerGPUHour (and energyPricePerKWh) in the data source's settings"
+
+// noHistory is the hint of a capacity panel without data.
+const noHistory = "The twin needs at least 30 minutes and 100 finished requests of history in the dashboard's range: widen the range"
 
 // capacityQuery is a capacity query of the selected targets in a format, under every SLO
 // profile of the settings (docs/capacity.md).
@@ -52,8 +58,10 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		Unit("x").Min(0).Max(5).Decimals(2).
 		Thresholds(lowerBad(1, 1.25)).
 		ShowThresholdMarkers(true).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^headroom$/")).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|headroom`)}).
 		DisplayName(capacityName).
+		NoValue(noHistory).
 		WithTarget(capacityQuery()))
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Days to the knee").
@@ -64,21 +72,28 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		ColorMode(common.BigValueColorModeValue).
 		TextMode(common.BigValueTextModeValueAndName).
 		GraphMode(common.BigValueGraphModeNone).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^days_to_knee$/")).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee`)}).
 		Mappings([]dashboard.ValueMapping{nullMap("never")}).
 		DisplayName(capacityName).
+		NoValue(noHistory).
 		WithTarget(capacityQuery()))
 	b.WithPanel(ts("Recommended replicas", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s at each step and the knee of its twin over the whole range (one series per target and profile). Ready as an HPA/KEDA external metric: the target value is this count.",
-		unitNone, 8, 8, capacityQuery("format", "replicas")).Min(0).Decimals(0).Legend(legendTable()))
+		unitNone, 8, 8, capacityQuery("format", "replicas")).Min(0).Decimals(0).Legend(legendTable()).NoValue(noHistory))
 	b.WithPanel(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee, recommended replicas at 80 % of the knee and the objectives the twin scored (latency objectives only).",
 		24, 6, capacityQuery()).
+		NoValue(noHistory).
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground())))
 	b.WithPanel(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p50 and p99 (with the p99's error band from the validation; none for the current configuration), the lowest attainment over the profile's objectives and whether the profile holds.",
 		24, 10, capacityQuery("format", "whatif")).
+		NoValue(noHistory).
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("holds", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"true": textResult("holds", green), "false": textResult("breaks", red)})}), colorText())))
 	b.WithPanel(tbl("Calibrated parameters", "Each parameter of each target's twin with where it came from: data (read from the history), fit (fitted by simulating the twin until its mean ITL and prefill time match the history's) or default (vLLM does not export it: max_num_seqs and the token budget, unless set in the query).",
-		24, 8, capacityQuery("format", "parameters")))
+		24, 8, capacityQuery("format", "parameters")).NoValue(noHistory).
+		OverrideByRegexp(".*", emptyCell()))
 }
 
 // Cost is the cost dashboard: what serving costs per target, per token and per request, how
@@ -105,7 +120,8 @@ func Cost() *dashboard.DashboardBuilder {
 		unitMoney, 12, 8, costQuery("prefix_cache_savings_per_hour")))
 	b.WithPanel(statPanel("Cost per 1M tokens over the range", "Mean over the dashboard's range of the cost per 1M tokens per target (windows without tokens left out), in the settings' currency.",
 		unitMoney, 24, 5, neutral(), costQuery("cost_per_1m_tokens")).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"mean"})))
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"mean"})).
+		Mappings(nil).NoValue(noPrices))
 	capacityPanels(b)
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/gauge"
 	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
@@ -135,7 +136,7 @@ var stageTitles = []struct{ stage, title string }{
 	{"inference_time", "Inference time (prefill + decode)"},
 }
 
-const latencyDesc = "Mean (rate of _sum / rate of _count) and p50, p90, p95, p99 from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). The shaded band around each quantile is the bucket it fell in: the true value lies inside it. The selected profile's objective, where it has one for this stage, is the dashed line."
+const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed threshold line."
 
 // heatmapPanel draws a stage's latency distribution over time: per step, the
 // requests per second that fell in each histogram bucket (the latency query's
@@ -171,22 +172,33 @@ func diagnosisTimeline(title, desc string, w, h uint32, q queryBuilder) *stateti
 		MergeValues(true).
 		Thresholds(neutral()).
 		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
-		Mappings([]dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"healthy":               textResult("healthy", green),
-			"under_utilised":        textResult("under-utilised", blue),
-			"idle_stale_gauges":     textResult("idle", grey),
-			"cannot_tell":           textResult("cannot tell", grey),
-			"queue_saturation":      textResult("queue saturation", red),
-			"kv_cache_pressure":     textResult("KV-cache pressure", red),
-			"prefill_compute_bound": textResult("prefill compute-bound", orange),
-			"decode_memory_bound":   textResult("decode memory-bound", orange),
-			"head_of_line_blocking": textResult("head-of-line blocking", orange),
-			"gpu_throttled":         textResult("GPU throttled", red),
-			"power_capped":          textResult("power-capped", red),
-			"frontend_overhead":     textResult("frontend overhead", amber),
-			"aborted_traffic":       textResult("aborted traffic", amber),
-			"stalled":               textResult("stalled", "dark-red"),
-		})})
+		Mappings(diagnosisMappings())
+}
+
+// diagnosisMappings names and colours the diagnosis classes (red: the
+// server is failing its users; orange: a bottleneck; amber: outside the
+// engine; grey: cannot tell).
+func diagnosisMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+		"healthy":               textResult("healthy", green),
+		"under_utilised":        textResult("under-utilised", blue),
+		"idle_stale_gauges":     textResult("idle", grey),
+		"cannot_tell":           textResult("cannot tell", grey),
+		"queue_saturation":      textResult("queue saturation", red),
+		"kv_cache_pressure":     textResult("KV-cache pressure", red),
+		"prefill_compute_bound": textResult("prefill compute-bound", orange),
+		"decode_memory_bound":   textResult("decode memory-bound", orange),
+		"head_of_line_blocking": textResult("head-of-line blocking", orange),
+		"gpu_throttled":         textResult("GPU throttled", red),
+		"power_capped":          textResult("power-capped", red),
+		"frontend_overhead":     textResult("frontend overhead", amber),
+		"aborted_traffic":       textResult("aborted traffic", amber),
+		"stalled":               textResult("stalled", "dark-red"),
+		"error_surge":           textResult("error surge", red),
+		"insufficient_data":     textResult("insufficient data", grey),
+		"small_batches":         textResult("small batches", blue),
+		"unstable_batching":     textResult("unstable batching", amber),
+	})}
 }
 
 // Latency is the deep dive: every stage's quantiles with their bands,
@@ -198,24 +210,31 @@ func Latency() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
-		b.WithPanel(latencyTS(st.title, latencyDesc, 12, 9,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99"}, "estimator", "$estimator", "bounds", true)...)))
+		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, 9,
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true)...))))
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
 	}
 	b.WithRow(row("Bucket advice"))
-	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99: the bucket the quantile falls in, its width relative to the value, clamping, and extra bucket bounds that would bring the error under 10 %, as JSON for vLLM's --custom-histogram-buckets.",
+	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout).",
 		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
-		OverrideByRegexp(`value|bucket_lower|bucket_upper`, props(prop("unit", unitSeconds))).
-		OverrideByName("requested", props(prop("unit", unitNone))).
-		OverrideByName("relative_width", props(prop("unit", unitRatio), thresholdsProp(upperBad(0.1, 0.5)), colorBackground())).
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true},
+			"renameByName": map[string]any{"signal": "stage", "requested": "quantile or threshold", "value": "value", "bucket_lower": "bucket from", "bucket_upper": "bucket to",
+				"relative_width": "bucket width / value", "flag": "paste into vLLM's arguments"},
+		})}).
+		OverrideByRegexp(`value|bucket from|bucket to`, props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("quantile or threshold", props(prop("unit", unitNone), prop("custom.width", 150))).
+		OverrideByName("bucket width / value", props(prop("unit", unitRatio), thresholdsProp(upperBad(0.1, 0.5)), colorBackground(), prop("custom.width", 150))).
 		OverrideByName("exact", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText())).
+			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText(), prop("custom.width", 100))).
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText())).
-		OverrideByName("custom_histogram_buckets", props(prop("custom.inspect", true), prop("custom.width", 320))))
+			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText(), prop("custom.width", 80))).
+		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400))).
+		NoValue("No histogram in the range for these stages").
+		OverrideByRegexp(".*", emptyCell()))
 	return withRegression(b)
 }
 
@@ -231,11 +250,10 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
 				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
 				"burn_2h": true, "burn_1d": true, "burn_3d": true},
-			// Two columns are named target: the objective's ratio, then the group's target.
-			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "target 1": "Objective ratio", "target 2": "Target",
+			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
-			"indexByName": map[string]any{"status": 0, "objective": 1, "target 2": 2, "signal": 3, "threshold": 4, "target 1": 5},
+			"indexByName": map[string]any{"status": 0, "objective": 1, "target": 2, "signal": 3, "threshold": 4, "objective_target": 5},
 		})}).
 		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90))).
 		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
@@ -247,6 +265,10 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()))).
 		OverrideByName("Why", props(prop("custom.width", 420)))
 }
+
+// sloTileName names one slo row's tile "objective · target" (the slo
+// frame's objective and target columns, grouped by target).
+const sloTileName = "${__data.fields.objective} · ${__data.fields.target}"
 
 // budgetThresholds: red once the budget is overspent (below 0), amber under
 // 25 % left, green above.
@@ -271,13 +293,9 @@ func SLO() *dashboard.DashboardBuilder {
 		Mappings([]dashboard.ValueMapping{nullMap("no requests")}).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
-		// One value per row, named by its objective and target: keep those
-		// columns and the budget (the table has two "target" columns, the
-		// objective's ratio first and the group's target name second).
-		Transformations([]dashboard.DataTransformerConfig{
-			keepFields(`objective|target 2|budget_remaining`),
-			transformation("organize", map[string]any{"renameByName": map[string]any{"target 2": "target", "budget_remaining": "budget left"}}),
-		}))
+		// One tile per row, named by its objective and target.
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|budget_remaining`)}).
+		DisplayName(sloTileName))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
@@ -304,26 +322,60 @@ func GPU() *dashboard.DashboardBuilder {
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
-	b.WithPanel(ts("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", unitRatio, 12, 8, gq("saturation")).
-		Legend(legendTable()).Min(0).Max(1))
-	b.WithPanel(ts("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", unitRatio, 12, 8, gq("sm_active", "dram_active", "tensor_active")).
-		Legend(legendTable()).Min(0).Max(1))
-	b.WithPanel(ts("Power against its limit", "Power drawn and the enforced power limit, in watts: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 12, 8, gq("power", "power_limit")).
-		Legend(legendTable()).
-		OverrideByRegexp(`power limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(ts("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP; a rising temperature with a falling SM clock is thermal throttling.", "celsius", 12, 8, gq("temperature")).
+	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation (0..1), temperature (°C), power and its enforced limit (W), named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU); clocks and memory are in the panels below.",
+		24, 7, gq("saturation", "temperature", "power", "power_limit")).
+		Transformations([]dashboard.DataTransformerConfig{
+			transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull", "max"}, "labelsToFields": true}),
+			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "uuid": true, "hostname": true, "source": true},
+				"indexByName":  map[string]any{"target": 0, "gpu": 1, "name": 2, "signal": 3},
+				"renameByName": map[string]any{"target": "agent", "name": "model"}}),
+		}).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("agent")}).
+		OverrideByRegexp(`Last.*|Max`, props(prop("decimals", 2))).
+		NoValue(noGPUAgent).
+		OverrideByRegexp(".*", emptyCell()))
+	b.WithPanel(gauge.NewPanelBuilder().
+		Title("Temperature now").
+		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named agent · GPU n. Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
+		Datasource(dsRef).Span(12).Height(6).
+		Unit("celsius").Min(0).Max(100).
+		Thresholds(upperBad(80, 90)).
+		ShowThresholdMarkers(true).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
+		DisplayName(gpuName).
+		NoValue(noGPUAgent).
+		WithTarget(gq("temperature")))
+	b.WithPanel(gauge.NewPanelBuilder().
+		Title("Power now").
+		Description("Power drawn at the end of the range per GPU, in watts, named agent · GPU n; the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
+		Datasource(dsRef).Span(12).Height(6).
+		Unit("watt").Min(0).Max(1000).
+		Thresholds(neutral()).
+		ShowThresholdMarkers(false).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
+		DisplayName(gpuName).
+		NoValue(noGPUAgent).
+		WithTarget(gq("power")))
+	b.WithPanel(gpuTS("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", unitRatio, 12, 8, gq("saturation")).Min(0).Max(1))
+	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", unitRatio, 12, 8, gq("sm_active", "dram_active", "tensor_active")).
+		DisplayName(gpuSignalName).Min(0).Max(1))
+	b.WithPanel(gpuTS("Power against its limit", "Power drawn and the enforced power limit, in watts: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 12, 8, gq("power", "power_limit")).
+		DisplayName(gpuSignalName).Min(0).
+		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
+	b.WithPanel(gpuTS("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP; a rising temperature with a falling SM clock is thermal throttling.", "celsius", 12, 8, gq("temperature")).
 		Legend(legendTable()).
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
-	b.WithPanel(ts("SM clock against its maximum", "Current and maximum SM clock in hertz: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 12, 8, gq("sm_clock", "sm_clock_max")).
-		Legend(legendTable()))
-	b.WithPanel(ts("Framebuffer memory", "Framebuffer used and installed, in bytes.", "bytes", 12, 8, gq("fb_used", "fb_total")).
-		Legend(legendTable()))
+	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 12, 8, gq("sm_clock", "sm_clock_max")).
+		DisplayName(gpuSignalName).Min(0))
+	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes.", "bytes", 12, 8, gq("fb_used", "fb_total")).
+		DisplayName(gpuSignalName).Min(0))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
 		Datasource(dsRef).Span(24).Height(7).
 		WithTarget(gq("throttle_reasons")).
+		NoValue(noGPUAgent).
 		Unit(unitNone).
 		Legend(legendList()).
 		Tooltip(tooltipMulti()).

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -63,15 +65,18 @@ func TestEveryPanelIsDescribed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, js := range files {
-		var d struct {
-			Panels []struct {
-				Type, Title, Description string
-				Datasource               struct{ Type string }
-				Targets                  []map[string]any
-			}
+		type panel struct {
+			Type, Title, Description string
+			Datasource               struct{ Type string }
+			Targets                  []map[string]any
+			Panels                   []panel // a collapsed row's
 		}
+		var d struct{ Panels []panel }
 		if err := json.Unmarshal(js, &d); err != nil {
 			t.Fatal(err)
+		}
+		for _, p := range d.Panels {
+			d.Panels = append(d.Panels, p.Panels...)
 		}
 		if len(d.Panels) == 0 {
 			t.Errorf("%s has no panels", name)
@@ -124,6 +129,35 @@ func TestScreenshotsAreCommittedAndReferenced(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), "src/"+s.Path) {
 			t.Errorf("README.md does not show src/%s", s.Path)
+		}
+	}
+}
+
+// TestScreenshotsAreFresh: the screenshots were drawn from the committed
+// dashboards. scripts/render-panels.sh records each dashboard's SHA-256 in
+// src/img/screenshots/dashboards.sha256 when it draws the images; a
+// dashboard changed since (or one added without a screenshot) fails here
+// until the script is run again.
+func TestScreenshotsAreFresh(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "src", "img", "screenshots", "dashboards.sha256"))
+	if err != nil {
+		t.Fatalf("no record of the dashboards the screenshots show (run scripts/render-panels.sh): %v", err)
+	}
+	recorded := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 {
+			recorded[f[1]] = f[0]
+		}
+	}
+	for name := range All() {
+		js, err := os.ReadFile(filepath.Join("..", "..", "dashboards", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(js)
+		if got := hex.EncodeToString(sum[:]); recorded[name] != got {
+			t.Errorf("%s changed since its screenshot was drawn (recorded %q, now %s): run scripts/render-panels.sh", name, recorded[name], got)
 		}
 	}
 }

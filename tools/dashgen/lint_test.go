@@ -73,7 +73,23 @@ func committedDashboards(t *testing.T) map[string]lintDashboard {
 		if err := json.Unmarshal(raw, &d); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
+		d.Panels = flatPanels(d.Panels)
 		out[filepath.Base(p)] = d
+	}
+	return out
+}
+
+// flatPanels lists a dashboard's panels with those of its collapsed rows
+// (which Grafana nests in the row's own panels) after their row.
+func flatPanels(ps []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, p := range ps {
+		out = append(out, p)
+		if sub, ok := p["panels"].([]any); ok {
+			for _, q := range sub {
+				out = append(out, q.(map[string]any))
+			}
+		}
 	}
 	return out
 }
@@ -374,4 +390,14 @@ func TestLintCatchesMistakes(t *testing.T) {
 	if schemaCheck(schemaField{Type: "string[]"}, "ttft") == "" {
 		t.Error("a string passed as a list")
 	}
+}
+
+// readDashboard reads one committed dashboard by file name.
+func readDashboard(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "dashboards", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

@@ -1,22 +1,20 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
-// Objectives of the overview's SLO status row: warning and critical levels
-// of the p95 latencies, the error ratio and availability, as the users who
-// asked for the overview stated them (issue 21). The SLO dashboard reads the
-// data source's own profiles; these are the at-a-glance levels.
-var (
-	ttftP95Warn, ttftP95Crit       = 1.2, 2.0
-	itlP95Warn, itlP95Crit         = 0.045, 0.100
-	errorRatioWarn, errorRatioCrit = 0.008, 0.020
-	availWarn, availCrit           = 0.9995, 0.999
-)
+// The error-rate levels of the overview's real-time error panels (issue 21):
+// a ratio of engine error finishes, client aborts excluded. The SLO tiles
+// and the endpoint table take their levels from the selected profile.
+var errorRatioWarn, errorRatioCrit = 0.008, 0.020
 
 // requestsTotal sums the per-finish-reason request rates of a throughput
 // query into one field per row, named alias.
@@ -28,14 +26,16 @@ func requestsTotal(alias string) []dashboard.DataTransformerConfig {
 }
 
 // errorRatio turns a throughput query (groupBy none) into the share of
-// finished requests that ended with reason abort or error, per step.
+// finished requests that ended with finish reason error, per step. Client
+// aborts (finish reason abort) are the client's choice, not a server error:
+// they count in the denominator only.
 func errorRatio() []dashboard.DataTransformerConfig {
 	return []dashboard.DataTransformerConfig{
 		keepFields(`requests/s.*`),
 		rowReduce("sum", "all", false),
 		transformation("calculateField", map[string]any{
 			"mode":   "reduceRow",
-			"reduce": map[string]any{"reducer": "sum", "include": []string{"requests/s abort", "requests/s error"}},
+			"reduce": map[string]any{"reducer": "sum", "include": []string{"requests/s error"}},
 			"alias":  "failed",
 		}),
 		transformation("calculateField", map[string]any{
@@ -47,36 +47,120 @@ func errorRatio() []dashboard.DataTransformerConfig {
 	}
 }
 
-// Overview is the front page: SLO status at p95, the real-time stat row with
-// sparklines, a per-model table that filters the page, traffic and errors,
-// latency quantiles and heatmaps, saturation, where the time goes, diagnosis
-// and a GPU summary; engine events as annotations; links to the deep dives.
+// sloNow is the slo query of the selected profile over the dashboard's
+// range, grouped by groupBy.
+func sloNow(groupBy string) queryBuilder {
+	return query(withProfile("queryType", "slo", "groupBy", groupBy)...)
+}
+
+// sloTiles is one stat tile per objective of the selected profile (the slo
+// query, all selected targets and models merged) showing field re, named
+// by the objective and its ratio.
+func sloTiles(title, desc, re, unit string, w uint32, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
+	return stat.NewPanelBuilder().
+		Title(title).Description(desc).
+		Datasource(dsRef).Span(w).Height(5).Unit(unit).
+		Thresholds(t).
+		ColorMode(common.BigValueColorModeBackground).
+		GraphMode(common.BigValueGraphModeNone).
+		TextMode(common.BigValueTextModeValueAndName).
+		JustifyMode(common.BigValueJustifyModeCenter).
+		Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
+		// Keep the objective (the tiles' names) and the one number shown: a
+		// reduceOptions.fields filter would match the display names, which
+		// the tile names replace.
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|` + re)}).
+		DisplayName(sloObjectiveName).
+		WithTarget(sloNow("none"))
+}
+
+// sloObjectiveName names a tile by its objective (the slo frame's objective
+// column).
+const sloObjectiveName = "${__data.fields.objective}"
+
+// sloStatusMappings colours the slo frame's status_value: 0 ok, 0.5
+// possible (only the unfavourable bound of the bracket fires), 1 ticket, 2
+// page, null unknown (the range's telemetry cannot be judged).
+func sloStatusMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{
+		valueMap(map[string]dashboard.ValueMappingResult{
+			"0":   textResult("OK", green),
+			"0.5": textResult("Possible", amber),
+			"1":   textResult("Ticket", orange),
+			"2":   textResult("Page", red),
+			"ok":  textResult("OK", green), "possible": textResult("Possible", amber),
+			"ticket": textResult("Ticket", orange), "page": textResult("Page", red), "unknown": textResult("unknown", grey),
+		}),
+		nullMap("unknown"),
+	}
+}
+
+// Overview is the front page, worst first: the selected profile's SLO
+// status, attainment and error budget per objective; one row per target ×
+// model and objective sorted by status and budget with the observed
+// quantile against its threshold and the target's diagnosis and advice;
+// the why (diagnosis evidence and advice, probe errors, regression
+// verdicts, telemetry gaps); then the real-time row, traffic, per-target
+// latency with p99, max and the profile's threshold, saturation and GPUs.
+// Rows that are empty by default (probe, HTTP status) are collapsed, with
+// what fills them in their titles.
 func Overview() *dashboard.DashboardBuilder {
 	b := shell(UIDOverview, "Inferscope — overview",
-		"Are users getting the latency they were promised, per model and target, and if not, why?",
+		"Is the SLO met, which endpoint is burning its error budget, and why: per target and model, against the selected SLO profile.",
 		targetVar(), modelVar(), profileVar()).
 		Annotation(eventsAnnotation())
 
-	// SLO status row: p95 against warning and critical levels.
-	b.WithRow(row("SLO status (p95)"))
-	latStat := func(stage string) queryBuilder {
-		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"p95"}, "groupBy", "none", "bounds", false)...)
-	}
-	b.WithPanel(statPanel("TTFT p95", "95th percentile time to first token over the rate window, all selected targets and models merged (Prometheus histogram_quantile interpolation). Amber from 1.2 s, red from 2.0 s.",
-		unitSeconds, 6, 4, upperBad(ttftP95Warn, ttftP95Crit), latStat("ttft")))
-	b.WithPanel(statPanel("ITL p95", "95th percentile inter-token latency over the rate window, all selected targets and models merged. Amber from 45 ms, red from 100 ms.",
-		unitSeconds, 6, 4, upperBad(itlP95Warn, itlP95Crit), latStat("itl")))
-	b.WithPanel(statPanel("Error rate", "Share of finished requests that ended with finish reason abort or error (rate of the engines' request-success counters by reason). Amber from 0.8 %, red from 2 %. Engines without finish reasons show no traffic.",
-		unitRatio, 6, 4, upperBad(errorRatioWarn, errorRatioCrit),
-		query(sel("queryType", "throughput", "groupBy", "none")...)).
-		Transformations(errorRatio()).
-		Decimals(2))
-	b.WithPanel(statPanel("Availability", "Share of scrapes each selected target answered (mean of `up` over the dashboard's range across targets). Red below 99.9 %, amber below 99.95 %.",
-		unitRatio, 6, 4, lowerBad(availCrit, availWarn),
-		query("queryType", "raw", "metric", "up", "targets", []string{"$target"})).
-		Transformations([]dashboard.DataTransformerConfig{rowReduce("mean", "availability", true)}).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"mean"})).
-		Decimals(2))
+	// SLO of the selected profile: status, attainment and budget per objective.
+	b.WithRow(row("SLO: profile $profile"))
+	b.WithPanel(sloTiles("Burn-rate alert status", "Per objective of the selected SLO profile, all selected targets and models merged, what the burn-rate alerts say now: OK, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page by the multi-window multi-burn-rate rule over the objective's period (docs/slo.md). The endpoint table below says which target and model burn.",
+		"status_value", unitCount, 8, neutral()).
+		Mappings(sloStatusMappings()))
+	b.WithPanel(sloTiles("Attainment", "Per objective of the selected SLO profile: the share of requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted; the objective's ratio is in the tile's name on the SLO dashboard. Red below 99 %, amber below 99.5 %.",
+		"attainment", unitRatio, 8, lowerBad(0.99, 0.995)).
+		Decimals(2).
+		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
+	b.WithPanel(sloTiles("Error budget left", "Per objective of the selected SLO profile: 1 − bad requests / allowed bad requests over the objective's period (or the part the history covers). Red once overspent (below 0), amber under 25 % left.",
+		"budget_remaining", unitRatio, 8, budgetThresholds()).
+		Decimals(1).
+		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
+
+	// Who is burning: one row per objective × target × model, worst first.
+	b.WithRow(row("Endpoints, worst first"))
+	b.WithPanel(endpointTable())
+
+	// The why: what the diagnosis found now per target, with its evidence and advice.
+	b.WithRow(row("Why: diagnosis, probe errors, regressions, telemetry gaps"))
+	b.WithPanel(diagnosisNowTable(24, 9))
+	// Id 6: the engine alert rules link here.
+	b.WithPanel(diagnosisTimeline("Diagnosis over time", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md; the table above gives the evidence and advice of the current one.",
+		12, 7, query(sel("queryType", "diagnosis", "format", "timeline")...)).Id(6))
+	b.WithPanel(tbl("Regression verdicts", "Around each restart, engine, version, model or cache-configuration change of the selected targets in the range: per stage the verdict (regressed, improved, no change, not comparable) of the mean latency 30 minutes before against after, at comparable load (docs/benchmarks.md). Empty: no change in the range.",
+		12, 7, query("queryType", "regression", "targets", []string{"$target"}, "span", "30m")).
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"time": false, "title": true, "size_lower": true, "size_upper": true, "windows_before": true, "windows_after": true,
+				"windows_with_requests_before": true, "windows_with_requests_after": true, "running_before": true, "running_after": true, "verdict_value": true, "controlled_for": true},
+		})}).
+		NoValue("No restart, version, model or configuration change of the selected targets in the range").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("verdict", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"regressed": textResult("regressed", red), "improved": textResult("improved", green), "no change": textResult("no change", blue), "not comparable": textResult("not comparable", grey)})}))).
+		OverrideByRegexp(`before|after`, props(prop("unit", unitSeconds))).
+		OverrideByName("size", props(prop("unit", unitRatio))))
+	b.WithPanel(tbl("Probe errors by class", "Client-side probe requests per second that failed, per target and error class (HTTP 429, 5xx, timeouts, cut streams; docs/probe.md), averaged over the range: failures users see that the engine's counters may not. Empty without a probe (settings probes[]).",
+		12, 6, query(sel("queryType", "probe", "view", "errors")...)).
+		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"mean", "max"}, "labelsToFields": true}),
+			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "signal": true, "source": true}})}).
+		NoValue("No probe: add one in the data source's settings (probes[], docs/probe.md) to see errors as users see them").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByRegexp(`Mean|Max`, props(prop("unit", unitRPS), prop("decimals", 3))))
+	b.WithPanel(tbl("Telemetry gaps", "Per target, the signals the dashboards need that its engine does not export or that were not seen in the range (missing, approximated, frozen or contradictory telemetry; docs/telemetry-sanity.md): a panel that is empty for one target is explained here.",
+		12, 6, query("queryType", "targets", "targets", []string{"$target"}, "format", "telemetry")).
+		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull"}, "labelsToFields": true}),
+			transformation("organize", map[string]any{"excludeByName": map[string]any{"Last *": true}, "renameByName": map[string]any{"Field": "gap"},
+				"indexByName": map[string]any{"target": 0, "signal": 1, "Field": 2}})}).
+		NoValue("No telemetry gap: every signal is exported and seen").
+		OverrideByRegexp(".*", emptyCell()))
 
 	// Real-time row: sparklines of the last hour.
 	b.WithRow(row("Now"))
@@ -92,14 +176,15 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(statPanel("GPU saturation", "Mean over the GPUs of the selected targets: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
 		unitRatio, 4, 4, upperBad(0.85, 0.95), query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})).
 		Transformations([]dashboard.DataTransformerConfig{rowReduce("mean", "GPU saturation", true)}).
+		NoValue(noGPUAgent).
 		Min(0).Max(1))
 	meanStat := func(stage string) queryBuilder {
 		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "none", "bounds", false)...)
 	}
-	b.WithPanel(statPanel("Mean TTFT", "Mean time to first token: rate of the histogram's _sum over rate of its _count. Amber from 1.2 s, red from 2.0 s.",
-		unitSeconds, 4, 4, upperBad(ttftP95Warn, ttftP95Crit), meanStat("ttft")))
-	b.WithPanel(statPanel("Mean ITL", "Mean inter-token latency: rate of the histogram's _sum over rate of its _count. Amber from 45 ms, red from 100 ms.",
-		unitSeconds, 4, 4, upperBad(itlP95Warn, itlP95Crit), meanStat("itl")))
+	b.WithPanel(statPanel("Mean TTFT", "Mean time to first token: rate of the histogram's _sum over rate of its _count, all selected targets merged. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
+		unitSeconds, 4, 4, neutral(), meanStat("ttft")))
+	b.WithPanel(statPanel("Mean ITL", "Mean inter-token latency: rate of the histogram's _sum over rate of its _count, all selected targets merged. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
+		unitSeconds, 4, 4, neutral(), meanStat("itl")))
 	satStat := func(title, desc, re, unit string, t *dashboard.ThresholdsConfigBuilder, reducer string) {
 		p := statPanel(title, desc, unit, 4, 4, t, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 			Transformations([]dashboard.DataTransformerConfig{keepFields(re), rowReduce(reducer, title, true)})
@@ -122,9 +207,9 @@ func Overview() *dashboard.DashboardBuilder {
 		}).
 		Mappings([]dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("all up", green)})}))
 
-	// Per model: filters the page.
-	b.WithRow(row("Per model"))
-	b.WithPanel(perModelTable())
+	// Per target and model: load and where the time goes.
+	b.WithRow(row("Per target and model"))
+	b.WithPanel(perTargetModelTable())
 
 	// Traffic and errors.
 	b.WithRow(row("Traffic and errors"))
@@ -139,27 +224,37 @@ func Overview() *dashboard.DashboardBuilder {
 		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).
 		Legend(legendTable()))
-	b.WithPanel(httpStatusPanel())
-	b.WithPanel(ts("Error rate", "Share of finished requests that ended with finish reason abort or error, per step. The dashed lines are the warning (0.8 %) and critical (2 %) levels.",
+	b.WithPanel(ts("Error rate", "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning (0.8 %) and critical (2 %) levels; the profile's error-ratio objective is judged in the SLO tiles.",
 		unitRatio, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(errorRatio()).
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Min(0).AxisSoftMax(0.03))
+	b.WithPanel(ts("Finish reasons (share)", "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT).",
+		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModePercent).Group("A")).
+		FillOpacity(60).
+		Legend(legendTable()).
+		OverrideByRegexp(`requests/s error.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}))).
+		OverrideByRegexp(`requests/s abort.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": amber}))))
 
-	// Latency: quantiles and heatmaps.
-	b.WithRow(row("Latency"))
-	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
-		b.WithPanel(latencyTS(st.title+" quantiles", "Mean, p50, p90, p95 and p99 over the rate window, all selected targets and models merged; the objective of the selected profile is the dashed line. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
-			8, 8, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99"}, "groupBy", "none", "bounds", false)...)))
+	// Latency per target: p99 and max against the profile's threshold.
+	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
+	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
+		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
+			8, 8, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
+			DisplayName(latencyTargetName))
 	}
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
 	}
 
-	// Client-side probe: latency as users see it, and token jitter.
-	b.WithRow(row("Client-side probe"))
-	probePanels(b)
+	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, stacked: means add up, quantiles do not.",
+		unitSeconds, 24, 7, query(sel("queryType", "breakdown")...)).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
+		FillOpacity(40).
+		Legend(legendTable()))
 
 	// Saturation.
 	b.WithRow(row("Saturation"))
@@ -183,37 +278,60 @@ func Overview() *dashboard.DashboardBuilder {
 		AxisLabel("preemptions/s").
 		Legend(legendTable()))
 
-	// Where the time goes and what is wrong.
-	b.WithRow(row("Diagnosis"))
-	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, stacked: means add up, quantiles do not.",
-		unitSeconds, 12, 8, query(sel("queryType", "breakdown")...)).
-		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
-		FillOpacity(40).
-		Legend(legendTable()))
-	// Id 6: the engine alert rules link here.
-	b.WithPanel(diagnosisTimeline("Diagnosis", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md.",
-		12, 8, query(sel("queryType", "diagnosis", "format", "timeline")...)).Id(6))
-
 	// GPU summary.
 	b.WithRow(row("GPUs"))
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "signals", signals)
 	}
-	b.WithPanel(ts("GPU saturation", "Per GPU: SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1); a notice says which was used.",
+	b.WithPanel(gpuTS("GPU saturation", "Per GPU: SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1); a notice says which was used.",
 		unitRatio, 12, 8, gq("saturation")).
-		Legend(legendTable()).Min(0).Max(1))
-	b.WithPanel(ts("GPU power", "Power drawn per GPU, in watts; the GPU dashboard sets it against the enforced limit.",
-		"watt", 6, 8, gq("power")).Legend(legendTable()))
-	b.WithPanel(ts("GPU memory used", "Framebuffer memory used per GPU, in bytes.",
-		"bytes", 6, 8, gq("fb_used")).Legend(legendTable()))
+		Min(0).Max(1))
+	b.WithPanel(gpuTS("GPU power", "Power drawn per GPU, in watts; the GPU dashboard sets it against the enforced limit.",
+		"watt", 6, 8, gq("power")).Min(0))
+	b.WithPanel(gpuTS("GPU memory used", "Framebuffer memory used per GPU, in bytes, from 0.",
+		"bytes", 6, 8, gq("fb_used")).Min(0))
+
+	// Empty by default: collapsed, with what fills them in their titles.
+	probe := row("Client-side probe (needs a probe in the settings: probes[])").Collapsed(true)
+	for _, p := range probePanels() {
+		probe.WithPanel(p)
+	}
+	b.WithRow(probe)
+	b.WithRow(row("HTTP status (needs a remote Prometheus that scrapes http_requests_total)").Collapsed(true).WithPanel(httpStatusPanel()))
 	return b
 }
 
-// perModelTable is one row per model: requests and mean stage times over the
-// range (breakdown table), p50 TTFT, ITL and E2E (latency, averaged over the
-// range). The model cell links to this dashboard with var-model set, so the
-// whole page filters to that model.
-func perModelTable() *table.PanelBuilder {
+// latencyTargetName names a per-target latency series "vllm-a p99" (the
+// stat after the target, so a narrow legend keeps both).
+const latencyTargetName = "${__field.labels.target} ${__field.labels.stat}"
+
+// gpuName names a GPU series by the agent of its target and its index
+// ("gpu-healthy · GPU 0"), so two GPU 0s of different nodes never read
+// alike and a narrow legend is not cut to the model name.
+const gpuName = "${__field.labels.target} · GPU ${__field.labels.gpu}"
+
+// gpuTS is a per-GPU time series: a table legend, each series named by
+// gpuName, and a hint where no GPU agent is configured.
+func gpuTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.PanelBuilder {
+	return ts(title, desc, unit, w, h, q).Legend(legendTable()).DisplayName(gpuName).NoValue(noGPUAgent)
+}
+
+// gpuSignalName names a series of a panel with several GPU signals
+// ("power_limit · gpu-healthy GPU 0").
+const gpuSignalName = "${__field.labels.signal} · ${__field.labels.target} GPU ${__field.labels.gpu}"
+
+// noGPUAgent is the hint of a GPU panel without data.
+const noGPUAgent = "No GPU agent for the selected targets: set targets[].agent (the Inferscope GPU agent or dcgm-exporter) in the data source's settings"
+
+// endpointTable is the overview's "who is burning" table: one row per
+// objective of the selected profile × target × model (the slo query grouped
+// by target_model) with its status, the observed quantile at the
+// objective's ratio against the threshold (p99 for a 0.99 objective),
+// attainment, budget left and the 1h burn rate, joined by target with the
+// diagnosis that holds now (class and its advice), sorted by status, worst
+// first. The target cell links to the latency deep dive and the diagnosis
+// of that target.
+func endpointTable() *table.PanelBuilder {
 	byRef := func(ref string) *dashboard.MatcherConfig {
 		return &dashboard.MatcherConfig{Id: "byRefId", Options: ref}
 	}
@@ -221,41 +339,108 @@ func perModelTable() *table.PanelBuilder {
 		t.Filter = byRef(ref)
 		return t
 	}
-	p := tbl("Per model", "One row per model over the dashboard's range: finished requests, mean queue, prefill, decode and E2E time (breakdown), and p50 TTFT, ITL and E2E (latency, averaged over the range). Click a model to filter the whole page to it.",
-		24, 7,
-		queryRef("A", sel("queryType", "breakdown", "format", "table", "groupBy", "model")...),
-		queryRef("B", sel("queryType", "latency", "stages", []string{"ttft", "itl", "e2e"}, "stats", []string{"p50"}, "groupBy", "model", "bounds", false)...)).
+	return tbl("Endpoints, worst first", "One row per objective of the selected profile × target × model over the dashboard's range, the most overspent error budget first: status by the multi-window multi-burn-rate rule, the observed quantile at the objective's ratio (p99 for a 0.99 objective) against its threshold, attainment, error budget left over the period and the 1h burn rate; then the diagnosis that holds now for the target and its one-line advice. Click a target for its latency deep dive or its diagnosis.",
+		24, 9,
+		queryRef("A", withProfile("queryType", "slo", "groupBy", "target_model")...),
+		queryRef("B", sel("queryType", "diagnosis", "format", "table")...)).
 		Transformations([]dashboard.DataTransformerConfig{
-			// Name the breakdown table's columns first (display names set here
-			// survive the join), so its e2e cannot be taken for the matrix's.
-			scoped(transformation("organize", map[string]any{"renameByName": map[string]any{
-				"queue": "queue (mean)", "prefill": "prefill (mean)", "decode": "decode (mean)", "overhead": "overhead (mean)",
-				"e2e": "E2E (mean)", "requests": "requests",
-			}}), "A"),
-			scoped(transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"mean"}, "labelsToFields": true}), "B"),
-			// The reduce's output is refId "reduce-" + the refIds of its input frames.
-			scoped(transformation("groupingToMatrix", map[string]any{"columnField": "stage", "rowField": "model", "valueField": "Mean"}), "/^reduce-/"),
-			// The matrix frame has no refId: rename its columns unscoped.
+			// The diagnosis that holds now, per target.
+			scoped(transformation("filterByValue", map[string]any{
+				"type": "include", "match": "all",
+				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
+			}), "B"),
+			scoped(transformation("organize", map[string]any{
+				"excludeByName": map[string]any{"time": true, "timeEnd": true, "gpu": true, "uuid": true, "severity": true, "level": true, "confidence": true,
+					"confidence_note": true, "summary": true, "evidence": true, "not_checked": true, "current": true, "title": true, "text": true, "tags": true},
+				"renameByName": map[string]any{"class": "diagnosis", "recommendation": "advice"},
+			}), "B"),
+			scoped(transformation("organize", map[string]any{
+				"excludeByName": map[string]any{"profile": true, "signal": true, "attainment_lower": true, "attainment_upper": true, "threshold_exact": true,
+					"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true, "burn_5m": true, "burn_30m": true,
+					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true},
+				// Display names set before the join survive it (unnamed, the joined
+				// fields would read "objective slo", "threshold slo", …).
+				"renameByName": map[string]any{"status_value": "status", "model": "model", "objective": "objective", "quantile": "observed", "threshold": "threshold",
+					"attainment": "attainment", "objective_target": "objective ratio", "budget_remaining": "budget left", "burn_1h": "burn 1h", "requests": "requests"},
+			}), "A"),
+			transformation("joinByField", map[string]any{"byField": "target", "mode": "outerTabular"}),
 			transformation("organize", map[string]any{
-				"renameByName": map[string]any{"model\\stage": "model", "ttft": "TTFT p50", "itl": "ITL p50", "e2e": "E2E p50"},
-			}),
-			transformation("joinByField", map[string]any{"byField": "model", "mode": "outerTabular"}),
-			transformation("organize", map[string]any{
-				"indexByName": map[string]any{"model": 0, "requests": 1, "TTFT p50": 2, "ITL p50": 3, "E2E p50": 4, "queue (mean)": 5, "prefill (mean)": 6, "decode (mean)": 7, "overhead (mean)": 8, "E2E (mean)": 9},
+				"indexByName": map[string]any{"status": 0, "target": 1, "model": 2, "objective": 3, "observed": 4, "threshold": 5, "attainment": 6, "objective ratio": 7,
+					"budget left": 8, "burn 1h": 9, "requests": 10, "diagnosis": 11, "advice": 12},
 			}),
 		}).
+		// Worst first: the most overspent budget on top (the status ranks pages
+		// and tickets, but needs the long windows' history; the budget is
+		// there from the first hour).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{
+			common.NewTableSortByFieldStateBuilder().DisplayName("budget left"),
+		}).
+		OverrideByName("status", props(prop("mappings", sloStatusMappings()), colorBackground(), prop("custom.width", 90))).
+		OverrideByName("target", props(
+			prop("links", []map[string]any{
+				{"title": "Latency deep dive of ${__data.fields.target}", "url": "/d/" + UIDLatency + "?var-target=${__data.fields.target:percentencode}&${datasource:queryparam}&${profile:queryparam}&${__url_time_range}"},
+				{"title": "Diagnosis of ${__data.fields.target}", "url": "/d/" + UIDOverview + "?var-target=${__data.fields.target:percentencode}&${datasource:queryparam}&${profile:queryparam}&${__url_time_range}&viewPanel=" + fmt.Sprint(diagnosisNowPanelID)},
+			}),
+			prop("custom.width", 170))).
+		OverrideByName("model", props(prop("custom.width", 200))).
+		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 100))).
+		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 90))).
+		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("custom.width", 150))).
+		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 80))).
+		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 90))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 180))).
+		OverrideByName("advice", props(prop("custom.inspect", true)))
+}
+
+// diagnosisNowPanelID is the "Diagnosis now" table's panel id on the
+// overview (pinned: the endpoint table's data links open it).
+const diagnosisNowPanelID = 30
+
+// diagnosisNowTable is the diagnosis that holds now per target (and per
+// GPU where one is throttled): class, summary, evidence, what could not be
+// checked and the advice, from the diagnosis table's current rows.
+func diagnosisNowTable(w, h uint32) *table.PanelBuilder {
+	return tbl("Diagnosis now: evidence and advice", "Per target, the bottleneck class that holds at the end of the range (docs/diagnosis.md), with its summary, the evidence the rule read (signal values against their levels), what could not be checked and the advice (vLLM flags and settings to change). Hover a long cell to read it whole.",
+		w, h, query(sel("queryType", "diagnosis", "format", "table")...)).
+		Id(diagnosisNowPanelID).
+		Transformations([]dashboard.DataTransformerConfig{
+			transformation("filterByValue", map[string]any{
+				"type": "include", "match": "all",
+				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
+			}),
+			transformation("organize", map[string]any{
+				"excludeByName": map[string]any{"time": true, "timeEnd": true, "uuid": true, "level": true, "confidence_note": true, "current": true, "title": true, "text": true, "tags": true, "severity": true},
+				"indexByName":   map[string]any{"target": 0, "gpu": 1, "class": 2, "confidence": 3, "summary": 4, "evidence": 5, "recommendation": 6, "not_checked": 7},
+				"renameByName":  map[string]any{"class": "diagnosis", "recommendation": "advice", "not_checked": "not checked"},
+			}),
+		}).
+		OverrideByName("target", props(prop("custom.width", 150))).
+		OverrideByName("gpu", props(prop("custom.width", 50))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 180))).
+		OverrideByName("confidence", props(prop("custom.width", 90))).
+		// Long sentences wrap (the row grows) and open whole on hover.
+		OverrideByRegexp(`summary|evidence|advice|not checked`, props(prop("custom.inspect", true),
+			prop("custom.wrapText", true)))
+}
+
+// perTargetModelTable is one row per target and model over the range
+// (the breakdown table grouped by target_model): finished requests and the
+// mean queue, prefill, decode, overhead and E2E time. The target cell
+// filters the page to that target.
+func perTargetModelTable() *table.PanelBuilder {
+	return tbl("Per target and model", "One row per target and model over the dashboard's range: finished requests (load balance across replicas) and the mean queue, prefill, decode, frontend overhead and E2E time per request (breakdown). Click a target to filter the whole page to it.",
+		24, 6, query(sel("queryType", "breakdown", "format", "table", "groupBy", "target_model")...)).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("requests").Desc(true)}).
-		OverrideByName("model", props(
+		OverrideByName("target", props(
 			prop("links", []map[string]any{{
-				"title": "Filter the page to ${__data.fields.model}",
-				"url":   "/d/" + UIDOverview + "?var-model=${__data.fields.model:percentencode}&${datasource:queryparam}&${target:queryparam}&${profile:queryparam}&${__url_time_range}",
+				"title": "Filter the page to ${__data.fields.target}",
+				"url":   "/d/" + UIDOverview + "?var-target=${__data.fields.target:percentencode}&${datasource:queryparam}&${model:queryparam}&${profile:queryparam}&${__url_time_range}",
 			}}),
-			prop("custom.width", 260))).
+			prop("custom.width", 200))).
+		OverrideByName("model", props(prop("custom.width", 260))).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), gaugeCell(), prop("color", map[string]any{"mode": "continuous-blues"}))).
-		OverrideByName("TTFT p50", props(prop("unit", unitSeconds), thresholdsProp(upperBad(ttftP95Warn, ttftP95Crit)), colorBackground())).
-		OverrideByName("ITL p50", props(prop("unit", unitSeconds), thresholdsProp(upperBad(itlP95Warn, itlP95Crit)), colorBackground())).
-		OverrideByRegexp(`.*(E2E|queue|prefill|decode|overhead).*`, props(prop("unit", unitSeconds)))
-	return p
+		OverrideByRegexp(`queue|prefill|decode|overhead|e2e`, props(prop("unit", unitSeconds)))
 }
 
 // httpStatusPanel counts requests per HTTP status code over the range from
@@ -281,6 +466,7 @@ func httpStatusPanel() *table.PanelBuilder {
 			regexMap(`4.*`, "${__value.text}", amber), regexMap(`5.*`, "${__value.text}", red),
 		}))).
 		NoValue("No HTTP metrics: the embedded collector stores the engines' families only; read a remote Prometheus that scrapes http_requests_total").
+		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), gaugeCell()))
 }
 

@@ -203,16 +203,43 @@ func ts(title, desc, unit string, w, h uint32, qs ...queryBuilder) *timeseries.P
 // latencyTS is a latency time series: seconds, table legend with mean, max
 // and last, the objective's threshold drawn as a dashed line where the
 // query names a profile (the data source sets it per series).
+//
+// A quantile's bucket bounds (series with bound="lower"/"upper", named
+// "… lower"/"… upper") are kept out of the plot and the legend and shown in
+// the tooltip: hovering a quantile reads the bucket it lies in, and no
+// panel is filled by bands. The max series (stat max) is dashed.
 func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.PanelBuilder {
 	return ts(title, desc, unitSeconds, w, h, qs...).
 		Legend(legendTable()).
-		FillOpacity(0). // the bucket bands carry their own fill
-
+		FillOpacity(0).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
+		OverrideByRegexp(boundSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": false}), prop("custom.fillOpacity", 0))).
+		OverrideByRegexp(maxSeries, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{6, 4}}), prop("custom.lineWidth", 1))).
 		// The spike markers (stat="spike": 1 in a window whose p99 crossed the
-		// objective's threshold) are counts, drawn as bars on their own axis.
+		// objective's threshold) are counts, drawn as faint bars on their own
+		// axis: a run of them is sustained, an isolated one a spike.
 		OverrideByRegexp(`.*spike.*`, props(prop("unit", unitCount), prop("custom.axisPlacement", "right"),
-			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 40), prop("min", 0), prop("max", 1)))
+			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 8), prop("custom.lineWidth", 0), prop("min", 0), prop("max", 1)))
+}
+
+// boundSeries matches the display names of a quantile's bucket bounds.
+const boundSeries = `.* (lower|upper)( ·.*)?`
+
+// maxSeries matches the display names of the max series (stat max).
+const maxSeries = `.* max( ·.*)?`
+
+// quantileColours gives each statistic of a merged latency panel its own
+// colour, the same on every dashboard: mean blue, p50 green, p90 yellow,
+// p95 orange, p99 red, max purple (bounds take their quantile's colour in
+// the tooltip). Panels with one series per target keep the palette, so
+// targets stay apart, and tell max from p99 by its dashes.
+func quantileColours(b *timeseries.PanelBuilder) *timeseries.PanelBuilder {
+	for _, c := range []struct{ stat, colour string }{
+		{"mean", "blue"}, {"p50", "green"}, {"p90", "yellow"}, {"p95", "orange"}, {"p99", "red"}, {"max", "purple"},
+	} {
+		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
+	}
+	return b
 }
 
 // statPanel is a single-number panel with a last-hour sparkline.
@@ -249,6 +276,11 @@ func tbl(title, desc string, w, h uint32, qs ...queryBuilder) *table.PanelBuilde
 	}
 	return b
 }
+
+// emptyCell is the override of a table with a panel-level noValue hint:
+// Grafana shows a field's noValue in its empty cells too, so every field
+// gets a dash and the hint shows only when the query returns no field.
+func emptyCell() []dashboard.DynamicConfigValue { return props(prop("noValue", "–")) }
 
 // row is a dashboard row (not collapsed, so its panels load with the page).
 func row(title string) *dashboard.RowBuilder { return dashboard.NewRowBuilder(title) }

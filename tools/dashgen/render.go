@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
 // Render builds every dashboard and returns file name → indented JSON with a
@@ -19,12 +21,28 @@ func Render() (map[string][]byte, error) {
 		// id in the builder (PanelBuilder.Id); every other panel and row gets
 		// the next free id in layout order, stable across regenerations.
 		pinned := map[uint32]bool{}
-		for _, p := range d.Panels {
-			if p.Panel != nil && p.Panel.Id != nil {
-				if pinned[*p.Panel.Id] {
-					return nil, fmt.Errorf("%s: panel id %d pinned twice", name, *p.Panel.Id)
+		pin := func(p *dashboard.Panel) error {
+			if p.Id != nil {
+				if pinned[*p.Id] {
+					return fmt.Errorf("%s: panel id %d pinned twice", name, *p.Id)
 				}
-				pinned[*p.Panel.Id] = true
+				pinned[*p.Id] = true
+			}
+			return nil
+		}
+		for _, p := range d.Panels {
+			if p.Panel != nil {
+				if err := pin(p.Panel); err != nil {
+					return nil, err
+				}
+			}
+			// A collapsed row holds its panels.
+			if p.RowPanel != nil {
+				for k := range p.RowPanel.Panels {
+					if err := pin(&p.RowPanel.Panels[k]); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 		next := uint32(1)
@@ -42,6 +60,11 @@ func Render() (map[string][]byte, error) {
 			}
 			if r := d.Panels[k].RowPanel; r != nil {
 				r.Id = free()
+				for j := range r.Panels {
+					if r.Panels[j].Id == nil {
+						r.Panels[j].Id = ptr(free())
+					}
+				}
 			}
 		}
 		// The SDK places links and annotation toggles in Grafana 13's

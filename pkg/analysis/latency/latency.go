@@ -20,8 +20,11 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
 
-// Stat is one statistic of a latency distribution: the mean (Quantile NaN)
-// or the quantile Quantile in (0, 1), named like "p99" or "p99.9".
+// Stat is one statistic of a latency distribution: the mean (Quantile NaN),
+// the quantile Quantile in (0, 1), named like "p99" or "p99.9", or the max
+// (Quantile 1: the upper bound of the highest occupied bucket of the window,
+// histogram_quantile(1, …), with that bucket's lower bound as its lower
+// bound; the slowest request of the window lies between them).
 type Stat struct {
 	Name     string
 	Quantile float64
@@ -33,15 +36,18 @@ func (s Stat) IsMean() bool { return math.IsNaN(s.Quantile) }
 // DefaultStats are the statistics shown when a query names none.
 var DefaultStats = []string{"mean", "p50", "p90", "p95", "p99"}
 
-// ParseStat parses "mean" or "p<percent>" (p50, p99, p99.9). The percent
-// must lie strictly between 0 and 100. Errors name the bad value.
+// ParseStat parses "mean", "max" or "p<percent>" (p50, p99, p99.9). The
+// percent must lie strictly between 0 and 100. Errors name the bad value.
 func ParseStat(s string) (Stat, error) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	if s == "mean" || s == "avg" {
 		return Stat{Name: "mean", Quantile: math.NaN()}, nil
 	}
+	if s == "max" {
+		return Stat{Name: "max", Quantile: 1}, nil
+	}
 	if !strings.HasPrefix(s, "p") {
-		return Stat{}, fmt.Errorf("stat %q is neither mean nor a percentile such as p99", s)
+		return Stat{}, fmt.Errorf("stat %q is neither mean, max nor a percentile such as p99", s)
 	}
 	pct, err := strconv.ParseFloat(s[1:], 64)
 	if err != nil || !(pct > 0 && pct < 100) {

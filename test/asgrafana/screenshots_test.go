@@ -1,0 +1,160 @@
+package asgrafana
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
+)
+
+// screenshotHistory is how much history the screenshots are drawn from: the
+// dashboards' default range (now-1h to now).
+const screenshotHistory = time.Hour
+
+// demoTarget is one target of the demo's data source
+// (provisioning/datasources/inferscope.yaml) with the scenario and seed its
+// simulator runs in docker-compose.yaml.
+type demoTarget struct {
+	name, agent, scenario string
+	seed                  uint64
+}
+
+var demoTargets = []demoTarget{
+	{"vllm-healthy", "gpu-healthy", "healthy", 11},
+	{"vllm-kv-pressure", "gpu-kv-pressure", "kv-pressure", 12},
+}
+
+// TestDashboardScreenshotFrames answers every panel and annotation query of
+// every dashboard through the built plugin over one hour of the demo's own
+// targets (the demo's data source settings: its targets, GPU agents and SLO
+// profiles; each simulator fast-forwarded through the hour into the
+// plugin's store, then served live so the scrapes continue its counters),
+// at the dashboards' range, now-1h to now. Every query must answer without
+// error. With INFERSCOPE_PANEL_FRAMES set it writes the frames the
+// screenshots are drawn from (scripts/render-panels.sh). It runs only then
+// or with INFERSCOPE_SCREENSHOT_HISTORY=1: the hour takes a while to
+// simulate, and TestDashboardsRender checks every panel's data on CI.
+func TestDashboardScreenshotFrames(t *testing.T) {
+	if panelFrames == "" && os.Getenv("INFERSCOPE_SCREENSHOT_HISTORY") != "1" {
+		t.Skip("set INFERSCOPE_PANEL_FRAMES (scripts/render-panels.sh) or INFERSCOPE_SCREENSHOT_HISTORY=1")
+	}
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(root, "provisioning", "datasources", "inferscope.yaml"))
+	require.NoError(t, err)
+	var prov struct {
+		Datasources []struct {
+			UID      string         `yaml:"uid"`
+			JSONData map[string]any `yaml:"jsonData"`
+		} `yaml:"datasources"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &prov))
+	require.Len(t, prov.Datasources, 1)
+	jd := prov.Datasources[0].JSONData
+	uid := prov.Datasources[0].UID
+
+	storage := t.TempDir()
+	dir := collect.OrgDataSourceDir(storage, 1, uid)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	db, err := tsdb.Open(dir, nil, nil, tsdb.DefaultOptions(), nil)
+	require.NoError(t, err)
+	scrape := 5 * time.Second // the demo's scrapeInterval
+	start := time.Now().Add(-screenshotHistory)
+	var targets, agents []map[string]any
+	var servers []*sim.Server
+	for _, dt := range demoTargets {
+		cfg := sim.DefaultConfig()
+		require.NoError(t, sim.ApplyScenario(&cfg, dt.scenario))
+		cfg.Seed = dt.seed
+		s, err := sim.New(cfg, sim.Options{Start: start})
+		require.NoError(t, err)
+		srv := sim.NewServer(s)
+		metrics, gpu := serve(t, srv.Handler()), serve(t, srv.GPUHandler())
+		host := func(u string) string {
+			p, err := url.Parse(u)
+			require.NoError(t, err)
+			return p.Host
+		}
+		_, err = s.FastForward(context.Background(), db, sim.FastForwardOptions{Duration: screenshotHistory, ScrapeInterval: scrape,
+			VLLM: sim.Target{Job: dt.name, Instance: host(metrics)}, GPU: sim.Target{Job: dt.agent, Instance: host(gpu)}})
+		require.NoError(t, err)
+		servers = append(servers, srv)
+		targets = append(targets, map[string]any{"name": dt.name, "url": metrics, "agent": dt.agent})
+		agents = append(agents, map[string]any{"name": dt.agent, "url": gpu, "kind": "inferscope"})
+	}
+	require.NoError(t, db.Close())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, len(servers))
+	for _, srv := range servers {
+		go func() { _ = srv.Run(ctx); done <- struct{}{} }()
+	}
+	t.Cleanup(func() {
+		cancel()
+		for range servers {
+			<-done
+		}
+	})
+	jd["targets"], jd["gpuAgents"], jd["storagePath"] = targets, agents, storage
+	// The demo's probe runs in docker-compose only: the probe row stays empty (collapsed).
+	delete(jd, "probes")
+	js, err := json.Marshal(jd)
+	require.NoError(t, err)
+	ds := dataSource{id: 1, uid: uid, jsonData: js, updatedMS: time.Now().UnixMilli()}
+	host := startPlugin(t)
+	host.queryTimeout = 5 * time.Minute
+	to := time.Now()
+	from := to.Add(-screenshotHistory)
+	host.query(t, ds, from, to, map[string]map[string]any{"A": {"queryType": "targets"}})
+
+	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
+	require.NoError(t, err)
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var d struct {
+			UID         string      `json:"uid"`
+			Panels      []dashPanel `json:"panels"`
+			Annotations struct {
+				List []struct {
+					Name   string         `json:"name"`
+					Target map[string]any `json:"target"`
+				} `json:"list"`
+			} `json:"annotations"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &d), file)
+		for _, p := range d.Panels {
+			d.Panels = append(d.Panels, p.Panels...)
+		}
+		for _, a := range d.Annotations.List {
+			d.Panels = append(d.Panels, dashPanel{Title: "annotation " + a.Name, Targets: []map[string]any{a.Target}})
+		}
+		for _, p := range d.Panels {
+			if p.Type == "row" {
+				continue
+			}
+			dump := map[string]json.RawMessage{}
+			for _, q := range p.Targets {
+				refID, _ := q["refId"].(string)
+				m := asSent(t, q)
+				r := host.query(t, ds, from, to, map[string]map[string]any{"A": m})["A"]
+				require.Empty(t, r.err, "%s/%s: query %v", d.UID, p.Title, m)
+				if panelFrames != "" {
+					dump[refID] = framesJSON(t, r.frames, refID)
+				}
+			}
+			if panelFrames != "" {
+				writePanelFrames(t, d.UID, p.ID, p.Title, dump)
+			}
+		}
+	}
+}
