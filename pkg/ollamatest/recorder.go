@@ -36,9 +36,21 @@ type Read struct {
 
 // Conn is one relayed connection.
 type Conn struct {
+	done     chan struct{} // closed when the relay of both directions has ended
 	mu       sync.Mutex
 	request  []Read // client → server
 	response []Read // server → client
+}
+
+// Wait blocks until the relay of the connection has ended (both sides closed) or d has
+// passed, and reports whether it ended.
+func (c *Conn) Wait(d time.Duration) bool {
+	select {
+	case <-c.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }
 
 // Request returns a copy of the client's reads.
@@ -114,7 +126,8 @@ func (r *Recorder) relay(client net.Conn) {
 		return // the client sees the connection closed before any response, as without a relay
 	}
 	defer server.Close()
-	c := &Conn{}
+	c := &Conn{done: make(chan struct{})}
+	defer close(c.done)
 	r.mu.Lock()
 	r.conns = append(r.conns, c)
 	r.mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -21,37 +20,11 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/ollamatest"
 )
 
-// liveModel is the name the tiny model is created under in the live tests.
-const liveModel = "inferscope-tiny"
+// liveModel is the name the tiny model is served under in the live tests.
+const liveModel = ollamatest.TinyModel
 
-// startOllama starts a real Ollama (scripts/live-server.sh installs it) serving the tiny
-// random-weight model written by ollamatest.WriteModel, with OLLAMA_NUM_PARALLEL=parallel,
-// or skips the test when the binary is missing.
-func startOllama(t *testing.T, parallel int) *ollamatest.Server {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real Ollama server")
-	}
-	bin, err := ollamatest.Binary()
-	if err != nil {
-		t.Skipf("no Ollama to test against (run scripts/live-server.sh to build %s): %v", ollamatest.Version, err)
-	}
-	dir := t.TempDir()
-	gguf := filepath.Join(dir, "tiny.gguf")
-	require.NoError(t, ollamatest.WriteModel(gguf, ollamatest.ModelSpec{Seed: 7}))
-	ctx := context.Background()
-	srv, err := ollamatest.Start(ctx, ollamatest.Options{Binary: bin, Dir: dir, Parallel: parallel}, 2*time.Minute)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		srv.Stop(10 * time.Second)
-		if t.Failed() {
-			t.Logf("ollama serve's log (tail):\n%s", srv.LogTail(6000))
-		}
-	})
-	require.NoError(t, srv.CreateModel(ctx, liveModel, gguf), srv.LogTail(3000))
-	require.NoError(t, srv.Load(ctx, liveModel), srv.LogTail(3000))
-	return srv
-}
+// startOllama starts a real Ollama serving the tiny model, or skips (ollamatest.StartTiny).
+func startOllama(t *testing.T, parallel int) *ollamatest.Server { return ollamatest.StartTiny(t, parallel) }
 
 // oneShotClient is the probe's client with one connection per request, so that each of the
 // recorder's connections holds exactly one request.
@@ -106,6 +79,7 @@ func onlyConn(t *testing.T, rec *ollamatest.Recorder) *ollamatest.Conn {
 	t.Helper()
 	conns := rec.Conns()
 	require.Len(t, conns, 1)
+	require.True(t, conns[0].Wait(time.Minute), "the relayed connection never closed")
 	return conns[0]
 }
 
@@ -122,6 +96,7 @@ func TestOllamaLiveProbeMatchesWire(t *testing.T) {
 	t.Cleanup(func() { _ = rec.Close() })
 	client := oneShotClient(2 * time.Minute)
 	var ttftErr, gapErr, maxErr, tpotErr, e2eErr errStats
+	var truthTTFT, truthGap errStats // the wire's own values (errStats of |x − 0|)
 	const requests, maxTokens = 12, 32
 	for i := range requests {
 		chat := i%2 == 0
@@ -138,14 +113,17 @@ func TestOllamaLiveProbeMatchesWire(t *testing.T) {
 		assert.GreaterOrEqual(t, r.E2E, tr.e2e, "nor [DONE]")
 		ttftErr.add(r.TTFT, tr.ttft)
 		e2eErr.add(r.E2E, tr.e2e)
+		truthTTFT.add(tr.ttft, 0)
 		truthMax := 0.0
 		for k, g := range tr.gaps {
 			gapErr.add(r.Gaps[k], g)
+			truthGap.add(g, 0)
 			truthMax = max(truthMax, g)
 		}
 		maxErr.add(r.GapMax, truthMax)
 		tpotErr.add(r.TPOT, tr.span/float64(tr.usage-1))
 	}
+	t.Logf("the wire: TTFT %s; gaps %s", &truthTTFT, &truthGap)
 	for name, e := range map[string]*errStats{"TTFT": &ttftErr, "gap": &gapErr, "max gap": &maxErr, "TPOT": &tpotErr, "E2E": &e2eErr} {
 		t.Logf("%-7s abs error vs the wire: %s", name, e)
 		assert.Less(t, e.quantile(0.5), 0.005, name)
@@ -287,6 +265,7 @@ func TestOllamaLiveQueueingIsTTFT(t *testing.T) {
 	require.Len(t, conns, n)
 	var wires []wireTruth
 	for _, c := range conns {
+		require.True(t, c.Wait(time.Minute), "the relayed connection never closed")
 		wires = append(wires, truthOf(t, c))
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].first.Before(all[j].first) })
