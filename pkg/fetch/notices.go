@@ -26,11 +26,21 @@ func (r *Run) AvailabilityNotices(views []TargetView, signals []catalog.Signal) 
 		down := known && !st.Up && !st.LastScrape.IsZero()
 		downWhy := ""
 		if down {
-			downWhy = fmt.Sprintf("target %s is down", v.Name)
-			if st.LastError != "" {
-				downWhy += ": " + SanitizeError(st.LastError)
+			switch {
+			case strings.Contains(st.LastError, "server returned HTTP status "):
+				// The server answered: it is not down, its URL serves no metrics page (a server
+				// without Prometheus metrics, such as Ollama, or a wrong path).
+				downWhy = fmt.Sprintf("target %s answers, but not with a metrics page: %s (a server that exposes no Prometheus metrics at this URL has no engine telemetry here; its client-side probe still measures it)",
+					v.Name, SanitizeError(st.LastError))
+			default:
+				downWhy = fmt.Sprintf("target %s is down", v.Name)
+				if st.LastError != "" {
+					downWhy += ": " + SanitizeError(st.LastError)
+				}
 			}
-			r.Notes.Add(analysis.Warning, downWhy+"; its samples stop at the last successful scrape")
+			if len(v.Names) > 0 { // with nothing stored, the notice below carries downWhy
+				r.Notes.Add(analysis.Warning, downWhy+"; its samples stop at the last successful scrape")
+			}
 		}
 		asked := make([]string, len(signals))
 		for k, s := range signals {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +103,7 @@ func TestOllamaLivePluginAnswers(t *testing.T) {
 	t.Logf("latency for ollama: %d points; notices: %q", points, notices)
 	assert.Zero(t, points, "nothing invented for a target with no page")
 	assert.NotEmpty(t, notices, "an empty answer says why")
+	assert.Contains(t, strings.Join(notices, "\n"), "answers, but not with a metrics page", "a server that answers is not called down")
 
 	// the probe's errors view over 5 s windows
 	dr = runQuery(t, inst, map[string]any{"queryType": "probe", "view": "errors", "window": "5s"}, t0, now, time.Second)
