@@ -146,8 +146,11 @@ func TestOllamaLiveStreamShapes(t *testing.T) {
 		rec.Reset()
 		r := Measure(context.Background(), client, liveRequest(rec.URL(), chat, 8))
 		require.True(t, r.OK(), "%s: %s", r.Class, r.Err)
-		w, err := ollamatest.ParseWire(onlyConn(t, rec))
+		c := onlyConn(t, rec)
+		w, err := ollamatest.ParseWire(c)
 		require.NoError(t, err)
+		tr := truthOf(t, c)
+		assert.GreaterOrEqual(t, r.TTFB, tr.ttft, "Ollama sends its headers with the first token chunk")
 		shapes := ollamatest.Shapes(w)
 		t.Logf("chat=%t: %s", chat, strings.Join(shapes, " | "))
 		for _, e := range w.Events {
