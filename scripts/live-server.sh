@@ -33,14 +33,14 @@ build_ollama() {
   malgo="$(cd "$(mktemp -d)" && go mod download -json "github.com/gen2brain/malgo@$MALGO_VERSION" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   [ -n "$malgo" ] && [ -f "$malgo/miniaudio.h" ] || { echo "miniaudio.h not found in malgo $MALGO_VERSION" >&2; return 1; }
-  inc="$(mktemp -d)"
+  # a fixed folder, so that a rebuild finds the cgo packages in Go's build cache
+  inc="$(go env GOPATH)/pkg/inferscope-ollama-include"
   mkdir -p "$inc/miniaudio"
   cp "$malgo/miniaudio.h" "$inc/miniaudio/miniaudio.h"
   local t0=$SECONDS
   echo "building ollama $OLLAMA_VERSION into $gobin (cgo compiles llama.cpp and ggml: 10-30 min on 2 cores)" >&2
   CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" GOBIN="$gobin" nice go install "github.com/ollama/ollama@$OLLAMA_VERSION"
   echo "built ollama in $((SECONDS - t0)) s" >&2
-  rm -rf "$inc"
 }
 
 have_ollama() {
