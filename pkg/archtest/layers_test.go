@@ -116,7 +116,7 @@ func TestPluginNeverLinksGPUAgentOrSimulator(t *testing.T) {
 	}
 	walk("pkg")
 	for p := range seen {
-		if p == "pkg/gpu" || p == "pkg/sim" || p == "pkg/probe" || strings.HasPrefix(p, "pkg/gpu/") || strings.HasPrefix(p, "pkg/sim/") {
+		if p == "pkg/gpu" || p == "pkg/sim" || p == "pkg/probe" || p == "pkg/ollamatest" || strings.HasPrefix(p, "pkg/gpu/") || strings.HasPrefix(p, "pkg/sim/") {
 			t.Errorf("the plugin binary links %s", p)
 		}
 	}

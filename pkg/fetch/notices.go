@@ -24,13 +24,24 @@ func (r *Run) AvailabilityNotices(views []TargetView, signals []catalog.Signal) 
 	for _, v := range views {
 		st, known := statuses[v.Name]
 		down := known && !st.Up && !st.LastScrape.IsZero()
-		downWhy := ""
+		downWhy, downTail := "", "; its samples stop at the last successful scrape"
 		if down {
-			downWhy = fmt.Sprintf("target %s is down", v.Name)
-			if st.LastError != "" {
-				downWhy += ": " + SanitizeError(st.LastError)
+			switch {
+			case strings.Contains(st.LastError, "server returned HTTP status "):
+				// The server answered: it is not down, its URL serves no metrics page (a server
+				// without Prometheus metrics, such as Ollama, or a wrong path).
+				downWhy = fmt.Sprintf("target %s answers, but not with a metrics page: %s (a server that exposes no Prometheus metrics at this URL has no engine telemetry here; a client-side probe (settings probes[]) can still measure it)",
+					v.Name, SanitizeError(st.LastError))
+				downTail = "; nothing is stored from the page while it fails"
+			default:
+				downWhy = fmt.Sprintf("target %s is down", v.Name)
+				if st.LastError != "" {
+					downWhy += ": " + SanitizeError(st.LastError)
+				}
 			}
-			r.Notes.Add(analysis.Warning, downWhy+"; its samples stop at the last successful scrape")
+			if len(v.Names) > 0 { // with nothing stored, the notice below carries downWhy
+				r.Notes.Add(analysis.Warning, downWhy+downTail)
+			}
 		}
 		asked := make([]string, len(signals))
 		for k, s := range signals {

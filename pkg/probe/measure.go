@@ -126,7 +126,8 @@ type chunk struct {
 		Text  string `json:"text"`
 		Delta struct {
 			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
+			ReasoningContent string `json:"reasoning_content"` // vLLM's reasoning parsers (before 0.10), SGLang
+			Reasoning        string `json:"reasoning"`         // Ollama's thinking output, newer vLLM
 		} `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {
@@ -254,7 +255,7 @@ func readStream(body io.Reader, res *Result, since func() float64, key string) {
 		}
 		text := false
 		for _, ch := range c.Choices {
-			if ch.Text != "" || ch.Delta.Content != "" || ch.Delta.ReasoningContent != "" {
+			if ch.Text != "" || ch.Delta.Content != "" || ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != "" {
 				text = true
 			}
 		}

@@ -24,6 +24,12 @@ var simModel = sim.DefaultConfig().Model.Name
 // probe's requests) and the given API faults.
 func startSim(t *testing.T, seed uint64, faults sim.APIFaults) (*sim.Server, string) {
 	t.Helper()
+	return startSimStyle(t, seed, faults, sim.StreamVLLM)
+}
+
+// startSimStyle is startSim with the server's stream layout.
+func startSimStyle(t *testing.T, seed uint64, faults sim.APIFaults, style sim.StreamStyle) (*sim.Server, string) {
+	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.Rate = 0
 	cfg.Seed = seed
@@ -31,6 +37,7 @@ func startSim(t *testing.T, seed uint64, faults sim.APIFaults) (*sim.Server, str
 	s, err := sim.New(cfg, sim.Options{RecordTruth: true, RecordTokens: true})
 	require.NoError(t, err)
 	srv := sim.NewServer(s)
+	srv.Style = style
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = srv.Run(ctx); close(done) }()

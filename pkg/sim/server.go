@@ -36,7 +36,31 @@ type Server struct {
 
 	faultRng *rand.Rand // draws of Config.APIFaults (guarded by mu)
 	streams  []StreamTruth
+
+	// Style is the chunk layout of the OpenAI-compatible streams (StreamVLLM by default).
+	// Set it before serving.
+	Style StreamStyle
 }
+
+// StreamStyle is the chunk layout a Server's SSE streams follow.
+type StreamStyle int
+
+const (
+	// StreamVLLM is vLLM's layout: the headers at once; in chat a role-only first chunk
+	// (delta {role: assistant, content: ""}) then deltas {content}; a last choice chunk with an
+	// empty delta (completions: empty text) and the finish reason; with
+	// stream_options.include_usage a chunk with no choices and the usage block; data: [DONE].
+	// An abort mid-stream sends an error object.
+	StreamVLLM StreamStyle = iota
+	// StreamOllama is Ollama's OpenAI-compatible layer (v0.17, checked on the wire by
+	// pkg/probe's live tests): the headers come with the first token chunk (TTFB ≈ TTFT);
+	// every chat delta carries role "assistant" and its text (no role-only chunk); the last
+	// choice chunk has empty text and the finish reason; with include_usage every completions
+	// chunk carries a zero usage block, and a last chunk with no choices carries the real one;
+	// data: [DONE]; system_fingerprint "fp_ollama". An error after the first chunk becomes
+	// one chunk with empty text and no finish reason, and the stream ends without [DONE].
+	StreamOllama
+)
 
 // Fault names in StreamTruth.Fault.
 const (
@@ -439,6 +463,7 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 
 func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, events <-chan Event, chat bool, id string, created int64, prompt int, usage bool, faults []string, truth *StreamTruth) {
 	f := v.s.Config().APIFaults
+	ollama := v.Style == StreamOllama
 	has := func(name string) bool { return slices.Contains(faults, name) }
 	hold := func(d time.Duration) bool {
 		select {
@@ -449,15 +474,34 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 		}
 	}
 	fl, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	headersSent := false
+	sendHeaders := func() {
+		if headersSent {
+			return
+		}
+		headersSent = true
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+	}
+	if !ollama {
+		// vLLM answers the headers at once; Ollama with its first chunk (below).
+		sendHeaders()
+	}
 	object := "text_completion"
 	if chat {
 		object = "chat.completion.chunk"
 	}
+	zero := map[string]int{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 	send := func(choice map[string]any, extra map[string]any) bool {
+		sendHeaders()
 		m := map[string]any{"id": id, "object": object, "created": created, "model": v.s.Config().Model.Name}
+		if ollama {
+			m["system_fingerprint"] = "fp_ollama"
+			if usage && !chat {
+				m["usage"] = zero // Ollama's completions chunks carry a zero usage block until the last
+			}
+		}
 		if choice != nil {
 			m["choices"] = []any{choice}
 		} else {
@@ -478,7 +522,24 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 		}
 		return true
 	}
-	if chat && !send(map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}, nil) {
+	// choiceOf is one chunk's choice: text t, finish reason (nil while streaming).
+	choiceOf := func(t string, finish any) map[string]any {
+		c := map[string]any{"index": 0, "finish_reason": finish}
+		switch {
+		case chat && ollama:
+			c["delta"] = map[string]any{"role": "assistant", "content": t}
+		case chat && finish != nil:
+			c["delta"], c["logprobs"] = map[string]any{}, nil
+		case chat:
+			c["delta"], c["logprobs"] = map[string]any{"content": t}, nil
+		case ollama:
+			c["text"] = t
+		default:
+			c["text"], c["logprobs"] = t, nil
+		}
+		return c
+	}
+	if chat && !ollama && !send(map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}, nil) {
 		v.s.Abort(req)
 		return
 	}
@@ -489,7 +550,6 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 			v.kick()
 			return
 		case ev := <-events:
-			var choice map[string]any
 			switch ev.Kind {
 			case EventToken:
 				if has(FaultSlow) && !hold(f.SlowPerToken) || has(FaultStall) && ev.Index == f.StallToken && !hold(f.Stall) {
@@ -497,14 +557,7 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 					v.kick()
 					return
 				}
-				t := tokenText(req.ID, ev.Index)
-				choice = map[string]any{"index": 0, "logprobs": nil, "finish_reason": nil}
-				if chat {
-					choice["delta"] = map[string]any{"content": t}
-				} else {
-					choice["text"] = t
-				}
-				if !send(choice, nil) {
+				if !send(choiceOf(tokenText(req.ID, ev.Index), nil), nil) {
 					v.s.Abort(req)
 					v.kick()
 					return
@@ -517,6 +570,14 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 				}
 				continue
 			case EventAbort:
+				if ollama {
+					// Ollama's OpenAI layer turns an error after the first chunk into an
+					// empty chunk (the error object decoded as a response) and ends the
+					// stream without [DONE].
+					send(choiceOf("", nil), nil)
+					return
+				}
+				sendHeaders()
 				b, _ := json.Marshal(map[string]any{"error": map[string]any{"object": "error", "message": "request aborted: " + ev.Err, "type": "InternalServerError", "code": 500}})
 				_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 				if fl != nil {
@@ -524,13 +585,7 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 				}
 				return
 			}
-			choice = map[string]any{"index": 0, "logprobs": nil, "finish_reason": ev.Reason}
-			if chat {
-				choice["delta"] = map[string]any{}
-			} else {
-				choice["text"] = ""
-			}
-			send(choice, nil)
+			send(choiceOf("", ev.Reason), nil)
 			if usage {
 				send(nil, map[string]any{"usage": map[string]int{"prompt_tokens": prompt, "completion_tokens": req.OutputTokens, "total_tokens": prompt + req.OutputTokens}})
 			}
