@@ -40,7 +40,7 @@ export const STANDARD_STATS = ['mean', 'p50', 'p90', 'p95', 'p99'] as const;
 export const ESTIMATORS = ['prometheus', 'refined'] as const;
 export type Estimator = (typeof ESTIMATORS)[number];
 
-export const GROUP_BY = ['none', 'target', 'model', 'engine', 'adapter', 'tenant', 'priority'] as const;
+export const GROUP_BY = ['none', 'target', 'model', 'engine', 'adapter', 'tenant', 'priority', 'provider'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 
 /** latency: the engine's histograms, or the client-side probes of the targets (docs/probe.md). */
