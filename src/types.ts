@@ -184,7 +184,19 @@ export interface InferscopeQuery extends DataQuery {
   maxNumBatchedTokens?: number;
   /** capacity, format whatif: the one change to predict; absent: the default set. */
   whatIf?: CapacityWhatIf;
+
+  // errors
+  /** errors: keep only these error classes (default all five). */
+  errorClasses?: string[];
+  /** errors: a class's allowed share of requests (0..1), overriding the default objective. */
+  allowedShares?: Record<string, number>;
 }
+
+/** errors: the five error classes a gateway's failures are mapped to (docs/gateways.md). */
+export const ERROR_CLASSES = ['api_timeout', 'client_error', 'content_filter', 'model_error', 'rate_limit'] as const;
+/** errors: the share per class at each step, or one row per group. */
+export const ERRORS_FORMATS = ['timeseries', 'table'] as const;
+export type ErrorsFormat = (typeof ERRORS_FORMATS)[number];
 
 /** A what-if of the capacity query (pkg/queries.CapacityWhatIf): zero fields change nothing. */
 export interface CapacityWhatIf {
