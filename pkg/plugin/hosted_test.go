@@ -60,7 +60,9 @@ func tableRows(t *testing.T, f *data.Frame) []map[string]any {
 //     request of gpt-4o-mini 0.195 USD / 1000 = 0.000195, per 1M tokens 0.195 / (500000 +
 //     200000) × 1e6 = 0.278571…; claude-haiku's spend is under its upstream model name
 //     (claude-3-5-haiku-20241022, the only model label of litellm_spend_metric), so its row
-//     has none; Qwen 0 USD: 0 per request.
+//     has none; Qwen 0 USD: 0 per request. TTFT p50 of gpt-4o-mini: rank 500 of 1000 in
+//     (0.25, 0.5] holding 0…600: 0.25 + 0.25 × 500/600 = 0.4583; of Qwen rank 100 of 200 in
+//     (0.1, 0.25] holding 0…150: 0.1 + 0.15 × 100/150 = 0.2; no ITL (LiteLLM has none).
 //   - OpenTelemetry, groupBy provider (gen_ai_provider_name on the openai series, the older
 //     gen_ai_system on the anthropic ones, read into one provider label): openai 400 + 4 + 2 +
 //     2 = 408 operations, error_type 429 ×4 → rate_limit 4/408 = 0.00980392, timeout ×2 →
@@ -151,6 +153,9 @@ func TestHostedGatewaysThroughQueryData(t *testing.T) {
 	assert.InDelta(t, 0.000195, g["spend_per_request"], 1e-12)
 	assert.InDelta(t, 0.195/700000*1e6, g["spend_per_1m_tokens"], 1e-9)
 	assert.InDelta(t, 50, g["requests"], 50*5e-2)
+	assert.InDelta(t, 0.25+0.25*500/600, g["ttft_p50"], 1e-9)
+	assert.InDelta(t, 0.1+0.15*100/150, rows["Qwen/Qwen3-0.6B"]["ttft_p50"], 1e-9)
+	assert.NotContains(t, g, "itl_p50", "LiteLLM has no inter-token histogram")
 	c := rows["claude-haiku"]
 	assert.InDelta(t, 4.0, c["worst_burn"], 1e-9)
 	assert.Equal(t, "model_error", c["worst_class"])

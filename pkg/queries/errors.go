@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/errclass"
@@ -27,8 +28,9 @@ type Errors struct {
 	ErrorClasses []string `json:"errorClasses,omitempty"`
 	// Format is timeseries (default: "<class> share" per group and class at each step, with
 	// the allowed share drawn as a threshold) or table (one row per group at the end of the
-	// range: requests/s, errors/s, each class's share, the worst burn, spend per request and
-	// per 1M tokens).
+	// range: requests/s, errors/s, TTFT and ITL medians, each class's share, the worst burn,
+	// spend per request and per 1M tokens: the per-model table of the Models and providers
+	// dashboard).
 	Format string `json:"format,omitempty"`
 	// AllowedShares overrides a class's allowed share (0..1) of requests; the defaults are
 	// catalog.DefaultAllowedShare (API timeout 1 %, rate limit 0.5 %, content filter 1 %,
@@ -136,6 +138,23 @@ func runErrors(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Errors) (da
 				return nil, err
 			}
 			in.Tokens = append(in.Tokens, m...)
+		}
+	}
+	if in.Requests != nil {
+		for _, c := range []struct {
+			s   catalog.Signal
+			dst *model.Matrix
+		}{{catalog.TTFT, &in.TTFT}, {catalog.ITL, &in.ITL}} {
+			if !r.Exporting(ctx, c.s) {
+				continue
+			}
+			hq, err := catalog.HistogramPromQL(c.s, p.Scope, p.Window)
+			if err != nil {
+				return nil, err
+			}
+			if *c.dst, err = r.Range(ctx, hq.Buckets); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return frames.ErrorsTable(errclass.Table(in, r.Steps), classes, allowed, "currencyUSD", meta(r, nil)), nil

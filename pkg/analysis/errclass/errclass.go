@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
 
 // ClassLabel is the label of a class on the output series.
@@ -28,6 +29,9 @@ type Input struct {
 	// Spend is the gateway's spend/s (catalog.GatewaySpend) by the groups; Tokens are prompt
 	// plus generation tokens/s by the groups. Either may be empty.
 	Spend, Tokens model.Matrix
+	// TTFT and ITL are bucket rates by le and the groups (HistogramPromQL Buckets); either may
+	// be empty. The table reads their median at the last step.
+	TTFT, ITL model.Matrix
 	// Classes are the classes to show, in catalog.ErrorClasses order; Allowed their allowed
 	// shares (0..1).
 	Classes []catalog.ErrorClass
@@ -127,6 +131,33 @@ type Row struct {
 	WorstClass       string
 	SpendPerRequest  float64
 	SpendPerMTokens  float64
+	// TTFTP50 and ITLP50 are the medians (s) of the group's summed bucket rates at the last
+	// step, interpolated within the bucket as Prometheus does (NaN without buckets).
+	TTFTP50, ITLP50 float64
+}
+
+// median returns, per group key (analysis.Key of the labels without le), the median of the
+// bucket rates at the last step.
+func median(m model.Matrix, steps []time.Time) map[string]float64 {
+	last := steps[len(steps)-1].UnixMilli()
+	parts := map[string][]hist.Bucket{}
+	for _, s := range m {
+		le, err := hist.ParseLe(string(s.Metric["le"]))
+		if err != nil {
+			continue
+		}
+		k, _ := analysis.Key(s.Metric, "le")
+		for _, p := range s.Values {
+			if int64(p.Timestamp) == last && !math.IsNaN(float64(p.Value)) {
+				parts[k] = append(parts[k], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
+			}
+		}
+	}
+	out := map[string]float64{}
+	for k, b := range parts {
+		out[k] = hist.Quantile(0.5, b).Value
+	}
+	return out
 }
 
 // Table returns one Row per group (groups ordered by their labels).
@@ -136,6 +167,7 @@ func Table(in Input, steps []time.Time) []Row {
 	}
 	last := len(steps) - 1
 	groups, keys := classify(in, steps)
+	ttft, itl := median(in.TTFT, steps), median(in.ITL, steps)
 	spend, sl := analysis.Align(in.Spend, steps)
 	tokens, tl := analysis.Align(in.Tokens, steps)
 	at := func(vals map[string][]float64, labels map[string]map[string]string, want map[string]string) float64 {
@@ -150,7 +182,14 @@ func Table(in Input, steps []time.Time) []Row {
 	out := make([]Row, 0, len(keys))
 	for _, k := range keys {
 		g := groups[k]
-		r := Row{Labels: g.labels, Requests: math.NaN(), Errors: 0, WorstBurn: math.NaN(), SpendPerRequest: math.NaN(), SpendPerMTokens: math.NaN()}
+		r := Row{Labels: g.labels, Requests: math.NaN(), Errors: 0, WorstBurn: math.NaN(), SpendPerRequest: math.NaN(), SpendPerMTokens: math.NaN(),
+			TTFTP50: math.NaN(), ITLP50: math.NaN()}
+		if v, ok := ttft[k]; ok {
+			r.TTFTP50 = v
+		}
+		if v, ok := itl[k]; ok {
+			r.ITLP50 = v
+		}
 		if g.requests != nil {
 			r.Requests = g.requests[last]
 		}
