@@ -40,6 +40,7 @@ import slo from '../dashboards/inferscope-slo.json';
 import gpu from '../dashboards/inferscope-gpu.json';
 import targets from '../dashboards/inferscope-targets.json';
 import cost from '../dashboards/inferscope-cost.json';
+import models from '../dashboards/inferscope-models.json';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -51,6 +52,7 @@ const dashboards: Record<string, Json> = {
   'inferscope-gpu': gpu,
   'inferscope-targets': targets,
   'inferscope-cost': cost,
+  'inferscope-models': models,
 };
 
 const theme = createTheme({ colors: { mode: 'dark' } });

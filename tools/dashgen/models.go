@@ -58,9 +58,13 @@ func Models() *dashboard.DashboardBuilder {
 		12, 8, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)))
 	b.WithPanel(latencyTS("E2E per model", "Median, 95th and 99th percentile end-to-end request latency per model at the gateway, with bucket bounds.",
 		12, 8, query(sel("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99"}, "groupBy", "model")...)))
-	b.WithPanel(ts("Requests and tokens per model", "Requests/s (failures included) and prompt and generated tokens/s per model at the gateway.",
-		unitCount, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).Legend(legendTable()))
+	b.WithPanel(ts("Requests per model", "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
+		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()))
+	b.WithPanel(ts("Tokens per model", "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
+		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))
 	b.WithPanel(ts("Stage breakdown with gateway and network time", "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
-		unitSeconds, 24, 7, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
+		unitSeconds, 12, 8, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
 	return b
 }
