@@ -71,6 +71,15 @@ var providerLabels = map[Engine][]string{
 	EngineOTelGenAI: {"gen_ai_system", "gen_ai_provider_name"},
 }
 
+// ModelLabels returns the stored labels engine e names the model with, preferred last
+// (label_replace order; model_name first).
+func ModelLabels(e Engine) []string {
+	if l := modelLabels[e]; len(l) > 0 {
+		return slices.Clone(l)
+	}
+	return []string{"model_name"}
+}
+
 // ProviderLabels returns the stored labels engine e names the provider with (empty for
 // engines that serve their own model).
 func ProviderLabels(e Engine) []string { return slices.Clone(providerLabels[e]) }

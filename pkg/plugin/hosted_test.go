@@ -190,6 +190,16 @@ func TestHostedGatewaysThroughQueryData(t *testing.T) {
 		assert.InDelta(t, 0.125, share[0], 1e-9)
 	}
 
+	fs, _ = query(map[string]any{"queryType": "targets"})
+	inv := map[string]string{}
+	for _, r := range tableRows(t, fs[0]) {
+		if m, ok := r["models"].(string); ok {
+			inv[r["target"].(string)] = m
+		}
+	}
+	assert.Contains(t, inv["litellm"], "claude-haiku", "a gateway's models come from its own labels: %v", inv)
+	assert.Contains(t, inv["otel"], "gpt-4o-mini", "%v", inv)
+
 	fs, notes = query(map[string]any{"queryType": "errors", "groupBy": "target", "format": "table"})
 	targets := map[string]bool{}
 	for _, r := range tableRows(t, fs[0]) {
