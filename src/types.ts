@@ -236,6 +236,9 @@ export const COST_STATS = [
   'prefix_cache_savings_per_hour',
   'cost_per_1m_good_tokens',
   'cost_spike_ratio',
+  // a gateway's own spend (LiteLLM), beside the engines' cost (docs/gateways.md)
+  'gateway_spend_per_request',
+  'gateway_spend_per_1m_tokens',
 ] as const;
 
 /** Variable query: which list GET /<kind> resource to read. */

@@ -71,6 +71,9 @@ func tableRows(t *testing.T, f *data.Frame) []map[string]any {
 //   - breakdown over litellm and the engine: LiteLLM TTFT of Qwen/Qwen3-0.6B (150 at 0.2 s,
 //     50 at 0.4 s) mean 50/200 = 0.25 s, the engine's 12.5/100 = 0.125 s: gateway and network
 //     0.25 − 0.125 = 0.125 s; the hosted models have no engine, so no row.
+//   - cost of litellm: spend 0.195 + 0.7 + 0 = 0.895 USD over 1700 requests → 0.000526 per
+//     request, over 500000 + 250000 + 100000 prompt and 200000 + 100000 + 40000 generated tokens
+//     (1190000) → 0.7521 per 1M tokens.
 //   - errors over all targets reads the two gateways (the engine counts no gateway errors).
 func TestHostedGatewaysThroughQueryData(t *testing.T) {
 	if testing.Short() {
@@ -189,6 +192,14 @@ func TestHostedGatewaysThroughQueryData(t *testing.T) {
 	if assert.Len(t, share, 1, notes) {
 		assert.InDelta(t, 0.125, share[0], 1e-9)
 	}
+
+	fs, notes = query(map[string]any{"queryType": "cost", "targets": lite})
+	spend := lastValues(t, fs)
+	if assert.Contains(t, spend, "gateway_spend_per_request", "%v", spend) {
+		assert.InDelta(t, 0.895/1700, spend["gateway_spend_per_request"], 1e-12)
+		assert.InDelta(t, 0.895/1190000*1e6, spend["gateway_spend_per_1m_tokens"], 1e-9)
+	}
+	assert.Contains(t, notes, "LiteLLM's own cost")
 
 	fs, _ = query(map[string]any{"queryType": "targets"})
 	inv := map[string]string{}
