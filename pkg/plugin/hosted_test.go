@@ -74,6 +74,8 @@ func tableRows(t *testing.T, f *data.Frame) []map[string]any {
 //   - cost of litellm: spend 0.195 + 0.7 + 0 = 0.895 USD over 1700 requests → 0.000526 per
 //     request, over 500000 + 250000 + 100000 prompt and 200000 + 100000 + 40000 generated tokens
 //     (1190000) → 0.7521 per 1M tokens.
+//   - SLO TTFT ≤ 0.5 s (a LiteLLM bucket bound) per model: gpt-4o-mini 600/1000 = 0.6 (600 at
+//     0.4 s, the rest at 0.8 and 1.5), claude-haiku 0/500, Qwen 200/200 = 1.
 //   - errors over all targets reads the two gateways (the engine counts no gateway errors).
 func TestHostedGatewaysThroughQueryData(t *testing.T) {
 	if testing.Short() {
@@ -89,7 +91,9 @@ func TestHostedGatewaysThroughQueryData(t *testing.T) {
 	inst := newLiveInstance(t, "hosted", map[string]any{"storagePath": t.TempDir(),
 		"scrapeInterval": "1s", "scrapeTimeout": "1s", "retention": "1h",
 		"targets": []map[string]any{{"name": "litellm", "url": urls[0]}, {"name": "otel", "url": urls[1]},
-			{"name": "engine", "url": urls[2]}}})
+			{"name": "engine", "url": urls[2]}},
+		"sloProfiles": []map[string]any{{"name": "chat", "objectives": []map[string]any{
+			{"name": "ttft-500ms", "signal": "ttft", "threshold": 0.5, "target": 0.9}}}}})
 	defer inst.Dispose()
 	time.Sleep(9 * time.Second)
 
@@ -200,6 +204,23 @@ func TestHostedGatewaysThroughQueryData(t *testing.T) {
 		assert.InDelta(t, 0.895/1190000*1e6, spend["gateway_spend_per_1m_tokens"], 1e-9)
 	}
 	assert.Contains(t, notes, "LiteLLM's own cost")
+
+	// The profiles' objectives read the gateway's histograms like an engine's, per model.
+	fs, _ = query(map[string]any{"queryType": "slo", "profile": "chat", "targets": lite, "groupBy": "model"})
+	att := map[string]float64{}
+	for _, f := range fs {
+		for _, r := range tableRows(t, f) {
+			if m, ok := r["model"].(string); ok && r["objective"] == "ttft-500ms" {
+				if v, ok := r["attainment"].(float64); ok {
+					att[m] = v
+				}
+			}
+		}
+	}
+	require.Len(t, att, 3, "%v", att)
+	for m, want := range map[string]float64{"gpt-4o-mini": 0.6, "claude-haiku": 0, "Qwen/Qwen3-0.6B": 1} {
+		assert.InDelta(t, want, att[m], 1e-9, m)
+	}
 
 	fs, _ = query(map[string]any{"queryType": "targets"})
 	inv := map[string]string{}
