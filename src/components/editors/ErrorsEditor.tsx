@@ -1,10 +1,10 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, MultiSelect, RadioButtonGroup } from '@grafana/ui';
+import { InlineField, RadioButtonGroup } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { ERROR_CLASSES, ERRORS_FORMATS, ErrorsFormat } from '../../types';
-import { LW, withField } from './common';
+import { LW, Multi, withField } from './common';
 
 const FORMAT_OPTIONS: Array<SelectableValue<ErrorsFormat>> = ERRORS_FORMATS.map((f) => ({ label: f, value: f }));
 const CLASS_OPTIONS: Array<SelectableValue<string>> = ERROR_CLASSES.map((c) => ({ label: c, value: c }));
@@ -13,7 +13,11 @@ const CLASS_OPTIONS: Array<SelectableValue<string>> = ERROR_CLASSES.map((c) => (
 export function ErrorsEditor({ query, onChange }: QueryTypeEditorProps) {
   return (
     <>
-      <InlineField label="Format" labelWidth={LW} tooltip="The share of each class at each step, or one table row per group">
+      <InlineField
+        label="Format"
+        labelWidth={LW}
+        tooltip="The share of each class at each step, or one table row per group"
+      >
         <RadioButtonGroup
           aria-label="Format"
           options={FORMAT_OPTIONS}
@@ -21,14 +25,15 @@ export function ErrorsEditor({ query, onChange }: QueryTypeEditorProps) {
           onChange={(v) => onChange(withField(query, 'format', v))}
         />
       </InlineField>
-      <InlineField label="Classes" labelWidth={LW} tooltip="Keep only these error classes; empty: all five">
-        <MultiSelect
-          aria-label="Classes"
-          options={CLASS_OPTIONS}
-          value={query.errorClasses ?? []}
-          onChange={(v) => onChange(withField(query, 'errorClasses', v.map((x) => x.value!).filter(Boolean)))}
-        />
-      </InlineField>
+      <Multi
+        label="Classes"
+        id="inferscope-error-classes"
+        tooltip="Keep only these error classes (docs/gateways.md); empty: all five"
+        allowCustom={false}
+        value={query.errorClasses}
+        options={CLASS_OPTIONS}
+        onChange={(v) => onChange(withField(query, 'errorClasses', v))}
+      />
     </>
   );
 }
