@@ -238,8 +238,9 @@ var ErrorLabels = []string{"exception_class", "exception_status", "error_type", 
 // ClassifyError names the class of one failed-request series from its labels (ErrorLabels;
 // missing labels are empty). Rules, first match wins (docs/gateways.md has the table):
 //
-//  1. finish_reason "content_filter", or an exception or error type naming a content policy
-//     or filter (ContentPolicyViolationError, content_filter) → content_filter;
+//  1. finish_reason "content_filter" (the probe's class content_filter), or an exception or
+//     error type naming a content policy or filter (ContentPolicyViolationError,
+//     content_filter) → content_filter;
 //  2. a name with "RateLimit" or "rate_limit", probe class http_429, status 429 → rate_limit;
 //  3. a name with "Timeout" (Timeout, APITimeoutError, httpx.ReadTimeout, timeout), probe
 //     classes timeout and connect, status 408 or 504 → api_timeout;
@@ -265,7 +266,7 @@ func ClassifyError(labels map[string]string) ErrorClass {
 		status = labels["error_type"]
 	}
 	switch {
-	case labels["finish_reason"] == "content_filter", strings.Contains(name, "contentpolicy"),
+	case labels["finish_reason"] == "content_filter", probe == "content_filter", strings.Contains(name, "contentpolicy"),
 		strings.Contains(name, "content_policy"), strings.Contains(name, "content_filter"), strings.Contains(name, "contentfilter"):
 		return ErrContentFilter
 	case strings.Contains(name, "ratelimit"), strings.Contains(name, "rate_limit"), probe == "http_429", status == "429":

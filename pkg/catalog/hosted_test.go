@@ -130,6 +130,7 @@ func TestClassifyError(t *testing.T) {
 		{map[string]string{"class": "stream_cut"}, ErrModelError},
 		{map[string]string{"class": "bad_response"}, ErrModelError},
 		{map[string]string{"finish_reason": "content_filter"}, ErrContentFilter},
+		{map[string]string{"class": "content_filter"}, ErrContentFilter},
 		{map[string]string{}, ErrModelError},
 	} {
 		assert.Equal(t, c.want, ClassifyError(c.labels), "%v", c.labels)
