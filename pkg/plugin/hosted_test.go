@@ -240,4 +240,14 @@ func TestHostedGatewaysThroughQueryData(t *testing.T) {
 	assert.Equal(t, map[string]bool{"litellm": true, "otel": true}, targets)
 	assert.Contains(t, notes, "reads every gateway")
 	assert.NotContains(t, notes, "measures the engines' requests again")
+
+	// An engine named beside the gateway does not dilute its shares: gpt-4o-mini's rate limits
+	// stay 5/1000 when the query also names the engine (groupBy none: all of litellm's 1700
+	// requests, 5 rate-limited → 5/1700).
+	fs, notes = query(map[string]any{"queryType": "errors", "targets": []string{"litellm", "engine"}, "errorClasses": []string{"rate_limit"}})
+	if v := lastValues(t, fs); assert.Contains(t, v, "rate_limit share", "%v", v) {
+		assert.InDelta(t, 5.0/1700, v["rate_limit share"], 1e-9)
+	}
+	assert.Contains(t, notes, "engine count no gateway errors")
+	assert.NotContains(t, notes, "measures the engines' requests again")
 }

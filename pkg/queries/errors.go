@@ -95,13 +95,28 @@ const noteGatewaysOnly = "errors: the error classes are counted by gateways (Lit
 const noteNoGateway = "errors: no target in scope counts failed requests by class; the classes come from gateways (a LiteLLM proxy, OpenTelemetry GenAI instruments), engines count no rate limits, content filters or upstream timeouts (see the slo query's error_ratio objectives for an engine's own failures)"
 
 func runErrors(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Errors) (data.Frames, error) {
-	if len(p.Gateways) > 0 && !p.Scope.Gateway {
+	switch {
+	case len(p.Gateways) > 0 && !p.Scope.Gateway:
 		// GatewayPlan left the gateways out of an all-target query; here they are the source.
-		p.Scope.Targets, p.Scope.Gateway = slices.Clone(p.Gateways), true
 		p.Notes = slices.DeleteFunc(slices.Clone(p.Notes), func(n analysis.Notice) bool {
 			return strings.Contains(n.Text, "measures the engines' requests again")
 		})
 		p.Notes = append(p.Notes, analysis.Notice{Severity: analysis.Info, Text: noteGatewaysOnly})
+	case len(p.Gateways) > 0:
+		// Engines named beside a gateway would add their requests to the shares' denominators.
+		var engines []string
+		for _, t := range p.Scope.Targets {
+			if !slices.Contains(p.Gateways, t) {
+				engines = append(engines, t)
+			}
+		}
+		if len(engines) > 0 {
+			p.Notes = append(p.Notes, analysis.Notice{Severity: analysis.Info, Text: "errors: " + strings.Join(engines, ", ") +
+				" count no gateway errors and are left out, so their requests do not dilute the gateways' shares"})
+		}
+	}
+	if len(p.Gateways) > 0 {
+		p.Scope.Targets, p.Scope.Gateway = slices.Clone(p.Gateways), true
 	}
 	r := fetch.NewRun(ctx, env, p)
 	classes, allowed := q.classes()
