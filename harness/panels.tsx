@@ -52,6 +52,7 @@ import slo from '../dashboards/inferscope-slo.json';
 import gpu from '../dashboards/inferscope-gpu.json';
 import targets from '../dashboards/inferscope-targets.json';
 import cost from '../dashboards/inferscope-cost.json';
+import models from '../dashboards/inferscope-models.json';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -63,6 +64,7 @@ const dashboards: Record<string, Json> = {
   'inferscope-gpu': gpu,
   'inferscope-targets': targets,
   'inferscope-cost': cost,
+  'inferscope-models': models,
 };
 
 // The SLO profile the screenshots select (test/asgrafana asSent sends it for $profile).

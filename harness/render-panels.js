@@ -17,6 +17,7 @@ const DASHBOARDS = {
   'inferscope-gpu': 'gpu',
   'inferscope-targets': 'targets',
   'inferscope-cost': 'cost',
+  'inferscope-models': 'models',
 };
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.json': 'application/json' };
 

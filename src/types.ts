@@ -40,7 +40,7 @@ export const STANDARD_STATS = ['mean', 'p50', 'p90', 'p95', 'p99'] as const;
 export const ESTIMATORS = ['prometheus', 'refined'] as const;
 export type Estimator = (typeof ESTIMATORS)[number];
 
-export const GROUP_BY = ['none', 'target', 'model', 'target_model', 'engine', 'adapter', 'tenant', 'priority'] as const;
+export const GROUP_BY = ['none', 'target', 'model', 'target_model', 'engine', 'adapter', 'tenant', 'priority', 'provider'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];
 
 /** latency: the engine's histograms, or the client-side probes of the targets (docs/probe.md). */
@@ -184,7 +184,19 @@ export interface InferscopeQuery extends DataQuery {
   maxNumBatchedTokens?: number;
   /** capacity, format whatif: the one change to predict; absent: the default set. */
   whatIf?: CapacityWhatIf;
+
+  // errors
+  /** errors: keep only these error classes (default all five). */
+  errorClasses?: string[];
+  /** errors: a class's allowed share of requests (0..1), overriding the default objective. */
+  allowedShares?: Record<string, number>;
 }
+
+/** errors: the five error classes a gateway's failures are mapped to (docs/gateways.md). */
+export const ERROR_CLASSES = ['api_timeout', 'client_error', 'content_filter', 'model_error', 'rate_limit'] as const;
+/** errors: the share per class at each step, or one row per group. */
+export const ERRORS_FORMATS = ['timeseries', 'table'] as const;
+export type ErrorsFormat = (typeof ERRORS_FORMATS)[number];
 
 /** A what-if of the capacity query (pkg/queries.CapacityWhatIf): zero fields change nothing. */
 export interface CapacityWhatIf {
@@ -224,6 +236,9 @@ export const COST_STATS = [
   'prefix_cache_savings_per_hour',
   'cost_per_1m_good_tokens',
   'cost_spike_ratio',
+  // a gateway's own spend (LiteLLM), beside the engines' cost (docs/gateways.md)
+  'gateway_spend_per_request',
+  'gateway_spend_per_1m_tokens',
 ] as const;
 
 /** Variable query: which list GET /<kind> resource to read. */

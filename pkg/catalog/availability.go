@@ -169,7 +169,7 @@ func DetectStored(stored []string, override Engine) (Detection, bool) {
 // not read (see StoreRelabelRegexes), so detection and availability see each family the page
 // carries, at the cost of two samples (_sum, _count) per unused histogram series.
 var llmPrefixes = []string{"vllm:", "ray_vllm:", "ray_vllm_", "sglang:", "sglang_", "tgi_", "llamacpp:", "trtllm_", UserMetricPrefix,
-	"llm_d_epp_", "inference_objective_", "inference_model_", "inference_pool_", "inference_extension_"}
+	"llm_d_epp_", "inference_objective_", "inference_model_", "inference_pool_", "inference_extension_", liteLLMMarker, otelGenAIMarker}
 
 // ProcessStartTime is the standard process-collector gauge (seconds since the Unix epoch) that
 // Python and Go exporters put on their pages; a new value means the process restarted.

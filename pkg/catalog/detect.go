@@ -205,6 +205,8 @@ func Detect(names []string) Detection {
 		EngineTriton:        ns.countPrefix(tritonPrefixes...),
 		EngineCustom:        ns.countPrefix(UserMetricPrefix),
 		EngineLLMDEPP:       ns.countPrefix(eppMarkers...),
+		EngineLiteLLM:       ns.countPrefix(liteLLMMarker),
+		EngineOTelGenAI:     ns.countPrefix(otelGenAIMarker),
 		EngineDCGM:          ns.countPrefix("DCGM_FI_"),
 		EngineInferscopeGPU: ns.countPrefix(GPUAgentPrefix),
 	}
@@ -241,6 +243,8 @@ func Detect(names []string) Detection {
 		}
 	case EngineLLMDEPP:
 		detectEPP(ns, &d)
+	case EngineLiteLLM, EngineOTelGenAI:
+		detectHosted(ns, &d)
 	case EngineLlamaCpp:
 		if ns.present("llamacpp:kv_cache_usage_ratio") {
 			d.Evidence = append(d.Evidence, "kv-cache gauges present: a build from before mid-2025 (removed by llama.cpp PR #13660)")

@@ -35,8 +35,8 @@ type Scope struct {
 	// under UserMetricPrefix) in the builders; set when a target in scope has such a map, so
 	// the PromQL of every other query is unchanged.
 	User bool
-	// Gateway includes engine "llm-d-epp" (the llm-d router's endpoint picker) in the builders;
-	// set when a target in scope is one (fetch decides it from the targets' detection), so the
+	// Gateway includes the gateway engines (IsGateway: "llm-d-epp", the llm-d router's endpoint
+	// picker; "litellm"; "otel-genai") in the builders; set when a target in scope is one (fetch decides it from the targets' detection), so the
 	// PromQL of every other query is unchanged.
 	Gateway bool
 	// Fresh, when positive, makes the gauge builders (GaugePromQL, GaugePromQLBy) count a stored
@@ -59,7 +59,8 @@ type Scope struct {
 // GroupLabel maps a canonical group name to the stored label: "target" → "job", "model" →
 // "model_name", "engine" → "engine" (vLLM's data-parallel engine index), "tenant" →
 // "fairness_id" and "priority" → "priority" (the llm-d router's request labels: the
-// x-llm-d-inference-fairness-id header and the objective's priority), DimensionPrefix+"x" →
+// x-llm-d-inference-fairness-id header and the objective's priority), "provider" → "provider"
+// (a gateway's upstream provider, copied from each engine's ProviderLabels), DimensionPrefix+"x" →
 // "x". Anything else → "".
 func GroupLabel(canonical string) string {
 	switch canonical {
@@ -73,6 +74,8 @@ func GroupLabel(canonical string) string {
 		return TenantLabel
 	case "priority":
 		return "priority"
+	case "provider":
+		return HostedProviderLabel
 	}
 	if l, ok := strings.CutPrefix(canonical, DimensionPrefix); ok && l != "" {
 		return l
@@ -112,7 +115,7 @@ func groupLabels(sc Scope, extra []string) ([]string, error) {
 		}
 		l := GroupLabel(b)
 		if l == "" {
-			return nil, fmt.Errorf("catalog: unknown group %q (want target, model, engine, tenant or priority)", b)
+			return nil, fmt.Errorf("catalog: unknown group %q (want target, model, engine, tenant, priority or provider)", b)
 		}
 		if !slices.Contains(out, l) {
 			out = append(out, l)
@@ -266,7 +269,7 @@ func collect(s Signal, sc Scope, keep func(Metric) bool) ([]Engine, map[Engine][
 	per := map[Engine][]Metric{}
 	seen := map[string]bool{}
 	for _, e := range Engines {
-		if (e == EngineCustom && !sc.User) || (e == EngineLLMDEPP && !sc.Gateway) {
+		if (e == EngineCustom && !sc.User) || (IsGateway(e) && !sc.Gateway) {
 			continue
 		}
 		a := Lookup(e, s)
@@ -296,6 +299,11 @@ func join(order []Engine, per map[Engine][]Metric, sc Scope, groups []string, ga
 		c, err := chain(e, per[e], sc, byModel, t)
 		if err != nil {
 			return "", err
+		}
+		if slices.Contains(groups, HostedProviderLabel) {
+			for _, l := range providerLabels[e] {
+				c = `label_replace(` + c + `, "` + HostedProviderLabel + `", "$1", "` + l + `", "(.+)")`
+			}
 		}
 		c = dropPlaceholders(e, groups, c)
 		parts = append(parts, collapse(e, gauge, c))

@@ -14,17 +14,20 @@ const (
 	EngineTriton        Engine = "triton"         // Triton Inference Server core and TRT-LLM backend (`nv_`)
 	EngineCustom        Engine = "custom"         // a service's own metrics mapped in targets[].metrics, stored as UserMetricPrefix
 	EngineLLMDEPP       Engine = "llm-d-epp"      // the llm-d router's endpoint picker (`llm_d_epp_`; before: `inference_objective_`, `inference_model_`, `inference_pool_`, `inference_extension_`)
+	EngineLiteLLM       Engine = "litellm"        // the LiteLLM proxy (`litellm_`), a gateway to hosted and self-hosted models
+	EngineOTelGenAI     Engine = "otel-genai"     // OpenTelemetry GenAI semantic-convention instruments through a Prometheus exporter (`gen_ai_`)
 	EngineDCGM          Engine = "dcgm"           // NVIDIA dcgm-exporter (`DCGM_FI_`)
 	EngineInferscopeGPU Engine = "inferscope-gpu" // Inferscope's own GPU agent (GPUAgentPrefix)
 	EngineUnknown       Engine = "unknown"        // nothing recognised
 )
 
 // Engines lists every known engine except EngineUnknown, in the catalogue's fixed order
-// (LLM engines first, then the llm-d router's endpoint picker, then GPU exporters). Builders
-// visit engines in this order; they visit EngineCustom only with Scope.User and EngineLLMDEPP
-// only with Scope.Gateway, so the PromQL of queries over other targets is unchanged.
+// (LLM engines first, then the gateways: the llm-d router's endpoint picker, the LiteLLM proxy
+// and OpenTelemetry GenAI instruments, then GPU exporters). Builders visit engines in this
+// order; they visit EngineCustom only with Scope.User and the gateways (IsGateway) only with
+// Scope.Gateway, so the PromQL of queries over other targets is unchanged.
 var Engines = []Engine{EngineVLLM, EngineSGLang, EngineTGI, EngineLlamaCpp, EngineTRTLLM,
-	EngineTriton, EngineCustom, EngineLLMDEPP, EngineDCGM, EngineInferscopeGPU}
+	EngineTriton, EngineCustom, EngineLLMDEPP, EngineLiteLLM, EngineOTelGenAI, EngineDCGM, EngineInferscopeGPU}
 
 // Signal is a canonical, engine-independent quantity (DESIGN §3).
 type Signal string
@@ -163,6 +166,35 @@ const (
 // order.
 var GatewaySignals = []Signal{GatewayErrors, SLOViolations, EndpointQueue, PoolQueueStdDev, PoolKVStdDev}
 
+// The families below are the LiteLLM proxy's and OpenTelemetry GenAI's (hosted.go). Each is an
+// extra signal (not in the contract list), read only where a target in scope is a gateway.
+const (
+	// RequestErrors is a counter of requests that failed as the caller saw them, by the
+	// source's error labels (LiteLLM exception_class and exception_status, OpenTelemetry
+	// error_type); ClassifyError maps each series to an ErrorClass. Requests.
+	RequestErrors Signal = "request_errors"
+	// GatewaySpend is a counter of the gateway's own cost of requests (LiteLLM
+	// litellm_spend_metric_total). US dollars.
+	GatewaySpend Signal = "gateway_spend"
+	// DeploymentFailures is a counter of failed calls to one upstream deployment, retries
+	// included, by {exception_class, exception_status, api_provider}. Calls.
+	DeploymentFailures Signal = "deployment_failures"
+	// DeploymentState is a gauge per upstream deployment: 0 healthy, 1 partial outage, 2
+	// complete outage (LiteLLM litellm_deployment_state). State code.
+	DeploymentState Signal = "deployment_state"
+	// RateLimitRemainingRequests is a gauge of the requests the provider's rate limit still
+	// allows (its x-ratelimit-remaining-requests header). Requests.
+	RateLimitRemainingRequests Signal = "ratelimit_remaining_requests"
+	// RateLimitRemainingTokens is a gauge of the tokens the provider's rate limit still allows
+	// (x-ratelimit-remaining-tokens). Tokens.
+	RateLimitRemainingTokens Signal = "ratelimit_remaining_tokens"
+)
+
+// HostedSignals are the extra signals of the LiteLLM proxy and OpenTelemetry GenAI, in
+// AllSignals order.
+var HostedSignals = []Signal{RequestErrors, GatewaySpend, DeploymentFailures, DeploymentState,
+	RateLimitRemainingRequests, RateLimitRemainingTokens}
+
 // NewVLLMSignals are the extra signals of the newer vLLM families, in AllSignals order.
 var NewVLLMSignals = []Signal{Rejections, RequestsWaitingByReason, PromptTokensBySource, PromptTokensCached,
 	KVOffloadBytes, KVOffloadTime, NIXLTransferBytes, NIXLTransferTime, LoRARequestsInfo, LoRAAdaptersLoaded, ToolCallInvocations}
@@ -172,13 +204,14 @@ var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, 
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
 // then the extras PrefixCacheHitRate, Energy, GREngineActive, PromptLength and PowerLimitDefault,
-// then NewVLLMSignals, then GatewaySignals. Signals(e) returns one Availability per entry.
-var AllSignals = append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
+// then NewVLLMSignals, then GatewaySignals, then HostedSignals. Signals(e) returns one
+// Availability per entry.
+var AllSignals = append(append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
 	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength, PowerLimitDefault},
-	NewVLLMSignals...), GatewaySignals...)
+	NewVLLMSignals...), GatewaySignals...), HostedSignals...)
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string

@@ -14,9 +14,9 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
-// GatewayPlan returns p ready for the signal builders when the llm-d router's endpoint picker
-// (catalog.EngineLLMDEPP, detected from the stored names or set in the target's settings) is
-// among the targets in scope. The router measures the same requests as the engines behind it,
+// GatewayPlan returns p ready for the signal builders when a gateway (catalog.IsGateway: the
+// llm-d router's endpoint picker, the LiteLLM proxy, OpenTelemetry GenAI instruments; detected
+// from the stored names or set in the target's settings) is among the targets in scope. The router measures the same requests as the engines behind it,
 // from the gateway's side, so:
 //
 //   - a query over all targets (no targets named) leaves the routers out of its scope when
@@ -32,11 +32,13 @@ func GatewayPlan(ctx context.Context, env *Env, p Plan) Plan {
 	byTenant := slices.Contains(p.Scope.By, "tenant")
 	byPriority := slices.Contains(p.Scope.By, "priority")
 	var epp, legacy, others []string
+	hosted := false
 	from := p.Start.Add(-p.Window)
 	for _, t := range env.Targets(p.Scope.Targets) {
 		v := env.ViewOf(ctx, t.Name, from, p.End)
-		if v.Det.Engine == catalog.EngineLLMDEPP {
+		if catalog.IsGateway(v.Det.Engine) {
 			epp = append(epp, t.Name)
+			hosted = hosted || v.Det.Engine != catalog.EngineLLMDEPP
 			if v.Det.Generation == catalog.EPPGenerationLegacy {
 				legacy = append(legacy, t.Name)
 			}
@@ -55,7 +57,11 @@ func GatewayPlan(ctx context.Context, env *Env, p Plan) Plan {
 	p.Gateways = epp
 	if len(p.Scope.Targets) == 0 && len(others) > 0 {
 		p.Scope.Targets = others
-		add(fmt.Sprintf("%s: the llm-d router's endpoint picker measures the engines' requests again from the gateway's side, so a query over all targets leaves it out (each request would count twice); name it in targets to read its view, or see the breakdown's gateway row", strings.Join(epp, ", ")))
+		who := "the llm-d router's endpoint picker"
+		if hosted {
+			who = "a gateway (the llm-d router's endpoint picker, a LiteLLM proxy, OpenTelemetry GenAI instruments)"
+		}
+		add(fmt.Sprintf("%s: %s measures the engines' requests again from the gateway's side, so a query over all targets leaves it out (each request would count twice); name it in targets to read its view, or see the breakdown's gateway row", strings.Join(epp, ", "), who))
 		if byTenant || byPriority {
 			add(noteNoTenantLabel)
 		}

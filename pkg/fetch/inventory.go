@@ -48,6 +48,21 @@ func (e *Env) Inventory(ctx context.Context) []inventory.Row {
 					o.Detection = catalog.Detection{Engine: ProbeEngine, Evidence: []string{"inferscope_probe_* families"}}
 				}
 			}
+			if catalog.IsGateway(v.Det.Engine) && len(o.Models) == 0 {
+				// A gateway names models in its own labels (LiteLLM requested_model, OpenTelemetry
+				// gen_ai_request_model, …): the union of their values.
+				seen := map[string]bool{}
+				for _, l := range catalog.ModelLabels(v.Det.Engine) {
+					vals, _ := e.Querier.LabelValues(ctx, l, catalog.JobSelector(name), now.Add(-Lookback), now)
+					for _, m := range vals {
+						if !seen[m] {
+							seen[m] = true
+							o.Models = append(o.Models, m)
+						}
+					}
+				}
+				slices.Sort(o.Models)
+			}
 			o.Models = catalog.WithoutPlaceholders(o.Models) // TensorRT-LLM's "undefined" is no model
 		}
 		obs = append(obs, o)

@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/errclass"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/gpu"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/inventory"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/latency"
@@ -27,6 +28,8 @@ type Meta struct {
 	// Thresholds draws an objective threshold (seconds) on the value field of
 	// every time-series frame labelled stage=<key>: a field-config threshold
 	// (absolute mode: green below, red from the threshold), shown as a line.
+	// A key ErrorClassThreshold+<class> draws an error class's allowed share
+	// (0..1) on the frames labelled error_class=<class>.
 	Thresholds map[string]float64
 	// Server holds the remote server's warnings for the request (partial data,
 	// PromQL infos), already sanitised: a warning notice on every frame, after
@@ -122,6 +125,8 @@ func TimeSeries(series []analysis.Series, m Meta) data.Frames {
 		valueField := data.NewField("value", data.Labels(s.Labels), vals)
 		valueField.Config = &data.FieldConfig{Unit: s.Unit, DisplayNameFromDS: displayName(s), Custom: bandStyle(s)}
 		if th, ok := m.Thresholds[s.Labels["stage"]]; ok {
+			threshold(valueField, th)
+		} else if th, ok := m.Thresholds[ErrorClassThreshold+s.Labels[errclass.ClassLabel]]; ok && s.Labels[errclass.ClassLabel] != "" {
 			threshold(valueField, th)
 		}
 		f := data.NewFrame(s.Name, data.NewField("time", nil, times), valueField)

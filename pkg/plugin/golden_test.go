@@ -279,6 +279,10 @@ var goldenCases = []goldenCase{
 	// cases after the first reuse them.
 	{name: "capacity", query: q("capacity", "targets", []string{"vllm-a", "vllm-b"}), from: 0, to: goldenSpan},
 	{name: "capacity_short_range", query: q("capacity", "targets", []string{"vllm-a"})},
+	// errors: the fixture holds engines only, which count no gateway errors: the frames' shape
+	// and the not-exported notices (values: TestHostedGatewaysThroughQueryData).
+	{name: "errors", query: q("errors", "groupBy", "model")},
+	{name: "errors_table", query: q("errors", "format", "table", "groupBy", "model")},
 	{name: "capacity_parameters", query: q("capacity", "format", "parameters", "targets", []string{"vllm-b"}), from: 0, to: goldenSpan},
 	{name: "capacity_whatif", query: q("capacity", "format", "whatif", "targets", []string{"vllm-b"}, "profiles", []string{"batch"}, "whatIf", map[string]any{"addReplicas": 1}), from: 0, to: goldenSpan},
 	{name: "capacity_replicas", query: q("capacity", "format", "replicas", "targets", []string{"vllm-b"}, "profiles", []string{"batch"}, "utilisation", 0.5), from: 0, to: goldenSpan},
@@ -308,6 +312,7 @@ var goldenCases = []goldenCase{
 	{name: "error_unknown_target", query: q("latency", "targets", []string{"nowhere"})},
 	{name: "error_benchmark_unknown_baseline", query: q("benchmark", "baseline", "nope")},
 	{name: "error_capacity_utilisation", query: q("capacity", "utilisation", 1.5)},
+	{name: "error_errors_class", query: q("errors", "errorClasses", []string{"rate_limit", "quota"})},
 	{name: "error_capacity_whatif_empty", query: q("capacity", "format", "whatif", "whatIf", map[string]any{})},
 	{name: "error_regression_one_range", query: q("regression", "before", map[string]string{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:15:00Z"})},
 }
@@ -392,6 +397,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"benchmark": {""}, "regression": {"", "annotations", "numeric"},
 		"probe": {"", "sustained"}, "cost": {""},
 		"capacity": {"", "parameters", "whatif", "replicas"},
+		"errors":   {"", "table"},
 	}
 	have := map[string][]string{}
 	// probeGoldenCases (probe_test.go) run on the probe fixture.

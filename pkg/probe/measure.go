@@ -28,10 +28,13 @@ const (
 	ClassStreamCut   = "stream_cut"   // the stream ended or was reset before data: [DONE]
 	ClassStreamError = "stream_error" // the server sent an error object inside the stream
 	ClassBadResponse = "bad_response" // 200 but not an SSE stream of completion chunks
+	// ClassContentFilter: a choice ended with finish_reason "content_filter" (the OpenAI API's
+	// content-policy stop): the answer was cut or refused by a filter, counted as failed.
+	ClassContentFilter = "content_filter"
 )
 
 // Classes lists every error class, in the order above.
-var Classes = []string{ClassConnect, ClassTimeout, ClassHTTP429, ClassHTTP4xx, ClassHTTP5xx, ClassStreamCut, ClassStreamError, ClassBadResponse}
+var Classes = []string{ClassConnect, ClassTimeout, ClassHTTP429, ClassHTTP4xx, ClassHTTP5xx, ClassStreamCut, ClassStreamError, ClassBadResponse, ClassContentFilter}
 
 // Result is one probe request as the client saw it. Durations are seconds from
 // the moment the request was handed to the HTTP client (Start); zero when not
@@ -123,8 +126,9 @@ func NewHTTPClient(timeout time.Duration, skipVerify bool) *http.Client {
 type chunk struct {
 	ID      string `json:"id"`
 	Choices []struct {
-		Text  string `json:"text"`
-		Delta struct {
+		Text         string `json:"text"`
+		FinishReason string `json:"finish_reason"`
+		Delta        struct {
 			Content          string `json:"content"`
 			ReasoningContent string `json:"reasoning_content"` // vLLM's reasoning parsers (before 0.10), SGLang
 			Reasoning        string `json:"reasoning"`         // Ollama's thinking output, newer vLLM
@@ -257,6 +261,9 @@ func readStream(body io.Reader, res *Result, since func() float64, key string) {
 		for _, ch := range c.Choices {
 			if ch.Text != "" || ch.Delta.Content != "" || ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != "" {
 				text = true
+			}
+			if ch.FinishReason == ClassContentFilter && res.Class == "" {
+				res.Class, res.Err = ClassContentFilter, "the answer ended with finish_reason content_filter (a content policy stopped it)"
 			}
 		}
 		if !text {

@@ -108,7 +108,7 @@ func NewMetrics() *Metrics {
 var initErrors = [][2]string{{ClassConnect, ""}, {ClassTimeout, ""}, {ClassHTTP429, "429"}, {ClassStreamCut, ""},
 	{ClassStreamError, ""}, {ClassBadResponse, ""}, {ClassHTTP4xx, "400"}, {ClassHTTP4xx, "401"}, {ClassHTTP4xx, "403"},
 	{ClassHTTP4xx, "404"}, {ClassHTTP4xx, "408"}, {ClassHTTP4xx, "413"}, {ClassHTTP4xx, "422"}, {ClassHTTP5xx, "500"},
-	{ClassHTTP5xx, "502"}, {ClassHTTP5xx, "503"}, {ClassHTTP5xx, "504"}}
+	{ClassHTTP5xx, "502"}, {ClassHTTP5xx, "503"}, {ClassHTTP5xx, "504"}, {ClassContentFilter, ""}}
 
 // Init creates an endpoint's series at zero (counters, the usual error
 // classes and codes, the configured load), so rates start from the first scrape.

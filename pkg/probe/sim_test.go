@@ -247,7 +247,8 @@ func TestErrorClassesAgainstSimulator(t *testing.T) {
 }
 
 // TestStreamErrorAndBadResponse: a server that sends an error object inside
-// the stream, one that does not stream, and one that ends [DONE] with no text.
+// the stream, one that does not stream, one that ends [DONE] with no text, and one whose
+// answer ends with finish_reason content_filter.
 func TestStreamErrorAndBadResponse(t *testing.T) {
 	h := http.NewServeMux()
 	h.HandleFunc("/err/v1/chat/completions", func(w http.ResponseWriter, _ *http.Request) {
@@ -259,6 +260,12 @@ func TestStreamErrorAndBadResponse(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"id":"x","choices":[]}`)
 	})
+	h.HandleFunc("/filter/v1/chat/completions", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"id\":\"x\",\"choices\":[{\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	})
 	h.HandleFunc("/empty/v1/chat/completions", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: [DONE]\n\n")
@@ -266,7 +273,8 @@ func TestStreamErrorAndBadResponse(t *testing.T) {
 	hs := httptest.NewServer(h)
 	defer hs.Close()
 	client := NewHTTPClient(5*time.Second, false)
-	for path, class := range map[string]string{"/err": ClassStreamError, "/json": ClassBadResponse, "/empty": ClassBadResponse} {
+	for path, class := range map[string]string{"/err": ClassStreamError, "/json": ClassBadResponse, "/empty": ClassBadResponse,
+		"/filter": ClassContentFilter} {
 		r := Measure(context.Background(), client, simRequest(hs.URL+path, true, 4))
 		assert.Equal(t, class, r.Class, path+": "+r.Err)
 	}

@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -43,7 +44,87 @@ type Cost struct {
 
 func (q *Cost) lists() []namedList { return []namedList{{"series", &q.Series}} }
 
-var costEnums = map[string][]string{"series": append(slices.Clone(cost.Stats), cost.SpikeRatio)}
+var costEnums = map[string][]string{"series": append(slices.Clone(cost.Stats), cost.SpikeRatio, GatewaySpendPerRequest, GatewaySpendPer1MTokens)}
+
+// The cost query's series of a gateway's own spend (LiteLLM's litellm_spend_metric_total, in
+// USD), per gateway target beside the engines' cost from the settings' prices: spend/s ÷
+// requests/s, and spend/s ÷ (prompt + generated tokens/s) × 1e6.
+const (
+	GatewaySpendPerRequest  = "gateway_spend_per_request"
+	GatewaySpendPer1MTokens = "gateway_spend_per_1m_tokens"
+)
+
+// gatewaySpend returns the two gateway-spend series per gateway target of the plan
+// (Plan.Gateways) that exports a spend counter; none without one.
+func gatewaySpend(ctx context.Context, r *fetch.Run, p fetch.Plan) ([]analysis.Series, error) {
+	if len(p.Gateways) == 0 {
+		return nil, nil
+	}
+	sc := catalog.Scope{Targets: p.Gateways, By: []string{"target"}, Gateway: true, Finite: p.Scope.Finite}
+	read := func(s catalog.Signal) (map[string][]float64, error) {
+		q, err := catalog.CounterRatePromQL(s, sc, p.Window)
+		if err != nil {
+			return nil, err
+		}
+		m, err := r.Range(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		vals, labels := analysis.Align(m, r.Steps)
+		out := map[string][]float64{}
+		for k, v := range vals {
+			out[labels[k]["target"]] = v
+		}
+		return out, nil
+	}
+	spend, err := read(catalog.GatewaySpend)
+	if err != nil || len(spend) == 0 {
+		return nil, err
+	}
+	reqs, err := read(catalog.RequestsFinished)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := read(catalog.PromptTokens)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := read(catalog.GenerationTokens)
+	if err != nil {
+		return nil, err
+	}
+	var out []analysis.Series
+	for _, t := range slices.Sorted(maps.Keys(spend)) {
+		sp := spend[t]
+		perReq, perTok := make([]float64, len(sp)), make([]float64, len(sp))
+		for i, v := range sp {
+			perReq[i], perTok[i] = math.NaN(), math.NaN()
+			if rq := at(reqs[t], i); rq > 0 {
+				perReq[i] = v / rq
+			}
+			if tk := at(prompt[t], i) + at(gen[t], i); tk > 0 {
+				perTok[i] = v / tk * 1e6
+			}
+		}
+		for _, x := range []struct {
+			stat string
+			vals []float64
+		}{{GatewaySpendPerRequest, perReq}, {GatewaySpendPer1MTokens, perTok}} {
+			out = append(out, analysis.Series{Name: x.stat, Labels: map[string]string{"target": t, "stat": x.stat},
+				Unit: "currencyUSD", Times: r.Steps, Values: x.vals})
+		}
+	}
+	r.Notes.Add(analysis.Info, "gateway spend: LiteLLM's own cost of its requests (its model price map or the deployment's prices, in USD), shown beside the engines' cost from the settings' prices and not added to it")
+	return out, nil
+}
+
+// at is v[i], NaN when v is shorter or nil.
+func at(v []float64, i int) float64 {
+	if i < len(v) {
+		return v[i]
+	}
+	return math.NaN()
+}
 
 func (q *Cost) validate(s *settings.Settings) error {
 	// "none" is what the editor's new query carries into a cost query, whose editor has no
@@ -55,8 +136,8 @@ func (q *Cost) validate(s *settings.Settings) error {
 		return badQueryf("models: prices are per target, so the cost query cannot be restricted to models (select targets instead)")
 	}
 	for _, st := range q.Series {
-		if !slices.Contains(cost.Stats, st) && st != cost.SpikeRatio {
-			return badQueryf("series: %q is not one of %s", st, strings.Join(append(slices.Clone(cost.Stats), cost.SpikeRatio), ", "))
+		if !slices.Contains(costEnums["series"], st) {
+			return badQueryf("series: %q is not one of %s", st, strings.Join(costEnums["series"], ", "))
 		}
 	}
 	if q.Baseline != "" {
@@ -171,6 +252,13 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 	}
 	if q.baseline > 0 {
 		r.Notes.Add(analysis.Info, fmt.Sprintf("cost spike ratio: cost per 1M tokens over its mean over the preceding %s, read at %s resolution (windows without tokens left out of the mean)", model.Duration(q.baseline), model.Duration(baselineStep(p, q.baseline))))
+	}
+	if len(q.Series) == 0 || slices.Contains(q.Series, GatewaySpendPerRequest) || slices.Contains(q.Series, GatewaySpendPer1MTokens) {
+		gs, err := gatewaySpend(ctx, r, p)
+		if err != nil {
+			return nil, err
+		}
+		series = append(series, gs...)
 	}
 	if len(q.Series) > 0 {
 		kept := series[:0]

@@ -45,7 +45,7 @@ type Common struct {
 }
 
 // commonEnums are the enumerated values of the common fields (the query schema).
-var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "target_model", "engine", "adapter", "tenant", "priority"}}
+var commonEnums = map[string][]string{"groupBy": {"none", "target", "model", "target_model", "engine", "adapter", "tenant", "priority", "provider"}}
 
 // common returns the embedded common fields.
 func (c *Common) common() *Common { return c }
@@ -357,18 +357,18 @@ func groupBy(g string, s *settings.Settings, targets []string) ([]string, error)
 	switch g {
 	case "", "none", "adapter":
 		return nil, nil
-	case "target", "model", "engine", "tenant", "priority":
+	case "target", "model", "engine", "tenant", "priority", "provider":
 		return []string{g}, nil
 	case "target_model":
 		return []string{"target", "model"}, nil
 	}
 	if userMetricsInScope(s, targets) {
 		if !model.LabelName(g).IsValidLegacy() || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
-			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, target_model, engine, adapter, tenant, priority or a label such as dtype)", g)
+			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, target_model, engine, adapter, tenant, priority, provider or a label such as dtype)", g)
 		}
 		return []string{catalog.DimensionPrefix + g}, nil
 	}
-	return nil, badQueryf("groupBy: %q is not one of none, target, model, target_model, engine, adapter, tenant, priority", g)
+	return nil, badQueryf("groupBy: %q is not one of none, target, model, target_model, engine, adapter, tenant, priority, provider", g)
 }
 
 // meta is what every frame of a run's answer carries: its PromQL, its notices and the

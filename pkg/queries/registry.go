@@ -30,6 +30,7 @@ var registry = []*Type{
 	register("probe", false, probeEnums, runProbe),
 	register("cost", false, costEnums, runCost),
 	register("capacity", false, capacityEnums, runCapacity),
+	register("errors", false, errorsEnums, runErrors),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may

@@ -1,4 +1,4 @@
-import { ESTIMATORS, GPU_SIGNALS, GROUP_BY, LATENCY_STAGES, PROBE_SIGNALS, PROBE_VIEWS, SOURCES } from '../types';
+import { ERROR_CLASSES, ESTIMATORS, GPU_SIGNALS, GROUP_BY, LATENCY_STAGES, PROBE_SIGNALS, PROBE_VIEWS, SOURCES } from '../types';
 import { FieldSpec, QueryField } from './definition';
 
 /**
@@ -45,6 +45,8 @@ export const QUERY_FIELDS: Record<QueryField, FieldSpec> = {
   maxNumSeqs: { type: 'number', templating: 'none' },
   maxNumBatchedTokens: { type: 'number', templating: 'none' },
   whatIf: { type: 'object', templating: 'none' },
+  errorClasses: { type: 'string[]', templating: 'list', enum: ERROR_CLASSES },
+  allowedShares: { type: 'object', templating: 'none' },
 };
 
 /** Fields every query type has (the shared controls); the type's own are in its `fields`. */

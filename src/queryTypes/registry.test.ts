@@ -8,7 +8,7 @@ import { DEFAULT_QUERY, QUERY_TYPES, queryTypeDefinition } from './registry';
  * kept here as the reference the registry must reproduce: the query JSON the
  * editors produce must not change. Types and fields added since (issue 26:
  * latency's source, the probe type) are appended to the tables.
- * editors produce must not change. Types added since (cost, capacity) have
+ * editors produce must not change. Types added since (cost, capacity, errors) have
  * their entry at the end of each table.
  */
 const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
@@ -31,6 +31,7 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   probe: ['view', 'signal', 'threshold', 'sustainedShare'],
   cost: ['series', 'baseline'],
   capacity: ['format', 'profiles', 'utilisation', 'maxNumSeqs', 'maxNumBatchedTokens', 'whatIf'],
+  errors: ['format', 'errorClasses', 'allowedShares'],
 };
 const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives', 'source'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
@@ -52,6 +53,7 @@ const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   probe: { view: 'jitter' },
   cost: {},
   capacity: { format: 'table' },
+  errors: { format: 'timeseries' },
 };
 const T = true;
 const F = false;
@@ -74,6 +76,7 @@ const OLD_USES: Record<string, [boolean, boolean, boolean, boolean]> = {
   probe: [T, T, F, T],
   cost: [T, F, F, T],
   capacity: [T, F, F, T],
+  errors: [T, T, T, T],
 };
 
 function oldSwitch(query: InferscopeQuery, t: string): InferscopeQuery {

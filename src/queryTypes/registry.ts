@@ -4,6 +4,7 @@ import { benchmarkType } from './benchmark';
 import { bucketsType } from './buckets';
 import { burnRateType } from './burn_rate';
 import { capacityType } from './capacity';
+import { errorsType } from './errors';
 import { costType } from './cost';
 import { QueryTypeDefinition } from './definition';
 import { diagnosisType } from './diagnosis';
@@ -43,6 +44,7 @@ const BY_ID = {
   probe: probeType,
   cost: costType,
   capacity: capacityType,
+  errors: errorsType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */

@@ -109,7 +109,7 @@ describe('query schema (src/generated/queryschema.json)', () => {
   it('catches drift: a type, a field or a value on one side only', () => {
     const copy = JSON.parse(JSON.stringify(schema)) as Schema;
     delete copy.events;
-    copy.errors = { queryType: { type: 'string' } };
+    copy.nosuchtype = { queryType: { type: 'string' } };
     delete copy.raw.matchers;
     copy.latency.bounds = { type: 'string' };
     copy.breakdown.format.enum = ['table'];
@@ -118,7 +118,7 @@ describe('query schema (src/generated/queryschema.json)', () => {
     expect(errs).toEqual(
       expect.arrayContaining([
         'events: a front-end query type the schema does not have',
-        'errors: a query type of the schema with no front-end registry entry',
+        'nosuchtype: a query type of the schema with no front-end registry entry',
         'raw.matchers: a field the schema does not have for raw',
         'latency.bounds: boolean on the front end, string in the schema',
         'latency.bounds: the default true is not a string',

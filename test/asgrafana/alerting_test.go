@@ -156,6 +156,7 @@ func TestAlertRules(t *testing.T) {
 			{"name": "dropper", "url": serve(t, drop)},
 			{"name": "down", "url": down},
 			{"name": "stalling", "url": stalling},
+			{"name": "gateway", "url": serve(t, &surgePage{})},
 		},
 		"probes": []tgt{
 			{"name": "probe-healthy", "url": serveProbe(t, healthy), "target": "healthy"},
@@ -185,6 +186,12 @@ func TestAlertRules(t *testing.T) {
 		"inferscope-target-down":                  {"target": "down"},
 		"inferscope-telemetry-missing":            {"target": "dropper", "signal": "ttft"},
 		"inferscope-probe-sustained-token-stalls": {"target": "stalling", "probe": "probe-stalling"},
+		// The gateway's model m fails 15 % of its requests in every class (surgePage).
+		"inferscope-error-surge-api-timeout":    {"model": "m", "error_class": "api_timeout"},
+		"inferscope-error-surge-rate-limit":     {"model": "m", "error_class": "rate_limit"},
+		"inferscope-error-surge-content-filter": {"model": "m", "error_class": "content_filter"},
+		"inferscope-error-surge-model-error":    {"model": "m", "error_class": "model_error"},
+		"inferscope-error-surge-client-error":   {"model": "m", "error_class": "client_error"},
 	}
 	// The burn-rate rules must stay silent here: the store holds seconds, and a row counts only
 	// once the store covers its long window (1 h at least), so a new store never pages on a burn

@@ -186,6 +186,9 @@ func TestDashboardsRender(t *testing.T) {
 			{"name": "vllm-healthy", "url": healthy, "agent": "gpu-healthy", "costPerHour": 3.6},
 			{"name": "vllm-kv-pressure", "url": kv, "agent": "gpu-kv-pressure"},
 			{"name": "vllm-partial", "url": serve(t, drop)},
+			// Gateways, for the Models and providers dashboard (left out of all-target queries).
+			{"name": "litellm", "url": serve(t, newGatewayPage(t, "litellm-proxy-documented-names-three-models.prom"))},
+			{"name": "otel-genai", "url": serve(t, newGatewayPage(t, "otel-genai-collector-client-provider-name-and-system.prom"))},
 		},
 		"gpuAgents": []map[string]any{
 			{"name": "gpu-healthy", "url": healthyGPU, "kind": "inferscope"},

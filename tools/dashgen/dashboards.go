@@ -423,5 +423,6 @@ func All() map[string]*dashboard.DashboardBuilder {
 		"inferscope-gpu.json":      GPU(),
 		"inferscope-targets.json":  Targets(),
 		"inferscope-cost.json":     Cost(),
+		"inferscope-models.json":   Models(),
 	}
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+)
+
+// UIDModels is the uid of the "Models and providers" dashboard (the error-surge alert rules
+// link to its panels).
+const UIDModels = "inferscope-models"
+
+// errorsQuery is an errors query of the selected targets and models (docs/gateways.md).
+func errorsQuery(kv ...any) queryBuilder {
+	return query(sel(append([]any{"queryType", "errors"}, kv...)...)...)
+}
+
+// modelsClasses are the five error classes with their panel titles and descriptions, in the
+// order of the dashboard (and of catalog.ErrorClasses).
+var modelsClasses = []struct{ class, title, desc string }{
+	{"api_timeout", "API timeouts", "Share of requests whose upstream (the provider's API or the engine behind the gateway) did not answer in time: LiteLLM Timeout / APITimeoutError (408) and 504, OpenTelemetry error_type timeout or *Timeout*. Allowed share 1 % (dashed line)."},
+	{"rate_limit", "Rate limits", "Share of requests refused with 429 or a RateLimitError by the provider or the gateway's own limits. Allowed share 0.5 % (dashed line); the provider's remaining requests and tokens are in the rate-limit panel."},
+	{"content_filter", "Content filter", "Share of requests refused by a content policy (LiteLLM ContentPolicyViolationError, error_type content_filter, finish_reason content_filter). Allowed share 1 % (dashed line)."},
+	{"model_error", "Model errors", "Share of requests the provider or engine failed: 5xx, APIError, InternalServerError, ServiceUnavailableError, APIConnectionError and any error type not recognised. Allowed share 0.1 % (dashed line)."},
+	{"client_error", "Client errors", "Share of requests at fault: 4xx other than 408 and 429 (BadRequestError, AuthenticationError, NotFoundError, ContextWindowExceededError, BudgetExceededError). Allowed share 0.5 % (dashed line)."},
+}
+
+// Models is the "Models and providers" dashboard: the per-model table of a gateway (LiteLLM
+// proxy, OpenTelemetry GenAI instruments) with requests, TTFT and ITL medians, errors by class
+// and spend, then per model TTFT and time per output token with their bucket bounds, request
+// and token rates, each error class's share against its allowed share, and the gateway and
+// network time of models that are served by an engine Inferscope also reads.
+func Models() *dashboard.DashboardBuilder {
+	b := shell(UIDModels, "Inferscope — models and providers",
+		"Hosted and self-hosted models as a gateway (a LiteLLM proxy, OpenTelemetry GenAI instruments) sees them: requests, latency, errors in five classes (API timeout, rate limit, content filter, model error, client error) against their allowed shares, and spend, per model and provider (docs/gateways.md).",
+		targetVar(), modelVar())
+	b.WithPanel(tbl("Models", "One row per model at the end of the range: requests/s, errors/s, median TTFT and ITL (the gateway's buckets; ITL only where the source has an inter-chunk histogram), each error class's share of requests (red past its allowed share), the worst class's burn (share ÷ allowed share) and LiteLLM's spend per request and per 1M tokens (USD).",
+		24, 8, errorsQuery("format", "table", "groupBy", "model")).
+		Id(1).
+		OverrideByName("worst_burn", props(thresholdsProp(upperBad(1, 10)), colorBackground())).
+		OverrideByName("spend_per_request", props(prop("unit", unitMoney), prop("decimals", 6))).
+		OverrideByName("spend_per_1m_tokens", props(prop("unit", unitMoney))).
+		OverrideByRegexp(".* share$", props(colorText())))
+	b.WithPanel(tbl("Providers", "The same per provider (LiteLLM api_provider, OpenTelemetry gen_ai.provider.name or the older gen_ai.system, read as one provider label): a slow or failing provider shows across all its models.",
+		24, 6, errorsQuery("format", "table", "groupBy", "provider")).
+		OverrideByName("worst_burn", props(thresholdsProp(upperBad(1, 10)), colorBackground())).
+		OverrideByRegexp(".* share$", props(colorText())))
+	b.WithRow(row("Errors by class"))
+	for i, c := range modelsClasses {
+		p := ts(c.title, c.desc, unitRatio, 8, 7, errorsQuery("errorClasses", []string{c.class}, "groupBy", "model")).
+			Min(0).Legend(legendTable()).
+			ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
+		b.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
+	}
+	b.WithRow(row("Latency and traffic per model"))
+	b.WithPanel(latencyTS("TTFT per model", "Median, 95th and 99th percentile time to first token per model as the gateway measured it, with the bucket bounds of each estimate as a band (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
+		12, 8, query(sel("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99"}, "groupBy", "model")...)))
+	b.WithPanel(latencyTS("Time per output token / chunk per model", "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, with bucket bounds; LiteLLM exports neither.",
+		12, 8, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)))
+	b.WithPanel(latencyTS("E2E per model", "Median, 95th and 99th percentile end-to-end request latency per model at the gateway, with bucket bounds.",
+		12, 8, query(sel("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99"}, "groupBy", "model")...)))
+	b.WithPanel(ts("Requests per model", "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
+		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()))
+	b.WithPanel(ts("Tokens per model", "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
+		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))
+	b.WithPanel(ts("Stage breakdown with gateway and network time", "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
+		unitSeconds, 12, 8, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
+	return b
+}
