@@ -29,6 +29,7 @@ var deepDives = []struct{ title, uid string }{
 	{"GPUs", UIDGPU},
 	{"Targets", UIDTargets},
 	{"Cost & capacity", UIDCost},
+	{"Models and providers", UIDModels},
 }
 
 // sel is the target and model selection every query carries, from the

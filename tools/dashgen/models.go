@@ -32,7 +32,7 @@ var modelsClasses = []struct{ class, title, desc string }{
 func Models() *dashboard.DashboardBuilder {
 	b := shell(UIDModels, "Inferscope — models and providers",
 		"Hosted and self-hosted models as a gateway (a LiteLLM proxy, OpenTelemetry GenAI instruments) sees them: requests, latency, errors in five classes (API timeout, rate limit, content filter, model error, client error) against their allowed shares, and spend, per model and provider (docs/gateways.md).",
-		targetVar(), modelVar())
+		targetVar(), modelVar(), profileVar())
 	b.WithPanel(tbl("Models", "One row per model at the end of the range: requests/s, errors/s, median TTFT and ITL (the gateway's buckets; ITL only where the source has an inter-chunk histogram), each error class's share of requests (red past its allowed share), the worst class's burn (share ÷ allowed share) and LiteLLM's spend per request and per 1M tokens (USD).",
 		24, 8, errorsQuery("format", "table", "groupBy", "model")).
 		Id(1).
@@ -52,12 +52,12 @@ func Models() *dashboard.DashboardBuilder {
 		b.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
 	}
 	b.WithRow(row("Latency and traffic per model"))
-	b.WithPanel(latencyTS("TTFT per model", "Median, 95th and 99th percentile time to first token per model as the gateway measured it, with the bucket bounds of each estimate as a band (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
-		12, 8, query(sel("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99"}, "groupBy", "model")...)))
-	b.WithPanel(latencyTS("Time per output token / chunk per model", "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, with bucket bounds; LiteLLM exports neither.",
+	b.WithPanel(latencyTS("TTFT per model", "Median, 95th and 99th percentile time to first token per model as the gateway measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold; bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
+		12, 8, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)))
+	b.WithPanel(latencyTS("Time per output token / chunk per model", "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, bucket bounds on hover; LiteLLM exports neither.",
 		12, 8, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)))
-	b.WithPanel(latencyTS("E2E per model", "Median, 95th and 99th percentile end-to-end request latency per model at the gateway, with bucket bounds.",
-		12, 8, query(sel("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99"}, "groupBy", "model")...)))
+	b.WithPanel(latencyTS("E2E per model", "Median, 95th and 99th percentile and max end-to-end request latency per model at the gateway, against the selected profile's threshold; bucket bounds on hover.",
+		12, 8, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)))
 	b.WithPanel(ts("Requests per model", "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
 		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()))
