@@ -78,6 +78,9 @@ type Target struct {
 	BearerToken string `json:"-"`
 	// BasicAuthPassword comes from secureJsonData key "<name>.basicAuthPassword".
 	BasicAuthPassword string `json:"-"`
+	// Group is the target group this target stands for (remote mode,
+	// jsonData "targetGroups"), nil for a target configured by itself.
+	Group *TargetGroup `json:"-"`
 }
 
 // GPUAgent is a node-level GPU metrics endpoint: the Inferscope NVML agent or dcgm-exporter.
@@ -112,6 +115,9 @@ type Settings struct {
 
 	Targets   []Target   `json:"targets"`
 	GPUAgents []GPUAgent `json:"gpuAgents,omitempty"`
+	// TargetGroups are remote-mode fleets whose targets follow the server's
+	// series (groups.go); each is also appended to Targets (Target.Group set).
+	TargetGroups []TargetGroup `json:"targetGroups,omitempty"`
 	// Probes are client-side probes (probe.go), each joined to the target it exercises.
 	Probes []Probe `json:"probes,omitempty"`
 
@@ -184,6 +190,9 @@ func load(dsURL string, basicAuth bool, jsonData []byte, secure map[string]strin
 		return Settings{}, err
 	}
 	if err := s.applyRemote(dsURL, secure, basicAuth); err != nil {
+		return Settings{}, err
+	}
+	if err := s.applyTargetGroups(); err != nil {
 		return Settings{}, err
 	}
 	if err := s.Validate(); err != nil {

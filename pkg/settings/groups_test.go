@@ -1,0 +1,49 @@
+package settings
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTargetGroupsBecomeTargetsWithDefaults(t *testing.T) {
+	s, err := LoadWithURL("http://prometheus:9090", false, []byte(`{"mode": "remote",
+		"targets": [{"name": "vllm-a", "selector": "{job=\"a\"}"}],
+		"targetGroups": [{"name": "chat", "selector": "{namespace=\"llm\", job=\"vllm\"}", "groupLabels": ["deployment"]},
+		                 {"name": "batch", "selector": "{job=\"batch\"}", "targetLabels": ["instance"], "maxTargets": 500, "engine": "sglang"}]}`), nil)
+	require.NoError(t, err)
+	require.Len(t, s.Targets, 3)
+	chat := s.Targets[1]
+	assert.Equal(t, "chat", chat.Name)
+	assert.Equal(t, `{namespace="llm", job="vllm"}`, chat.SelectorOrDefault())
+	require.NotNil(t, chat.Group)
+	assert.Equal(t, []string{"namespace", "pod"}, chat.Group.TargetLabels, "the default names a Kubernetes pod")
+	assert.Equal(t, DefaultGroupMaxTargets, chat.Group.MaxTargets)
+	assert.Equal(t, "sglang", s.Targets[2].Engine)
+	assert.Equal(t, 500, s.Targets[2].Group.MaxTargets)
+	assert.Nil(t, s.Targets[0].Group)
+	assert.Equal(t, []string{"namespace", "pod", "deployment", "instance"}, s.GroupLabelsInScope(nil))
+	assert.Equal(t, []string{"instance"}, s.GroupLabelsInScope([]string{"batch", "vllm-a"}))
+	assert.Empty(t, s.GroupLabelsInScope([]string{"vllm-a"}))
+}
+
+func TestTargetGroupsRejectedWithTheField(t *testing.T) {
+	cases := map[string]string{
+		`{"targetGroups": [{"name": "g", "selector": "{job=\"v\"}"}]}`:                                             `targetGroups: target groups follow the series of a remote server; set mode to "remote"`,
+		`{"mode": "remote", "targetGroups": [{"name": "", "selector": "{job=\"v\"}"}]}`:                            `targetGroups[0].name: "" must be`,
+		`{"mode": "remote", "targets": [{"name": "g"}], "targetGroups": [{"name": "g", "selector": "{a=\"b\"}"}]}`: `targetGroups[0].name: "g" is already used by targets[0]`,
+		`{"mode": "remote", "targetGroups": [{"name": "g"}]}`:                                                      `targetGroups[0].selector: a target group needs the label selector`,
+		`{"mode": "remote", "targetGroups": [{"name": "g", "selector": "{x=~\".*\"}"}]}`:                           `targetGroups[0].selector: "{x=~\".*\"}" would match every series`,
+		`{"mode": "remote", "targetGroups": [{"name": "g", "selector": "{job=\"v\"}", "targetLabels": ["job"]}]}`:  `targetGroups[0].targetLabels[0]: "job" cannot name or group targets`,
+		`{"mode": "remote", "targetGroups": [{"name": "g", "selector": "{job=\"v\"}", "groupLabels": ["pod"]}]}`:   `targetGroups[0].groupLabels[0]: "pod" is named twice`,
+		`{"mode": "remote", "targetGroups": [{"name": "g", "selector": "{job=\"v\"}", "groupLabels": ["a-b"]}]}`:   `targetGroups[0].groupLabels[0]: "a-b" is not a label name`,
+		`{"mode": "remote", "targetGroups": [{"name": "g", "selector": "{job=\"v\"}", "maxTargets": 1001}]}`:       `targetGroups[0].maxTargets: 1001 is not between 1 and 1000`,
+		`{"mode": "remote", "targetGroups": [{"name": "g", "selector": "{job=\"v\"}", "engine": "x"}]}`:            `targetGroups[0].engine: "x" is not one of`,
+	}
+	for js, want := range cases {
+		_, err := LoadWithURL("http://prometheus:9090", false, []byte(js), nil)
+		require.Error(t, err, js)
+		assert.Contains(t, err.Error(), want, js)
+	}
+}
