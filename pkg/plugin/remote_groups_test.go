@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -328,4 +330,42 @@ func TestTargetGroupMembersFollowTheSeries(t *testing.T) {
 		Interval: time.Minute, MaxDataPoints: 100, TimeRange: backend.TimeRange{From: t0, To: t0.Add(time.Hour)}}}})
 	require.NoError(t, err)
 	require.ErrorContains(t, resp.Responses["A"].Error, "a label of the target groups in scope (namespace, pod, deployment)")
+}
+
+// TestEveryQueryTypeTakesAGroupLabel: every query type of the query schema
+// but cost, regression and capacity (grouped by target by design, which
+// here is the group) accepts groupBy on a target group's target label; where
+// a type does not answer this bare query, it is for a field the query leaves
+// out, never for groupBy.
+func TestEveryQueryTypeTakesAGroupLabel(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	srv := tsdbAPI(t, replacedPodStore(t, t0))
+	i := groupInstance(t, srv.URL, t0.Add(60*time.Minute))
+	b, err := os.ReadFile(filepath.Join("..", "..", "src", "generated", "queryschema.json"))
+	require.NoError(t, err)
+	var schema map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &schema))
+	require.NotEmpty(t, schema)
+	perTarget := map[string]bool{"cost": true, "regression": true, "capacity": true}
+	answered := 0
+	for qt := range schema {
+		js, _ := json.Marshal(map[string]any{"queryType": qt, "groupBy": "pod"})
+		resp, err := i.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A", QueryType: qt, JSON: js,
+			Interval: time.Minute, MaxDataPoints: 100, TimeRange: backend.TimeRange{From: t0, To: t0.Add(time.Hour)}}}})
+		require.NoError(t, err, qt)
+		if e := resp.Responses["A"].Error; e != nil {
+			if perTarget[qt] {
+				// Per target by design: a price, a regression verdict and the twin's engine
+				// belong to a target (here the group), never to a label of it.
+				assert.Contains(t, e.Error(), "groupBy", qt)
+				continue
+			}
+			assert.NotContains(t, e.Error(), "groupBy", qt)
+			t.Logf("%s: %v", qt, e)
+			continue
+		}
+		assert.False(t, perTarget[qt], qt)
+		answered++
+	}
+	t.Logf("%d of %d query types answered groupBy pod", answered, len(schema))
 }
