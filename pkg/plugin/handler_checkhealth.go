@@ -147,6 +147,9 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 			res.Message += " Working: " + listSome(okParts) + "."
 		}
 	}
+	if i.remote != nil && len(i.settings.TargetGroups) > 0 {
+		res.Message += " " + i.groupsHealth(ctx)
+	}
 	if i.collector != nil {
 		// History dropped by a WAL repair, or set aside (a quarantined
 		// block, a whole directory): not OK while it is missing.

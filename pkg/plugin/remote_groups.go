@@ -187,3 +187,22 @@ func suggestGroup(job string, present map[string]bool) *settings.TargetGroup {
 // (kube-prometheus-stack's ServiceMonitor adds service; relabelling often
 // copies app, app_kubernetes_io_name or a deployment label).
 var groupLabelCandidates = []string{"service", "deployment", "app_kubernetes_io_name", "app"}
+
+// groupsHealth is the health check's sentence per target group: how many
+// targets it discovered in the last hour and by which labels, with the
+// cap's notice.
+func (i *Instance) groupsHealth(ctx context.Context) string {
+	ms, err := i.members(ctx, "")
+	if err != nil {
+		return "Target groups: their targets could not be listed: " + i.scrub.sanitize(err.Error()) + "."
+	}
+	var parts []string
+	for _, g := range ms {
+		p := fmt.Sprintf("Target group %s: %d discovered targets by %s in the last %s", g.Group, g.Total, strings.Join(g.TargetLabels, ", "), fetch.Lookback)
+		if g.Notice != "" {
+			p += " (" + g.Notice + ")"
+		}
+		parts = append(parts, p+".")
+	}
+	return strings.Join(parts, " ")
+}

@@ -302,6 +302,10 @@ func TestTargetGroupMembersFollowTheSeries(t *testing.T) {
 	assert.Equal(t, map[string]string{"namespace": "llm", "pod": "chat-7d9f-a", "deployment": "chat"}, ms[0].Members[0].Labels)
 	assert.Contains(t, ms[0].Notice, "2 targets (namespace, pod)")
 	assert.Contains(t, ms[0].Notice, "more than its maxTargets 1")
+	h, err := i.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	require.NoError(t, err)
+	assert.Contains(t, h.Message, "chat: vllm", "the group is probed as a target")
+	assert.Contains(t, h.Message, "Target group chat: 2 discovered targets by namespace, pod in the last 1h0m0s (target group chat: 2 targets")
 
 	// Pod a's last sample is at minute 30, pod b's at minute 60, and the window is 1h: at
 	// minute 80 both are listed, at minute 100 only pod b, at minute 130 neither.
