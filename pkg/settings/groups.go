@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -77,8 +78,11 @@ func (s *Settings) applyTargetGroups() error {
 		return fmt.Errorf("targetGroups: target groups follow the series of a remote server; set mode to %q (in embedded mode list the targets' URLs)", ModeRemote)
 	}
 	used := map[string]string{}
+	own := map[string]int{} // a group's own target from an earlier load of these settings
+	adopted := map[string]bool{}
 	for i, t := range s.Targets {
 		used[t.Name] = fmt.Sprintf("targets[%d]", i)
+		own[t.Name] = i
 	}
 	for i, a := range s.GPUAgents {
 		used[a.Name] = fmt.Sprintf("gpuAgents[%d]", i)
@@ -90,7 +94,12 @@ func (s *Settings) applyTargetGroups() error {
 			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, g.Name)
 		}
 		if prev, dup := used[g.Name]; dup {
-			return fmt.Errorf("%s.name: %q is already used by %s", f, g.Name, prev)
+			// Settings encoded after a load carry each group's own target too: loading them
+			// again adopts it instead of refusing the name (a round trip changes nothing).
+			if k, ok := own[g.Name]; !ok || !reflect.DeepEqual(s.Targets[k], Target{Name: g.Name, Selector: g.Selector, Engine: g.Engine}) {
+				return fmt.Errorf("%s.name: %q is already used by %s", f, g.Name, prev)
+			}
+			adopted[g.Name] = true
 		}
 		used[g.Name] = f
 		if strings.TrimSpace(g.Selector) == "" {
@@ -133,6 +142,10 @@ func (s *Settings) applyTargetGroups() error {
 	}
 	for i := range s.TargetGroups {
 		g := s.TargetGroups[i]
+		if adopted[g.Name] {
+			s.Targets[own[g.Name]].Group = &s.TargetGroups[i]
+			continue
+		}
 		s.Targets = append(s.Targets, Target{Name: g.Name, Selector: g.Selector, Engine: g.Engine, Group: &s.TargetGroups[i]})
 	}
 	return nil

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,26 @@ func TestTargetGroupsRejectedWithTheField(t *testing.T) {
 		require.Error(t, err, js)
 		assert.Contains(t, err.Error(), want, js)
 	}
+}
+
+// TestTargetGroupsRoundTrip: settings encoded after a load (each group's own
+// target included) load again to the same settings, as FuzzLoad requires.
+func TestTargetGroupsRoundTrip(t *testing.T) {
+	js := []byte(`{"mode": "remote", "targetGroups": [{"name": "chat", "selector": "{job=\"vllm\"}", "groupLabels": ["deployment"]}]}`)
+	s, err := LoadWithURL("http://prometheus:9090", false, js, nil)
+	require.NoError(t, err)
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	s2, err := LoadWithURL("http://prometheus:9090", false, b, nil)
+	require.NoError(t, err)
+	b2, _ := json.Marshal(s2)
+	assert.JSONEq(t, string(b), string(b2))
+	require.Len(t, s2.Targets, 1)
+	require.NotNil(t, s2.Targets[0].Group)
+	assert.Equal(t, "chat", s2.Targets[0].Group.Name)
+
+	// A target of the group's name that is not the group's own is refused.
+	_, err = LoadWithURL("http://prometheus:9090", false, []byte(`{"mode": "remote", "targets": [{"name": "chat", "selector": "{job=\"other\"}"}],
+		"targetGroups": [{"name": "chat", "selector": "{job=\"vllm\"}"}]}`), nil)
+	require.ErrorContains(t, err, `targetGroups[0].name: "chat" is already used by targets[0]`)
 }
