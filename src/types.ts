@@ -315,6 +315,8 @@ export interface TargetGroupConfig {
   /** How many discovered targets are listed (default 100, at most 1000). */
   maxTargets?: number;
   engine?: string;
+  /** Embedded mode: Prometheus service discovery (file, http, dns, kubernetes); provisioned, kept as it is. */
+  discovery?: Record<string, unknown>;
 }
 
 /** jsonData of an Inferscope data source (pkg/settings.Settings). */

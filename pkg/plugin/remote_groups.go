@@ -3,7 +3,9 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,9 +82,11 @@ func membersQuery(g settings.TargetGroup, window model.Duration) (string, error)
 
 // members lists the discovered targets of every target group (or of the
 // one named group), capped at each group's maxTargets with a notice beyond.
+// Remote mode reads them from the server's series; embedded mode lists the
+// targets each group's discovery found, by instance.
 func (i *Instance) members(ctx context.Context, group string) ([]GroupMembers, error) {
 	if i.remote == nil {
-		return nil, queries.Badf("target groups need remote mode: in embedded mode targets are the URLs you configure")
+		return i.embeddedMembers(group)
 	}
 	out := []GroupMembers{}
 	found := false
@@ -192,6 +196,17 @@ var groupLabelCandidates = []string{"service", "deployment", "app_kubernetes_io_
 // targets it discovered in the last hour and by which labels, with the
 // cap's notice.
 func (i *Instance) groupsHealth(ctx context.Context) string {
+	if i.remote == nil {
+		var parts []string
+		for _, g := range i.settings.TargetGroups {
+			n := 0
+			if i.collector != nil {
+				n = len(i.collector.DiscoveredURLs(g.Name))
+			}
+			parts = append(parts, fmt.Sprintf("Target group %s: %d discovered targets.", g.Name, n))
+		}
+		return strings.Join(parts, " ")
+	}
 	ms, err := i.members(ctx, "")
 	if err != nil {
 		return "Target groups: their targets could not be listed: " + i.scrub.sanitize(err.Error()) + "."
@@ -205,4 +220,53 @@ func (i *Instance) groupsHealth(ctx context.Context) string {
 		parts = append(parts, p+".")
 	}
 	return strings.Join(parts, " ")
+}
+
+// withTargetURL returns cfg with target name scraped at url with the given
+// bearer token: how an embedded-mode target group's health check probes one
+// of its discovered targets.
+func withTargetURL(cfg settings.Settings, name, url, bearer string) settings.Settings {
+	ts := slices.Clone(cfg.Targets)
+	for k := range ts {
+		if ts[k].Name == name {
+			ts[k].URL, ts[k].BearerToken = url, bearer
+		}
+	}
+	cfg.Targets = ts
+	return cfg
+}
+
+// embeddedMembers is members in embedded mode: the addresses each group's
+// discovery found and the scrape manager scrapes, as instance.
+func (i *Instance) embeddedMembers(group string) ([]GroupMembers, error) {
+	out := []GroupMembers{}
+	found := false
+	for _, g := range i.settings.TargetGroups {
+		if group != "" && g.Name != group {
+			continue
+		}
+		found = true
+		gm := GroupMembers{Group: g.Name, TargetLabels: []string{"instance"}, Members: []GroupMember{}}
+		var urls []string
+		if i.collector != nil {
+			urls = i.collector.DiscoveredURLs(g.Name)
+		}
+		gm.Total = len(urls)
+		if len(urls) > g.MaxTargets {
+			gm.Notice = fmt.Sprintf("target group %s: %d discovered targets, more than its maxTargets %d: the first %d are listed; all are scraped", g.Name, len(urls), g.MaxTargets, g.MaxTargets)
+			urls = urls[:g.MaxTargets]
+		}
+		for _, u := range urls {
+			host := u
+			if p, err := url.Parse(u); err == nil {
+				host = p.Host
+			}
+			gm.Members = append(gm.Members, GroupMember{Labels: map[string]string{"instance": host}})
+		}
+		out = append(out, gm)
+	}
+	if group != "" && !found {
+		return nil, queries.Badf("group: %q is not a target group of this data source", group)
+	}
+	return out, nil
 }

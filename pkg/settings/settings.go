@@ -192,7 +192,7 @@ func load(dsURL string, basicAuth bool, jsonData []byte, secure map[string]strin
 	if err := s.applyRemote(dsURL, secure, basicAuth); err != nil {
 		return Settings{}, err
 	}
-	if err := s.applyTargetGroups(); err != nil {
+	if err := s.applyTargetGroups(secure); err != nil {
 		return Settings{}, err
 	}
 	if err := s.Validate(); err != nil {
@@ -307,12 +307,14 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("%s.name: %q is already used by %s", f, t.Name, prev)
 		}
 		seen[t.Name] = f
-		if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
-			return err
-		}
-		var err error
-		if s.Targets[i].URL, err = normalizeHost(f+".url", t.URL); err != nil {
-			return err
+		if t.Group == nil { // a target group's targets are discovered (groups.go)
+			if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
+				return err
+			}
+			var err error
+			if s.Targets[i].URL, err = normalizeHost(f+".url", t.URL); err != nil {
+				return err
+			}
 		}
 		if t.Engine != "" && !contains(Engines, t.Engine) {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
