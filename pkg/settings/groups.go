@@ -102,7 +102,7 @@ func (s *Settings) applyTargetGroups(secure map[string]string) error {
 		if prev, dup := used[g.Name]; dup {
 			// Settings encoded after a load carry each group's own target too: loading them
 			// again adopts it instead of refusing the name (a round trip changes nothing).
-			if k, ok := own[g.Name]; !ok || !reflect.DeepEqual(s.Targets[k], Target{Name: g.Name, Selector: g.Selector, Engine: g.Engine}) {
+			if k, ok := own[g.Name]; !ok || !isGroupsOwn(s.Targets[k], g) {
 				return fmt.Errorf("%s.name: %q is already used by %s", f, g.Name, prev)
 			}
 			adopted[g.Name] = true
@@ -348,4 +348,11 @@ func (g *TargetGroup) validateDiscovery(f string, secure map[string]string) erro
 		}
 	}
 	return nil
+}
+
+// isGroupsOwn reports whether t is the target group g appends for itself
+// (as encoded settings carry it), secrets read from secureJsonData aside.
+func isGroupsOwn(t Target, g *TargetGroup) bool {
+	t.BearerToken, t.BasicAuthPassword = "", ""
+	return reflect.DeepEqual(t, Target{Name: g.Name, Selector: g.Selector, Engine: g.Engine})
 }

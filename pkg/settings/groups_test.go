@@ -100,7 +100,7 @@ func TestEmbeddedTargetGroupsDiscover(t *testing.T) {
 	assert.NotContains(t, string(b), "kube-token")
 	assert.NotContains(t, string(b), "scrape-token")
 	assert.NotContains(t, string(b), "BEGIN CERTIFICATE")
-	s2, err := Load(b, map[string]string{"kube.kubeBearerToken": "kube-token"})
+	s2, err := Load(b, map[string]string{"kube.kubeBearerToken": "kube-token", "fleet.bearerToken": "scrape-token"})
 	require.NoError(t, err, "the round trip")
 	assert.Len(t, s2.Targets, 3)
 }
