@@ -1,4 +1,3 @@
-export const REPO: string;
 export const SECTIONS: string[];
 export function anchor(heading: string): string;
 export function pluginReadme(readme: string): string;

@@ -27,6 +27,13 @@ npm run typecheck
 npm run lint
 npm run test:ci
 npm run build
+# --- release archive (issue 34): zip dist/ as scripts/release.sh does and check its
+# layout, plugin.json against Grafana's schema, README and checksum (pkg/release).
+# The front end and the linux/amd64 backend are built above, so this adds only the
+# zip and the check; scripts/release.sh without flags builds every platform.
+echo "== release archive (linux/amd64)"
+scripts/release.sh --no-build --platforms linux/amd64
+# --- end release archive
 echo "== editors in a real browser (chromium + playwright-core)"
 npm run test:browser
 echo "== Prometheus rule files"

@@ -316,9 +316,29 @@ export interface ProbeConfig {
   tlsSkipVerify?: boolean;
 }
 
+/**
+ * A remote-mode target group (pkg/settings.TargetGroup): every series the selector matches belongs to it, each
+ * distinct combination of targetLabels is one discovered target (a pod), and the group is a target of its own.
+ */
+export interface TargetGroupConfig {
+  name: string;
+  selector: string;
+  /** Labels that name one discovered target; default namespace, pod. */
+  targetLabels?: string[];
+  /** Labels that group the discovered targets (deployment, service); groupBy may name them. */
+  groupLabels?: string[];
+  /** How many discovered targets are listed (default 100, at most 1000). */
+  maxTargets?: number;
+  engine?: string;
+  /** Embedded mode: Prometheus service discovery (file, http, dns, kubernetes); provisioned, kept as it is. */
+  discovery?: Record<string, unknown>;
+}
+
 /** jsonData of an Inferscope data source (pkg/settings.Settings). */
 export interface InferscopeOptions extends DataSourceJsonData {
   targets?: TargetConfig[];
+  /** Remote mode: fleets whose targets follow the server's series. */
+  targetGroups?: TargetGroupConfig[];
   gpuAgents?: GPUAgentConfig[];
   probes?: ProbeConfig[];
   scrapeInterval?: string;

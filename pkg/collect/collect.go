@@ -122,6 +122,9 @@ type TargetStatus struct {
 	// block range, about 2-3 h at the default 6 h retention), including the
 	// synthetic up and scrape_* series. Read from the head's postings index.
 	Series int
+	// Discovered counts an embedded-mode target group's discovered targets
+	// (its URL then says how many); 0 for a configured target.
+	Discovered int
 }
 
 // endpoint is one scraped URL: a target or a GPU agent.
@@ -143,10 +146,14 @@ type Collector struct {
 	runDone   chan struct{}
 	querier   source.Querier
 	endpoints []endpoint
-	drain     time.Duration
-	errors    *errorLog
-	mask      func(string) string
-	sweep     *staleSweep
+	// disc feeds the scrape manager the targets of the target groups'
+	// discovery (nil without groups); groups are their names, sorted.
+	disc   *discoveryFeed
+	groups []string
+	drain  time.Duration
+	errors *errorLog
+	mask   func(string) string
+	sweep  *staleSweep
 
 	// queries in flight through Querier; Close waits for them.
 	qmu      sync.RWMutex
@@ -237,6 +244,11 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
+	gscfgs, sds, err := groupScrapeConfigs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	scfgs = append(scfgs, gscfgs...)
 	promCfg, err := config.Load("", logger)
 	if err != nil {
 		return nil, fmt.Errorf("collector: default Prometheus config: %w", err)
@@ -298,6 +310,18 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		}
 	}()
 	c.tsets <- groups
+	// Target groups' discovery (discovery.go) sends the configured groups plus the
+	// discovered ones at every change.
+	if c.disc, err = startDiscovery(logger.With("component", "discovery"), reg, sds, groups, c.tsets); err != nil {
+		c.mgr.Stop()
+		<-c.runDone
+		c.releaseStore()
+		return nil, err
+	}
+	for name := range sds {
+		c.groups = append(c.groups, name)
+	}
+	sort.Strings(c.groups)
 	c.errors.start(c, cfg.ScrapeInterval/2)
 	jobs := make([]string, 0, len(eps))
 	for _, ep := range eps {
@@ -534,6 +558,9 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		return nil
 	}
 	for i, t := range cfg.Targets {
+		if t.Group != nil {
+			continue // discovered: groupScrapeConfigs
+		}
 		hc := config_util.DefaultHTTPClientConfig
 		// A redirect could lead to a host not in the settings: not followed.
 		hc.FollowRedirects = false
@@ -648,6 +675,10 @@ func (c *Collector) Status() []TargetStatus {
 		st.Series = c.seriesCount(ep.name)
 		out = append(out, st)
 	}
+	all := c.mgr.TargetsActive()
+	for _, g := range c.groups {
+		out = append(out, c.groupStatus(g, all[g]))
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -679,6 +710,7 @@ func (c *Collector) stopScraping() {
 		c.stopSweep()
 		c.tracker.closeAll()
 		c.errors.stop()
+		c.disc.stop()
 		c.mgr.Stop()
 		<-c.runDone
 		c.tracker.closeAll() // connections dialled while stopping

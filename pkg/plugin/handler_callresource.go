@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
 )
 
 // CallResource serves the editor and template-variable helpers:
@@ -137,6 +138,20 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 			return
 		}
 		writeJSON(w, d)
+	})
+	mux.HandleFunc("GET /members", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := i.members(r.Context(), r.URL.Query().Get("group"))
+		if err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			status := http.StatusBadGateway
+			if queries.IsBadQuery(err) {
+				status = http.StatusBadRequest
+			}
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": i.scrub.sanitize(err.Error())})
+			return
+		}
+		writeJSON(w, ms)
 	})
 	i.addBaselineRoutes(mux)
 	return httpadapter.New(mux)

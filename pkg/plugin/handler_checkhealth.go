@@ -147,6 +147,9 @@ func (i *Instance) checkHealth(ctx context.Context, _ *backend.CheckHealthReques
 			res.Message += " Working: " + listSome(okParts) + "."
 		}
 	}
+	if len(i.settings.TargetGroups) > 0 {
+		res.Message += " " + i.groupsHealth(ctx)
+	}
 	if i.collector != nil {
 		// History dropped by a WAL repair, or set aside (a quarantined
 		// block, a whole directory): not OK while it is missing.
@@ -165,7 +168,19 @@ func (i *Instance) probe(ctx context.Context, name, kind string) healthTarget {
 	if i.remote != nil {
 		return i.probeRemote(ctx, name, kind)
 	}
-	pr := collect.Probe(ctx, i.settings, name)
+	cfg := i.settings
+	if t, ok := cfg.Target(name); ok && t.Group != nil {
+		// An embedded-mode target group: probe the first target its discovery found.
+		var urls []string
+		if i.collector != nil {
+			urls = i.collector.DiscoveredURLs(name)
+		}
+		if len(urls) == 0 {
+			return healthTarget{Name: name, Kind: kind, Error: fmt.Sprintf("target group `%s`: its discovery has found no target yet", name)}
+		}
+		cfg = withTargetURL(cfg, name, urls[0], t.Group.BearerToken)
+	}
+	pr := collect.Probe(ctx, cfg, name)
 	h := healthTarget{Name: name, Kind: kind, Samples: pr.Samples, DurationMS: pr.Duration.Milliseconds()}
 	if pr.Err != nil {
 		h.Error = i.scrub.sanitize(pr.Err.Error())

@@ -321,6 +321,9 @@ type Candidate struct {
 	Instances int `json:"instances,omitempty"`
 	// Selector is the label selector to paste into a target's settings.
 	Selector string `json:"selector"`
+	// Group is, for a job, the target group it becomes when added: its
+	// targets then follow the job's series (pods that come and go).
+	Group *settings.TargetGroup `json:"group,omitempty"`
 }
 
 // Discovery is the answer of GET /discover: candidates per job and per
@@ -350,18 +353,7 @@ func (i *Instance) discover(ctx context.Context) (Discovery, error) {
 	if !ok {
 		return out, errors.New("the remote Querier cannot list series")
 	}
-	marker := map[string]catalog.Engine{}
-	for _, e := range catalog.Engines {
-		for _, m := range catalog.LookupFor(catalog.Detection{Engine: e}, catalog.RequestsRunning).Metrics {
-			marker[m.Name] = e
-		}
-	}
-	// The llm-d router's endpoint picker exports no running gauge: its pool's ready-endpoint
-	// gauge (one series per pool), under the current and the deprecated name.
-	marker["llm_d_epp_ready_endpoints"] = catalog.EngineLLMDEPP
-	marker["inference_pool_ready_pods"] = catalog.EngineLLMDEPP
-	marker["DCGM_FI_DEV_GPU_UTIL"] = catalog.EngineDCGM
-	marker[catalog.AgentUtilizationRatio] = catalog.EngineInferscopeGPU
+	marker := engineMarkers()
 	var sels []string
 	for n := range marker {
 		sels = append(sels, fmt.Sprintf("{__name__=%q}", n))
@@ -377,7 +369,16 @@ func (i *Instance) discover(ctx context.Context) (Discovery, error) {
 	inst := map[key]*Candidate{}
 	jobs := map[string]*Candidate{}
 	jobInst := map[string]map[string]bool{}
+	jobLabels := map[string]map[string]bool{}
 	for _, ls := range series {
+		if jobLabels[string(ls["job"])] == nil {
+			jobLabels[string(ls["job"])] = map[string]bool{}
+		}
+		for l, v := range ls {
+			if v != "" {
+				jobLabels[string(ls["job"])][string(l)] = true
+			}
+		}
 		job, in := string(ls["job"]), string(ls["instance"])
 		eng := string(marker[string(ls[model.MetricNameLabel])])
 		c, ok := inst[key{job, in}]
@@ -414,6 +415,7 @@ func (i *Instance) discover(ctx context.Context) (Discovery, error) {
 	}
 	for job, j := range jobs {
 		j.Instances = len(jobInst[job])
+		j.Group = suggestGroup(job, jobLabels[job])
 		out.Jobs = append(out.Jobs, *j)
 	}
 	for _, c := range inst {

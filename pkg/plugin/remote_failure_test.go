@@ -15,6 +15,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // fakeServer is a Prometheus HTTP API whose answer to each query is chosen
@@ -261,8 +263,10 @@ func TestRemoteDiscover(t *testing.T) {
 	assert.Contains(t, match, `{__name__="llm_d_epp_ready_endpoints"}`, "the llm-d router, by its pool gauge")
 	assert.Contains(t, match, `{__name__="inference_pool_ready_pods"}`, "the llm-d router under its deprecated names")
 	require.Len(t, d.Jobs, 3)
-	assert.Equal(t, Candidate{Job: "dcgm", Engine: "dcgm", Instances: 1, Selector: `{job="dcgm"}`}, d.Jobs[0])
-	assert.Equal(t, Candidate{Job: "vllm", Engine: "vllm", Instances: 2, Models: []string{"Qwen/Qwen3-0.6B"}, Selector: `{job="vllm"}`}, d.Jobs[2])
+	assert.Equal(t, Candidate{Job: "dcgm", Engine: "dcgm", Instances: 1, Selector: `{job="dcgm"}`,
+		Group: &settings.TargetGroup{Name: "dcgm", Selector: `{job="dcgm"}`, TargetLabels: []string{"instance"}}}, d.Jobs[0])
+	assert.Equal(t, Candidate{Job: "vllm", Engine: "vllm", Instances: 2, Models: []string{"Qwen/Qwen3-0.6B"}, Selector: `{job="vllm"}`,
+		Group: &settings.TargetGroup{Name: "vllm", Selector: `{job="vllm"}`, TargetLabels: []string{"namespace", "pod"}}}, d.Jobs[2], "a job is added as a target group named by namespace and pod")
 	require.Len(t, d.Instances, 4)
 	assert.Equal(t, Candidate{Job: "vllm", Instance: "10.0.0.5:8000", Engine: "vllm", Labels: map[string]string{"namespace": "llm", "pod": "vllm-0"},
 		Models: []string{"Qwen/Qwen3-0.6B"}, Selector: `{job="vllm", instance="10.0.0.5:8000"}`}, d.Instances[2])

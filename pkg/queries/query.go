@@ -351,6 +351,9 @@ func userMetricsInScope(s *settings.Settings, targets []string) bool {
 // groupBy turns the groupBy field into the scope's canonical groups. adapter has no group:
 // no engine labels requests by adapter (see noteNoAdapterLabel).
 //
+// A target group in scope (remote mode) adds its target and group labels (e.g. "pod",
+// "deployment") as dimensions.
+//
 // Where a target in scope maps its own metrics (settings Target.Metrics), any other label of
 // them may be named (e.g. "dtype"): its group is catalog.DimensionPrefix + the label.
 func groupBy(g string, s *settings.Settings, targets []string) ([]string, error) {
@@ -362,11 +365,19 @@ func groupBy(g string, s *settings.Settings, targets []string) ([]string, error)
 	case "target_model":
 		return []string{"target", "model"}, nil
 	}
+	// A label of a remote-mode target group in scope (settings.TargetGroup): one series per
+	// discovered target (groupBy "pod") or per group label value (groupBy "deployment").
+	if slices.Contains(s.GroupLabelsInScope(targets), g) {
+		return []string{catalog.DimensionPrefix + g}, nil
+	}
 	if userMetricsInScope(s, targets) {
 		if !model.LabelName(g).IsValidLegacy() || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
 			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, target_model, engine, adapter, tenant, priority, provider or a label such as dtype)", g)
 		}
 		return []string{catalog.DimensionPrefix + g}, nil
+	}
+	if gl := s.GroupLabelsInScope(targets); len(gl) > 0 {
+		return nil, badQueryf("groupBy: %q is not one of none, target, model, target_model, engine, adapter, tenant, priority, provider or a label of the target groups in scope (%s)", g, strings.Join(gl, ", "))
 	}
 	return nil, badQueryf("groupBy: %q is not one of none, target, model, target_model, engine, adapter, tenant, priority, provider", g)
 }

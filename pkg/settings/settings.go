@@ -78,6 +78,9 @@ type Target struct {
 	BearerToken string `json:"-"`
 	// BasicAuthPassword comes from secureJsonData key "<name>.basicAuthPassword".
 	BasicAuthPassword string `json:"-"`
+	// Group is the target group this target stands for (remote mode,
+	// jsonData "targetGroups"), nil for a target configured by itself.
+	Group *TargetGroup `json:"-"`
 }
 
 // GPUAgent is a node-level GPU metrics endpoint: the Inferscope NVML agent or dcgm-exporter.
@@ -112,6 +115,9 @@ type Settings struct {
 
 	Targets   []Target   `json:"targets"`
 	GPUAgents []GPUAgent `json:"gpuAgents,omitempty"`
+	// TargetGroups are remote-mode fleets whose targets follow the server's
+	// series (groups.go); each is also appended to Targets (Target.Group set).
+	TargetGroups []TargetGroup `json:"targetGroups,omitempty"`
 	// Probes are client-side probes (probe.go), each joined to the target it exercises.
 	Probes []Probe `json:"probes,omitempty"`
 
@@ -184,6 +190,9 @@ func load(dsURL string, basicAuth bool, jsonData []byte, secure map[string]strin
 		return Settings{}, err
 	}
 	if err := s.applyRemote(dsURL, secure, basicAuth); err != nil {
+		return Settings{}, err
+	}
+	if err := s.applyTargetGroups(secure); err != nil {
 		return Settings{}, err
 	}
 	if err := s.Validate(); err != nil {
@@ -298,12 +307,14 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("%s.name: %q is already used by %s", f, t.Name, prev)
 		}
 		seen[t.Name] = f
-		if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
-			return err
-		}
-		var err error
-		if s.Targets[i].URL, err = normalizeHost(f+".url", t.URL); err != nil {
-			return err
+		if t.Group == nil { // a target group's targets are discovered (groups.go)
+			if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
+				return err
+			}
+			var err error
+			if s.Targets[i].URL, err = normalizeHost(f+".url", t.URL); err != nil {
+				return err
+			}
 		}
 		if t.Engine != "" && !contains(Engines, t.Engine) {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))

@@ -3,7 +3,7 @@ import { fireEvent, render, screen } from '@testing-library/react';
 
 import { Settings } from '../configModel';
 import { ConfigEditor } from './ConfigEditor';
-import { addDiscoveredTarget, selectorError, suggestName } from './RemoteSettings';
+import { addDiscoveredGroup, addDiscoveredTarget, labelList, selectorError, suggestName } from './RemoteSettings';
 
 function baseOptions(patch: Partial<Settings> = {}): Settings {
   return {
@@ -82,6 +82,44 @@ describe('remote mode settings', () => {
     fireEvent.change(screen.getByLabelText('Remote bearer token'), { target: { value: 's3cret' } });
     expect(last().secureJsonData?.remoteBearerToken).toBe('s3cret');
     expect(JSON.stringify(last().jsonData)).not.toContain('s3cret');
+  });
+});
+
+describe('target groups', () => {
+  it('adds, edits and removes a target group', () => {
+    const { last } = setup(baseOptions({ jsonData: { mode: 'remote' } }));
+    fireEvent.click(screen.getByRole('button', { name: 'Add target group' }));
+    expect(last().jsonData.targetGroups).toEqual([{ name: '', selector: '', targetLabels: ['namespace', 'pod'] }]);
+    fireEvent.change(screen.getByLabelText('Target group 1 name'), { target: { value: 'chat' } });
+    fireEvent.change(screen.getByLabelText('Target group 1 selector'), {
+      target: { value: '{namespace="llm", job="vllm"}' },
+    });
+    fireEvent.change(screen.getByLabelText('Target group 1 group labels'), {
+      target: { value: 'deployment, service' },
+    });
+    fireEvent.change(screen.getByLabelText('Target group 1 max targets'), { target: { value: '250' } });
+    expect(last().jsonData.targetGroups?.[0]).toEqual({
+      name: 'chat',
+      selector: '{namespace="llm", job="vllm"}',
+      targetLabels: ['namespace', 'pod'],
+      groupLabels: ['deployment', 'service'],
+      maxTargets: 250,
+    });
+    fireEvent.change(screen.getByLabelText('Target group 1 selector'), { target: { value: '{__name__="up"}' } });
+    expect(screen.getByText('a target selector picks series by labels only, not by metric name')).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Remove target group 1' }));
+    expect(last().jsonData.targetGroups).toEqual([]);
+  });
+
+  it('adds a discovered job as a group under a name no target, agent or group uses', () => {
+    let o = baseOptions({ jsonData: { mode: 'remote', targets: [{ name: 'vllm', url: '' }] } });
+    o = addDiscoveredGroup(o, { name: 'vllm', selector: '{job="vllm"}', targetLabels: ['namespace', 'pod'] });
+    o = addDiscoveredGroup(o, { name: 'vllm', selector: '{job="vllm"}', targetLabels: ['instance'] });
+    expect(o.jsonData.targetGroups).toEqual([
+      { name: 'vllm-2', selector: '{job="vllm"}', targetLabels: ['namespace', 'pod'] },
+      { name: 'vllm-3', selector: '{job="vllm"}', targetLabels: ['instance'] },
+    ]);
+    expect(labelList(' namespace, pod  node ')).toEqual(['namespace', 'pod', 'node']);
   });
 });
 

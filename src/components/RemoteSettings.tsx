@@ -6,7 +6,7 @@ import { Alert, Button, InlineField, Input, RadioButtonGroup, SecretInput, Stack
 
 import { NAME_RE, Settings } from '../configModel';
 import { isSaved, resourceError } from './savedResource';
-import { DataSourceMode, REMOTE_BEARER_TOKEN_KEY, TargetConfig } from '../types';
+import { DataSourceMode, REMOTE_BEARER_TOKEN_KEY, TargetConfig, TargetGroupConfig } from '../types';
 
 const LABEL_WIDTH = 22;
 
@@ -54,16 +54,42 @@ export function suggestName(job: string, instance?: string): string {
 
 /** Adds a target for a discovered selector, with a unique name. */
 export function addDiscoveredTarget(o: Settings, name: string, selector: string): Settings {
-  const used = new Set([
-    ...(o.jsonData.targets ?? []).map((t) => t.name),
-    ...(o.jsonData.gpuAgents ?? []).map((a) => a.name),
-  ]);
+  const used = usedNames(o);
   let n = name;
   for (let i = 2; used.has(n); i++) {
     n = `${name.slice(0, 60)}-${i}`;
   }
   const t: TargetConfig = { name: n, url: '', selector };
   return { ...o, jsonData: { ...o.jsonData, targets: [...(o.jsonData.targets ?? []), t] } };
+}
+
+/** Every name a target, GPU agent or target group already uses. */
+function usedNames(o: Settings): Set<string> {
+  return new Set([
+    ...(o.jsonData.targets ?? []).map((t) => t.name),
+    ...(o.jsonData.gpuAgents ?? []).map((a) => a.name),
+    ...(o.jsonData.targetGroups ?? []).map((g) => g.name),
+  ]);
+}
+
+/** Adds a discovered job as a target group (its pods then follow the server's series), with a unique name. */
+export function addDiscoveredGroup(o: Settings, group: TargetGroupConfig): Settings {
+  const used = usedNames(o);
+  const base = suggestName(group.name);
+  let n = base;
+  for (let i = 2; used.has(n); i++) {
+    n = `${base.slice(0, 60)}-${i}`;
+  }
+  const g: TargetGroupConfig = { ...group, name: n };
+  return { ...o, jsonData: { ...o.jsonData, targetGroups: [...(o.jsonData.targetGroups ?? []), g] } };
+}
+
+/** Splits a comma- or space-separated list of label names. */
+export function labelList(s: string): string[] {
+  return s
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
 }
 
 /** A candidate of GET /discover (pkg/plugin.Candidate). */
@@ -75,6 +101,8 @@ export interface Candidate {
   models?: string[];
   instances?: number;
   selector: string;
+  /** For a job: the target group it becomes when added. */
+  group?: TargetGroupConfig;
 }
 
 interface Discovery {
@@ -116,15 +144,30 @@ function DiscoveryHelper({ options, onOptionsChange }: Props) {
                 .filter(Boolean)
                 .join(' · ')}
             </Text>
-            <Button
-              size="sm"
-              variant="secondary"
-              icon="plus"
-              aria-label={`Add ${c.selector} as a target`}
-              onClick={() => onOptionsChange(addDiscoveredTarget(options, suggestName(c.job, c.instance), c.selector))}
-            >
-              Add as target
-            </Button>
+            {c.group ? (
+              <Button
+                size="sm"
+                variant="secondary"
+                icon="plus"
+                aria-label={`Add ${c.selector} as a target group`}
+                tooltip={`Its targets follow the series: one per ${(c.group.targetLabels ?? []).join(', ')}`}
+                onClick={() => onOptionsChange(addDiscoveredGroup(options, c.group!))}
+              >
+                Add as target group
+              </Button>
+            ) : (
+              <Button
+                size="sm"
+                variant="secondary"
+                icon="plus"
+                aria-label={`Add ${c.selector} as a target`}
+                onClick={() =>
+                  onOptionsChange(addDiscoveredTarget(options, suggestName(c.job, c.instance), c.selector))
+                }
+              >
+                Add as target
+              </Button>
+            )}
           </Stack>
         ))}
       </Stack>
@@ -133,7 +176,8 @@ function DiscoveryHelper({ options, onOptionsChange }: Props) {
     <Stack direction="column" gap={1}>
       <Text color="secondary" element="p">
         Lists the jobs and instances on the server that export an inference engine&apos;s or a GPU exporter&apos;s
-        metrics in the last hour. Save the URL and authentication first.
+        metrics in the last hour. A job is added as a target group, whose targets (pods) follow the server&apos;s series
+        as they come and go. Save the URL and authentication first.
       </Text>
       <div>
         <Button icon="search" variant="secondary" onClick={run} disabled={state.loading || !saved}>
@@ -279,8 +323,120 @@ export function RemoteSettings({ options, onOptionsChange }: Props) {
           <ConfigSection title="Discover targets">
             <DiscoveryHelper options={options} onOptionsChange={onOptionsChange} />
           </ConfigSection>
+          <ConfigSection
+            title="Target groups"
+            description="A selector whose series are a fleet: each combination of the target labels is one target, the group is a target of its own (its history survives pods replaced under new names), and groupBy may name any of its labels."
+          >
+            <TargetGroupsEditor options={options} onOptionsChange={onOptionsChange} />
+          </ConfigSection>
         </>
       ) : null}
+    </Stack>
+  );
+}
+
+/** Edits jsonData.targetGroups (pkg/settings.TargetGroup). */
+export function TargetGroupsEditor({ options, onOptionsChange }: Props) {
+  const groups = options.jsonData.targetGroups ?? [];
+  const set = (k: number, patch: Partial<TargetGroupConfig>) =>
+    onOptionsChange({
+      ...options,
+      jsonData: { ...options.jsonData, targetGroups: groups.map((g, i) => (i === k ? { ...g, ...patch } : g)) },
+    });
+  return (
+    <Stack direction="column" gap={1}>
+      {groups.map((g, k) => (
+        <Stack key={k} direction="column" gap={0.5}>
+          <InlineField label="Group name" labelWidth={LABEL_WIDTH} tooltip="The group's target name in queries">
+            <Input
+              aria-label={`Target group ${k + 1} name`}
+              width={30}
+              value={g.name}
+              onChange={(e) => set(k, { name: e.currentTarget.value.trim() })}
+            />
+          </InlineField>
+          <InlineField
+            label="Selector"
+            labelWidth={LABEL_WIDTH}
+            invalid={Boolean(selectorError(g.selector))}
+            error={selectorError(g.selector)}
+          >
+            <Input
+              aria-label={`Target group ${k + 1} selector`}
+              width={50}
+              placeholder='{namespace="llm", job="vllm"}'
+              value={g.selector}
+              onChange={(e) => set(k, { selector: e.currentTarget.value })}
+            />
+          </InlineField>
+          <InlineField label="Target labels" labelWidth={LABEL_WIDTH} tooltip="Labels that name one target">
+            <Input
+              aria-label={`Target group ${k + 1} target labels`}
+              width={40}
+              placeholder="namespace, pod"
+              value={(g.targetLabels ?? []).join(', ')}
+              onChange={(e) => set(k, { targetLabels: labelList(e.currentTarget.value) })}
+            />
+          </InlineField>
+          <InlineField label="Group labels" labelWidth={LABEL_WIDTH} tooltip="Labels that group the targets">
+            <Input
+              aria-label={`Target group ${k + 1} group labels`}
+              width={40}
+              placeholder="deployment"
+              value={(g.groupLabels ?? []).join(', ')}
+              onChange={(e) => set(k, { groupLabels: labelList(e.currentTarget.value) })}
+            />
+          </InlineField>
+          <InlineField label="Max targets" labelWidth={LABEL_WIDTH} tooltip="Listed per group; beyond it a notice">
+            <Input
+              aria-label={`Target group ${k + 1} max targets`}
+              type="number"
+              width={12}
+              placeholder="100"
+              value={g.maxTargets ?? ''}
+              onChange={(e) => {
+                const v = parseInt(e.currentTarget.value, 10);
+                set(k, { maxTargets: Number.isFinite(v) ? v : undefined });
+              }}
+            />
+          </InlineField>
+          <div>
+            <Button
+              size="sm"
+              variant="destructive"
+              fill="text"
+              icon="trash-alt"
+              aria-label={`Remove target group ${k + 1}`}
+              onClick={() =>
+                onOptionsChange({
+                  ...options,
+                  jsonData: { ...options.jsonData, targetGroups: groups.filter((_, i) => i !== k) },
+                })
+              }
+            >
+              Remove
+            </Button>
+          </div>
+        </Stack>
+      ))}
+      <div>
+        <Button
+          size="sm"
+          variant="secondary"
+          icon="plus"
+          onClick={() =>
+            onOptionsChange({
+              ...options,
+              jsonData: {
+                ...options.jsonData,
+                targetGroups: [...groups, { name: '', selector: '', targetLabels: ['namespace', 'pod'] }],
+              },
+            })
+          }
+        >
+          Add target group
+        </Button>
+      </div>
     </Stack>
   );
 }
