@@ -223,6 +223,7 @@ var table = map[Engine]map[Signal]entry{
 		RequestsRunning:  {Exact, "Busy slots.", gauge("llamacpp:requests_processing")},
 		RequestsWaiting:  {Exact, "Tasks waiting for a free slot.", gauge("llamacpp:requests_deferred")},
 		KVCacheUsage:     {Exact, "Only builds before mid-2025 export it (removed by llama.cpp PR #13660).", gauge("llamacpp:kv_cache_usage_ratio")},
+		DecodeSteps:      {Exact, "llama_decode calls: one per decode step while a slot is busy. The token counters move only at a request's first token (prompt) or end (generated), so this is the counter that shows work in flight.", ctr("llamacpp:n_decode_total")},
 	},
 	EngineTRTLLM: {
 		QueueTime:          {Exact, "", hist(trtllmNames(true, "request_queue_time_seconds")...)},

@@ -255,7 +255,7 @@ func frozen(c *tctx, i int) (ev0 []Evidence, pending bool, stopped bool, notChec
 	pending = (okRun && run > 0) || (okWait && wait > 0)
 	stopped = prog <= 0
 	ev0 = []Evidence{
-		{Signal: string(Progress), Value: prog, Op: "=", Threshold: 0, Unit: "/s", Note: "generation tokens + finished requests + engine steps over the last " + c.stall},
+		{Signal: string(Progress), Value: prog, Op: "=", Threshold: 0, Unit: "/s", Note: "generation tokens + finished requests + engine steps" + decodeNote(c) + " over the last " + c.stall},
 		{Signal: "page_answered", Value: up, Op: "=", Threshold: 1, Unit: "ratio", Note: "every scrape of the last " + c.stall + " answered"},
 	}
 	if okRun {

@@ -1,0 +1,251 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
+)
+
+// Odd telemetry round 3 (issue 39) and llama.cpp as it really behaves (issue 40), through
+// QueryData on hand-written histories (written from the issues' descriptions). Truth is the
+// history's own construction: what the engine was doing at each scrape.
+
+// diagnoseHistory runs the diagnosis query's input assembly over [from, to] at the given step
+// and window and returns the whole result (every step, every finding).
+func diagnoseHistory(t *testing.T, inst *Instance, from, to time.Time, step time.Duration, window string) diagnose.Result {
+	t.Helper()
+	raw, _ := json.Marshal(map[string]any{"queryType": "diagnosis", "window": window})
+	p, err := decodeQuery(backend.DataQuery{RefID: "A", QueryType: "diagnosis", JSON: raw, Interval: step,
+		MaxDataPoints: 100000, TimeRange: backend.TimeRange{From: from, To: to}}, &inst.settings)
+	require.NoError(t, err)
+	in, _, err := inst.diagnosisInput(context.Background(), p)
+	require.NoError(t, err)
+	return diagnose.Diagnose(in, inst.settings.Diagnosis)
+}
+
+// llamaBusyHistory writes a llama.cpp server with 4 slots, every slot busy and 9 requests
+// deferred for the whole 20 minutes, scraped every 15 s. The four slots finish their requests
+// together every 90 s: llama.cpp adds a request's generated tokens (tokens_predicted_total) only
+// when it ends and its prompt tokens (prompt_tokens_total) at its first token, so both counters
+// jump once per 90 s and stay flat in between, while n_decode_total moves on every decode step
+// (2 per second). The request gauges never change (4 processing, 9 deferred): a busy server.
+func llamaBusyHistory(t *testing.T) (*Instance, time.Time) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	var gen, genSec, prompt, promptSec float64
+	for i := 0; i <= 80; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		if i > 0 && i%6 == 0 { // every 90 s: 4 requests end (41 tokens each), 4 start
+			gen += 4 * 41
+			genSec += 4 * 88
+			prompt += 4 * 120
+			promptSec += 4 * 0.9
+		}
+		h.sample(ts, "lc", "up", nil, 1)
+		h.sample(ts, "lc", "llamacpp:requests_processing", nil, 4)
+		h.sample(ts, "lc", "llamacpp:requests_deferred", nil, 9)
+		h.sample(ts, "lc", "llamacpp:n_decode_total", nil, 2*15*float64(i))
+		h.sample(ts, "lc", "llamacpp:n_busy_slots_per_decode", nil, 4)
+		h.sample(ts, "lc", "llamacpp:tokens_predicted_total", nil, gen)
+		h.sample(ts, "lc", "llamacpp:tokens_predicted_seconds_total", nil, genSec)
+		h.sample(ts, "lc", "llamacpp:prompt_tokens_total", nil, prompt)
+		h.sample(ts, "lc", "llamacpp:prompt_seconds_total", nil, promptSec)
+	}
+	return h.instance(histTarget("lc")), t0
+}
+
+// TestLlamaCppBusyIsNeitherIdleNorFrozen (issue 40 point 1): at every step of the busy llama.cpp
+// history, at 15 s steps over 60 s windows and 1 m steps over 5 m windows, the diagnosis names
+// neither idle_stale_gauges nor stalled (its decode counter moves), and the saturation query
+// gives no frozen-gauge warning.
+func TestLlamaCppBusyIsNeitherIdleNorFrozen(t *testing.T) {
+	inst, t0 := llamaBusyHistory(t)
+	for _, cad := range []struct {
+		step   time.Duration
+		window string
+	}{{15 * time.Second, "1m"}, {time.Minute, "5m"}} {
+		res := diagnoseHistory(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), cad.step, cad.window)
+		require.Len(t, res.Targets, 1)
+		tr := res.Targets[0]
+		steps := 0
+		for i, c := range tr.Primary {
+			if c == "" {
+				continue
+			}
+			steps++
+			assert.NotContains(t, []diagnose.Class{diagnose.IdleStaleGauges, diagnose.Stalled, diagnose.Unknown}, c, "step %s (%s)", res.Steps[i].Format(time.TimeOnly), cad.window)
+		}
+		assert.Greater(t, steps, 10, cad.window)
+		for _, f := range tr.Findings {
+			assert.NotContains(t, f.Summary, "Idle engine", cad.window)
+		}
+	}
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), 15*time.Second, map[string]any{"queryType": "saturation"})
+	require.NoError(t, dr.Error)
+	for _, n := range responseNotices(dr) {
+		assert.NotContains(t, n, "frozen", n)
+	}
+}
+
+// TestLlamaCppStillDecodeCounterIsFrozen: the same server whose decode counter stops too (every
+// activity counter still, the gauges unchanged) is called frozen: the verdict needs all of them
+// still, and then it holds.
+func TestLlamaCppStillDecodeCounterIsFrozen(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	for i := 0; i <= 80; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		h.sample(ts, "lc", "up", nil, 1)
+		h.sample(ts, "lc", "llamacpp:requests_processing", nil, 4)
+		h.sample(ts, "lc", "llamacpp:requests_deferred", nil, 9)
+		h.sample(ts, "lc", "llamacpp:n_decode_total", nil, 600)
+		h.sample(ts, "lc", "llamacpp:tokens_predicted_total", nil, 1000)
+		h.sample(ts, "lc", "llamacpp:prompt_tokens_total", nil, 5000)
+	}
+	inst := h.instance(histTarget("lc"))
+	res := diagnoseHistory(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), time.Minute, "5m")
+	last := res.Targets[0].Primary[res.Targets[0].Last]
+	assert.Contains(t, []diagnose.Class{diagnose.IdleStaleGauges, diagnose.Stalled}, last)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), 15*time.Second, map[string]any{"queryType": "saturation"})
+	require.NoError(t, dr.Error)
+	var frozen []string
+	for _, n := range responseNotices(dr) {
+		if strings.Contains(n, "frozen") {
+			frozen = append(frozen, n)
+		}
+	}
+	assert.Len(t, frozen, 1, "one freeze, said once: %v", frozen)
+}
+
+// massCancelHistory writes a vLLM V1 engine serving steadily for 10 minutes (running 50,
+// waiting 30 moving by ±1, KV usage 0.95, tokens, finished requests and every histogram count
+// growing), then frozen by a mass client cancel (vLLM #22545, #29928): from minute 10 on the
+// gauges read running 50, waiting 30, KV usage 0.95 unchanged and no counter or histogram
+// _count grows, for 20 more minutes, while the page keeps answering.
+//
+// Variants: "lag" (the waiting gauge's last update lands one scrape after the counters' last
+// one) and "static" (a page frozen from its first scrape: no live phase at all).
+func massCancelHistory(t *testing.T, variant string) (*Instance, time.Time) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	m := map[string]string{"model_name": "m", "engine": "0"}
+	stop := map[string]string{"model_name": "m", "engine": "0", "finished_reason": "stop"}
+	length := map[string]string{"model_name": "m", "engine": "0", "finished_reason": "length"}
+	e2e, queue, ttft := newHandHist(0.5, 1, 2.5, 5, 10, 20, 40), newHandHist(0.5, 1, 2.5, 5, 10, 20, 40), newHandHist(0.1, 0.5, 1, 2.5, 5, 10)
+	iter := newHandHist(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+	var gen, prompt, fin float64
+	for i := 0; i <= 120; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		live := i < 40 && variant != "static"
+		wait := 30.0
+		if variant == "lag" && i < 40 {
+			wait = 29
+		}
+		if live && variant != "lag" {
+			wait = 30 + float64((i+1)%3) - 1 // 30 at the last live scrape: the gauges keep their last update
+		}
+		if live {
+			gen += 15 * 400
+			prompt += 15 * 1200
+			fin += 15 * 2
+			e2e.observe(18, 30)
+			queue.observe(6, 30)
+			ttft.observe(4, 30)
+			iter.observe(64, 15*40)
+		}
+		h.sample(ts, "v", "up", nil, 1)
+		h.sample(ts, "v", "vllm:num_requests_running", m, 50)
+		h.sample(ts, "v", "vllm:num_requests_waiting", m, wait)
+		h.sample(ts, "v", "vllm:kv_cache_usage_perc", m, 0.95)
+		h.sample(ts, "v", "vllm:generation_tokens_total", m, gen)
+		h.sample(ts, "v", "vllm:prompt_tokens_total", m, prompt)
+		h.sample(ts, "v", "vllm:num_preemptions_total", m, 0)
+		h.sample(ts, "v", "vllm:request_success_total", stop, fin*0.8)
+		h.sample(ts, "v", "vllm:request_success_total", length, fin*0.2)
+		h.sample(ts, "v", "vllm:prefix_cache_queries_total", m, prompt)
+		h.scrape(ts, "v", "vllm:e2e_request_latency_seconds", m, e2e)
+		h.scrape(ts, "v", "vllm:request_queue_time_seconds", m, queue)
+		h.scrape(ts, "v", "vllm:time_to_first_token_seconds", m, ttft)
+		h.scrape(ts, "v", "vllm:iteration_tokens_total", m, iter)
+	}
+	return h.instance(histTarget("v")), t0
+}
+
+// TestMassCancelFrozenGaugesNotAQueue (issue 39 point 1): after the freeze (once the stall
+// window and a rate window have passed, so the windows hold only frozen scrapes) every step
+// reads idle_stale_gauges, whose evidence says nothing moved; no step reads queue_saturation or
+// kv_cache_pressure, and no finding of the frozen span advises on seats, the queue or the KV
+// cache. At both cadences.
+func TestMassCancelFrozenGaugesNotAQueue(t *testing.T) {
+	for _, variant := range []string{"", "lag", "static"} {
+		t.Run("variant="+variant, func(t *testing.T) { massCancelCheck(t, variant) })
+	}
+}
+
+func massCancelCheck(t *testing.T, variant string) {
+	inst, t0 := massCancelHistory(t, variant)
+	freeze := t0.Add(10 * time.Minute)
+	// Frozen accounting: idle_stale_gauges; with the waiting gauge's last update one scrape
+	// late, the run without progress saw it move: stalled (engine not progressing) is as right.
+	want := []diagnose.Class{diagnose.IdleStaleGauges}
+	if variant == "lag" {
+		want = append(want, diagnose.Stalled)
+	}
+	for _, cad := range []struct {
+		step   time.Duration
+		window string
+		settle time.Duration
+	}{{15 * time.Second, "1m", 2 * time.Minute}, {time.Minute, "5m", 6 * time.Minute}} {
+		res := diagnoseHistory(t, inst, t0.Add(5*time.Minute), t0.Add(30*time.Minute), cad.step, cad.window)
+		tr := res.Targets[0]
+		for i, c := range tr.Primary {
+			if res.Steps[i].Before(freeze) {
+				continue
+			}
+			if res.Steps[i].After(freeze.Add(time.Minute)) {
+				assert.NotContains(t, []diagnose.Class{diagnose.QueueSaturation, diagnose.KVPressure}, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+			}
+			if !res.Steps[i].Before(freeze.Add(cad.settle)) {
+				assert.Contains(t, want, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+			}
+		}
+		var frozen *diagnose.Finding
+		for k, f := range tr.Findings {
+			if f.End.After(freeze) && (f.Class == diagnose.QueueSaturation || f.Class == diagnose.KVPressure) && f.Start.After(freeze.Add(time.Minute)) {
+				t.Errorf("%s: %s finding inside the frozen span: %s", cad.window, f.Class, f.Text())
+			}
+			if slices.Contains(want, f.Class) && f.Current {
+				frozen = &tr.Findings[k]
+			}
+		}
+		require.NotNil(t, frozen, cad.window)
+		txt := frozen.Text()
+		assert.Contains(t, txt, "progress 0 /s = 0", cad.window)
+		assert.Contains(t, txt, "requests_running 50", cad.window)
+		for _, advice := range []string{"--max-num-seqs", "--gpu-memory-utilization", "replicas", "KV"} {
+			assert.NotContains(t, frozen.Recommendation, advice, cad.window)
+		}
+	}
+	// The saturation query names the frozen gauges once.
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(30*time.Minute), 15*time.Second, map[string]any{"queryType": "saturation"})
+	require.NoError(t, dr.Error)
+	n := 0
+	for _, s := range responseNotices(dr) {
+		if strings.Contains(s, "request gauges frozen") {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n)
+}
+
+var _ = queries.Diagnosis{}
