@@ -249,3 +249,86 @@ func massCancelCheck(t *testing.T, variant string) {
 }
 
 var _ = queries.Diagnosis{}
+
+// abortedStreamsHistory writes a vLLM V1 engine that counts finished requests by reason (stop,
+// length) but exports no finished_reason="abort" series (vLLM #55634, #31503). For 10 minutes it
+// serves 2 requests/s of 600 prompt tokens each, all finishing (1200 prompt tokens/s, 2
+// finished/s); then, for 10 minutes, clients close every stream early: the prompts are still
+// processed (1200 prompt tokens/s, so 2 requests/s start), generation barely moves (5 tokens/s)
+// and neither the success counter nor any latency histogram's _count grows. Running turns over
+// between 6 and 8, nothing waits. Truth: 2 requests/s aborted.
+func abortedStreamsHistory(t *testing.T) (*Instance, time.Time) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	m := map[string]string{"model_name": "m", "engine": "0"}
+	stop := map[string]string{"model_name": "m", "engine": "0", "finished_reason": "stop"}
+	length := map[string]string{"model_name": "m", "engine": "0", "finished_reason": "length"}
+	e2e, ttft := newHandHist(0.5, 1, 2.5, 5, 10, 20, 40), newHandHist(0.1, 0.5, 1, 2.5, 5, 10)
+	var gen, prompt, fin float64
+	for i := 0; i <= 80; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		if i > 0 {
+			prompt += 15 * 1200
+			if i <= 40 {
+				gen += 15 * 300
+				fin += 15 * 2
+				e2e.observe(3, 30)
+				ttft.observe(0.3, 30)
+			} else {
+				gen += 15 * 5
+			}
+		}
+		h.sample(ts, "v", "up", nil, 1)
+		h.sample(ts, "v", "vllm:num_requests_running", m, 6+float64(i%3))
+		h.sample(ts, "v", "vllm:num_requests_waiting", m, 0)
+		h.sample(ts, "v", "vllm:kv_cache_usage_perc", m, 0.2)
+		h.sample(ts, "v", "vllm:generation_tokens_total", m, gen)
+		h.sample(ts, "v", "vllm:prompt_tokens_total", m, prompt)
+		h.sample(ts, "v", "vllm:request_success_total", stop, fin*0.9)
+		h.sample(ts, "v", "vllm:request_success_total", length, fin*0.1)
+		h.sample(ts, "v", "vllm:prefix_cache_queries_total", m, prompt)
+		h.scrape(ts, "v", "vllm:e2e_request_latency_seconds", m, e2e)
+		h.scrape(ts, "v", "vllm:time_to_first_token_seconds", m, ttft)
+	}
+	return h.instance(histTarget("v")), t0
+}
+
+// TestAbortedStreamsWithoutAbortCounter (issue 39 point 2): once the rate window holds only
+// aborted streams, every step reads aborted_traffic (it read healthy), with an estimated abort
+// rate within 10 % of the truth (2 requests/s) and the missing counter named; before the aborts,
+// no step reads aborted_traffic. At both cadences.
+func TestAbortedStreamsWithoutAbortCounter(t *testing.T) {
+	inst, t0 := abortedStreamsHistory(t)
+	onset := t0.Add(10 * time.Minute)
+	for _, cad := range []struct {
+		step   time.Duration
+		window string
+		settle time.Duration
+	}{{15 * time.Second, "1m", 75 * time.Second}, {time.Minute, "5m", 6 * time.Minute}} {
+		res := diagnoseHistory(t, inst, t0.Add(3*time.Minute), t0.Add(20*time.Minute), cad.step, cad.window)
+		tr := res.Targets[0]
+		for i, c := range tr.Primary {
+			switch {
+			case !res.Steps[i].After(onset):
+				assert.NotEqual(t, diagnose.AbortedTraffic, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+			case !res.Steps[i].Before(onset.Add(cad.settle)):
+				assert.Equal(t, diagnose.AbortedTraffic, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+			}
+		}
+		var cur *diagnose.Finding
+		for k, f := range tr.Findings {
+			if f.Class == diagnose.AbortedTraffic && f.Current {
+				cur = &tr.Findings[k]
+			}
+		}
+		require.NotNil(t, cur, cad.window)
+		var est float64
+		for _, e := range cur.Evidence {
+			if e.Signal == "aborted_rate_estimate" {
+				est = e.Value
+			}
+		}
+		assert.InDelta(t, 2.0, est, 0.2, "%s: %s", cad.window, cur.Text())
+		assert.Contains(t, cur.Text(), `vllm:request_success_total{finished_reason="abort"} is not exported`, cad.window)
+	}
+}

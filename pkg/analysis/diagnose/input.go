@@ -479,6 +479,11 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 			if _, fin := ti.Values[Finished]; fin {
 				ti.Absent[Aborted] = "the finished-requests counter has no finished_reason label on this engine"
 			}
+		} else if !hasReason(got["finished"], t.Name, "abort") {
+			// Reasons are counted, but no series counts aborts: this version exports no abort
+			// counter (issue 39), so aborts are not zero, they are uncounted.
+			delete(ti.Values, Aborted)
+			ti.Absent[Aborted] = `no finished_reason="abort" series is stored: this version exports no abort counter`
 		}
 		if c, ok := ceilings[t.Name]; ok {
 			ti.RunningCeiling, ti.CeilingSource = c.value, c.source

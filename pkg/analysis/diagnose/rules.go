@@ -1006,6 +1006,7 @@ func abortedUncounted(c *tctx, i int, fin float64, v verdict) verdict {
 	v.summary = "Aborted traffic: requests start (their prompts are processed) but none finishes in the last " + c.window +
 		" and none waits: clients close them before the end. The latency histograms describe none of them."
 	v.recommend = "Check client timeouts and cancellations (gateway logs); the engine exports no abort count here."
+	abortEstimate(c, i, prompt, &v)
 	return v
 }
 
