@@ -332,3 +332,84 @@ func TestAbortedStreamsWithoutAbortCounter(t *testing.T) {
 		assert.Contains(t, cur.Text(), `vllm:request_success_total{finished_reason="abort"} is not exported`, cad.window)
 	}
 }
+
+// shapeRouterHistory writes engines a (3 running, 1 waiting) and b (2 running, 0 waiting), each
+// with its own model_name and engine labels, and a router r that re-exports both engines'
+// request gauges under label (vLLM production-stack router: server; other proxies: endpoint,
+// backend, upstream) with the engines' URLs as values and neither model_name nor engine, and
+// none of the production-stack router's own families: only the shape says it is a re-exporter.
+// The router also serves a family of its own (router_requests_total), which stays its own.
+func shapeRouterHistory(t *testing.T, label string, targets ...string) (*Instance, time.Time) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	m := map[string]string{"model_name": "m", "engine": "0"}
+	for i := 0; i <= 40; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		for job, v := range map[string][2]float64{"a": {3, 1}, "b": {2, 0}} {
+			if slices.Contains(targets, job) {
+				h.sample(ts, job, "up", nil, 1)
+				h.sample(ts, job, "vllm:num_requests_running", m, v[0])
+				h.sample(ts, job, "vllm:num_requests_waiting", m, v[1])
+				h.sample(ts, job, "vllm:kv_cache_usage_perc", m, 0.5)
+				h.sample(ts, job, "vllm:prefix_cache_queries_total", m, 100*float64(i))
+			}
+			srv := map[string]string{label: "http://" + job + ":8000"}
+			h.sample(ts, "r", "vllm:num_requests_running", srv, v[0])
+			h.sample(ts, "r", "vllm:num_requests_waiting", srv, v[1])
+		}
+		h.sample(ts, "r", "up", nil, 1)
+		h.sample(ts, "r", "router_requests_total", nil, 10*float64(i))
+	}
+	var ts []string
+	for _, n := range targets {
+		ts = append(ts, histTarget(n))
+	}
+	return h.instance(ts...), t0
+}
+
+// TestReExporterRecognisedByShape (issue 39 point 3): truth by hand, running 3 + 2 = 5 and
+// waiting 1 + 0 = 1 (it read 10 and 2). For each label name a re-exporting proxy uses, with the
+// router and both engines configured, the saturation query reads 5 and 1 and names r as the
+// re-exporter it set aside; with only a and the router configured, the router's copy is the
+// only view of b and counts: 5 again. The diagnosis counts each engine once too (r's copies of
+// a and b are left out: r has no engine data of its own).
+func TestReExporterRecognisedByShape(t *testing.T) {
+	for _, label := range []string{"server", "endpoint", "backend", "upstream"} {
+		for _, targets := range [][]string{{"a", "b", "r"}, {"a", "r"}} {
+			inst, t0 := shapeRouterHistory(t, label, targets...)
+			dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "saturation"})
+			require.NoError(t, dr.Error)
+			f := fieldsBy(dr, "signal")
+			run, _ := lastFloat(f["requests_running"])
+			wait, _ := lastFloat(f["requests_waiting"])
+			assert.Equal(t, 5.0, run, "%s %v", label, targets)
+			assert.Equal(t, 1.0, wait, "%s %v", label, targets)
+			want := "target r is a re-exporter (gateway) of http://a:8000, http://b:8000"
+			if len(targets) == 2 {
+				want = "target r is a re-exporter (gateway) of http://a:8000"
+			}
+			assert.Contains(t, strings.Join(responseNotices(dr), "\n"), want, "%s %v", label, targets)
+		}
+	}
+}
+
+// TestOwnURLLabelIsNotAReExporter: an engine whose settings add an extra label server with its
+// own URL, and an engine page whose series carry model_name and engine with a backend label
+// naming a server that is no target, are engines, not re-exporters: nothing is set aside.
+func TestOwnURLLabelIsNotAReExporter(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	for i := 0; i <= 40; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		h.sample(ts, "a", "up", nil, 1)
+		h.sample(ts, "a", "vllm:num_requests_running", map[string]string{"model_name": "m", "engine": "0", "server": "http://a:8000"}, 3)
+		h.sample(ts, "b", "up", nil, 1)
+		h.sample(ts, "b", "vllm:num_requests_running", map[string]string{"model_name": "m", "engine": "0", "backend": "http://10.9.9.9:8000"}, 2)
+	}
+	inst := h.instance(histTarget("a"), histTarget("b"))
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "saturation"})
+	require.NoError(t, dr.Error)
+	run, _ := lastFloat(fieldsBy(dr, "signal")["requests_running"])
+	assert.Equal(t, 5.0, run)
+	assert.NotContains(t, strings.Join(responseNotices(dr), "\n"), "re-exporter")
+}
