@@ -18,8 +18,10 @@ import (
 
 // ReExportLabels are the labels by which a gateway names the server a re-exported series came
 // from, with a URL as value:
+//
 //   - `server`: the vLLM production-stack router (src/vllm_router/services/metrics_service:
 //     every gauge is declared with labelnames ["server"], the engine's URL);
+//
 //   - `worker_addr`: the smg router re-exporting SGLang (`sglang_…{worker_addr="grpc://…"}`,
 //     corpus page sglang-reexported-by-smg-router-underscored-pr813.prom).
 //
