@@ -14,6 +14,8 @@ import (
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
 // Odd telemetry round 3 (issue 39) and llama.cpp as it really behaves (issue 40), through
@@ -412,4 +414,38 @@ func TestOwnURLLabelIsNotAReExporter(t *testing.T) {
 	run, _ := lastFloat(fieldsBy(dr, "signal")["requests_running"])
 	assert.Equal(t, 5.0, run)
 	assert.NotContains(t, strings.Join(responseNotices(dr), "\n"), "re-exporter")
+}
+
+// TestAvailabilityLeavesTheProbeOut (issue 40 point 2): a llama.cpp target lc answers its
+// scrapes for 45 of 60 minutes (down from minute 20 to 35), its probe probe-lc and a GPU agent
+// answer all the time. Grouped by target, the availability objective has one row, lc, at 0.75
+// (45 / 60 minutes, by hand); the probe is a client of the service and the agent watches its
+// GPUs: neither is a row.
+func TestAvailabilityLeavesTheProbeOut(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	for i := 0; i < 240; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		up := 1.0
+		if i >= 80 && i < 140 {
+			up = 0
+		}
+		h.sample(ts, "lc", "up", nil, up)
+		h.sample(ts, "lc", "llamacpp:requests_processing", nil, 1)
+		h.sample(ts, "probe-lc", "up", nil, 1)
+		h.sample(ts, "gpu", "up", nil, 1)
+	}
+	require.NoError(t, h.app.Commit())
+	st, err := settings.Load([]byte(`{"targets":[{"name":"lc","url":"http://lc:8080/metrics","agent":"gpu"}],
+	  "gpuAgents":[{"name":"gpu","url":"http://gpu:9400/metrics"}],
+	  "probes":[{"name":"probe-lc","url":"http://probe:9401/metrics","target":"lc"}],
+	  "sloProfiles":[{"name":"p","objectives":[{"name":"up","kind":"availability","target":0.99}]}]}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(h.db, source.EmbeddedOptions{}))
+	dr := sloRun(t, inst, map[string]any{"queryType": "slo", "profile": "p", "groupBy": "target"}, t0, t0.Add(time.Hour-15*time.Second), time.Minute)
+	require.NoError(t, dr.Error)
+	rows := sloRows(t, dr.Frames[0])
+	require.Len(t, rows, 1, "%v", rows)
+	assert.Equal(t, "lc", rows[0]["target"])
+	assert.InDelta(t, 0.75, rows[0]["attainment"], 0.02)
 }
