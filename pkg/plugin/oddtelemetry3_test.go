@@ -449,3 +449,31 @@ func TestAvailabilityLeavesTheProbeOut(t *testing.T) {
 	assert.Equal(t, "lc", rows[0]["target"])
 	assert.InDelta(t, 0.75, rows[0]["attainment"], 0.02)
 }
+
+// TestRegressionRestartAtTheRangeEnd (issue 40 point 3): a llama.cpp server restarts one minute
+// before the end of the range (its counters fall to 0). The after side would start two steps
+// (2 minutes) after the restart, past the range's end: the query answers, without an error,
+// with a sentence saying why the restart is not compared.
+func TestRegressionRestartAtTheRangeEnd(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	for i := 0; i <= 80; i++ {
+		ts := t0.Add(time.Duration(i) * 15 * time.Second)
+		k := float64(i)
+		if i >= 76 { // restart at 19 minutes
+			k = float64(i - 76)
+		}
+		h.sample(ts, "lc", "up", nil, 1)
+		h.sample(ts, "lc", "llamacpp:requests_processing", nil, 2)
+		h.sample(ts, "lc", "llamacpp:requests_deferred", nil, 0)
+		h.sample(ts, "lc", "llamacpp:n_decode_total", nil, 30*k)
+		h.sample(ts, "lc", "llamacpp:tokens_predicted_total", nil, 60*k)
+		h.sample(ts, "lc", "llamacpp:tokens_predicted_seconds_total", nil, 3*k)
+		h.sample(ts, "lc", "llamacpp:prompt_tokens_total", nil, 200*k)
+		h.sample(ts, "lc", "llamacpp:prompt_seconds_total", nil, 0.5*k)
+	}
+	inst := h.instance(histTarget("lc"))
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), time.Minute, map[string]any{"queryType": "regression"})
+	require.NoError(t, dr.Error)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target lc: lc restarted at 2023-11-14 22:34:00 UTC is not compared: it is too close to the end of the range for an after side")
+}
