@@ -477,3 +477,19 @@ func TestRegressionRestartAtTheRangeEnd(t *testing.T) {
 	require.NoError(t, dr.Error)
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target lc: lc restarted at 2023-11-14 22:34:00 UTC is not compared: it is too close to the end of the range for an after side")
 }
+
+// TestLlamaCppPrefillIsPerPromptToken (issue 40 point 5): llama.cpp's prefill time is seconds
+// per prompt token (0.9 s for 120 tokens in the busy history: 0.0075 s, by hand), and the
+// latency query says so rather than presenting it as a per-request prefill time.
+func TestLlamaCppPrefillIsPerPromptToken(t *testing.T) {
+	inst, t0 := llamaBusyHistory(t)
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), time.Minute,
+		map[string]any{"queryType": "latency", "stages": []string{"prefill_time"}, "stats": []string{"mean"}, "window": "5m"})
+	require.NoError(t, dr.Error)
+	var v float64
+	for _, f := range fieldsBy(dr, "stage") {
+		v, _ = lastFloat(f)
+	}
+	assert.InDelta(t, 0.0075, v, 1e-9)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "prefill_time is approximate: seconds per prompt token, not per request")
+}
