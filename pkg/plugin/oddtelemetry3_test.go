@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -492,4 +493,45 @@ func TestLlamaCppPrefillIsPerPromptToken(t *testing.T) {
 	}
 	assert.InDelta(t, 0.0075, v, 1e-9)
 	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "prefill_time is approximate: seconds per prompt token, not per request")
+}
+
+// TestLlamaCppNoticesSayWhatIs (issue 40 point 6): on the busy llama.cpp history the breakdown
+// says why it is empty and does not speak of vLLM's frontend overhead; saturation says KV-cache
+// usage is not exported by current builds (information, not a warning that a family went
+// missing); the latency quantile notice says "exports" for one target.
+func TestLlamaCppNoticesSayWhatIs(t *testing.T) {
+	inst, t0 := llamaBusyHistory(t)
+	from, to := t0.Add(5*time.Minute), t0.Add(20*time.Minute)
+	dr := runHistQuery(t, inst, from, to, time.Minute, map[string]any{"queryType": "breakdown"})
+	require.NoError(t, dr.Error)
+	txt := strings.Join(responseNotices(dr), "\n")
+	assert.Contains(t, txt, "target lc (llamacpp) has no breakdown: it exports no per-request stage histogram")
+	assert.NotContains(t, txt, "vLLM")
+
+	dr = runHistQuery(t, inst, from, to, time.Minute, map[string]any{"queryType": "saturation"})
+	require.NoError(t, dr.Error)
+	kvSaid := false
+	for _, n := range noticesWithSeverity(dr) {
+		if strings.Contains(n.Text, "kv_cache_usage") {
+			kvSaid = true
+			assert.NotEqual(t, data.NoticeSeverityWarning, n.Severity, n.Text)
+			assert.Contains(t, n.Text, "current llama.cpp builds do not export KV-cache usage")
+		}
+	}
+	assert.True(t, kvSaid)
+
+	dr = runHistQuery(t, inst, from, to, time.Minute, map[string]any{"queryType": "latency", "stages": []string{"itl"}, "stats": []string{"p50"}})
+	require.NoError(t, dr.Error)
+	assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "itl: lc exports only cumulative counters")
+}
+
+// noticesWithSeverity returns every notice of a response.
+func noticesWithSeverity(dr backend.DataResponse) []data.Notice {
+	var out []data.Notice
+	for _, f := range dr.Frames {
+		if f.Meta != nil {
+			out = append(out, f.Meta.Notices...)
+		}
+	}
+	return out
 }
