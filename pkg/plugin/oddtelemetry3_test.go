@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -534,4 +536,43 @@ func noticesWithSeverity(dr backend.DataResponse) []data.Notice {
 		}
 	}
 	return out
+}
+
+// llamaPage is a current llama.cpp server's /metrics page (written from the server's metric
+// list: no KV-cache gauge).
+const llamaPage = `# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total 480
+# TYPE llamacpp:prompt_seconds_total counter
+llamacpp:prompt_seconds_total 3.6
+# TYPE llamacpp:tokens_predicted_total counter
+llamacpp:tokens_predicted_total 164
+# TYPE llamacpp:tokens_predicted_seconds_total counter
+llamacpp:tokens_predicted_seconds_total 88
+# TYPE llamacpp:n_decode_total counter
+llamacpp:n_decode_total 41
+# TYPE llamacpp:n_busy_slots_per_decode gauge
+llamacpp:n_busy_slots_per_decode 4
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing 4
+# TYPE llamacpp:requests_deferred gauge
+llamacpp:requests_deferred 9
+`
+
+// TestSignalsOnAFreshStore (issue 40 point 6): before anything is stored for a target, /signals
+// reads its page as the health check does and names llama.cpp, not "unknown".
+func TestSignalsOnAFreshStore(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(llamaPage))
+	}))
+	defer srv.Close()
+	h := newHandHistory(t)
+	inst := h.instance(`{"name":"lc","url":"` + srv.URL + `/metrics"}`)
+	var s goldenSender
+	require.NoError(t, inst.CallResource(context.Background(), &backend.CallResourceRequest{Method: "GET", Path: "signals", URL: "signals"}, &s))
+	require.Len(t, s.got, 1)
+	var out []map[string]any
+	require.NoError(t, json.Unmarshal(s.got[0].Body, &out), string(s.got[0].Body))
+	require.Len(t, out, 1)
+	assert.Equal(t, "llamacpp", out[0]["engine"])
 }
