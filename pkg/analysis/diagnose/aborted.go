@@ -19,7 +19,11 @@ import (
 // finished_reason = reason (the series may read 0).
 func hasReason(m model.Matrix, job, reason string) bool {
 	for _, s := range m {
-		if string(s.Metric["target"]) == job && string(s.Metric["finished_reason"]) == reason {
+		t := s.Metric["target"]
+		if t == "" {
+			t = s.Metric[model.JobLabel] // the read layer groups by job; Align names it target
+		}
+		if string(t) == job && string(s.Metric["finished_reason"]) == reason {
 			return true
 		}
 	}
