@@ -157,6 +157,9 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 		name := fmt.Sprintf("w%02d-%s", k, w.Family)
 		s, err := sim.New(w.Config, sim.Options{RecordTruth: true})
 		require.NoError(t, err, w.Summary)
+		if w.LlamaCpp {
+			require.NoError(t, s.ExposeLlamaCpp())
+		}
 		start = s.Start()
 		agent := name + "-gpu"
 		ff := sim.FastForwardOptions{Duration: evalSpan, ScrapeInterval: evalScrape, VLLM: sim.Target{Job: name, Instance: name + ":8000"}}

@@ -35,6 +35,8 @@ type Workload struct {
 	Config   Config
 	Faults   Faults
 	GPUAgent bool
+	// LlamaCpp: the engine's page is a llama.cpp server's (Sim.ExposeLlamaCpp), not vLLM's.
+	LlamaCpp bool
 	// Predicted figures from the generator's roofline (see predict), for the
 	// report: mean running requests, decode step (ITL) in seconds, share of
 	// the GPU's compute spent on prefill, and KV blocks in use over those
@@ -75,6 +77,9 @@ type Faults struct {
 	StuckGPU   []string
 	StuckValue float64
 	StuckAt    time.Duration
+	// DropAbortSeries leaves the vLLM target's finished_reason="abort" series off the page (an
+	// engine version that exports no abort counter, vLLM #55634).
+	DropAbortSeries bool
 }
 
 // Model and GPU catalogue of the generator (public figures: model cards
@@ -107,6 +112,9 @@ var WorkloadFamilies = []string{
 	"healthy-busy", "healthy-busy", "healthy-light", "idle", "queue", "queue", "prefill-overload", "prefill-long",
 	"kv", "kv", "decode", "thermal", "power-cap", "stall", "stall-low-traffic", "stale-gauges", "client-aborts",
 	"frontend", "hol", "stuck-sm-counter", "thermal-no-agent", "queue-and-thermal",
+	// Issues 39 and 40: aborted streams on an engine without an abort counter, and a busy
+	// llama.cpp server (its counters move at request end or first token).
+	"client-aborts-uncounted", "llamacpp-busy",
 }
 
 // GenerateWorkload draws one workload from seed: a family, a model and GPU
@@ -292,6 +300,30 @@ func drawWorkload(r *rand.Rand, fam string, span time.Duration) (Workload, bool)
 		c.CancelAfter = uniform(r, 1, 4)
 		w.Causes = []string{BottleneckAborted}
 		cond = func(p Prediction) bool { return healthy(p) }
+	case "client-aborts-uncounted":
+		// Every client closes its stream a second or few in (vLLM #55634, #31503): prompts are
+		// processed, almost nothing is generated, no request finishes, and the page has no
+		// abort counter.
+		c.Version = pick(r, []Version{V011, V013})
+		c.Rate = uniform(r, 1, 20)
+		c.CancelShare = 1
+		c.CancelAfter = uniform(r, 1, 3)
+		c.Output = LengthDist{Kind: "lognormal", Mean: uniform(r, 300, 800), Sigma: 0.3, Min: 64, Max: 2000}
+		w.Faults.DropAbortSeries = true
+		w.Causes = []string{BottleneckAborted}
+		cond = func(p Prediction) bool { return healthy(p) }
+	case "llamacpp-busy":
+		// A llama.cpp server with a few slots, every one busy, long answers and requests
+		// deferred (issue 40: 4 slots, 12 clients): most 60 s windows see no request end, so
+		// only the decode-step counter moves. Slots full with requests deferred is a queue.
+		c.Version = V011
+		c.MaxNumSeqs = pick(r, []int{4, 8})
+		c.Output = LengthDist{Kind: "lognormal", Mean: uniform(r, 800, 1600), Sigma: 0.3, Min: 256, Max: 4000}
+		c.MaxTokens = 4096
+		c.Rate = uniform(r, 0.2, 3)
+		w.LlamaCpp = true
+		w.Causes = []string{BottleneckQueue}
+		cond = func(p Prediction) bool { return p.SeatLoad > 1.4 && p.KVLoad < 0.5 && p.PrefillLoad < 0.4 }
 	case "frontend":
 		c.Version = pick(r, []Version{V010, V011, V013})
 		c.InputOverhead = uniform(r, 0.8, 3)

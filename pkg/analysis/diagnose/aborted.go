@@ -87,3 +87,35 @@ func abortEstimate(c *tctx, i int, prompt float64, v *verdict) {
 		Note: fmt.Sprintf("prompt tokens %s /s ÷ %s prompt tokens per finished request, the median of the windows up to %s)", num(prompt), num(ppr), c.steps[at].UTC().Format("15:04:05"))})
 	v.summary += fmt.Sprintf(" About %s requests/s are aborted (estimated from the prompt tokens; %s is missing).", num(rate), missing)
 }
+
+// uncountedAbortShare is the share of started requests (first tokens) that did not finish
+// above which, without an abort counter, the traffic is called aborted. Far above abortShare:
+// first tokens and finishes of one window are different requests (a burst's first tokens come
+// before its finishes), so only a large gap is evidence.
+const uncountedAbortShare = 0.5
+
+// abortedByTurnover: without an abort counter, requests finish (fin > 0) but far fewer than get
+// their first token: started − finished per second is the estimated abort rate.
+func abortedByTurnover(c *tctx, i int, fin float64, v verdict) verdict {
+	ft, ok := c.value(FirstTokens, i)
+	if !ok || ft <= 0 || 1-fin/ft < uncountedAbortShare {
+		return v
+	}
+	share := 1 - fin/ft
+	v.active = true
+	v.evidence = []Evidence{
+		{Signal: "unfinished_share", Value: share, Op: ">=", Threshold: uncountedAbortShare, Unit: "ratio",
+			Note: fmt.Sprintf("%s requests/s got a first token, %s finished", num(ft), num(fin))},
+		{Signal: "aborted_rate_estimate", Value: ft - fin, Unit: "/s", Note: "first tokens − finished requests"},
+	}
+	v.lowerTo(Medium, "no abort counter: requests that start and never finish are read as aborted by their clients")
+	missing := "an abort count (finished_reason=\"abort\")"
+	if c.in.Engine == "vllm" {
+		missing = `vllm:request_success_total{finished_reason="abort"}`
+	}
+	v.evidence = append(v.evidence, Evidence{Signal: "missing_counter", Value: math.NaN(), Note: missing + " is not exported: aborts are uncounted, not zero"})
+	v.summary = fmt.Sprintf("Aborted traffic: %s of the requests that started in the last %s did not finish: clients close them before the end. About %s requests/s are aborted (estimated: first tokens − finished; %s is missing). The latency figures describe only the requests that finished.",
+		num(share), c.window, num(ft-fin), missing)
+	v.recommend = "Check client timeouts and cancellations (gateway logs); the engine exports no abort count here."
+	return v
+}

@@ -994,6 +994,9 @@ func abortedUncounted(c *tctx, i int, fin float64, v verdict) verdict {
 	v.notChecked = append(v.notChecked, c.missing(Aborted))
 	prompt, ok := c.value(PromptTok, i)
 	wait, okW := c.avg(Waiting, i)
+	if ok && prompt > 0 && fin > 0 && !(okW && wait >= c.th.QueueWaitingMin) {
+		return abortedByTurnover(c, i, fin, v)
+	}
 	if !ok || prompt <= 0 || fin > 0 || (okW && wait >= c.th.QueueWaitingMin) {
 		return v
 	}

@@ -197,6 +197,10 @@ const (
 	// llama.cpp's token counters move only at a request's first token or end; its rate over
 	// the stall window is part of Progress.
 	DecodeSteps Signal = "decode_steps"
+	// FirstTokens is the requests that got their first token per second over the rate window
+	// (the TTFT histogram's _count rate; vLLM observes it at the first token, aborted requests
+	// included): the requests that started, against Finished (issue 39).
+	FirstTokens Signal = "first_tokens"
 )
 
 // BurstWindow is the sub-window whose highest mean inside the rate window
