@@ -518,6 +518,17 @@ func evalSet(base uint64, perFamily int) []sim.Workload {
 			seed++
 		}
 	}
+	// The families of issues 39 and 40 on seeds of their own (base + 100 000 …), so the
+	// seeds of the families above keep their workloads.
+	extra := base + 100_000
+	for k := 0; k < perFamily; k++ {
+		for _, f := range sim.ExtraFamilies {
+			if only == nil || slices.Contains(only, f) {
+				out = append(out, sim.GenerateFamily(extra, f, evalSpan))
+			}
+			extra++
+		}
+	}
 	return out
 }
 

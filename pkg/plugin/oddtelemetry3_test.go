@@ -18,6 +18,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/queries"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
@@ -575,4 +576,47 @@ func TestSignalsOnAFreshStore(t *testing.T) {
 	require.NoError(t, json.Unmarshal(s.got[0].Body, &out), string(s.got[0].Body))
 	require.Len(t, out, 1)
 	assert.Equal(t, "llamacpp", out[0]["engine"])
+}
+
+// TestSimulatedLlamaCppNeverIdle (issue 40 point 1, simulated history): the simulator's
+// llama.cpp exposition, 2 slots busy with answers of ~8000 tokens (over a minute each, so most
+// stall windows count no generated token) and requests deferred, 20 minutes at 15 s
+// scrapes. At both cadences no step after the first 5 minutes reads idle_stale_gauges or
+// stalled, and saturation gives no frozen-gauge warning.
+func TestSimulatedLlamaCppNeverIdle(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.MaxNumSeqs = 2
+	cfg.Rate = 0.05
+	cfg.Output = sim.LengthDist{Kind: "lognormal", Mean: 8000, Sigma: 0.05, Min: 7000, Max: 9000}
+	cfg.MaxTokens = 10000
+	s, err := sim.New(cfg, sim.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.ExposeLlamaCpp())
+	db := openDiagDB(t)
+	_, err = s.FastForward(context.Background(), db, sim.FastForwardOptions{Duration: 20 * time.Minute, ScrapeInterval: 15 * time.Second,
+		VLLM: sim.Target{Job: "lc", Instance: "lc:8080"}})
+	require.NoError(t, err)
+	st, err := settings.Load([]byte(`{"targets":[{"name":"lc","url":"http://lc:8080/metrics"}],"scrapeInterval":"15s"}`), nil)
+	require.NoError(t, err)
+	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
+	from, to := s.Start().Add(5*time.Minute), s.Start().Add(20*time.Minute)
+	for _, cad := range []struct {
+		step   time.Duration
+		window string
+	}{{15 * time.Second, "1m"}, {time.Minute, "5m"}} {
+		res := diagnoseHistory(t, inst, from, to, cad.step, cad.window)
+		n := 0
+		for i, c := range res.Targets[0].Primary {
+			if c != "" {
+				n++
+			}
+			assert.NotContains(t, []diagnose.Class{diagnose.IdleStaleGauges, diagnose.Stalled}, c, "%s at %s", cad.window, res.Steps[i].Sub(s.Start()))
+		}
+		assert.Greater(t, n, 10, cad.window)
+	}
+	dr := runHistQuery(t, inst, from, to, 15*time.Second, map[string]any{"queryType": "saturation"})
+	require.NoError(t, dr.Error)
+	for _, n := range responseNotices(dr) {
+		assert.NotContains(t, n, "request gauges frozen", n)
+	}
 }

@@ -112,10 +112,13 @@ var WorkloadFamilies = []string{
 	"healthy-busy", "healthy-busy", "healthy-light", "idle", "queue", "queue", "prefill-overload", "prefill-long",
 	"kv", "kv", "decode", "thermal", "power-cap", "stall", "stall-low-traffic", "stale-gauges", "client-aborts",
 	"frontend", "hol", "stuck-sm-counter", "thermal-no-agent", "queue-and-thermal",
-	// Issues 39 and 40: aborted streams on an engine without an abort counter, and a busy
-	// llama.cpp server (its counters move at request end or first token).
-	"client-aborts-uncounted", "llamacpp-busy",
 }
+
+// ExtraFamilies are generator families outside GenerateWorkload's draw (so its seeds keep
+// their workloads), evaluated with seeds of their own: aborted streams on an engine without
+// an abort counter (issue 39) and a busy llama.cpp server whose counters move at request end
+// or first token (issue 40).
+var ExtraFamilies = []string{"client-aborts-uncounted", "llamacpp-busy"}
 
 // GenerateWorkload draws one workload from seed: a family, a model and GPU
 // that fit, a vLLM version, an arrival trace (Poisson with bursts, ramps
@@ -313,14 +316,14 @@ func drawWorkload(r *rand.Rand, fam string, span time.Duration) (Workload, bool)
 		w.Causes = []string{BottleneckAborted}
 		cond = func(p Prediction) bool { return healthy(p) }
 	case "llamacpp-busy":
-		// A llama.cpp server with a few slots, every one busy, long answers and requests
-		// deferred (issue 40: 4 slots, 12 clients): most 60 s windows see no request end, so
-		// only the decode-step counter moves. Slots full with requests deferred is a queue.
+		// A llama.cpp server with a few slots, every one busy, answers of a minute or more and
+		// requests deferred (issue 40: 4 slots, 12 clients): most stall windows see no request
+		// end, so only the decode-step counter moves. Slots full with requests deferred is a queue.
 		c.Version = V011
 		c.MaxNumSeqs = pick(r, []int{4, 8})
-		c.Output = LengthDist{Kind: "lognormal", Mean: uniform(r, 800, 1600), Sigma: 0.3, Min: 256, Max: 4000}
-		c.MaxTokens = 4096
-		c.Rate = uniform(r, 0.2, 3)
+		c.Output = LengthDist{Kind: "lognormal", Mean: uniform(r, 4000, 8000), Sigma: 0.1, Min: 2000, Max: 10000}
+		c.MaxTokens = 10000
+		c.Rate = uniform(r, 0.05, 1)
 		w.LlamaCpp = true
 		w.Causes = []string{BottleneckQueue}
 		cond = func(p Prediction) bool { return p.SeatLoad > 1.4 && p.KVLoad < 0.5 && p.PrefillLoad < 0.4 }
