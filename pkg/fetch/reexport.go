@@ -69,8 +69,12 @@ func (r *Run) ReExportScope(ctx context.Context, sc catalog.Scope) catalog.Scope
 // upstream label whose URL names another configured target, or another server on series
 // without the engine's own labels), whatever their families' names. It is a detection probe,
 // one instant query at the range's end, not recorded among the query's PromQL: a history
-// without re-exporters reads as before. A failed probe finds none.
+// without re-exporters reads as before. Only with two configured targets or more (a single
+// target counts nothing twice). A failed probe finds none.
 func (r *Run) reExportShapes(ctx context.Context) map[string][]string {
+	if len(r.Env.Settings.Targets) < 2 {
+		return nil // one target counts nothing twice
+	}
 	var scope []string
 	for _, v := range r.Views(ctx) {
 		if v.OK {
