@@ -106,6 +106,11 @@ func assess(d Detection, stored map[string]bool, s Signal) TargetSignal {
 		}
 	}
 	switch {
+	case len(ts.Metrics) == 0 && d.Engine == EngineLlamaCpp && s == KVCacheUsage:
+		// Current llama.cpp builds never export it (removed by PR #13660): absent, said as
+		// such, not a warning that a family went missing (issue 40 point 6).
+		ts.State = StateAbsent
+		ts.Note = "current llama.cpp builds do not export KV-cache usage (llamacpp:kv_cache_usage_ratio was removed by llama.cpp PR #13660, mid-2025); only older builds have it"
 	case len(ts.Metrics) == 0:
 		ts.State = StateNotSeen
 		ts.Note = ""

@@ -18,14 +18,19 @@ import (
 
 // ReExportLabels are the labels by which a gateway names the server a re-exported series came
 // from, with a URL as value:
+//
 //   - `server`: the vLLM production-stack router (src/vllm_router/services/metrics_service:
 //     every gauge is declared with labelnames ["server"], the engine's URL);
+//
 //   - `worker_addr`: the smg router re-exporting SGLang (`sglang_…{worker_addr="grpc://…"}`,
 //     corpus page sglang-reexported-by-smg-router-underscored-pr813.prom).
 //
+//   - `endpoint`, `backend`, `upstream`: the names other re-exporting proxies and gateways give
+//     the same label (issue 39), recognised by shape (ReExportersByShape).
+//
 // An engine never sets these labels on its own series with a URL value; a user's extra target
 // label of the same name with another value (server="gpu-node-1") is not taken for one.
-var ReExportLabels = []string{"server", "worker_addr"}
+var ReExportLabels = []string{"server", "worker_addr", "endpoint", "backend", "upstream"}
 
 // upstreamURL matches a label value that names another server: scheme://host[:port][/path].
 const upstreamURL = `[A-Za-z][A-Za-z0-9+.-]*://.+`
@@ -169,4 +174,61 @@ func ReExporterSentence(target, kind string, upstreams []string) string {
 		msg += " of " + strings.Join(upstreams, ", ")
 	}
 	return msg + ": its copies of engines that are also targets are left out of every aggregate (each engine counts once, from its own page); copies of engines that are not targets are counted under " + target
+}
+
+// ReExportShapePromQL lists, as an instant query over the scope's targets, every engine series
+// that carries a ReExportLabels label whose value is a URL, by target, that label, and the
+// engine's own model_name and engine labels (empty when the series has none):
+//
+//	group by (job, server, model_name, engine) ({__name__=~"(?:vllm:|…).+", job=~"a|b|r", server=~"…://.+"}) or …
+//
+// ReExportersByShape reads the result. Errors: an empty target name in scope.
+func ReExportShapePromQL(sc Scope) (string, error) {
+	q, err := ReExportPromQL(sc)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range ReExportLabels {
+		q = strings.ReplaceAll(q, "group by (job, "+l+") (", "group by (job, "+l+", model_name, engine) (")
+	}
+	return q, nil
+}
+
+// ReExportersByShape reads ReExportShapePromQL's result against the configured targets' URLs
+// (target name → URL): a target is a re-exporter, whatever its families' names, when one of its
+// engine series carries a ReExportLabels label whose URL names another configured target's host,
+// or names a server other than its own and the series has neither the engine's model_name nor
+// its engine label (an engine's own page carries them; a gateway's copies do not). A URL naming
+// the target's own host (a user's extra label) is not one. It returns, per re-exporting target,
+// the sorted upstream URLs.
+func ReExportersByShape(v model.Vector, urls map[string]string) map[string][]string {
+	hosts := map[string]string{} // host → target
+	for n, u := range urls {
+		if h := UpstreamHost(u); h != "" {
+			hosts[h] = n
+		}
+	}
+	out := map[string][]string{}
+	for _, s := range v {
+		job := string(s.Metric[model.JobLabel])
+		own := UpstreamHost(urls[job])
+		for _, l := range ReExportLabels {
+			u := string(s.Metric[model.LabelName(l)])
+			h := UpstreamHost(u)
+			if u == "" || h == "" || h == own {
+				continue
+			}
+			other, named := hosts[h]
+			bare := s.Metric["model_name"] == "" && s.Metric["engine"] == ""
+			if (named && other != job) || bare {
+				if !slices.Contains(out[job], u) {
+					out[job] = append(out[job], u)
+				}
+			}
+		}
+	}
+	for j := range out {
+		slices.Sort(out[j])
+	}
+	return out
 }

@@ -125,8 +125,13 @@ const (
 	noteTGIITL           = "TGI has no per-request inter-token metric; this is the duration of each decode batch forward pass (tgi_batch_forward_duration{method=\"decode\"}), which excludes scheduling gaps between steps."
 	noteTGITokens        = "TGI has no token counters; counted from the request length histogram's _sum, which grows when a request finishes."
 	noteLlamaMean        = "llama.cpp only exports cumulative processing seconds: the mean per token is rate(seconds)/rate(tokens); there is no distribution and no per-request value."
-	noteTritonMean       = "Triton exports cumulative microsecond counters, not histograms: only the mean (rate of the duration counter / rate of nv_inference_request_success) is available."
-	noteDCGMThrottle     = "dcgm-exporter reports the NVML clocks-event (throttle) reasons as one bitmask value, not one series per reason."
+	// noteLlamaPrefill and noteLlamaDecode: llama.cpp's prefill and decode times are seconds per
+	// token, not per request (issue 40 point 5: a cached one-token prompt read 4.164 s); it
+	// counts no requests, so they cannot be converted.
+	noteLlamaPrefill = "seconds per prompt token, not per request: rate(llamacpp:prompt_seconds_total) / rate(llamacpp:prompt_tokens_total); llama.cpp counts no requests to convert it with, and tokens reused from the prompt cache are not counted, so a short or cached prompt can read seconds per token."
+	noteLlamaDecode  = "seconds per generated token, not per request: rate(llamacpp:tokens_predicted_seconds_total) / rate(llamacpp:tokens_predicted_total); llama.cpp counts no requests to convert it with."
+	noteTritonMean   = "Triton exports cumulative microsecond counters, not histograms: only the mean (rate of the duration counter / rate of nv_inference_request_success) is available."
+	noteDCGMThrottle = "dcgm-exporter reports the NVML clocks-event (throttle) reasons as one bitmask value, not one series per reason."
 )
 
 // table is the catalogue: engine → signal → entry. Signals missing from an engine's map are
@@ -214,8 +219,8 @@ var table = map[Engine]map[Signal]entry{
 		RequestsWaiting:  {Exact, "", gauge("tgi_queue_size")},
 	},
 	EngineLlamaCpp: {
-		PrefillTime:      {Approximate, noteLlamaMean, ctr("llamacpp:prompt_seconds_total")},
-		DecodeTime:       {Approximate, noteLlamaMean, ctr("llamacpp:tokens_predicted_seconds_total")},
+		PrefillTime:      {Approximate, noteLlamaPrefill, ctr("llamacpp:prompt_seconds_total")},
+		DecodeTime:       {Approximate, noteLlamaDecode, ctr("llamacpp:tokens_predicted_seconds_total")},
 		ITL:              {Approximate, noteLlamaMean, ctr("llamacpp:tokens_predicted_seconds_total")},
 		TPOT:             {Approximate, noteLlamaMean, ctr("llamacpp:tokens_predicted_seconds_total")},
 		PromptTokens:     {Approximate, "Prompt tokens actually processed; tokens reused from the prompt cache are not counted (inferred from the server code).", ctr("llamacpp:prompt_tokens_total")},
@@ -223,6 +228,7 @@ var table = map[Engine]map[Signal]entry{
 		RequestsRunning:  {Exact, "Busy slots.", gauge("llamacpp:requests_processing")},
 		RequestsWaiting:  {Exact, "Tasks waiting for a free slot.", gauge("llamacpp:requests_deferred")},
 		KVCacheUsage:     {Exact, "Only builds before mid-2025 export it (removed by llama.cpp PR #13660).", gauge("llamacpp:kv_cache_usage_ratio")},
+		DecodeSteps:      {Exact, "llama_decode calls: one per decode step while a slot is busy. The token counters move only at a request's first token (prompt) or end (generated), so this is the counter that shows work in flight.", ctr("llamacpp:n_decode_total")},
 	},
 	EngineTRTLLM: {
 		QueueTime:          {Exact, "", hist(trtllmNames(true, "request_queue_time_seconds")...)},

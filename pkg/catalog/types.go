@@ -1,5 +1,7 @@
 package catalog
 
+import "slices"
+
 // Engine names the software behind a scraped page: an inference engine or a GPU exporter.
 type Engine string
 
@@ -162,6 +164,13 @@ const (
 	PoolKVStdDev Signal = "pool_kv_stddev"
 )
 
+// DecodeSteps is a counter of the engine's decode steps (llama.cpp's llamacpp:n_decode_total:
+// one per llama_decode call, whatever the batch). Steps. It moves on every step while requests
+// are in flight, where llama.cpp's token counters move only when a request gets its first
+// token (prompt tokens) or finishes (generated tokens): the diagnosis and the frozen-gauge
+// check read it as activity (issue 40).
+const DecodeSteps Signal = "decode_steps"
+
 // GatewaySignals are the extra signals of the llm-d router's endpoint picker, in AllSignals
 // order.
 var GatewaySignals = []Signal{GatewayErrors, SLOViolations, EndpointQueue, PoolQueueStdDev, PoolKVStdDev}
@@ -204,14 +213,14 @@ var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, 
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
 // then the extras PrefixCacheHitRate, Energy, GREngineActive, PromptLength and PowerLimitDefault,
-// then NewVLLMSignals, then GatewaySignals, then HostedSignals. Signals(e) returns one
+// then NewVLLMSignals, then GatewaySignals, then HostedSignals, then DecodeSteps. Signals(e) returns one
 // Availability per entry.
 var AllSignals = append(append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
 	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength, PowerLimitDefault},
-	NewVLLMSignals...), GatewaySignals...), HostedSignals...)
+	NewVLLMSignals...), GatewaySignals...), append(slices.Clone(HostedSignals), DecodeSteps)...)
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string

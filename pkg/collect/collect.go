@@ -665,7 +665,7 @@ func (c *Collector) Status() []TargetStatus {
 			st.LastScrape = t.LastScrape()
 			st.LastDuration = t.LastScrapeDuration()
 			if err := t.LastError(); err != nil {
-				st.LastError = c.mask(err.Error())
+				st.LastError = c.mask(scrapeErrorText(err, ep.url))
 			}
 		}
 		if f, ok := c.store.appendFailure(ep.name); ok {

@@ -1,7 +1,13 @@
 package collect
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/url"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/prometheus/scrape"
@@ -111,4 +117,31 @@ func (c *Collector) ScrapeErrors(name string, from, to time.Time) []ScrapeError 
 		}
 	}
 	return out
+}
+
+// scrapeErrorText is the last_error of an endpoint whose scrape failed: a connection-level
+// failure (refused, host not found, unreachable, closed, TLS) as the sentence the health check
+// gives (describeFetchError: "connection refused at 10.0.0.5:8000/metrics"), for targets,
+// agents and probes alike, instead of Go's `Get "…": dial tcp …: connect: connection refused`;
+// anything else (an HTTP status, a sample or time limit, a parse error) keeps its own text.
+func scrapeErrorText(err error, rawURL string) string {
+	var (
+		dnsErr  *net.DNSError
+		unknown x509.UnknownAuthorityError
+		invalid x509.CertificateInvalidError
+		host    x509.HostnameError
+		recErr  tls.RecordHeaderError
+	)
+	connLevel := errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		errors.As(err, &dnsErr) || errors.As(err, &unknown) || errors.As(err, &invalid) ||
+		errors.As(err, &host) || errors.As(err, &recErr)
+	if !connLevel {
+		return err.Error()
+	}
+	where := rawURL
+	if u, perr := url.Parse(rawURL); perr == nil && u.Host != "" {
+		where = u.Host + u.EscapedPath()
+	}
+	return describeFetchError(err, where, "the scrape timeout")
 }

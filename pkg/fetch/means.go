@@ -47,7 +47,11 @@ func (r *Run) counterMeans(ctx context.Context, stage catalog.Signal, wantMean, 
 	}
 	if wantQuantiles {
 		r.mu.Lock()
-		r.Notes.Add(analysis.Info, fmt.Sprintf("%s: %s export only cumulative counters, so no quantile exists for them; ask for the mean", stage, strings.Join(targets, ", ")))
+		verb := "export"
+		if len(targets) == 1 {
+			verb = "exports"
+		}
+		r.Notes.Add(analysis.Info, fmt.Sprintf("%s: %s %s only cumulative counters, so no quantile exists for them; ask for the mean", stage, strings.Join(targets, ", "), verb))
 		r.mu.Unlock()
 	}
 	if !wantMean {

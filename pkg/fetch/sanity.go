@@ -90,12 +90,18 @@ func (r *Run) GPUImpossibleNotices(m model.Matrix) {
 
 // FrozenNotices looks, per target, for request gauges that stopped updating (sanity.Frozen):
 // running, waiting and KV usage unchanged for frozenScrapes scrape intervals while no prompt
-// token, generated token or finished request was counted in the rate window.
+// token, generated token, finished request or (where the engine exports it) decode step was
+// counted in the rate window.
 func (r *Run) FrozenNotices(ctx context.Context) error {
 	sc := r.Plan.Scope
 	sc.By = []string{"target"}
 	gauges := []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage}
 	activity := []catalog.Signal{catalog.PromptTokens, catalog.GenerationTokens, catalog.RequestsFinished}
+	if r.Exporting(ctx, catalog.DecodeSteps) {
+		// llama.cpp: tokens are counted at a request's first token and end, decode steps on
+		// every step; gauges are frozen only while every activity counter is still.
+		activity = append(activity, catalog.DecodeSteps)
+	}
 	in := map[string]*sanity.FrozenInput{}
 	target := func(labels map[string]string) *sanity.FrozenInput {
 		t := labels["target"]

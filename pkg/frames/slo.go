@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"math"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -42,7 +43,10 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	for _, c := range groupColumns(labels) {
 		str(c, func(r slo.Report) string { return r.Group[c] })
 	}
-	num("requests", "short", func(r slo.Report) float64 { return r.Requests })
+	// A count of requests (token gaps, seconds) is whole: the bucket increases behind it are
+	// extrapolated to the window's edges (increase()), so it is shown rounded (issue 40: 21.125
+	// requests); attainment and budgets use the exact ratio.
+	num("requests", "short", func(r slo.Report) float64 { return math.Round(r.Requests) })
 	num("attainment", "percentunit", func(r slo.Report) float64 { return r.Attainment })
 	num("attainment_lower", "percentunit", func(r slo.Report) float64 { return r.AttainmentLower })
 	num("attainment_upper", "percentunit", func(r slo.Report) float64 { return r.AttainmentUpper })

@@ -157,6 +157,9 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 		name := fmt.Sprintf("w%02d-%s", k, w.Family)
 		s, err := sim.New(w.Config, sim.Options{RecordTruth: true})
 		require.NoError(t, err, w.Summary)
+		if w.LlamaCpp {
+			require.NoError(t, s.ExposeLlamaCpp())
+		}
 		start = s.Start()
 		agent := name + "-gpu"
 		ff := sim.FastForwardOptions{Duration: evalSpan, ScrapeInterval: evalScrape, VLLM: sim.Target{Job: name, Instance: name + ":8000"}}
@@ -513,6 +516,17 @@ func evalSet(base uint64, perFamily int) []sim.Workload {
 				out = append(out, sim.GenerateFamily(seed, f, evalSpan))
 			}
 			seed++
+		}
+	}
+	// The families of issues 39 and 40 on seeds of their own (base + 100 000 …), so the
+	// seeds of the families above keep their workloads.
+	extra := base + 100_000
+	for k := 0; k < perFamily; k++ {
+		for _, f := range sim.ExtraFamilies {
+			if only == nil || slices.Contains(only, f) {
+				out = append(out, sim.GenerateFamily(extra, f, evalSpan))
+			}
+			extra++
 		}
 	}
 	return out

@@ -51,7 +51,7 @@ func TestLlamaCppMeansFromCounters(t *testing.T) {
 	assert.Nil(t, f["prefill_time/p90/llama/"], "no distribution, no quantile")
 	notes := strings.Join(responseNotices(dr), "\n")
 	assert.Contains(t, notes, "prefill_time mean of llama comes from cumulative counters")
-	assert.Contains(t, notes, "prefill_time: llama export only cumulative counters, so no quantile exists for them")
+	assert.Contains(t, notes, "prefill_time: llama exports only cumulative counters, so no quantile exists for them")
 	assert.Contains(t, dr.Frames[0].Meta.ExecutedQueryString, "rate(llamacpp:prompt_seconds_total")
 }
 

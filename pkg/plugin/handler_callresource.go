@@ -82,6 +82,13 @@ func (i *Instance) newResources() backend.CallResourceHandler {
 		now := i.now()
 		for _, t := range i.settings.Targets {
 			v := i.env().ViewOf(r.Context(), t.Name, now.Add(-fetch.Lookback), now)
+			if !v.OK && len(v.Names) == 0 && !i.settings.IsRemote() {
+				// A fresh store holds nothing yet: read the page as the health check does, so
+				// /signals says what the health check says rather than "unknown" (issue 40).
+				if pr := collect.Probe(r.Context(), i.settings, t.Name); pr.Err == nil {
+					v = i.env().ViewFromNames(t.Name, catalog.StoredNames(pr.Names))
+				}
+			}
 			if !v.OK {
 				out = append(out, target{Target: t.Name, Engine: string(catalog.EngineUnknown), Signals: []sig{}})
 				continue

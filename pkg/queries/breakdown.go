@@ -47,7 +47,7 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 	if err := r.ChangeNotices(ctx); err != nil {
 		return nil, err
 	}
-	r.Notes.Add(analysis.Info, "breakdown shows mean time per stage (rate of _sum over rate of _count); quantiles do not add, see the latency query for tails. overhead = E2E − queue − inference: frontend time in vLLM V1, zero by identity in V0")
+	breakdownScopeNotices(ctx, r)
 	switch q.Format {
 	case "", "timeseries":
 		in := map[catalog.Signal]latency.MeanInput{}
@@ -238,4 +238,38 @@ func mergeMaps(a, b map[string]string) map[string]string {
 	out := maps.Clone(a)
 	maps.Copy(out, b)
 	return out
+}
+
+// breakdownScopeNotices says what the breakdown shows, speaking of vLLM's frontend overhead
+// only where a vLLM target is in scope, and names each target that has no stage histogram at
+// all (llama.cpp: only per-token processing seconds; Triton: cumulative counters), so an
+// empty breakdown says why (issue 40 point 6).
+func breakdownScopeNotices(ctx context.Context, r *fetch.Run) {
+	msg := "breakdown shows mean time per stage (rate of _sum over rate of _count); quantiles do not add, see the latency query for tails"
+	vllm := false
+	for _, v := range r.Views(ctx) {
+		if v.OK && v.Det.Engine == catalog.EngineVLLM {
+			vllm = true
+		}
+	}
+	if vllm {
+		msg += ". overhead = E2E − queue − inference: frontend time in vLLM V1, zero by identity in V0"
+	}
+	r.Notes.Add(analysis.Info, msg)
+	for _, v := range r.Views(ctx) {
+		if !v.OK {
+			continue
+		}
+		hist := false
+		for _, s := range breakdownSignals {
+			for _, m := range v.Assess(s).Metrics {
+				if m.Kind == catalog.KindHistogram {
+					hist = true
+				}
+			}
+		}
+		if !hist {
+			r.Notes.Add(analysis.Info, "target "+v.Name+" ("+string(v.Det.Engine)+") has no breakdown: it exports no per-request stage histogram (queue, prefill, decode, inference, E2E); the latency query shows the means it has")
+		}
+	}
 }

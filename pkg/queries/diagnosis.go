@@ -187,6 +187,18 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 			fs = append(fs, &read{name: "waiting_by_reason", expr: over("avg", func() (string, error) { return catalog.GaugePromQLBy(s, sc, "sum", "reason") })})
 		}
 	}
+	// Requests that got a first token (aborted ones included), against the finished ones: aborts
+	// without an abort counter (issue 39).
+	fs = append(fs, &read{name: "first_tokens", expr: func() (string, error) {
+		hq, err := catalog.HistogramPromQL(catalog.TTFT, sc, p.Window)
+		return hq.Count, err
+	}})
+	// Activity while work is in flight (issue 40): llama.cpp counts tokens only at a request's
+	// first token and end, its decode steps on every step; read where a target exports them.
+	if r.Exporting(ctx, catalog.DecodeSteps) {
+		fs = append(fs, &read{name: "progress_decode", expr: rate(catalog.DecodeSteps, stallWindow)},
+			&read{name: "decode_steps", expr: rate(catalog.DecodeSteps, p.Window)})
+	}
 	// Bursts: the highest BurstWindow mean of running and waiting inside
 	// the rate window, when it spans four burst windows or more (a 30 s
 	// burst is diluted in a 5-minute mean).

@@ -2,6 +2,7 @@ package queries
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -167,6 +168,12 @@ func runRegression(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Regress
 	}
 	var rows []frames.RegressionRow
 	for _, c := range changes {
+		if !c.afterFrom.Before(c.afterTo) || !c.beforeFrom.Before(c.beforeTo) {
+			// A change within two steps of the range's end (or start) leaves one side empty:
+			// said, not queried (a window past the range end is no window).
+			r.Notes.Add(analysis.Info, noSideSentence(c, sp.Step))
+			continue
+		}
 		sc := p.Scope
 		if c.target != "" {
 			sc.Targets = []string{c.target}
@@ -270,4 +277,20 @@ func regressWindows(w fetch.WindowReads, from, to time.Time) []regress.Window {
 			PromptLen: w.PromptLength[i], OutLen: w.OutputLength[i], Sum: w.Sum[i], Count: w.Count[i]})
 	}
 	return out
+}
+
+// noSideSentence says why change c is not compared: one of its sides is empty because the
+// change lies too close to the range's end (the after side starts two steps after the change)
+// or start, or to a neighbouring change.
+func noSideSentence(c regressionChange, step time.Duration) string {
+	who := "the " + c.title
+	if c.target != "" {
+		who = "target " + c.target + ": " + c.title
+	}
+	at := c.at.UTC().Format("2006-01-02 15:04:05 UTC")
+	if !c.afterFrom.Before(c.afterTo) {
+		return fmt.Sprintf("%s at %s is not compared: it is too close to the end of the range for an after side (it starts two steps, %s, after the change, to leave out the restart's warm-up); widen the range past %s",
+			who, at, model.Duration(2*step), c.afterFrom.UTC().Format("15:04:05 UTC"))
+	}
+	return fmt.Sprintf("%s at %s is not compared: no time before it is left in the range to compare with; widen the range before it", who, at)
 }

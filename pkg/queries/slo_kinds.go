@@ -72,7 +72,7 @@ func kindQueries(env *fetch.Env, s selected, w time.Duration) (qs []string, ok b
 		}
 		return []string{q.HTTP, q.Finishes, q.Rejections}, true, nil
 	case settings.KindAvailability:
-		q, err := catalog.AvailabilityStatPromQL(catalog.Scope{Targets: s.sub.Scope.Targets}, w, availabilityRes(env, w))
+		q, err := catalog.AvailabilityStatPromQL(catalog.Scope{Targets: availabilityTargets(env, s.sub.Scope.Targets)}, w, availabilityRes(env, w))
 		return []string{q}, true, err
 	}
 	return nil, false, nil
@@ -379,4 +379,19 @@ func judgeObjective(ctx context.Context, r *fetch.Run, s selected, w time.Durati
 	}
 	*out = sanity.JudgeHistogram(s.obj.Signal, bm, sm, cm, r.Steps)
 	return nil
+}
+
+// availabilityTargets are the targets an availability objective is measured over: the scope's,
+// or every configured engine target. Never the `up` of probes or GPU agents: a probe is a
+// client of the service and an agent watches its GPUs; their scrape health is not the
+// service's availability (issue 40 point 2).
+func availabilityTargets(env *fetch.Env, scope []string) []string {
+	if len(scope) > 0 {
+		return scope
+	}
+	var out []string
+	for _, t := range env.Targets(nil) {
+		out = append(out, t.Name)
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 
 // FaultAppender wraps app so that what FastForward stores carries the
 // scrape-level faults f: the vLLM target's samples (job vllmJob) frozen
-// from FreezeAt on, and the GPU agent's StuckGPU series held at StuckValue
+// from FreezeAt on, its finished_reason="abort" series left out (DropAbortSeries), and the GPU agent's StuckGPU series held at StuckValue
 // from StuckAt on. start is the simulation's time 0. The scrape-health
 // series (up, scrape_*) are never changed: the page keeps answering.
 func FaultAppender(app storage.Appendable, f Faults, start time.Time, vllmJob, gpuJob string) storage.Appendable {
@@ -44,6 +44,9 @@ func (w *faultAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64, 
 		rel := time.Duration(t-a.start) * time.Millisecond
 		switch l.Get("job") {
 		case a.vllm:
+			if a.f.DropAbortSeries && l.Get("finished_reason") == "abort" {
+				return ref, nil // this version exports no abort counter
+			}
 			if a.f.FreezeAt > 0 {
 				h := l.Hash()
 				if rel < a.f.FreezeAt {

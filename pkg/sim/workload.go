@@ -35,6 +35,8 @@ type Workload struct {
 	Config   Config
 	Faults   Faults
 	GPUAgent bool
+	// LlamaCpp: the engine's page is a llama.cpp server's (Sim.ExposeLlamaCpp), not vLLM's.
+	LlamaCpp bool
 	// Predicted figures from the generator's roofline (see predict), for the
 	// report: mean running requests, decode step (ITL) in seconds, share of
 	// the GPU's compute spent on prefill, and KV blocks in use over those
@@ -75,6 +77,9 @@ type Faults struct {
 	StuckGPU   []string
 	StuckValue float64
 	StuckAt    time.Duration
+	// DropAbortSeries leaves the vLLM target's finished_reason="abort" series off the page (an
+	// engine version that exports no abort counter, vLLM #55634).
+	DropAbortSeries bool
 }
 
 // Model and GPU catalogue of the generator (public figures: model cards
@@ -108,6 +113,12 @@ var WorkloadFamilies = []string{
 	"kv", "kv", "decode", "thermal", "power-cap", "stall", "stall-low-traffic", "stale-gauges", "client-aborts",
 	"frontend", "hol", "stuck-sm-counter", "thermal-no-agent", "queue-and-thermal",
 }
+
+// ExtraFamilies are generator families outside GenerateWorkload's draw (so its seeds keep
+// their workloads), evaluated with seeds of their own: aborted streams on an engine without
+// an abort counter (issue 39) and a busy llama.cpp server whose counters move at request end
+// or first token (issue 40).
+var ExtraFamilies = []string{"client-aborts-uncounted", "llamacpp-busy"}
 
 // GenerateWorkload draws one workload from seed: a family, a model and GPU
 // that fit, a vLLM version, an arrival trace (Poisson with bursts, ramps
@@ -292,6 +303,30 @@ func drawWorkload(r *rand.Rand, fam string, span time.Duration) (Workload, bool)
 		c.CancelAfter = uniform(r, 1, 4)
 		w.Causes = []string{BottleneckAborted}
 		cond = func(p Prediction) bool { return healthy(p) }
+	case "client-aborts-uncounted":
+		// Every client closes its stream a second or few in (vLLM #55634, #31503): prompts are
+		// processed, almost nothing is generated, no request finishes, and the page has no
+		// abort counter.
+		c.Version = pick(r, []Version{V011, V013})
+		c.Rate = uniform(r, 1, 20)
+		c.CancelShare = 1
+		c.CancelAfter = uniform(r, 1, 3)
+		c.Output = LengthDist{Kind: "lognormal", Mean: uniform(r, 300, 800), Sigma: 0.3, Min: 64, Max: 2000}
+		w.Faults.DropAbortSeries = true
+		w.Causes = []string{BottleneckAborted}
+		cond = func(p Prediction) bool { return healthy(p) }
+	case "llamacpp-busy":
+		// A llama.cpp server with a few slots, every one busy, answers of a minute or more and
+		// requests deferred (issue 40: 4 slots, 12 clients): most stall windows see no request
+		// end, so only the decode-step counter moves. Slots full with requests deferred is a queue.
+		c.Version = V011
+		c.MaxNumSeqs = pick(r, []int{4, 8})
+		c.Output = LengthDist{Kind: "lognormal", Mean: uniform(r, 4000, 8000), Sigma: 0.1, Min: 2000, Max: 10000}
+		c.MaxTokens = 10000
+		c.Rate = uniform(r, 0.05, 1)
+		w.LlamaCpp = true
+		w.Causes = []string{BottleneckQueue}
+		cond = func(p Prediction) bool { return p.SeatLoad > 1.4 && p.KVLoad < 0.5 && p.PrefillLoad < 0.4 }
 	case "frontend":
 		c.Version = pick(r, []Version{V010, V011, V013})
 		c.InputOverhead = uniform(r, 0.8, 3)

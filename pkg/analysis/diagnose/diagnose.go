@@ -314,7 +314,7 @@ func unitOf(s Signal) string {
 		return "requests"
 	case TTFTMean, ITLMean, QueueMean, PrefillMean, InferenceMean, E2EMean:
 		return "s"
-	case Preemptions, Finished, Aborted, PromptTok, GenTok, Progress:
+	case Preemptions, Finished, Aborted, PromptTok, GenTok, Progress, DecodeSteps, FirstTokens:
 		return "/s"
 	case PromptP50, PromptP99:
 		return "tokens"

@@ -37,6 +37,7 @@ var catalogSignal = map[Signal]catalog.Signal{
 	E2EMean: catalog.E2E, TTFTMean: catalog.TTFT, ITLMean: catalog.ITL,
 	PromptP50: catalog.PromptLength, PromptP99: catalog.PromptLength,
 	Rejected: catalog.Rejections, WaitingDeferred: catalog.RequestsWaitingByReason,
+	DecodeSteps: catalog.DecodeSteps, FirstTokens: catalog.TTFT,
 }
 
 // MeanSignal pairs a latency mean the rules read with the catalogue signal it is read from
@@ -396,7 +397,8 @@ type Stored struct {
 // "waiting_span", "kv", "preemptions", "finished" (by finished_reason), "rejections" and
 // "waiting_by_reason" (by reason; both optional: fetched only where a target exports them),
 // "prompt", "generation", "progress_tokens",
-// "progress_finished", "progress_steps", "prompt_buckets", "ceiling_gauge", "ceiling_info",
+// "progress_finished", "progress_steps", "progress_decode" and "decode_steps" (optional: where a
+// target exports decode steps), "first_tokens" (the TTFT histogram's count rate), "prompt_buckets", "ceiling_gauge", "ceiling_info",
 // one per MeanSignals entry (string(Signal)), and "gpu:<signal>" / "gpu:throttle" for the
 // agents' GPUs. Every matrix is grouped by the label target. A signal the target's engine does
 // not export, or that is not stored for it, is absent with the reason; an approximate one keeps
@@ -433,8 +435,14 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 	if m, ok := got["waiting_by_reason"]; ok {
 		direct[WaitingDeferred] = byJob(withLabel(m, "reason", "deferred"))
 	}
-	progress := sumByJob(steps, byJob(got["progress_tokens"]), byJob(got["progress_finished"]), byJob(got["progress_steps"]))
+	progress := sumByJob(steps, byJob(got["progress_tokens"]), byJob(got["progress_finished"]), byJob(got["progress_steps"]), byJob(got["progress_decode"]))
 	direct[Progress] = progress
+	if m, ok := got["decode_steps"]; ok {
+		direct[DecodeSteps] = byJob(m)
+	}
+	if m, ok := got["first_tokens"]; ok {
+		direct[FirstTokens] = byJob(m)
+	}
 
 	perGPU := gpuByTarget(got, steps, targets, agents)
 	ceilings := runningCeilings(got["ceiling_gauge"], got["ceiling_info"])
@@ -474,6 +482,12 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 			if _, fin := ti.Values[Finished]; fin {
 				ti.Absent[Aborted] = "the finished-requests counter has no finished_reason label on this engine"
 			}
+		} else if ti.Generation != "v0" && !hasReason(got["finished"], t.Name, "abort") {
+			// Reasons are counted, but no series counts aborts: this version exports no abort
+			// counter (issue 39), so aborts are not zero, they are uncounted. (vLLM V0 creates a
+			// reason's series at its first request, so there an absent series is no abort yet.)
+			delete(ti.Values, Aborted)
+			ti.Absent[Aborted] = `no finished_reason="abort" series is stored: this version exports no abort counter`
 		}
 		if c, ok := ceilings[t.Name]; ok {
 			ti.RunningCeiling, ti.CeilingSource = c.value, c.source

@@ -255,7 +255,7 @@ func frozen(c *tctx, i int) (ev0 []Evidence, pending bool, stopped bool, notChec
 	pending = (okRun && run > 0) || (okWait && wait > 0)
 	stopped = prog <= 0
 	ev0 = []Evidence{
-		{Signal: string(Progress), Value: prog, Op: "=", Threshold: 0, Unit: "/s", Note: "generation tokens + finished requests + engine steps over the last " + c.stall},
+		{Signal: string(Progress), Value: prog, Op: "=", Threshold: 0, Unit: "/s", Note: "generation tokens + finished requests + engine steps" + decodeNote(c) + " over the last " + c.stall},
 		{Signal: "page_answered", Value: up, Op: "=", Threshold: 1, Unit: "ratio", Note: "every scrape of the last " + c.stall + " answered"},
 	}
 	if okRun {
@@ -994,6 +994,9 @@ func abortedUncounted(c *tctx, i int, fin float64, v verdict) verdict {
 	v.notChecked = append(v.notChecked, c.missing(Aborted))
 	prompt, ok := c.value(PromptTok, i)
 	wait, okW := c.avg(Waiting, i)
+	if ok && prompt > 0 && fin > 0 && !(okW && wait >= c.th.QueueWaitingMin) {
+		return abortedByTurnover(c, i, fin, v)
+	}
 	if !ok || prompt <= 0 || fin > 0 || (okW && wait >= c.th.QueueWaitingMin) {
 		return v
 	}
@@ -1006,6 +1009,7 @@ func abortedUncounted(c *tctx, i int, fin float64, v verdict) verdict {
 	v.summary = "Aborted traffic: requests start (their prompts are processed) but none finishes in the last " + c.window +
 		" and none waits: clients close them before the end. The latency histograms describe none of them."
 	v.recommend = "Check client timeouts and cancellations (gateway logs); the engine exports no abort count here."
+	abortEstimate(c, i, prompt, &v)
 	return v
 }
 

@@ -159,7 +159,8 @@ const (
 	GenTok      Signal = "generation_tokens" // tokens per second
 	// Progress is the summed per-second rate over the stall window of the
 	// progress counters (generation tokens, finished requests, engine
-	// steps): exactly 0 when none advanced.
+	// steps, decode steps where the engine exports them): exactly 0 when
+	// none advanced.
 	Progress      Signal = "progress"
 	QueueMean     Signal = "queue_time_mean"     // s
 	PrefillMean   Signal = "prefill_time_mean"   // s
@@ -191,6 +192,15 @@ const (
 	// other than room (vLLM's num_requests_waiting_by_reason{reason="deferred"}: grammar
 	// compilation, a remote KV transfer); optional. The rest of Waiting waits for capacity.
 	WaitingDeferred Signal = "requests_waiting_deferred_avg"
+	// DecodeSteps is the engine's decode steps per second over the rate window (llama.cpp's
+	// n_decode_total; optional). It moves on every step while work is in flight, where
+	// llama.cpp's token counters move only at a request's first token or end; its rate over
+	// the stall window is part of Progress.
+	DecodeSteps Signal = "decode_steps"
+	// FirstTokens is the requests that got their first token per second over the rate window
+	// (the TTFT histogram's _count rate; vLLM observes it at the first token, aborted requests
+	// included): the requests that started, against Finished (issue 39).
+	FirstTokens Signal = "first_tokens"
 )
 
 // BurstWindow is the sub-window whose highest mean inside the rate window

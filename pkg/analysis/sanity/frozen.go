@@ -49,7 +49,8 @@ type FrozenSpan struct {
 // Since reaches back over preceding steps whose gauge values were already the frozen ones
 // (the gauges stopped moving then, even if counters still moved for a window's length). An
 // idle engine whose gauges read zero is not frozen; nor is a busy one whose gauges are steady
-// while tokens flow. Spans are returned in time order.
+// while tokens flow. Spans that overlap (a later run's Since reaching back into an earlier
+// span) are merged into one. Spans are returned in time order.
 func Frozen(in FrozenInput) []FrozenSpan {
 	n := len(in.Steps)
 	if n == 0 || len(in.Gauges) == 0 {
@@ -125,7 +126,14 @@ func Frozen(in FrozenInput) []FrozenSpan {
 					vals[k] = v
 				}
 			}
-			out = append(out, FrozenSpan{Since: in.Steps[since], Until: in.Steps[j], ToEnd: j == n-1, Values: vals})
+			sp := FrozenSpan{Since: in.Steps[since], Until: in.Steps[j], ToEnd: j == n-1, Values: vals}
+			// A span whose Since reaches back into the previous one (the same frozen values,
+			// with a moment of activity between) is the same freeze: one span, said once.
+			if k := len(out) - 1; k >= 0 && !sp.Since.After(out[k].Until) {
+				out[k].Until, out[k].ToEnd = sp.Until, sp.ToEnd
+			} else {
+				out = append(out, sp)
+			}
 		}
 		i = j + 1
 	}

@@ -369,3 +369,33 @@ func TestHistogramBackwards(t *testing.T) {
 	assert.Equal(t, "x_count", fs[0].Signal)
 	assert.Equal(t, []time.Time{t0.Add(5 * time.Minute)}, at)
 }
+
+// TestFrozenOverlappingSpansSaidOnce (issue 40): a freeze with two moments of activity in it
+// (steps 28 and 33: a token counted while the gauges keep their values) gave three spans whose
+// Since all reached back to step 20, and three warnings. It is one freeze: one span, from step
+// 20 to the end.
+func TestFrozenOverlappingSpansSaidOnce(t *testing.T) {
+	in := frozenHistory(true)
+	for _, a := range in.Activity {
+		a[28], a[33] = 1, 1
+	}
+	spans := Frozen(in)
+	require.Len(t, spans, 1)
+	assert.Equal(t, t0.Add(20*15*time.Second), spans[0].Since)
+	assert.True(t, spans[0].ToEnd)
+}
+
+// TestFrozenNotWhileDecodeStepsMove (issue 40): llama.cpp counts tokens only at a request's
+// first token and end, so its token counters read 0 in most windows while 4 slots decode; its
+// decode-step counter moves every step. With that counter among the activity series the
+// steady gauges are not frozen.
+func TestFrozenNotWhileDecodeStepsMove(t *testing.T) {
+	in := frozenHistory(true)
+	decode := make([]float64, len(in.Steps))
+	for i := range decode {
+		decode[i] = 2.1 // decode steps per second
+	}
+	assert.NotEmpty(t, Frozen(in), "without the decode counter the still token counters read as frozen")
+	in.Activity = append(in.Activity, decode)
+	assert.Empty(t, Frozen(in))
+}
