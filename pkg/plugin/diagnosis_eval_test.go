@@ -89,6 +89,9 @@ type evalResult struct {
 	hours      float64
 	perFamily  map[string][2]int // correct, total
 	confusions map[string]map[string]int
+	// breachedSteps: steps whose objectives the diagnosis read breached, all
+	// checked against issue 35's invariant (breachInvariant)
+	breachedSteps int
 }
 
 // sloMet reports whether the requests that finished in (from, to] (simulated
@@ -201,6 +204,7 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 		res := &evalResult{perFamily: map[string][2]int{}, confusions: map[string]map[string]int{}, breached: map[string]float64{}}
 		out[cad.name] = res
 		times, classes := timeline(t, inst, start.Add(evalWarmUp), start.Add(evalSpan), cad.step, evalDur(cad.window))
+		res.breachedSteps = breachInvariant(t, inst, start.Add(evalWarmUp), start.Add(evalSpan), cad.step, evalDur(cad.window), times, classes)
 		nScored := map[string]float64{}
 		for k, w := range ws {
 			name := fmt.Sprintf("w%02d-%s", k, w.Family)
