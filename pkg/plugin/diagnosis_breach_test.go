@@ -3,7 +3,11 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
 )
 
 // breachInvariant is issue 35's invariant, checked on every target of an
@@ -55,4 +60,37 @@ func breachInvariant(t *testing.T, inst *Instance, from, to time.Time, step time
 		}
 	}
 	return n
+}
+
+// breachSummary renders, per cadence, the steps checked against the
+// invariant and where the false alarms fell (family and class).
+func breachSummary(res map[string]*evalResult) string {
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, cad := range evalCadences {
+		r := res[cad.name]
+		fa := map[string]int{}
+		for _, w := range r.windows {
+			if s := diagnose.Class(w.got).Severity(); w.healthy && (s == diagnose.Warning || s == diagnose.Critical) {
+				fa[w.family+" "+w.got]++
+			}
+		}
+		keys := slices.Sorted(maps.Keys(fa))
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %d", k, fa[k]))
+		}
+		fmt.Fprintf(&b, "%s: %d breached steps checked against the invariant (none healthy or under_utilised); false alarms: %s\n",
+			cad.name, r.breachedSteps, strings.Join(append(parts, "none")[:max(1, len(parts))], ", "))
+	}
+	return b.String()
+}
+
+// evalWorlds are the simulator worlds the evaluation runs (sim.Worlds;
+// DIAGNOSIS_EVAL_WORLDS=roofline,per-sequence keeps only those).
+func evalWorlds() []string {
+	if v := os.Getenv("DIAGNOSIS_EVAL_WORLDS"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return sim.Worlds
 }
