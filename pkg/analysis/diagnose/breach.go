@@ -286,6 +286,9 @@ func (c *tctx) burstByMaxima(i int, prev bool) (wait, run float64, ok bool) {
 	return mw, mr, true
 }
 
+// burstMaximaSummary is the queue finding's summary when the scraped maxima carry it.
+const burstMaximaSummary = "Queue saturation in a burst: at some scrape inside the window requests waited while the running batch sat at its ceiling, and a TTFT or E2E objective is breached."
+
 func maximaNote(c *tctx) string {
 	return fmt.Sprintf("highest scraped value inside the %s window: a burst the window mean dilutes, with a TTFT or E2E objective breached", c.window)
 }

@@ -686,6 +686,9 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	v.summary = "Queue saturation: requests wait while the running batch sits at its ceiling; queue time is a large share of E2E latency."
 	if burst {
 		v.summary = "Queue saturation in a burst: for at least a minute inside the window, requests waited while the running batch sat at its ceiling."
+		if waitSig == WaitingMax {
+			v.summary = burstMaximaSummary
+		}
 	}
 	if kv, ok := c.value(KVUsage, i); ok && kv < c.th.KVHeadroom {
 		v.evidence = append(v.evidence, ev(KVUsage, kv, "<", c.th.KVHeadroom, "ratio"))
