@@ -250,16 +250,20 @@ func breachCandidates(c *tctx, i int) []candidate {
 }
 
 // queueShareOfTTFT reports whether mean queue time q is at least
-// queueTTFTShare of mean TTFT at step i (relaxed while the finding held), and
-// adds the evidence to v: requests wait for seats, not for their prefill,
-// however long their decode makes E2E.
+// queueTTFTShare of mean TTFT at step i (relaxed while the finding held)
+// while a TTFT, E2E or queue-time objective is breached, and adds the
+// evidence to v: requests wait for seats, not for their prefill, however
+// long their decode makes E2E. Without the breach it does not hold: with
+// fast prefills a few milliseconds of queue are a large share of a small
+// TTFT.
 func queueShareOfTTFT(c *tctx, i int, q float64, prev bool, v *verdict) bool {
 	tt, ok := c.value(TTFTMean, i)
-	if !ok || tt <= 0 || !c.atLeast(q/tt, queueTTFTShare, prev) {
+	breached := c.breachedOn(i, "ttft", "e2e", "queue_time")
+	if !ok || tt <= 0 || len(breached) == 0 || !c.atLeast(q/tt, queueTTFTShare, prev) {
 		return false
 	}
 	v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_ttft", Value: q / tt, Op: ">=", Threshold: c.relax(">=", queueTTFTShare, prev), Unit: "ratio",
-		Note: fmt.Sprintf("mean queue %s s of mean TTFT %s s: requests wait for seats, not for their prefill", num(q), num(tt))})
+		Note: fmt.Sprintf("mean queue %s s of mean TTFT %s s: requests wait for seats, not for their prefill; objective %s is breached", num(q), num(tt), strings.Join(breached, ", "))})
 	c.approx(v, QueueMean, TTFTMean)
 	return true
 }
