@@ -83,3 +83,14 @@ func (wd *world) label() string {
 	}
 	return ""
 }
+
+// ApplyWorldLaw sets on c the step-time law the named world draws for seed
+// (its parameters from the world's own stream, scaled to c's model and
+// GPU), without the world's scheduler budget: for validating a model (the
+// capacity twin) against a world's physics alone. It panics on an unknown
+// world.
+func ApplyWorldLaw(c *Config, seed uint64, name string) {
+	wd := drawWorld(seed, name)
+	wd.budgets = nil
+	wd.apply(c)
+}
