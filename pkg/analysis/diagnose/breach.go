@@ -274,7 +274,8 @@ func queueShareOfTTFT(c *tctx, i int, q float64, prev bool, v *verdict) bool {
 // at some scrape, while a TTFT, E2E or queue-time objective is breached (a
 // single scrape is weak evidence alone; the breach says the wait mattered).
 // Against the observed plateau too: the breach, not the plateau, carries
-// it. It returns the maxima (waiting net of deferred requests).
+// it, with the window's mean queue time at least burstQueueShare of its mean
+// TTFT. It returns the maxima (waiting net of deferred requests).
 func (c *tctx) burstByMaxima(i int, prev bool) (wait, run float64, ok bool) {
 	mw, ok1 := c.value(WaitingMax, i)
 	mr, ok2 := c.value(RunningMax, i)
@@ -287,8 +288,21 @@ func (c *tctx) burstByMaxima(i int, prev bool) (wait, run float64, ok bool) {
 	if !c.atLeast(mw, c.th.QueueWaitingMin, prev) || !c.atLeast(mr, c.th.RunningCeilingRatio*c.ceiling, prev) {
 		return 0, 0, false
 	}
+	// The window's requests queued: mean queue time at least burstQueueShare of mean TTFT
+	// (a latency added outside the queue, e.g. a slow frontend, breaches TTFT while the
+	// batch touches its observed plateau at one scrape).
+	q, okQ := c.value(QueueMean, i)
+	tt, okT := c.value(TTFTMean, i)
+	if !okQ || !okT || tt <= 0 || !c.atLeast(q/tt, burstQueueShare, prev) {
+		return 0, 0, false
+	}
 	return mw, mr, true
 }
+
+// burstQueueShare is the share of mean TTFT spent queued that a burst read
+// from the scraped maxima needs (the burst's queueing diluted by the rest of
+// the window).
+const burstQueueShare = 0.25
 
 // burstMaximaSummary is the queue finding's summary when the scraped maxima carry it.
 const burstMaximaSummary = "Queue saturation in a burst: at some scrape inside the window requests waited while the running batch sat at its ceiling, and a TTFT or E2E objective is breached."
