@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +94,14 @@ func evalWorlds() []string {
 		return strings.Split(v, ",")
 	}
 	return sim.Worlds
+}
+
+// reportSeed is the first seed of the report set: 1 000 001, or
+// DIAGNOSIS_EVAL_REPORT_SEED (issue 35's figures are on 3 000 001…, seeds
+// never run before the rules were final).
+func reportSeed() uint64 {
+	if v, err := strconv.ParseUint(os.Getenv("DIAGNOSIS_EVAL_REPORT_SEED"), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return 1_000_001
 }

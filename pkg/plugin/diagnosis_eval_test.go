@@ -605,7 +605,7 @@ func TestDiagnosisEvaluation(t *testing.T) {
 			out.WriteString(reportEval(t, "tune, world "+world, runEvaluation(t, evalSet(1, per, world))))
 		}
 		if sets != "tune" {
-			out.WriteString(reportEval(t, "report, world "+world, runEvaluation(t, evalSet(1_000_001, per, world))))
+			out.WriteString(reportEval(t, "report, world "+world, runEvaluation(t, evalSet(reportSeed(), per, world))))
 		}
 	}
 	if p := os.Getenv("DIAGNOSIS_EVAL_OUT"); p != "" {
