@@ -304,6 +304,24 @@ func (c *tctx) burstByMaxima(i int, prev bool) (wait, run float64, ok bool) {
 // the window).
 const burstQueueShare = 0.25
 
+// decodeITLShare is the share of a breached per-token objective's threshold
+// that mean ITL reaches when the decode steps themselves are slow.
+const decodeITLShare = 0.5
+
+// breachedTokenThreshold is the lowest threshold (s) of the per-token (ITL,
+// TPOT, decode time) objectives breached at step i, 0 when none is.
+func (c *tctx) breachedTokenThreshold(i int) float64 {
+	thr := 0.0
+	for _, o := range c.in.Objectives {
+		if i < len(o.Good) && o.Good[i] < o.Target && (o.Signal == "itl" || o.Signal == "tpot" || o.Signal == "decode_time") {
+			if thr == 0 || o.Threshold < thr {
+				thr = o.Threshold
+			}
+		}
+	}
+	return thr
+}
+
 // burstMaximaSummary is the queue finding's summary when the scraped maxima carry it.
 const burstMaximaSummary = "Queue saturation in a burst: at some scrape inside the window requests waited while the running batch sat at its ceiling, and a TTFT or E2E objective is breached."
 
@@ -315,8 +333,9 @@ func maximaNote(c *tctx) string {
 // does not reach DRAMActiveHigh (a reading of one hardware counter is
 // support, not a gate): the engine's steps are decode steps — tokens per
 // step about one per running sequence (at most decodeStepTokens), and
-// prompt tokens under half of those processed — so the step time the
-// breached per-token objective measures is the decode batch's. The verdict
+// prompt tokens under half of those processed, and mean ITL at least
+// decodeITLShare of the breached per-token objective's threshold — so the
+// step time the breached objective measures is the decode batch's. The verdict
 // is then at medium confidence and says that DRAM did not corroborate.
 // Without tokens per step (an engine without iteration_tokens) it does
 // not hold.
@@ -331,6 +350,13 @@ func decodeSteps(c *tctx, i int, prev bool, v *verdict) bool {
 	perSeq := tps / run
 	share := prompt / (prompt + gen)
 	if perSeq > c.relax("<", decodeStepTokens, prev) || !c.below(share, 0.5, prev) {
+		return false
+	}
+	// The decode step itself is slow: mean ITL at least half the breached per-token
+	// objective's threshold (a breach by a few stretched gaps, with fast steps, is not
+	// decode-bound).
+	itl, okI := c.value(ITLMean, i)
+	if thr := c.breachedTokenThreshold(i); thr > 0 && (!okI || !c.atLeast(itl, decodeITLShare*thr, prev)) {
 		return false
 	}
 	v.evidence = append(v.evidence,

@@ -150,7 +150,8 @@ func TestBreachedIdleTargetIsNotUnderUtilised(t *testing.T) {
 // Before issue 35 the DRAM bar failed it and the window read healthy; now
 // decode_memory_bound at medium confidence, the DRAM reading in the
 // evidence as not corroborating. With 3 tokens per running sequence per
-// step (prefill chunks in every step) it does not hold.
+// step (prefill chunks in every step), or with a mean ITL under half the
+// objective's 50 ms, it does not hold.
 func TestDecodeBoundFromTheEngineTelemetry(t *testing.T) {
 	const n = 3
 	v := map[Signal][]float64{
@@ -163,7 +164,7 @@ func TestDecodeBoundFromTheEngineTelemetry(t *testing.T) {
 	}
 	in := Input{Steps: steps(n, time.Minute), Window: 5 * time.Minute, StallWindow: 30 * time.Second,
 		Targets: []TargetInput{{Name: "a", Engine: "vllm", Generation: "v1", Values: v, RunningCeiling: 512,
-			Objectives: []ObjectiveInput{obj35("ttft", "ttft", 1, n), obj35("tpot", "tpot", 0, n)}}}}
+			Objectives: []ObjectiveInput{obj35("ttft", "ttft", 1, n), {Name: "tpot", Signal: "tpot", Threshold: 0.05, Target: 0.99, Good: constant(n, 0)}}}}}
 	cl, cur := primaryAt(t, in)
 	require.Equal(t, DecodeMemory, cl)
 	f := cur[slices.IndexFunc(cur, func(f Finding) bool { return f.Class == DecodeMemory })]
@@ -172,6 +173,14 @@ func TestDecodeBoundFromTheEngineTelemetry(t *testing.T) {
 	assert.Contains(t, f.Text(), "dram_active 0.5 < 0.6 (DRAM activity does not corroborate")
 
 	v[TokensPerStep] = constant(n, 1440)
+	cl, _ = primaryAt(t, in)
+	assert.NotEqual(t, DecodeMemory, cl)
+	assert.NotEqual(t, Healthy, cl)
+
+	// Decode steps, but fast ones (mean ITL 10 ms, a fifth of the 50 ms objective): the
+	// breach is a few stretched gaps, not the decode batch.
+	v[TokensPerStep] = constant(n, 490)
+	v[ITLMean] = constant(n, 0.01)
 	cl, _ = primaryAt(t, in)
 	assert.NotEqual(t, DecodeMemory, cl)
 	assert.NotEqual(t, Healthy, cl)
