@@ -3,10 +3,12 @@
 # the twin calibrated on each one's scraped history only, knee and what-if p99 compared with
 # the hidden simulator's. Two sets: the tune seeds (1.., used while building the twin) and
 # fresh seeds (1001.., never looked at before the report). Figures go to docs/capacity.md.
-# Usage: scripts/twin-validate.sh [configs per set, default 20] [output dir, default ./twin-validation]
+# Usage: scripts/twin-validate.sh [configs per set, default 20] [output dir, default ./twin-validation] [world, default roofline]
+# The world (issue 35: roofline, per-sequence, memory-floor; sim.Worlds) sets the hidden simulator's step-time law.
 set -euo pipefail
 n=${1:-20}
 out=${2:-twin-validation}
+world=${3:-roofline}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
@@ -14,6 +16,6 @@ for set in tune:1 fresh:1001; do
 	name=${set%%:*}
 	seed=${set##*:}
 	go test ./pkg/twin -run TestTwinAgainstHiddenSimulator -count=1 -timeout 2h \
-		-twin.n="$n" -twin.seed="$seed" -twin.out="$out/$name.tsv" >/dev/null
-	tail -1 "$out/$name.tsv" | sed "s/^/$name: /"
+		-twin.n="$n" -twin.seed="$seed" -twin.world="$world" -twin.out="$out/$name-$world.tsv" >/dev/null
+	tail -1 "$out/$name-$world.tsv" | sed "s/^/$name ($world): /"
 done

@@ -206,6 +206,8 @@ export interface CapacityWhatIf {
   replicas?: number;
   promptScale?: number;
   prefixCachingPercent?: number;
+  /** Multiply the arrival rate on the same replicas (2: twice the load). */
+  loadScale?: number;
 }
 
 /** capacity: one row per target and profile, the calibrated parameters, what-if predictions, or the replica series. */

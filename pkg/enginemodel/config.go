@@ -166,7 +166,9 @@ type Config struct {
 	InputOverheadPerToken float64 // seconds per prompt token
 	OutputOverhead        float64 // seconds per output batch
 	StepOverhead          float64 // fixed seconds per engine step (scheduling, launch)
-	ClientTimeout         float64 // generated load aborts a request still waiting after this long (0 = never)
+	// StepLaw is the step-time law (steplaw.go); zero: the roofline.
+	StepLaw       StepLaw
+	ClientTimeout float64 // generated load aborts a request still waiting after this long (0 = never)
 
 	// Scenario events.
 	RestartEvery     time.Duration // 0 = never
@@ -293,6 +295,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Model.Params <= 0 || c.Model.BytesPerParam <= 0 || c.Model.KVBytesPerToken <= 0 || c.Model.MaxModelLen < 16 {
 		return errors.New("sim: model spec needs Params, BytesPerParam, KVBytesPerToken > 0 and MaxModelLen ≥ 16")
+	}
+	if err := c.StepLaw.Validate(); err != nil {
+		return err
 	}
 	g := c.GPU
 	if g.PeakFLOPS <= 0 || g.MFU <= 0 || g.MFU > 1 || g.MemBandwidth <= 0 || g.BWEfficiency <= 0 || g.BWEfficiency > 1 ||

@@ -434,15 +434,17 @@ func (e *engine) startStep() {
 	}
 	e.prefillN, e.decodeN = 0, 0
 	ctx := 0
+	positions := 0.0 // sum of the prefilled tokens' positions (StepWork.PrefillPositions)
 	for _, s := range e.batch {
 		if s.prefill {
 			e.prefillN += s.n
+			positions += float64(s.n) * (float64(s.r.computed) + float64(s.n-1)/2)
 		} else {
 			e.decodeN += s.n
 		}
 		ctx += s.r.computed + s.n
 	}
-	d, load := e.gpu.stepTime(cfg, e.prefillN+e.decodeN, ctx)
+	d, load := e.gpu.stepTimeWork(cfg, StepWork{PrefillTokens: float64(e.prefillN), DecodeSeqs: float64(e.decodeN), Ctx: float64(ctx), PrefillPositions: positions})
 	e.load = load
 	e.stepping = true
 	e.stepStart = e.now

@@ -24,7 +24,9 @@ import (
 const liveModel = ollamatest.TinyModel
 
 // startOllama starts a real Ollama serving the tiny model, or skips (ollamatest.StartTiny).
-func startOllama(t *testing.T, parallel int) *ollamatest.Server { return ollamatest.StartTiny(t, parallel) }
+func startOllama(t *testing.T, parallel int) *ollamatest.Server {
+	return ollamatest.StartTiny(t, parallel)
+}
 
 // oneShotClient is the probe's client with one connection per request, so that each of the
 // recorder's connections holds exactly one request.

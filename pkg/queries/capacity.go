@@ -68,6 +68,9 @@ type CapacityWhatIf struct {
 	// PrefixCachingPercent sets the prefix-cache hit ratio to this percentage of prompt
 	// tokens (prefix caching on; 0 < X ≤ 100).
 	PrefixCachingPercent float64 `json:"prefixCachingPercent,omitempty"`
+	// LoadScale multiplies the target's arrival rate on the same replicas (2: twice the load;
+	// 0 < k ≤ 100). Its p99s carry no error band yet (not calibrated on the validation set).
+	LoadScale float64 `json:"loadScale,omitempty"`
 }
 
 // Capacity formats.
@@ -168,8 +171,10 @@ func (q *Capacity) validate(s *settings.Settings) error {
 			return badQueryf("whatIf.promptScale: %v must be a factor in (0, 16], such as 2", w.PromptScale)
 		case w.PrefixCachingPercent < 0 || w.PrefixCachingPercent > 100 || math.IsNaN(w.PrefixCachingPercent):
 			return badQueryf("whatIf.prefixCachingPercent: %v must be a percentage in (0, 100]", w.PrefixCachingPercent)
-		case w.MaxNumSeqs == 0 && w.AddReplicas == 0 && w.PromptScale == 0 && w.PrefixCachingPercent == 0:
-			return badQueryf("whatIf: set at least one of maxNumSeqs, addReplicas, promptScale, prefixCachingPercent")
+		case w.LoadScale < 0 || w.LoadScale > 100 || math.IsNaN(w.LoadScale):
+			return badQueryf("whatIf.loadScale: %v must be a factor in (0, 100], such as 2", w.LoadScale)
+		case w.MaxNumSeqs == 0 && w.AddReplicas == 0 && w.PromptScale == 0 && w.PrefixCachingPercent == 0 && w.LoadScale == 0:
+			return badQueryf("whatIf: set at least one of maxNumSeqs, addReplicas, promptScale, prefixCachingPercent, loadScale")
 		}
 	}
 	return nil
@@ -177,7 +182,7 @@ func (q *Capacity) validate(s *settings.Settings) error {
 
 // change is the twin's form of the query's what-if.
 func (w *CapacityWhatIf) change() twin.Change {
-	c := twin.Change{MaxNumSeqs: w.MaxNumSeqs, AddReplicas: w.AddReplicas, Replicas: w.Replicas, PromptScale: w.PromptScale, PrefixHitRatio: w.PrefixCachingPercent / 100}
+	c := twin.Change{MaxNumSeqs: w.MaxNumSeqs, AddReplicas: w.AddReplicas, Replicas: w.Replicas, PromptScale: w.PromptScale, PrefixHitRatio: w.PrefixCachingPercent / 100, LoadScale: w.LoadScale}
 	var parts []string
 	if w.MaxNumSeqs > 0 {
 		parts = append(parts, fmt.Sprintf("max-num-seqs %d", w.MaxNumSeqs))
@@ -190,6 +195,9 @@ func (w *CapacityWhatIf) change() twin.Change {
 	}
 	if w.PrefixCachingPercent > 0 {
 		parts = append(parts, "prefix caching "+strconv.FormatFloat(w.PrefixCachingPercent, 'g', 4, 64)+"%")
+	}
+	if w.LoadScale > 0 && w.LoadScale != 1 {
+		parts = append(parts, "load x"+strconv.FormatFloat(w.LoadScale, 'g', 4, 64)+" on the same replicas")
 	}
 	c.Name = strings.Join(parts, ", ")
 	return c

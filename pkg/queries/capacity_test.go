@@ -35,6 +35,7 @@ func TestCapacityBadInputNamesTheField(t *testing.T) {
 		`{"format":"whatif","whatIf":{"prefixCachingPercent":120}}`: "whatIf.prefixCachingPercent:",
 		`{"format":"whatif","whatIf":{"maxNumSeqs":-4}}`:            "whatIf.maxNumSeqs:",
 		`{"format":"whatif","whatIf":{"addReplicas":-1}}`:           "whatIf.addReplicas:",
+		`{"format":"whatif","whatIf":{"loadScale":-2}}`:             "whatIf.loadScale:",
 	} {
 		_, err := Decode("capacity", backend.DataQuery{RefID: "A", JSON: json.RawMessage(js), Interval: time.Minute, MaxDataPoints: 100,
 			TimeRange: backend.TimeRange{From: to.Add(-time.Hour), To: to}}, &s)
@@ -52,6 +53,11 @@ func TestCapacityBadInputNamesTheField(t *testing.T) {
 	assert.Equal(t, 0.4, c.PrefixHitRatio)
 	_, rate := c.Apply(enginemodel.DefaultConfig(), 8)
 	assert.Equal(t, 6.0, rate, "3 replicas' load spread over 4: 8 × 3/4")
+	w := CapacityWhatIf{LoadScale: 2}
+	c = w.change()
+	assert.Equal(t, "load x2 on the same replicas", c.Name)
+	_, rate = c.Apply(enginemodel.DefaultConfig(), 8)
+	assert.Equal(t, 16.0, rate)
 }
 
 // The cache computes a key once for concurrent requests, serves it until capacityTTL, drops

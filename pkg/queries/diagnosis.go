@@ -215,6 +215,10 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 		fs = append(fs, &read{name: "running_peak", expr: peak(catalog.RequestsRunning)},
 			&read{name: "waiting_peak", expr: peak(catalog.RequestsWaiting)})
 	}
+	// Issue 35: the highest scraped value of running and waiting inside the rate window, at
+	// every window (a burst shorter than the window, at 15 s steps too).
+	fs = append(fs, &read{name: "running_max", expr: over("max", gauge(catalog.RequestsRunning, "sum"))},
+		&read{name: "waiting_max", expr: over("max", gauge(catalog.RequestsWaiting, "sum"))})
 	fs = append(fs, &read{name: "prompt_buckets", expr: func() (string, error) {
 		hq, err := catalog.HistogramPromQL(catalog.PromptLength, sc, p.Window)
 		return hq.Buckets, err

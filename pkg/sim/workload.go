@@ -49,6 +49,9 @@ type Workload struct {
 	// ground truth (each request's decode time per token) measures.
 	SLO     SLO
 	Summary string
+	// World is the world the workload was drawn in (Worlds; WorldRoofline
+	// for GenerateFamily).
+	World string
 }
 
 // SLO is a pair of 99th-percentile latency objectives, in seconds.
@@ -136,9 +139,19 @@ func GenerateWorkload(seed uint64, span time.Duration) Workload {
 // WorkloadFamilies) from seed, as GenerateWorkload does after its draw of
 // the family. It panics on an unknown family.
 func GenerateFamily(seed uint64, fam string, span time.Duration) Workload {
+	return GenerateFamilyWorld(seed, fam, span, WorldRoofline)
+}
+
+// GenerateFamilyWorld is GenerateFamily in the named world (one of Worlds):
+// WorldRoofline is GenerateFamily's; the others draw, from a stream of their
+// own, a step-time law other than the roofline with its parameters and the
+// scheduler's token budget (world.go), and hold the family's cause by that
+// law's prediction. It panics on an unknown family or world.
+func GenerateFamilyWorld(seed uint64, fam string, span time.Duration, world string) Workload {
 	r := enginemodel.NewRand(seed, 8)
+	wd := drawWorld(seed, world)
 	for try := 0; ; try++ {
-		w, ok := drawWorkload(r, fam, span)
+		w, ok := drawWorkload(r, fam, span, wd)
 		if !ok && try >= 2000 {
 			panic(fmt.Sprintf("sim: workload family %s: no draw satisfied its cause in 2000 tries (seed %d)", fam, seed))
 		}
@@ -146,7 +159,8 @@ func GenerateFamily(seed uint64, fam string, span time.Duration) Workload {
 			w.Seed = seed
 			w.Family = fam
 			w.Config.Seed = seed
-			w.Summary = fmt.Sprintf("%s: %s on %s, vLLM %s, %.3g req/s, prompt ~%.0f, output ~%.0f, max_num_seqs %d, "+
+			w.World = world
+			w.Summary = wd.label() + fmt.Sprintf("%s: %s on %s, vLLM %s, %.3g req/s, prompt ~%.0f, output ~%.0f, max_num_seqs %d, "+
 				"budget %d, agent %v; predicted running %.0f, ITL %.1f ms, prefill load %.2f, KV load %.2f",
 				fam, w.Config.Model.Name, w.Config.GPU.Name, w.Config.Version, w.Config.Rate, w.Config.Prompt.Mean,
 				w.Config.Output.Mean, w.Config.MaxNumSeqs, w.Config.MaxNumBatchedTokens, w.GPUAgent,
@@ -162,7 +176,7 @@ func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
 // drawWorkload draws one candidate of family fam; ok is false when the
 // draw does not produce the family's cause (the caller draws again).
-func drawWorkload(r *rand.Rand, fam string, span time.Duration) (Workload, bool) {
+func drawWorkload(r *rand.Rand, fam string, span time.Duration, wd *world) (Workload, bool) {
 	c := DefaultConfig()
 	c.Model = pick(r, workloadModels)
 	c.GPU = pick(r, workloadGPUs)
@@ -170,6 +184,7 @@ func drawWorkload(r *rand.Rand, fam string, span time.Duration) (Workload, bool)
 	c.Version = pick(r, []Version{V010, V011, V011, V013, V06})
 	c.MaxNumSeqs = pick(r, []int{128, 256, 256, 512})
 	c.MaxNumBatchedTokens = pick(r, []int{2048, 4096, 8192, 8192, 16384})
+	wd.apply(&c)
 	c.PrefixHitRatio = uniform(r, 0, 0.5)
 	c.ClientTimeout = 0
 	if c.Version == V06 {
@@ -408,6 +423,17 @@ func predict(c *Config, rate, clock float64) Prediction {
 	out := math.Min(c.Output.MeanValue(), float64(c.MaxTokens))
 	computed := prompt * (1 - c.PrefixHitRatio*b2f(c.PrefixCaching))
 	prefillLoad := rate * computed * cT
+	if c.StepLaw.Kind == enginemodel.LawPerSequence {
+		// context-quadratic prefill: a token at position p costs AttnQuad·p
+		// more, AttnQuad·P²/2 for a prompt of P tokens, so the mean of the
+		// squares counts (a few long prompts dominate it)
+		sq := meanSquare(c.Prompt)
+		if c.LongPromptShare > 0 {
+			sq = (1-c.LongPromptShare)*sq + c.LongPromptShare*meanSquare(c.LongPrompt)
+		}
+		hit := 1 - c.PrefixHitRatio*b2f(c.PrefixCaching)
+		prefillLoad = rate * (computed*cT + c.StepLaw.AttnQuad*sq*hit*hit/2/clock)
+	}
 	ctx := prompt + out/2
 	var run, step float64
 	run = 1
@@ -416,6 +442,9 @@ func predict(c *Config, rate, clock float64) Prediction {
 		compute := cT * b
 		mem := w + kvT*b*ctx
 		step = c.StepOverhead + math.Max(compute, mem) + 0.1*math.Min(compute, mem)
+		if c.StepLaw.Kind != enginemodel.LawRoofline {
+			step = enginemodel.StepSeconds(c, enginemodel.StepWork{DecodeSeqs: b, Ctx: b * ctx}, clock)
+		}
 		// prefill steals step time in proportion to its load
 		stretch := 1 / math.Max(0.05, 1-math.Min(prefillLoad, 0.95))
 		nr := rate * out * step * stretch
@@ -431,6 +460,21 @@ func predict(c *Config, rate, clock float64) Prediction {
 		kvLoad = run * (prompt + out/2) / (blocks * float64(c.BlockSize))
 	}
 	return Prediction{Running: run, ITL: step, PrefillLoad: prefillLoad, KVLoad: kvLoad, SeatLoad: run / float64(c.MaxNumSeqs)}
+}
+
+// meanSquare is E[X²] of a length distribution: mean²·exp(σ²) for a
+// lognormal (no truncation), (min² + min·max + max²)/3 for a uniform one,
+// mean² otherwise.
+func meanSquare(d LengthDist) float64 {
+	switch d.Kind {
+	case "lognormal":
+		return d.Mean * d.Mean * math.Exp(d.Sigma*d.Sigma)
+	case "uniform":
+		a, b := float64(d.Min), float64(d.Max)
+		return (a*a + a*b + b*b) / 3
+	}
+	m := d.MeanValue()
+	return m * m
 }
 
 func b2f(b bool) float64 {

@@ -20,9 +20,12 @@ const KneeErrorBand = 0.053
 // ErrorBand returns the relative error band quoted with a what-if's p99 of signal ("ttft",
 // "tpot", "e2e"): the 90th percentile of that change kind's p99 errors on the fresh
 // validation set. Changes that bring the load near saturation (fewer sequences, longer
-// prompts) have a wide TTFT band: p99 TTFT there is queueing, very sensitive to load.
+// prompts) have a wide TTFT band: p99 TTFT there is queueing, very sensitive to load. A
+// load scale (LoadScale) has no calibrated band yet: NaN, no band is quoted.
 func ErrorBand(c Change, signal string) float64 {
 	switch {
+	case c.LoadScale > 0 && c.LoadScale != 1:
+		return math.NaN()
 	case c.MaxNumSeqs > 0:
 		return map[string]float64{"ttft": 0.42, "tpot": 0.03, "e2e": 0.06}[signal]
 	case c.PromptScale > 0 && c.PromptScale != 1:
@@ -129,7 +132,10 @@ func (r CapacityReport) Write(w io.Writer) error {
 			att[i] = fmt.Sprintf("%.4f", a)
 		}
 		band := func(sig string) string {
-			return fmt.Sprintf("%.3g ±%.0f%%", o.P99[sig], 100*ErrorBand(row.Change, sig))
+			if b := ErrorBand(row.Change, sig); !math.IsNaN(b) {
+				return fmt.Sprintf("%.3g ±%.0f%%", o.P99[sig], 100*b)
+			}
+			return fmt.Sprintf("%.3g (no band)", o.P99[sig])
 		}
 		fmt.Fprintf(tw, "%s\t%.3g\t%s\t%.3g\t%s\t%.3g\t%s\t%s\n", row.Change.Name, o.P50["ttft"], band("ttft"), o.P50["tpot"], band("tpot"), o.P50["e2e"], band("e2e"), strings.Join(att, " "))
 	}

@@ -525,6 +525,9 @@ type Change struct {
 	PromptScale float64
 	// PrefixHitRatio sets the prefix-cache hit ratio (caching on); NaN or 0 leaves it.
 	PrefixHitRatio float64
+	// LoadScale multiplies the arrival rate on the same replicas (2: twice the load; issue
+	// 35); 0 or 1 leaves it.
+	LoadScale float64
 }
 
 // Apply returns cfg and rate with the change applied.
@@ -546,6 +549,9 @@ func (c Change) Apply(cfg enginemodel.Config, rate float64) (enginemodel.Config,
 	if c.PrefixHitRatio > 0 {
 		cfg.PrefixCaching = true
 		cfg.PrefixHitRatio = c.PrefixHitRatio
+	}
+	if c.LoadScale > 0 {
+		rate *= c.LoadScale
 	}
 	return cfg, rate
 }

@@ -63,6 +63,11 @@ func TestChangeApply(t *testing.T) {
 	c4, _ := Change{MaxNumSeqs: 32, PrefixHitRatio: 0.6}.Apply(cfg, 10)
 	assert.Equal(t, 32, c4.MaxNumSeqs)
 	assert.Equal(t, 0.6, c4.PrefixHitRatio)
+	// issue 35: load ×k on the same replicas scales the rate and nothing else
+	c5, r5 := Change{LoadScale: 1.5}.Apply(cfg, 10)
+	assert.Equal(t, 15.0, r5)
+	assert.Equal(t, cfg, c5)
+	assert.True(t, math.IsNaN(ErrorBand(Change{LoadScale: 1.5}, "ttft")), "no calibrated band for a load scale")
 }
 
 // With days of history and a daily cycle, the trend is that of the daily peaks: load

@@ -24,6 +24,8 @@ var (
 	validateN    = flag.Int("twin.n", 2, "hidden configurations in TestTwinAgainstHiddenSimulator")
 	validateSeed = flag.Uint64("twin.seed", 1, "first seed of the hidden configurations (tune: 1; fresh: 1001)")
 	validateOut  = flag.String("twin.out", "", "write the per-configuration table (TSV) here")
+	// issue 35: the hidden simulator's step-time law is that of this world (sim.Worlds)
+	validateWorld = flag.String("twin.world", sim.WorldRoofline, "world whose step-time law the hidden configurations use (sim.Worlds)")
 )
 
 // chat is the validation profile: TTFT p99 ≤ 3 s and TPOT p99 ≤ 100 ms.
@@ -79,6 +81,7 @@ func relErr(pred, truth float64) float64 { return math.Abs(pred-truth) / truth }
 // four what-ifs at the history's load against the hidden simulator's answers.
 func validateOne(t *testing.T, seed uint64) row {
 	cfg := hidden(seed)
+	sim.ApplyWorldLaw(&cfg, seed, *validateWorld)
 	trueKnee, err := Knee(context.Background(), cfg, chat, 4)
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(seed, 1))

@@ -124,6 +124,12 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 			if v, ok := insufficient(c, i, got, undecided, notChecked); ok {
 				got[InsufficientData] = v
 			}
+			// Issue 35: a breached objective is never healthy or under-used.
+			if v, ok := unexplainedBreach(c, i, got, notChecked); ok {
+				delete(got, UnderUtilised)
+				delete(got, SmallBatches)
+				got[SLOBreachUnexplained] = v
+			}
 			if len(got) == 0 {
 				got[Healthy] = healthy(c, i, notChecked, observed)
 			}

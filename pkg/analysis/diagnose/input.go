@@ -38,6 +38,7 @@ var catalogSignal = map[Signal]catalog.Signal{
 	PromptP50: catalog.PromptLength, PromptP99: catalog.PromptLength,
 	Rejected: catalog.Rejections, WaitingDeferred: catalog.RequestsWaitingByReason,
 	DecodeSteps: catalog.DecodeSteps, FirstTokens: catalog.TTFT,
+	RunningMax: catalog.RequestsRunning, WaitingMax: catalog.RequestsWaiting, TokensPerStep: catalog.IterationTokens,
 }
 
 // MeanSignal pairs a latency mean the rules read with the catalogue signal it is read from
@@ -52,7 +53,7 @@ type MeanSignal struct {
 var MeanSignals = []MeanSignal{
 	{QueueMean, catalog.QueueTime}, {PrefillMean, catalog.PrefillTime},
 	{InferenceMean, catalog.InferenceTime}, {E2EMean, catalog.E2E},
-	{TTFTMean, catalog.TTFT}, {ITLMean, catalog.ITL},
+	{TTFTMean, catalog.TTFT}, {ITLMean, catalog.ITL}, {TokensPerStep, catalog.IterationTokens},
 }
 
 // sumByJob adds per-job series; a job present in none has no entry.
@@ -394,6 +395,7 @@ type Stored struct {
 // Assemble builds the per-target inputs of Diagnose into in (whose Steps, StallWindow and
 // Window the caller set) from the read layer's matrices, keyed by fetch name: "up", "up_min",
 // "running", "waiting", "running_avg", "waiting_avg", "running_peak", "waiting_peak" (optional),
+// "running_max", "waiting_max",
 // "waiting_span", "kv", "preemptions", "finished" (by finished_reason), "rejections" and
 // "waiting_by_reason" (by reason; both optional: fetched only where a target exports them),
 // "prompt", "generation", "progress_tokens",
@@ -418,6 +420,7 @@ func Assemble(in Input, got map[string]model.Matrix, targets []settings.Target, 
 		Running: byJob(got["running"]), Waiting: byJob(got["waiting"]),
 		RunningAvg: byJob(got["running_avg"]), WaitingAvg: byJob(got["waiting_avg"]),
 		RunningPeak: byJob(got["running_peak"]), WaitingPeak: byJob(got["waiting_peak"]),
+		RunningMax: byJob(got["running_max"]), WaitingMax: byJob(got["waiting_max"]),
 		WaitingSpan: byJob(got["waiting_span"]), KVUsage: byJob(got["kv"]),
 		Preemptions: byJob(got["preemptions"]), PromptTok: byJob(got["prompt"]),
 		GenTok: byJob(got["generation"]),

@@ -613,7 +613,15 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		pw, ok1 := c.value(WaitingPeak, i)
 		pr, ok2 := c.value(RunningPeak, i)
 		if !ok1 || !ok2 || c.ceiling <= 0 || c.plateau || !c.atLeast(pw, c.th.QueueWaitingMin, prev) || !c.atLeast(pr, c.th.RunningCeilingRatio*c.ceiling, prev) {
-			return v
+			// Issue 35: the scraped maxima, at every window, with a breached
+			// TTFT or E2E objective (burstByMaxima).
+			var ok bool
+			if pw, pr, ok = c.burstByMaxima(i, prev); !ok {
+				return v
+			}
+			waitSig, runSig = WaitingMax, RunningMax
+		} else {
+			waitSig, runSig = WaitingPeak, RunningPeak
 		}
 		if okD {
 			pw = math.Max(0, pw-deferred)
@@ -621,7 +629,7 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 				return v
 			}
 		}
-		wait, run, waitSig, runSig, burst = pw, pr, WaitingPeak, RunningPeak, true
+		wait, run, burst = pw, pr, true
 	}
 	note := "configured --max-num-seqs"
 	if c.in.CeilingSource != "" {
@@ -640,6 +648,9 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	}
 	if burst {
 		burstNote := fmt.Sprintf("highest %s mean inside the %s window: a burst the window mean dilutes", durationText(BurstWindow(c.scrapeD)), c.window)
+		if waitSig == WaitingMax {
+			burstNote = maximaNote(c)
+		}
 		if v.evidence[0].Note != "" {
 			burstNote = v.evidence[0].Note + "; " + burstNote
 		}
@@ -654,6 +665,9 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		case c.atLeast(share, c.th.QueueTimeShare, prev):
 			v.evidence = append(v.evidence, Evidence{Signal: "queue_share_of_e2e", Value: share, Op: ">=", Threshold: c.relax(">=", c.th.QueueTimeShare, prev), Unit: "ratio",
 				Note: fmt.Sprintf("mean queue %s s of mean E2E %s s", num(q), num(e2e))})
+		case queueShareOfTTFT(c, i, q, prev, &v):
+			// Issue 35: with long outputs queue time is a small share of
+			// E2E while it is most of TTFT.
 		case burst && len(breached) > 0:
 			// The window's mean queue time dilutes the burst's too; a
 			// breached objective on a stage queueing lengthens (TTFT,
@@ -672,6 +686,9 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 	v.summary = "Queue saturation: requests wait while the running batch sits at its ceiling; queue time is a large share of E2E latency."
 	if burst {
 		v.summary = "Queue saturation in a burst: for at least a minute inside the window, requests waited while the running batch sat at its ceiling."
+		if waitSig == WaitingMax {
+			v.summary = burstMaximaSummary
+		}
 	}
 	if kv, ok := c.value(KVUsage, i); ok && kv < c.th.KVHeadroom {
 		v.evidence = append(v.evidence, ev(KVUsage, kv, "<", c.th.KVHeadroom, "ratio"))
@@ -840,7 +857,7 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 		v.undecided = string(DecodeMemory)
 		return v
 	}
-	if !c.gpuCheck(&v, DRAMActive, i, ">=", c.th.DRAMActiveHigh, prev) {
+	if !c.gpuCheck(&v, DRAMActive, i, ">=", c.th.DRAMActiveHigh, prev) && !decodeSteps(c, i, prev, &v) {
 		return v
 	}
 	if _, ok := c.value(SMActive, i); ok && !c.gpuCheck(&v, SMActive, i, "<", c.th.SMActiveHigh, prev) {

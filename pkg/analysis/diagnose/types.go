@@ -76,7 +76,7 @@ const (
 // that keeps recomputing and slow prefill on busy SMs. Queue saturation with free KV blocks ranks before decode
 // bandwidth: seats are the cause a flag fixes (--max-num-seqs).
 var Classes = []Class{Stalled, IdleStaleGauges, GPUThrottled, PowerCap, ErrorSurge, HeadOfLine, PrefillCompute, KVPressure, QueueSaturation,
-	DecodeMemory, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, UnderUtilised,
+	DecodeMemory, UnstableBatching, FrontendOverhead, AbortedTraffic, InsufficientData, SLOBreachUnexplained, UnderUtilised,
 	SmallBatches, Healthy, Unknown}
 
 // performanceClasses are the classes that explain a latency breach; with

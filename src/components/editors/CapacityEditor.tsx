@@ -136,6 +136,13 @@ export function CapacityEditor({
             value={query.whatIf?.prefixCachingPercent}
             onChange={(v) => setWhatIf('prefixCachingPercent', v)}
           />
+          <NumberField
+            label="Load ×"
+            tooltip="Multiply the arrival rate on the same replicas (2: twice the load)"
+            placeholder="1"
+            value={query.whatIf?.loadScale}
+            onChange={(v) => setWhatIf('loadScale', v)}
+          />
         </Stack>
       )}
       <Text color="secondary" variant="bodySmall">

@@ -1,0 +1,107 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/stretchr/testify/require"
+
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
+)
+
+// breachInvariant is issue 35's invariant, checked on every target of an
+// evaluation run at one cadence: at a step where the diagnosis query's own
+// input reads an objective of the anchor profile breached (attainment below
+// target; the input of the same query, fetched again), the timeline's class
+// is neither healthy nor under_utilised. It returns how many breached steps
+// it checked.
+func breachInvariant(t *testing.T, inst *Instance, from, to time.Time, step time.Duration, window string, times []time.Time, classes map[string][]string) int {
+	t.Helper()
+	raw, _ := json.Marshal(map[string]any{"queryType": "diagnosis", "format": "timeline", "window": window})
+	d, err := decodeQuery(backend.DataQuery{RefID: "A", QueryType: "diagnosis", JSON: raw, Interval: step,
+		MaxDataPoints: 100000, TimeRange: backend.TimeRange{From: from, To: to}}, &inst.settings)
+	require.NoError(t, err)
+	in, _, err := inst.diagnosisInput(context.Background(), d)
+	require.NoError(t, err)
+	idx := map[int64]int{}
+	for k, ts := range times {
+		idx[ts.UnixMilli()] = k
+	}
+	n := 0
+	for _, ti := range in.Targets {
+		c := classes[ti.Name]
+		for s, ts := range in.Steps {
+			k, ok := idx[ts.UnixMilli()]
+			if !ok || k >= len(c) {
+				continue
+			}
+			var breached []string
+			for _, o := range ti.Objectives {
+				if s < len(o.Good) && o.Good[s] < o.Target { // NaN compares false: no data is no breach
+					breached = append(breached, o.Name)
+				}
+			}
+			if len(breached) == 0 {
+				continue
+			}
+			n++
+			if slices.Contains([]string{string(diagnose.Healthy), string(diagnose.UnderUtilised)}, c[k]) {
+				t.Errorf("%s at %s (step %s, window %s): objective %v breached but the class is %s", ti.Name, ts.Format(time.TimeOnly), step, window, breached, c[k])
+			}
+		}
+	}
+	return n
+}
+
+// breachSummary renders, per cadence, the steps checked against the
+// invariant and where the false alarms fell (family and class).
+func breachSummary(res map[string]*evalResult) string {
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, cad := range evalCadences {
+		r := res[cad.name]
+		fa := map[string]int{}
+		for _, w := range r.windows {
+			if s := diagnose.Class(w.got).Severity(); w.healthy && (s == diagnose.Warning || s == diagnose.Critical) {
+				fa[w.family+" "+w.got]++
+			}
+		}
+		keys := slices.Sorted(maps.Keys(fa))
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %d", k, fa[k]))
+		}
+		fmt.Fprintf(&b, "%s: %d breached steps checked against the invariant (none healthy or under_utilised); false alarms: %s\n",
+			cad.name, r.breachedSteps, strings.Join(append(parts, "none")[:max(1, len(parts))], ", "))
+	}
+	return b.String()
+}
+
+// evalWorlds are the simulator worlds the evaluation runs (sim.Worlds;
+// DIAGNOSIS_EVAL_WORLDS=roofline,per-sequence keeps only those).
+func evalWorlds() []string {
+	if v := os.Getenv("DIAGNOSIS_EVAL_WORLDS"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return sim.Worlds
+}
+
+// reportSeed is the first seed of the report set: 1 000 001, or
+// DIAGNOSIS_EVAL_REPORT_SEED (issue 35's figures are on 3 000 001…, seeds
+// never run before the rules were final).
+func reportSeed() uint64 {
+	if v, err := strconv.ParseUint(os.Getenv("DIAGNOSIS_EVAL_REPORT_SEED"), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return 1_000_001
+}
