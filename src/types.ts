@@ -321,6 +321,10 @@ export interface InferscopeOptions extends DataSourceJsonData {
   remoteTimeout?: string;
   /** Directory of benchmark result files (pkg/settings.Baselines); each file's name is a baseline's name. */
   baselinesPath?: string;
+  /** Upload quota of the organisation's baselines folder, MiB (default 64). */
+  baselinesQuotaMiB?: number;
+  /** Upload quota of the organisation's baselines folder, files (default 100). */
+  baselinesMaxFiles?: number;
   /** ISO 4217 code of every price (default USD). */
   currency?: string;
   /** Price of a kWh; adds the measured GPU energy to the cost. */

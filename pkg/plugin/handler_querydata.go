@@ -52,6 +52,7 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 // alone). One bad query never fails the others; every response passes the secret scrub.
 func (i *Instance) dispatch(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
+	ctx = backend.WithPluginContext(ctx, req.PluginContext)
 	for _, q := range req.Queries {
 		name := q.QueryType
 		if name == "" {
@@ -93,7 +94,9 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	// run reads them into its frames (frames.Meta.Server).
 	ctx, notes := source.WithNotes(ctx)
 	i.serverKindNotes(ctx, q.QueryType, notes)
-	fr, err := d.Run(ctx, i.env())
+	env := i.env()
+	env.Org = backend.PluginConfigFromContext(ctx).OrgID
+	fr, err := d.Run(ctx, env)
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -107,7 +110,7 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 // the cache of stored names.
 func (i *Instance) env() *fetch.Env {
 	e := &fetch.Env{Settings: &i.settings, Querier: i.querier, Statuses: i.statuses, Now: i.now, Names: i.names, Logger: i.logger,
-		Shared: i.shared, SettingsGeneration: i.generation}
+		Shared: i.shared, SettingsGeneration: i.generation, Baselines: baselineCache}
 	if i.collector != nil {
 		e.ScrapeErrors = i.collector.ScrapeErrors
 	}
