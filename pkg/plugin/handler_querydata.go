@@ -29,7 +29,7 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 	if run == nil {
 		return &backend.QueryDataResponse{Responses: refused}, nil
 	}
-	release, err := gate.acquire(ctx)
+	release, err := gate.acquire(ctx, sourceOf(req.PluginContext))
 	if err != nil {
 		resp := busyResponse(run, err)
 		for k, v := range refused {
