@@ -38,7 +38,7 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 		return resp, nil
 	}
 	defer release()
-	resp, err := i.dispatch(withBudget(ctx, queryBudget), run)
+	resp, err := i.dispatch(source.WithReadCounter(withBudget(ctx, queryBudget)), run)
 	if resp != nil {
 		for k, v := range refused {
 			resp.Responses[k] = v

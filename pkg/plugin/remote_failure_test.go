@@ -273,3 +273,36 @@ func TestRemoteDiscover(t *testing.T) {
 	_, err = emb.discover(context.Background())
 	require.Error(t, err)
 }
+
+// TestRemoteAnswerTooLarge: an answer past remoteMaxAnswerMiB fails its query with a
+// sentence naming the limit (400 from downstream), read no further than the limit; the
+// other query of the request is answered.
+func TestRemoteAnswerTooLarge(t *testing.T) {
+	big := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pad":"` + strings.Repeat("x", 2<<20) + `"},"values":[]}]}}`
+	f := &fakeServer{behave: func(q string) (int, string) {
+		if strings.Contains(q, "time_to_first_token_seconds_bucket") {
+			return 200, big
+		}
+		return 0, ""
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	js, err := json.Marshal(map[string]any{"mode": "remote", "remoteTimeout": "5s", "remoteMaxAnswerMiB": 1,
+		"targets": []map[string]any{{"name": "vllm-a", "selector": `{job="vllm", pod="a"}`}}})
+	require.NoError(t, err)
+	inst, err := NewInstance(context.Background(), backend.DataSourceInstanceSettings{UID: "r", Type: PluginID, URL: srv.URL, JSONData: js})
+	require.NoError(t, err)
+	i := inst.(*Instance)
+	require.NoError(t, i.settingsErr)
+	t.Cleanup(i.Dispose)
+	resp := queryBoth(t, i,
+		map[string]any{"queryType": "latency", "stages": []string{"ttft"}},
+		map[string]any{"queryType": "latency", "stages": []string{"e2e"}})
+	a, b := resp.Responses["A"], resp.Responses["B"]
+	require.Error(t, a.Error)
+	assert.Contains(t, a.Error.Error(), "answered more than the plugin reads")
+	assert.Contains(t, a.Error.Error(), "the answer passed 1 MiB, the most the data source reads for one answer (remoteMaxAnswerMiB)")
+	assert.Equal(t, backend.StatusBadRequest, a.Status)
+	assert.Equal(t, backend.ErrorSourceDownstream, a.ErrorSource)
+	assert.NoError(t, b.Error)
+}

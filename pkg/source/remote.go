@@ -31,6 +31,11 @@ type RemoteOptions struct {
 	// warnings before they are shortened (a server may echo the request's
 	// credentials); see package redact.
 	Mask func(string) string
+	// MaxAnswerBytes caps the bytes read of one answer (DefaultMaxAnswerBytes when zero), and
+	// MaxRequestBytes those of all the answers to one request whose context carries
+	// WithReadCounter (DefaultMaxRequestBytes when zero); past either the answer is cut off
+	// and the request fails with a *RemoteError of KindTooLarge naming the limit.
+	MaxAnswerBytes, MaxRequestBytes int64
 }
 
 // remote is a Querier over a Prometheus-compatible HTTP API (Prometheus,
@@ -69,6 +74,13 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	if rt == nil {
 		rt = api.DefaultRoundTripper
 	}
+	if opts.MaxAnswerBytes <= 0 {
+		opts.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	rt = sizeLimit{next: rt, maxAnswer: opts.MaxAnswerBytes, maxRequest: opts.MaxRequestBytes}
 	// Redirects are followed within the server's origin only: the
 	// transport adds the credentials to every hop (RedirectError).
 	hc := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u)}
@@ -296,6 +308,7 @@ const (
 	KindBadResponse = "bad_response" // the answer was not the Prometheus API's JSON
 	KindCanceled    = "canceled"     // the caller gave up (dashboard closed, request canceled)
 	KindRedirect    = "redirect"     // the server redirected to another origin (refused, see RedirectError)
+	KindTooLarge    = "too_large"    // the answer passed the plugin's size limit (TooLargeError)
 )
 
 // RemoteError is a failed request to a remote server, described for the
@@ -332,6 +345,8 @@ func (e *RemoteError) Error() string {
 		what = "request was canceled"
 	case KindRedirect:
 		what = "answered with a redirect that was not followed"
+	case KindTooLarge:
+		what = "answered more than the plugin reads"
 	default:
 		what = "failed"
 	}
@@ -379,7 +394,10 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 	re := &RemoteError{Server: server, Op: op, Err: err}
 	var apiErr *v1.Error
 	var netErr net.Error
+	var tooLarge *TooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		re.Kind, re.Err = KindTooLarge, tooLarge
 	case parent.Err() != nil:
 		re.Kind = KindCanceled
 		if errors.Is(parent.Err(), context.DeadlineExceeded) {
