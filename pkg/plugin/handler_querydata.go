@@ -90,6 +90,12 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	if err != nil {
 		return errorResponse(err)
 	}
+	if i.remote != nil {
+		// remoteTimeout bounds the query's requests to the server in all, not each alone.
+		var cancel context.CancelFunc
+		ctx, cancel = source.WithQueryTimeout(ctx, i.settings.Remote.Timeout)
+		defer cancel()
+	}
 	// The remote querier adds the server's warnings to the request's notes; the query's
 	// run reads them into its frames (frames.Meta.Server).
 	ctx, notes := source.WithNotes(ctx)
@@ -98,6 +104,11 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	env.Org = backend.PluginConfigFromContext(ctx).OrgID
 	fr, err := d.Run(ctx, env)
 	if err != nil {
+		if i.remote != nil && !isRemoteError(err) {
+			if te := source.QueryTimedOut(ctx, i.remote.url); te != nil {
+				err = te
+			}
+		}
 		return errorResponse(err)
 	}
 	for _, f := range fr {

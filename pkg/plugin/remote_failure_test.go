@@ -306,3 +306,23 @@ func TestRemoteAnswerTooLarge(t *testing.T) {
 	assert.Equal(t, backend.ErrorSourceDownstream, a.ErrorSource)
 	assert.NoError(t, b.Error)
 }
+
+// TestRemoteQueryTotalTimeBounded: remoteTimeout bounds a query's requests to the server in
+// all. The server takes 600 ms per request under a 1 s remoteTimeout, and a latency query of
+// three stages makes dozens of requests, several one after another: each alone is within
+// the timeout (11 s in all before, and answered), so the query now fails with the sentence
+// naming the timeout, and its requests stop (checked failing before: no error, 38
+// requests). A slower machine only makes the requests later, never the query pass.
+func TestRemoteQueryTotalTimeBounded(t *testing.T) {
+	f := &fakeServer{delay: 600 * time.Millisecond}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	i := remoteInstance(t, srv.URL, "1s")
+	resp := queryBoth(t, i, map[string]any{"queryType": "latency", "stages": []string{"ttft", "e2e", "itl"}})
+	a := resp.Responses["A"]
+	require.Error(t, a.Error)
+	assert.Contains(t, a.Error.Error(), "did not answer in time")
+	assert.Contains(t, a.Error.Error(), "the query's requests to the server took longer than 1s in all, the data source's timeout (remoteTimeout)")
+	assert.Equal(t, backend.StatusTimeout, a.Status)
+	assert.Less(t, f.calls.Load(), int64(38), "the query stopped asking")
+}

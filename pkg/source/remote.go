@@ -98,6 +98,35 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	return &remote{base: u.Redacted(), api: v1.NewAPI(fastClient{c}), timeout: opts.Timeout, mask: opts.Mask}, nil
 }
 
+// queryTimeout is the cause of a query's deadline set by WithQueryTimeout.
+type queryTimeout struct{ d time.Duration }
+
+func (e queryTimeout) Error() string {
+	return fmt.Sprintf("the query's requests to the server took longer than %s in all, the data source's timeout (remoteTimeout)", e.d)
+}
+
+// WithQueryTimeout bounds the whole of one query's requests to the remote server (its
+// sub-queries one after another) by d, the data source's remoteTimeout: each request is
+// bounded by it already, and a query of many requests is too. A request cut off by it fails
+// with a *RemoteError of KindTimeout saying so.
+func WithQueryTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, queryTimeout{d})
+}
+
+// QueryTimedOut returns the *RemoteError (KindTimeout) of a query whose WithQueryTimeout
+// deadline passed, for server, or nil when ctx did not end by it; a query stopped between
+// its requests (by a context check) reads the same as one stopped in a request.
+func QueryTimedOut(ctx context.Context, server string) error {
+	var qt queryTimeout
+	if ctx.Err() == nil || !errors.As(context.Cause(ctx), &qt) {
+		return nil
+	}
+	if u, err := url.Parse(server); err == nil {
+		server = u.Redacted()
+	}
+	return &RemoteError{Server: server, Op: "query", Kind: KindTimeout, Err: qt}
+}
+
 // call runs one request under the timeout and turns its outcome into notes
 // and a *RemoteError.
 func (r *remote) call(ctx context.Context, op string, fn func(ctx context.Context) (v1.Warnings, v1.Infos, error)) error {
@@ -402,6 +431,10 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 		re.Kind = KindCanceled
 		if errors.Is(parent.Err(), context.DeadlineExceeded) {
 			re.Kind = KindTimeout
+		}
+		var qt queryTimeout
+		if errors.As(context.Cause(parent), &qt) {
+			re.Err = qt
 		}
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		re.Kind = KindTimeout
