@@ -123,7 +123,7 @@ const (
 	noteSGLangTPOT       = "Older SGLang (up to 0.4) only: a running average (time since first token / tokens so far) observed at every streamed chunk, not one value per request; long requests weigh more. Newer SGLang has no per-request TPOT."
 	noteTGITPOT          = "TGI's mean time per token is inference duration / generated tokens and includes prefill, so it reads high for long prompts and short outputs."
 	noteTGIITL           = "TGI has no per-request inter-token metric; this is the duration of each decode batch forward pass (tgi_batch_forward_duration{method=\"decode\"}), which excludes scheduling gaps between steps."
-	noteTGITokens        = "TGI has no token counters; counted from the request length histogram's _sum, which grows when a request finishes."
+	noteTGITokens        = "TGI has no token counters; counted from the request length histogram's _sum, which grows when a request finishes." // #nosec G101 -- a note about token counters, not a credential
 	noteLlamaMean        = "llama.cpp only exports cumulative processing seconds: the mean per token is rate(seconds)/rate(tokens); there is no distribution and no per-request value."
 	noteTritonMean       = "Triton exports cumulative microsecond counters, not histograms: only the mean (rate of the duration counter / rate of nv_inference_request_success) is available."
 	noteDCGMThrottle     = "dcgm-exporter reports the NVML clocks-event (throttle) reasons as one bitmask value, not one series per reason."

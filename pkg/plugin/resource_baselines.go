@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
@@ -175,8 +176,14 @@ func saveBaseline(dir, name string, data []byte, overwrite bool, q uploadQuota) 
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	path := filepath.Join(dir, name+".json")
-	if _, err := os.Stat(path); err == nil && !overwrite {
+	// Every file operation goes through an os.Root of the folder: no name can reach outside it.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	file := name + ".json"
+	if _, err := root.Stat(file); err == nil && !overwrite {
 		return os.ErrExist
 	}
 	entries, err := os.ReadDir(dir)
@@ -185,7 +192,7 @@ func saveBaseline(dir, name string, data []byte, overwrite bool, q uploadQuota) 
 	}
 	bytes, files := int64(len(data)), int64(1)
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(strings.ToLower(e.Name()), ".json") || e.Name() == name+".json" {
+		if e.IsDir() || !strings.HasSuffix(strings.ToLower(e.Name()), ".json") || e.Name() == file {
 			continue
 		}
 		info, err := e.Info()
@@ -198,20 +205,24 @@ func saveBaseline(dir, name string, data []byte, overwrite bool, q uploadQuota) 
 	if bytes > q.bytes || files > int64(q.files) {
 		return quotaError{q: q, bytes: bytes, files: files}
 	}
-	tmp, err := os.CreateTemp(dir, ".upload-*")
+	tmp := fmt.Sprintf(".upload-%d-%d", os.Getpid(), uploadSeq.Add(1))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	defer func() { _ = root.Remove(tmp) }()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
 		return err
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return root.Rename(tmp, file)
 }
+
+// uploadSeq numbers the temporary files of uploads.
+var uploadSeq atomic.Int64
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

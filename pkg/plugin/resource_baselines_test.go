@@ -193,7 +193,7 @@ func TestBaselineUploadQuota(t *testing.T) {
 	// Bytes across files: two files under 1 MiB each that together pass it.
 	s.BaselinesMaxFiles = 10
 	inst = newInstanceForTest(s, nil)
-	half := bytes.Replace(vllm, []byte(`{`), append([]byte(`{"pad":"`+strings.Repeat("y", 600<<10)+`",`)), 1)
+	half := bytes.Replace(vllm, []byte(`{`), []byte(`{"pad":"`+strings.Repeat("y", 600<<10)+`",`), 1)
 	code, out = callResource(t, inst, "POST", "baselines?name=h1", half)
 	require.Equal(t, 200, code, out)
 	code, out = callResource(t, inst, "POST", "baselines?name=h2", half)
