@@ -15,6 +15,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/bench"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // baselineInfo is what the baselines routes say about one baseline read:
@@ -106,6 +107,12 @@ func (i *Instance) addBaselineRoutes(mux *http.ServeMux) {
 		}
 		dir := bench.OrgDir(i.settings.BaselinesPath, backend.PluginConfigFromContext(r.Context()).OrgID)
 		q := uploadQuota{bytes: int64(i.settings.BaselinesQuotaMiB) << 20, files: i.settings.BaselinesMaxFiles}
+		if q.bytes <= 0 { // settings not built by settings.Load: its defaults
+			q.bytes = settings.DefaultBaselinesQuotaMiB << 20
+		}
+		if q.files <= 0 {
+			q.files = settings.DefaultBaselinesMaxFiles
+		}
 		err = saveBaseline(dir, name, data, r.URL.Query().Get("overwrite") == "true", q)
 		var qe quotaError
 		switch {
