@@ -4,7 +4,7 @@
 # (promtool check and unit tests); front-end typecheck, lint,
 # jest and production build; the editors in headless chromium; the demo
 # compose file's validation.
-# Needs: Go 1.26, Node 20, mage, promtool, docker-compose and chromium; thanos and
+# Needs: Go 1.26, Node 20, mage, gosec, promtool, docker-compose and chromium; thanos and
 # victoria-metrics for the remote-mode tests against them (see .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,10 @@ export PATH="$(go env GOPATH)/bin:$PATH"
 
 echo "== go vet"
 go vet ./...
+echo "== gosec (high severity: what Grafana's plugin validator reports)"
+# Installed by .ci/run at a pinned version; any high-severity finding fails. A finding that
+# is no risk is marked in the code with '#nosec <rule> -- reason'.
+gosec -severity high -quiet -fmt text ./...
 echo "== go test"
 # pkg/plugin runs the remote-mode live tests against Prometheus, a two-shard
 # Thanos and VictoriaMetrics (about a minute each, skipped when a binary is

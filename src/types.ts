@@ -356,8 +356,16 @@ export interface InferscopeOptions extends DataSourceJsonData {
   mode?: DataSourceMode;
   /** Remote mode: how long one request to the server may take (Prometheus notation, default 30s). */
   remoteTimeout?: string;
+  /** Remote mode: the most MiB read of one answer of the server (default 32). */
+  remoteMaxAnswerMiB?: number;
+  /** Remote mode: the most MiB read of all the answers to one request (default 128). */
+  remoteMaxRequestMiB?: number;
   /** Directory of benchmark result files (pkg/settings.Baselines); each file's name is a baseline's name. */
   baselinesPath?: string;
+  /** Upload quota of the organisation's baselines folder, MiB (default 64). */
+  baselinesQuotaMiB?: number;
+  /** Upload quota of the organisation's baselines folder, files (default 100). */
+  baselinesMaxFiles?: number;
   /** ISO 4217 code of every price (default USD). */
   currency?: string;
   /** Price of a kWh; adds the measured GPU energy to the cost. */

@@ -620,7 +620,7 @@ func freshGaugeTerm(m Metric, sel, w string) string {
 
 // meanDenominator names, for counter metrics that accumulate time, the counter of events the
 // time is spread over (llama.cpp: tokens; Triton: successful requests).
-var meanDenominator = map[string]string{
+var meanDenominator = map[string]string{ // #nosec G101 -- metric names, not credentials
 	"llamacpp:prompt_seconds_total":           "llamacpp:prompt_tokens_total",
 	"llamacpp:tokens_predicted_seconds_total": "llamacpp:tokens_predicted_total",
 	"nv_inference_queue_duration_us":          "nv_inference_request_success",

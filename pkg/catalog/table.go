@@ -123,7 +123,7 @@ const (
 	noteSGLangTPOT       = "Older SGLang (up to 0.4) only: a running average (time since first token / tokens so far) observed at every streamed chunk, not one value per request; long requests weigh more. Newer SGLang has no per-request TPOT."
 	noteTGITPOT          = "TGI's mean time per token is inference duration / generated tokens and includes prefill, so it reads high for long prompts and short outputs."
 	noteTGIITL           = "TGI has no per-request inter-token metric; this is the duration of each decode batch forward pass (tgi_batch_forward_duration{method=\"decode\"}), which excludes scheduling gaps between steps."
-	noteTGITokens        = "TGI has no token counters; counted from the request length histogram's _sum, which grows when a request finishes."
+	noteTGITokens        = "TGI has no token counters; counted from the request length histogram's _sum, which grows when a request finishes." // #nosec G101 -- a note about token counters, not a credential
 	noteLlamaMean        = "llama.cpp only exports cumulative processing seconds: the mean per token is rate(seconds)/rate(tokens); there is no distribution and no per-request value."
 	// noteLlamaPrefill and noteLlamaDecode: llama.cpp's prefill and decode times are seconds per
 	// token, not per request (issue 40 point 5: a cached one-token prompt read 4.164 s); it

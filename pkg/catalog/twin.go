@@ -14,8 +14,8 @@ import (
 // Metric names the twin's calibration reads (vLLM V1).
 const (
 	TwinFinished       = "vllm:request_success_total"
-	TwinPromptTokens   = "vllm:request_prompt_tokens"
-	TwinOutputTokens   = "vllm:request_generation_tokens"
+	TwinPromptTokens   = "vllm:request_prompt_tokens"     // #nosec G101 -- a metric name, not a credential
+	TwinOutputTokens   = "vllm:request_generation_tokens" // #nosec G101 -- a metric name, not a credential
 	TwinITL            = "vllm:inter_token_latency_seconds"
 	TwinITLBefore011   = "vllm:time_per_output_token_seconds" // the ITL data's name up to vLLM 0.10
 	TwinPrefill        = "vllm:request_prefill_time_seconds"

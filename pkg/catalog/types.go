@@ -112,7 +112,7 @@ const (
 	// PromptTokensCached is a counter of prompt tokens served from a cache (local prefix cache
 	// plus external KV transfer). Tokens. Divided by prompt_tokens it is the token-weighted
 	// prefix-cache hit ratio, next to the block-level prefix_cache_hits/prefix_cache_queries.
-	PromptTokensCached Signal = "prompt_tokens_cached"
+	PromptTokensCached Signal = "prompt_tokens_cached" // #nosec G101 -- a signal name, not a credential
 	// KVOffloadBytes is a counter of bytes moved by the KV offloading connector, by
 	// {transfer_type} (e.g. cpu_to_gpu, gpu_to_cpu). Bytes.
 	KVOffloadBytes Signal = "kv_offload_bytes"

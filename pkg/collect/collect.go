@@ -117,6 +117,10 @@ type TargetStatus struct {
 	LastDuration time.Duration
 	// LastError is the last scrape's error text, empty when it succeeded.
 	LastError string
+	// Overloaded is set when the last scrape failed because the plugin could not keep up: the
+	// page had arrived, but was still being parsed and stored when the scrape timeout passed
+	// (ErrParseTimeout). A slow target fails while fetching instead and leaves it false.
+	Overloaded bool
 	// Series is the number of series with job=Name in the TSDB head (the
 	// in-memory part, which holds every series written within the last
 	// block range, about 2-3 h at the default 6 h retention), including the
@@ -192,6 +196,10 @@ type Options struct {
 	// they are read (Status, ScrapeErrors), before anything shortens them:
 	// a page may echo the scrape's Authorization header (see package redact).
 	Mask func(string) string
+
+	// pageClock is the clock the scrape timeout of a page being parsed is read on
+	// (meteredAppendable); nil: time.Now. Tests freeze or step it.
+	pageClock func() time.Time
 }
 
 // Defaults of Options.
@@ -293,7 +301,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		DiscoveryReloadOnStartup: true,
 		DiscoveryReloadInterval:  model.Duration(time.Second),
 		HTTPClientOptions:        []config_util.HTTPClientOption{config_util.WithDialContextFunc(c.tracker.dial)},
-	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st, sampleLimit: max(cfg.SampleLimit, 0), timeout: cfg.ScrapeTimeout}, nil, reg)
+	}, logger.With("component", "scrape"), nil, meteredAppendable{db: st.db, st: st, sampleLimit: max(cfg.SampleLimit, 0), timeout: cfg.ScrapeTimeout, now: opts.pageClock}, nil, reg)
 	if err != nil {
 		c.releaseStore()
 		return nil, fmt.Errorf("collector: create scrape manager: %w", err)
@@ -666,6 +674,7 @@ func (c *Collector) Status() []TargetStatus {
 			st.LastDuration = t.LastScrapeDuration()
 			if err := t.LastError(); err != nil {
 				st.LastError = c.mask(scrapeErrorText(err, ep.url))
+				st.Overloaded = errors.Is(err, ErrParseTimeout)
 			}
 		}
 		if f, ok := c.store.appendFailure(ep.name); ok {

@@ -29,6 +29,10 @@ var (
 		Namespace: "inferscope", Name: "scrape_failures_total",
 		Help: "Scrapes that failed (up = 0) or whose samples could not be stored, per data source and target.",
 	}, []string{"datasource", "target"})
+	scrapeOverloadsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "inferscope", Name: "scrape_overloads_total",
+		Help: "Scrapes that failed because the plugin could not keep up: the page had arrived but was still being parsed and stored when the scrape timeout passed (a slow target times out while fetching and is not counted here), per data source and target.",
+	}, []string{"datasource", "target"})
 	scrapeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "inferscope", Name: "scrape_duration_seconds",
 		Help:    "Duration of scrapes in seconds (the scrape_duration_seconds sample of each), per data source.",
@@ -49,7 +53,7 @@ var (
 )
 
 func init() {
-	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{}, tsdbCollector{})
+	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeOverloadsTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{}, tsdbCollector{})
 }
 
 // tsdbCounterRE selects the TSDB's own counters of trouble that the plugin
@@ -133,6 +137,7 @@ func forgetDataSource(uid string) {
 	m := prometheus.Labels{"datasource": uid}
 	scrapesTotal.DeletePartialMatch(m)
 	scrapeFailuresTotal.DeletePartialMatch(m)
+	scrapeOverloadsTotal.DeletePartialMatch(m)
 	samplesStoredTotal.DeletePartialMatch(m)
 	scrapeDuration.DeletePartialMatch(m)
 	storageAppendFailuresTotal.DeletePartialMatch(m)
@@ -154,13 +159,19 @@ type meteredAppendable struct {
 	// sampleLimit (0: none) and timeout (0: none) bound each scrape's page.
 	sampleLimit int
 	timeout     time.Duration
+	// now is the clock of the timeout (nil: time.Now; tests freeze or step it).
+	now func() time.Time
 }
 
 func (m meteredAppendable) Appender(ctx context.Context) storage.Appender {
-	a := &meteredAppender{Appender: m.db.Appender(ctx), st: m.st, limit: m.sampleLimit}
+	now := m.now
+	if now == nil {
+		now = time.Now
+	}
+	a := &meteredAppender{Appender: m.db.Appender(ctx), st: m.st, limit: m.sampleLimit, now: now}
 	if m.timeout > 0 {
 		// The scrape loop takes its appender as the scrape starts.
-		a.deadline = time.Now().Add(m.timeout)
+		a.deadline = now().Add(m.timeout)
 		a.timeout = m.timeout
 	}
 	return a
@@ -207,6 +218,7 @@ type meteredAppender struct {
 	limit    int
 	deadline time.Time
 	timeout  time.Duration
+	now      func() time.Time
 	page     int // page samples seen (not stale markers, not report series)
 }
 
@@ -221,9 +233,12 @@ func (a *meteredAppender) pageLimits(l labels.Labels, v float64) error {
 		return pageLimitError{kind: ErrSampleLimit, msg: fmt.Sprintf(
 			"sample limit exceeded: the page holds more than %d samples of the families Inferscope stores (the sample limit); parsing stopped there and nothing of this scrape was stored: raise sampleLimit or drop series at the source", a.limit)}
 	}
-	if !a.deadline.IsZero() && a.page%deadlineEvery == 0 && time.Now().After(a.deadline) {
+	if !a.deadline.IsZero() && a.page%deadlineEvery == 0 && a.now().After(a.deadline) {
+		if job := l.Get("job"); job != "" {
+			scrapeOverloadsTotal.WithLabelValues(a.st.uid, job).Inc()
+		}
 		return pageLimitError{kind: ErrParseTimeout, msg: fmt.Sprintf(
-			"scrape timeout exceeded: the page was still being parsed and stored %s after the scrape started (scrapeTimeout), after %d samples; parsing stopped there and nothing of this scrape was stored", a.timeout, a.page)}
+			"scrape timeout exceeded: the page was still being parsed and stored %s after the scrape started (scrapeTimeout), after %d samples; parsing stopped there and nothing of this scrape was stored. The page had arrived: the plugin could not keep up (its host is short of CPU, or the page is too large to store within scrapeTimeout)", a.timeout, a.page)}
 	}
 	return nil
 }

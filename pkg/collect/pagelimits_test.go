@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,16 +46,37 @@ func scrapedSamples(t *testing.T, c *Collector, job string) (float64, bool) {
 	return float64(vec[0].Value), true
 }
 
-// TestSampleLimitWhileParsing: a page of 1,000,000 stored series (40 MB,
-// under a raised body limit) with the default sample limit of 50,000: the
-// scrape stops parsing at the 50,001st sample (Prometheus's own
-// scrape_samples_scraped says 50,001, not 1,000,000), fails with the limit's
-// sentence, and stores nothing of the page.
+// frozenClock is a page clock that never moves: the scrape timeout never passes while a page
+// is parsed, whatever the machine's speed.
+func frozenClock() func() time.Time {
+	t0 := time.Now()
+	return func() time.Time { return t0 }
+}
+
+// steppingClock is a page clock that moves step at every reading: the meteredAppender reads
+// it once when a scrape takes its appender and then once every deadlineEvery samples, so a
+// page's timeout passes at a sample count fixed by arithmetic, not by the machine's speed.
+func steppingClock(step time.Duration) func() time.Time {
+	var mu sync.Mutex
+	t := time.Now()
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(step)
+		return t
+	}
+}
+
+// TestSampleLimitWhileParsing: a page of 200,000 stored series (8 MB, under a raised body
+// limit) with the default sample limit of 50,000: the scrape stops parsing at the 50,001st
+// sample (Prometheus's own scrape_samples_scraped says 50,001, not 200,000), fails with the
+// limit's sentence, and stores nothing of the page. The page clock is frozen, so the scrape
+// timeout cannot fire first on a loaded machine (it did at 48,896 samples at load 60-120).
 func TestSampleLimitWhileParsing(t *testing.T) {
-	srv := bigPage(t, 1_000_000)
-	cfg := loadSettings(t, map[string]any{"scrapeInterval": "5s", "scrapeTimeout": "4s", "bodySizeLimit": 64 << 20,
+	srv := bigPage(t, 200_000)
+	cfg := loadSettings(t, map[string]any{"scrapeInterval": "5s", "scrapeTimeout": "5s", "bodySizeLimit": 64 << 20,
 		"targets": []map[string]any{{"name": "big", "url": srv.URL + "/metrics"}}}, nil)
-	c, err := Start(cfg, Options{Dir: filepath.Join(t.TempDir(), "ds")})
+	c, err := Start(cfg, Options{Dir: filepath.Join(t.TempDir(), "ds"), pageClock: frozenClock()})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	var n float64
@@ -61,28 +84,30 @@ func TestSampleLimitWhileParsing(t *testing.T) {
 		var ok bool
 		n, ok = scrapedSamples(t, c, "big")
 		return ok
-	}, 20*time.Second, 50*time.Millisecond)
-	assert.Equal(t, float64(50_001), n, "samples parsed")
+	}, 2*time.Minute, 50*time.Millisecond)
 	st := c.Status()[0]
 	assert.False(t, st.Up)
-	assert.Contains(t, st.LastError, "sample limit exceeded: the page holds more than 50000 samples")
+	require.Contains(t, st.LastError, "sample limit exceeded: the page holds more than 50000 samples", "the fetch itself must not time out (5 s for 8 MB from loopback)")
+	assert.Equal(t, float64(50_001), n, "samples parsed")
 	assert.Contains(t, st.LastError, "parsing stopped there")
+	assert.False(t, st.Overloaded, "a limit, not the plugin falling behind")
 	v, err := c.Querier().Query(context.Background(), `count(vllm:num_requests_running{job="big"})`, time.Now())
 	require.NoError(t, err)
 	assert.Empty(t, v.(model.Vector), "nothing of the page stored")
 	t.Logf("scrape: %s, %.0f samples parsed", st.LastDuration, n)
 }
 
-// TestScrapeTimeoutWhileParsing: the same page with the limit raised above
-// it and a 1 s scrape timeout: fetching 40 MB from loopback fits in the
-// timeout, storing a million new series does not; parsing stops when the
-// timeout passes (scrape_samples_scraped far below 1,000,000) and the scrape
-// fails with the timeout's sentence.
+// TestScrapeTimeoutWhileParsing: the same page with the limit raised above it; the page clock
+// moves 10 ms at every reading under a 4 s scrape timeout, so parsing passes the timeout at
+// its 401st reading after the appender's: sample 401 × 256 = 102,656 (deadlineEvery), on any
+// machine. The scrape fails with the timeout's sentence saying the plugin could not keep up,
+// the status says Overloaded, inferscope_scrape_overloads_total counts it, and nothing of the
+// page is stored.
 func TestScrapeTimeoutWhileParsing(t *testing.T) {
-	srv := bigPage(t, 1_000_000)
-	cfg := loadSettings(t, map[string]any{"scrapeInterval": "30s", "scrapeTimeout": "1s", "bodySizeLimit": 64 << 20, "sampleLimit": 2_000_000,
+	srv := bigPage(t, 200_000)
+	cfg := loadSettings(t, map[string]any{"scrapeInterval": "5s", "scrapeTimeout": "4s", "bodySizeLimit": 64 << 20, "sampleLimit": 2_000_000,
 		"targets": []map[string]any{{"name": "big", "url": srv.URL + "/metrics"}}}, nil)
-	c, err := Start(cfg, Options{Dir: filepath.Join(t.TempDir(), "ds")})
+	c, err := Start(cfg, Options{Dir: filepath.Join(t.TempDir(), "ds"), UID: "overload-test", pageClock: steppingClock(10 * time.Millisecond)})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
 	var n float64
@@ -90,11 +115,16 @@ func TestScrapeTimeoutWhileParsing(t *testing.T) {
 		var ok bool
 		n, ok = scrapedSamples(t, c, "big")
 		return ok
-	}, 40*time.Second, 50*time.Millisecond)
+	}, 2*time.Minute, 50*time.Millisecond)
 	st := c.Status()[0]
 	assert.False(t, st.Up)
-	if assert.Contains(t, st.LastError, "scrape timeout exceeded: the page was still being parsed and stored 1s after the scrape started") {
-		assert.Less(t, n, float64(1_000_000), "parsing stopped before the page's end")
-	}
+	require.Contains(t, st.LastError, "scrape timeout exceeded: the page was still being parsed and stored 4s after the scrape started", "the fetch itself must not time out")
+	assert.Contains(t, st.LastError, "the plugin could not keep up")
+	assert.Equal(t, float64(102_656), n, "parsing stopped at the reading past the timeout")
+	assert.True(t, st.Overloaded)
+	assert.GreaterOrEqual(t, testutil.ToFloat64(scrapeOverloadsTotal.WithLabelValues("overload-test", "big")), 1.0)
+	v, err := c.Querier().Query(context.Background(), `count(vllm:num_requests_running{job="big"})`, time.Now())
+	require.NoError(t, err)
+	assert.Empty(t, v.(model.Vector), "nothing of the page stored")
 	t.Logf("scrape: %s, %.0f samples parsed; %s", st.LastDuration, n, st.LastError)
 }

@@ -122,7 +122,7 @@ func Probe(ctx context.Context, cfg settings.Settings, name string) ProbeResult 
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	if skipVerify {
-		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the admin asked for it per target
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // #nosec G402 -- opt-in per target or agent (tlsSkipVerify), off by default
 	}
 	defer tr.CloseIdleConnections()
 	// Redirects are not followed, as in the scrape (a target's URL is
@@ -230,6 +230,9 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 			if sampleLimit > 0 && stored > sampleLimit {
 				return fmt.Errorf("it holds more than %d samples of the families Inferscope stores (the sample limit); raise sampleLimit or drop series at the source", sampleLimit)
 			}
+			if err := labelLimitsError(lset); err != nil {
+				return err
+			}
 		}
 		lset.Range(func(l labels.Label) {
 			if l.Name == labels.MetricName {
@@ -257,6 +260,29 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 	}
 	res.Upstreams = upstreamsOf(res.Labels)
 	return nil
+}
+
+// labelLimitsError is the sentence of a stored series over one of the scrape's per-series
+// label limits (labelLimit, labelNameLengthLimit, labelValueLengthLimit), which fail every
+// scrape of the page: the probe refuses it as the scrape would, so a health check never
+// calls such a target working.
+func labelLimitsError(lset labels.Labels) error {
+	name := lset.Get(labels.MetricName)
+	// The scrape adds job and instance to the page's labels.
+	if n := lset.Len() - 1 + 2; n > labelLimit {
+		return fmt.Errorf("series %s has %d labels with job and instance, more than the scrape's limit of %d: every scrape of this page fails; drop labels at the source", name, n, labelLimit)
+	}
+	var err error
+	lset.Range(func(l labels.Label) {
+		switch {
+		case err != nil || l.Name == labels.MetricName:
+		case len(l.Name) > labelNameLengthLimit:
+			err = fmt.Errorf("series %s has a label name of %d bytes, longer than the scrape's limit of %d: every scrape of this page fails; shorten it at the source", name, len(l.Name), labelNameLengthLimit)
+		case len(l.Value) > labelValueLengthLimit:
+			err = fmt.Errorf("series %s has a value of label %s of %d bytes, longer than the scrape's limit of %d: every scrape of this page fails; shorten or drop the label at the source", name, l.Name, len(l.Value), labelValueLengthLimit)
+		}
+	})
+	return err
 }
 
 func sortedKeys(m map[string]struct{}) []string {

@@ -18,7 +18,10 @@ import (
 
 // TestCollectorScrapesProbes: a probe of settings probes[] is scraped as its
 // own kind, behind its bearer token, and every family it serves is stored
-// (the probe's names are in the catalogue's keep list).
+// (the probe's names are in the catalogue's keep list). It waits for what the
+// store holds, not for the first scrape: a 5 s scrape timeout (what is tested
+// is not a timeout) and a generous wait, so a loaded machine only makes it
+// slower (it failed at load 60-120 with a 200 ms timeout).
 func TestCollectorScrapesProbes(t *testing.T) {
 	verifyNoLeaks(t)
 	m := probe.NewMetrics()
@@ -37,21 +40,29 @@ func TestCollectorScrapesProbes(t *testing.T) {
 	t.Cleanup(srv.Close)
 	good, _ := counterServer(t, "tok")
 	cfg := loadSettings(t, map[string]any{
-		"scrapeInterval": "200ms",
-		"targets":        []map[string]any{{"name": "vllm-a", "url": good.URL + "/metrics"}},
-		"probes":         []map[string]any{{"name": "probe-a", "url": srv.URL + "/metrics", "target": "vllm-a"}},
+		"scrapeInterval": "5s", "scrapeTimeout": "5s",
+		"targets": []map[string]any{{"name": "vllm-a", "url": good.URL + "/metrics"}},
+		"probes":  []map[string]any{{"name": "probe-a", "url": srv.URL + "/metrics", "target": "vllm-a"}},
 	}, map[string]string{"vllm-a.bearerToken": "tok", "probe-a.bearerToken": "ptok"})
 	c, err := Start(cfg, Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close()) }()
+	want := []string{catalog.ProbeTTFT + "_bucket", catalog.ProbeRequestMaxITL + "_bucket", catalog.ProbeErrorsTotal,
+		catalog.ProbeLastMaxITL, catalog.ProbeRequestsTotal, catalog.ProbeLastITLVariance}
+	var names []string
 	require.Eventually(t, func() bool {
-		for _, st := range c.Status() {
-			if st.LastScrape.IsZero() {
+		var err error
+		names, err = c.Querier().MetricNames(context.Background(), `{job="probe-a"}`, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
+		if err != nil {
+			return false
+		}
+		for _, n := range want {
+			if !slices.Contains(names, n) {
 				return false
 			}
 		}
 		return true
-	}, 10*time.Second, 20*time.Millisecond)
+	}, 2*time.Minute, 50*time.Millisecond, "the probe's families stored")
 	var st TargetStatus
 	for _, s := range c.Status() {
 		if s.Name == "probe-a" {
@@ -60,10 +71,7 @@ func TestCollectorScrapesProbes(t *testing.T) {
 	}
 	assert.Equal(t, KindProbe, st.Kind)
 	assert.True(t, st.Up, st.LastError)
-	names, err := c.Querier().MetricNames(context.Background(), `{job="probe-a"}`, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
-	require.NoError(t, err)
-	for _, n := range []string{catalog.ProbeTTFT + "_bucket", catalog.ProbeRequestMaxITL + "_bucket", catalog.ProbeErrorsTotal,
-		catalog.ProbeLastMaxITL, catalog.ProbeRequestsTotal, catalog.ProbeLastITLVariance} {
+	for _, n := range want {
 		assert.True(t, slices.Contains(names, n), "%s not stored (stored: %v)", n, names)
 	}
 }

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -166,4 +167,40 @@ func TestProbeErrors(t *testing.T) {
 	r = Probe(cctx, cfg, "failing")
 	require.Error(t, r.Err)
 	assert.Contains(t, r.Err.Error(), "cancelled")
+}
+
+// TestProbeLabelLimits: a page whose stored series passes one of the scrape's per-series label
+// limits (a 2,000-byte value, a 200-byte name, 70 labels) fails its probe with the sentence
+// naming the limit, as every scrape of it fails, so Save & test never calls it working; the
+// same label on a family the scrape drops is no fault (checked failing before: all three
+// probes succeeded).
+func TestProbeLabelLimits(t *testing.T) {
+	long := strings.Repeat("v", 2000)
+	var many strings.Builder
+	for k := range 70 {
+		if k > 0 {
+			many.WriteByte(',')
+		}
+		fmt.Fprintf(&many, "l%d=\"x\"", k)
+	}
+	value := pageServer(t, "vllm:num_requests_running{model_name=\"m\",prompt=\""+long+"\"} 3\n", "text/plain", "", "")
+	name := pageServer(t, "vllm:num_requests_running{model_name=\"m\","+strings.Repeat("n", 200)+"=\"x\"} 3\n", "text/plain", "", "")
+	wide := pageServer(t, "vllm:num_requests_running{"+many.String()+"} 3\n", "text/plain", "", "")
+	dropped := pageServer(t, "vllm:num_requests_running{model_name=\"m\"} 3\nsome_other_metric{prompt=\""+long+"\"} 1\n", "text/plain", "", "")
+	cfg := loadSettings(t, map[string]any{"targets": []map[string]any{
+		{"name": "value", "url": value.URL + "/metrics"}, {"name": "name", "url": name.URL + "/metrics"},
+		{"name": "wide", "url": wide.URL + "/metrics"}, {"name": "dropped", "url": dropped.URL + "/metrics"},
+	}}, nil)
+	for target, want := range map[string]string{
+		"value": "series vllm:num_requests_running has a value of label prompt of 2000 bytes, longer than the scrape's limit of 1024: every scrape of this page fails",
+		"name":  "series vllm:num_requests_running has a label name of 200 bytes, longer than the scrape's limit of 128",
+		"wide":  "series vllm:num_requests_running has 72 labels with job and instance, more than the scrape's limit of 64",
+	} {
+		pr := Probe(context.Background(), cfg, target)
+		if assert.Error(t, pr.Err, target) {
+			assert.Contains(t, pr.Err.Error(), want)
+		}
+	}
+	pr := Probe(context.Background(), cfg, "dropped")
+	assert.NoError(t, pr.Err, "a family the scrape drops does not fail it")
 }

@@ -26,7 +26,7 @@ func ExpSample(r *rand.Rand, rate float64) float64 {
 
 // NewRand returns the deterministic generator for seed and stream.
 func NewRand(seed, stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))
+	return rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15)) // #nosec G404 -- a seeded, reproducible simulation stream, not a secret
 }
 
 // MeanValue is the distribution's mean before clamping (tokens).

@@ -2,14 +2,14 @@ package fetch
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/bench"
 )
 
 // Baseline reads the baseline called name from the settings' baselinesPath
-// (bench.ReadDir over the directory; a name "<file>#<i>" picks one benchmark
+// (the operator's files at its top and the uploads of the request's
+// organisation, bench.Cache.ReadOrg; a name "<file>#<i>" picks one benchmark
 // of a GuideLLM sweep). The error is a sentence for the query's author: no
 // directory configured, or no such baseline (with the names there and the
 // problems of unreadable files).
@@ -18,7 +18,11 @@ func (e *Env) Baseline(name string) (bench.Baseline, error) {
 	if dir == "" {
 		return bench.Baseline{}, fmt.Errorf("no baselines directory is configured (baselinesPath in the data source's settings)")
 	}
-	d := bench.ReadDir(os.DirFS(dir))
+	c := e.Baselines
+	if c == nil {
+		c = bench.NewCache(0)
+	}
+	d := c.ReadOrg(dir, e.Org)
 	if b, ok := d.Baselines[name]; ok {
 		return b, nil
 	}

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/bench"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/collect"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
@@ -56,6 +57,12 @@ type Env struct {
 	// SettingsGeneration names the settings the instance was built from (Grafana's settings
 	// update time and the data source's UID); part of every SharedWork key.
 	SettingsGeneration string
+	// Org is the Grafana organisation of the request (0: unknown, read as 1); baselines
+	// uploaded in it are read from its folder of baselinesPath (bench.OrgDir).
+	Org int64
+	// Baselines caches the parsed baseline files (bench.Cache); nil: every benchmark
+	// query parses the baselines folder again.
+	Baselines *bench.Cache
 }
 
 // statuses returns Env.Statuses(), or an empty map.

@@ -42,6 +42,9 @@ func (r *Run) AvailabilityNotices(views []TargetView, signals []catalog.Signal) 
 			if len(v.Names) > 0 { // with nothing stored, the notice below carries downWhy
 				r.Notes.Add(analysis.Warning, downWhy+downTail)
 			}
+			if st.Overloaded {
+				r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s: the plugin could not keep up, not the target: its page arrived within the scrape timeout but was still being parsed and stored when it passed (inferscope_scrape_overloads_total counts these); give the plugin's host more CPU, raise scrapeTimeout and scrapeInterval, or drop series at the source", v.Name))
+			}
 		}
 		asked := make([]string, len(signals))
 		for k, s := range signals {

@@ -443,19 +443,26 @@ func (s *nvmlSource) readGPM(st *gpmState, r *reader, get func(nvml.GpmSample) n
 		return
 	}
 	if st.havePrev {
+		n := len(gpmMetrics)
+		if n > len(nvml.GpmMetricsGetType{}.Metrics) || n > math.MaxUint32 {
+			return // more metrics than one NVML request holds: never, the list is fixed
+		}
 		q := &nvml.GpmMetricsGetType{
 			Version:    nvml.GPM_METRICS_GET_VERSION,
-			NumMetrics: uint32(len(gpmMetrics)),
+			NumMetrics: uint32(n),
 			Sample1:    st.prev,
 			Sample2:    st.cur,
 		}
 		for i, m := range gpmMetrics {
+			if m.id < 0 {
+				continue // NVML's metric ids are positive
+			}
 			q.Metrics[i].MetricId = uint32(m.id)
 		}
 		if r.ok(s.lib.GpmMetricsGet(q)) {
 			for i, m := range gpmMetrics {
 				got := q.Metrics[i]
-				if got.MetricId != uint32(m.id) || got.NvmlReturn != uint32(nvml.SUCCESS) {
+				if m.id < 0 || got.MetricId != uint32(m.id) || got.NvmlReturn != uint32(nvml.SUCCESS) {
 					continue
 				}
 				if math.IsNaN(got.Value) || math.IsInf(got.Value, 0) {

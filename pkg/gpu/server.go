@@ -20,7 +20,7 @@ import (
 
 // TokenEnv names the environment variable that may hold the bearer token
 // (instead of --bearer-token-file).
-const TokenEnv = "INFERSCOPE_GPU_AGENT_TOKEN"
+const TokenEnv = "INFERSCOPE_GPU_AGENT_TOKEN" // #nosec G101 -- the name of the environment variable holding the token, not a token
 
 // DefaultListen is the default listen address (dcgm-exporter uses 9400).
 const DefaultListen = ":9402"

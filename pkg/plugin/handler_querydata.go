@@ -29,7 +29,7 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 	if run == nil {
 		return &backend.QueryDataResponse{Responses: refused}, nil
 	}
-	release, err := gate.acquire(ctx)
+	release, err := gate.acquire(ctx, sourceOf(req.PluginContext))
 	if err != nil {
 		resp := busyResponse(run, err)
 		for k, v := range refused {
@@ -38,7 +38,7 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 		return resp, nil
 	}
 	defer release()
-	resp, err := i.dispatch(withBudget(ctx, queryBudget), run)
+	resp, err := i.dispatch(source.WithReadCounter(withBudget(ctx, queryBudget)), run)
 	if resp != nil {
 		for k, v := range refused {
 			resp.Responses[k] = v
@@ -52,6 +52,7 @@ func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest)
 // alone). One bad query never fails the others; every response passes the secret scrub.
 func (i *Instance) dispatch(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
+	ctx = backend.WithPluginContext(ctx, req.PluginContext)
 	for _, q := range req.Queries {
 		name := q.QueryType
 		if name == "" {
@@ -89,12 +90,25 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	if err != nil {
 		return errorResponse(err)
 	}
+	if i.remote != nil {
+		// remoteTimeout bounds the query's requests to the server in all, not each alone.
+		var cancel context.CancelFunc
+		ctx, cancel = source.WithQueryTimeout(ctx, i.settings.Remote.Timeout)
+		defer cancel()
+	}
 	// The remote querier adds the server's warnings to the request's notes; the query's
 	// run reads them into its frames (frames.Meta.Server).
 	ctx, notes := source.WithNotes(ctx)
 	i.serverKindNotes(ctx, q.QueryType, notes)
-	fr, err := d.Run(ctx, i.env())
+	env := i.env()
+	env.Org = backend.PluginConfigFromContext(ctx).OrgID
+	fr, err := d.Run(ctx, env)
 	if err != nil {
+		if i.remote != nil && !isRemoteError(err) {
+			if te := source.QueryTimedOut(ctx, i.remote.url); te != nil {
+				err = te
+			}
+		}
 		return errorResponse(err)
 	}
 	for _, f := range fr {
@@ -107,7 +121,7 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 // the cache of stored names.
 func (i *Instance) env() *fetch.Env {
 	e := &fetch.Env{Settings: &i.settings, Querier: i.querier, Statuses: i.statuses, Now: i.now, Names: i.names, Logger: i.logger,
-		Shared: i.shared, SettingsGeneration: i.generation}
+		Shared: i.shared, SettingsGeneration: i.generation, Baselines: baselineCache}
 	if i.collector != nil {
 		e.ScrapeErrors = i.collector.ScrapeErrors
 	}

@@ -81,7 +81,8 @@ func newRemoteQuerierWith(cfg settings.Settings, rt http.RoundTripper) (source.Q
 
 // newRemoteQuerierMasked is newRemoteQuerierWith with a secret mask.
 func newRemoteQuerierMasked(cfg settings.Settings, rt http.RoundTripper, mask func(string) string) (source.Querier, *remoteState, error) {
-	server, err := source.NewRemoteWithOptions(cfg.Remote.URL, rt, source.RemoteOptions{Timeout: cfg.Remote.Timeout, Mask: mask})
+	server, err := source.NewRemoteWithOptions(cfg.Remote.URL, rt, source.RemoteOptions{Timeout: cfg.Remote.Timeout, Mask: mask,
+		MaxAnswerBytes: int64(cfg.RemoteMaxAnswerMiB) << 20, MaxRequestBytes: int64(cfg.RemoteMaxRequestMiB) << 20})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -457,7 +458,7 @@ func remoteErrorResponse(err error) backend.DataResponse {
 	switch re.Kind {
 	case source.KindTimeout:
 		status = backend.StatusTimeout
-	case source.KindBadData:
+	case source.KindBadData, source.KindTooLarge:
 		status = backend.StatusBadRequest
 	case source.KindLimit:
 		status = backend.StatusTooManyRequests

@@ -164,7 +164,8 @@ func TestRemoteServerSlowIsCutAtTheTimeout(t *testing.T) {
 	a := resp.Responses["A"]
 	require.Error(t, a.Error)
 	assert.Contains(t, a.Error.Error(), "did not answer in time")
-	assert.Contains(t, a.Error.Error(), "no answer within 1s, the data source's timeout")
+	// Each request's timeout and the query's in all are the same 1 s: either names it.
+	assert.Regexp(t, `(no answer within 1s|took longer than 1s in all), the data source's timeout`, a.Error.Error())
 	assert.Equal(t, backend.StatusTimeout, a.Status)
 	// The server's kind (waited for at most kindWait), the stored names (1 s), the targets'
 	// status (its own request, 1 s), the names again (1 s: a failed look-up is not cached) and
@@ -276,4 +277,57 @@ func TestRemoteDiscover(t *testing.T) {
 	emb := newInstanceForTest(i.settings, nil)
 	_, err = emb.discover(context.Background())
 	require.Error(t, err)
+}
+
+// TestRemoteAnswerTooLarge: an answer past remoteMaxAnswerMiB fails its query with a
+// sentence naming the limit (400 from downstream), read no further than the limit; the
+// other query of the request is answered.
+func TestRemoteAnswerTooLarge(t *testing.T) {
+	big := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pad":"` + strings.Repeat("x", 2<<20) + `"},"values":[]}]}}`
+	f := &fakeServer{behave: func(q string) (int, string) {
+		if strings.Contains(q, "time_to_first_token_seconds_bucket") {
+			return 200, big
+		}
+		return 0, ""
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	js, err := json.Marshal(map[string]any{"mode": "remote", "remoteTimeout": "5s", "remoteMaxAnswerMiB": 1,
+		"targets": []map[string]any{{"name": "vllm-a", "selector": `{job="vllm", pod="a"}`}}})
+	require.NoError(t, err)
+	inst, err := NewInstance(context.Background(), backend.DataSourceInstanceSettings{UID: "r", Type: PluginID, URL: srv.URL, JSONData: js})
+	require.NoError(t, err)
+	i := inst.(*Instance)
+	require.NoError(t, i.settingsErr)
+	t.Cleanup(i.Dispose)
+	resp := queryBoth(t, i,
+		map[string]any{"queryType": "latency", "stages": []string{"ttft"}},
+		map[string]any{"queryType": "latency", "stages": []string{"e2e"}})
+	a, b := resp.Responses["A"], resp.Responses["B"]
+	require.Error(t, a.Error)
+	assert.Contains(t, a.Error.Error(), "answered more than the plugin reads")
+	assert.Contains(t, a.Error.Error(), "the answer passed 1 MiB, the most the data source reads for one answer (remoteMaxAnswerMiB)")
+	assert.Equal(t, backend.StatusBadRequest, a.Status)
+	assert.Equal(t, backend.ErrorSourceDownstream, a.ErrorSource)
+	assert.NoError(t, b.Error)
+}
+
+// TestRemoteQueryTotalTimeBounded: remoteTimeout bounds a query's requests to the server in
+// all. The server takes 600 ms per request under a 1 s remoteTimeout, and a latency query of
+// three stages makes dozens of requests, several one after another: each alone is within
+// the timeout (11 s in all before, and answered), so the query now fails with the sentence
+// naming the timeout, and its requests stop (checked failing before: no error, 38
+// requests). A slower machine only makes the requests later, never the query pass.
+func TestRemoteQueryTotalTimeBounded(t *testing.T) {
+	f := &fakeServer{delay: 600 * time.Millisecond}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	i := remoteInstance(t, srv.URL, "1s")
+	resp := queryBoth(t, i, map[string]any{"queryType": "latency", "stages": []string{"ttft", "e2e", "itl"}})
+	a := resp.Responses["A"]
+	require.Error(t, a.Error)
+	assert.Contains(t, a.Error.Error(), "did not answer in time")
+	assert.Contains(t, a.Error.Error(), "the query's requests to the server took longer than 1s in all, the data source's timeout (remoteTimeout)")
+	assert.Equal(t, backend.StatusTimeout, a.Status)
+	assert.Less(t, f.calls.Load(), int64(38), "the query stopped asking")
 }

@@ -15,7 +15,7 @@ import (
 
 // APIKeyEnv names the environment variable that may hold the API key (instead
 // of --api-key-file / apiKeyFile).
-const APIKeyEnv = "INFERSCOPE_PROBE_API_KEY"
+const APIKeyEnv = "INFERSCOPE_PROBE_API_KEY" // #nosec G101 -- the name of the environment variable holding the key, not a key
 
 // DefaultListen is the default listen address (the GPU agent uses 9402).
 const DefaultListen = ":9401"

@@ -239,7 +239,7 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 	}
 	to := p.End.Truncate(capacityBucket)
 	from := p.Start.Truncate(capacityBucket)
-	wait, cancel := context.WithTimeout(ctx, capacityWait())
+	wait, cancel := answerDeadline(ctx, capacityWait())
 	defer cancel()
 	targets, err := capacityTargets(ctx, wait, env, r, q, from, to)
 	if err != nil {
@@ -444,7 +444,7 @@ func capacityCalibrate(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, 
 		return t, nil
 	}
 	o := t.observed
-	v, err = capacityCache.getDetached(wait, key, capacityNow(env), func(ctx context.Context) (any, error) {
+	v, err = capacityCache.getDetached(wait, fmt.Sprintf("%p", env.Querier), key, capacityNow(env), func(ctx context.Context) (any, error) {
 		tw, err := twin.Calibrate(ctx, o, twin.Known{MaxNumSeqs: q.MaxNumSeqs, MaxNumBatchedTokens: q.MaxNumBatchedTokens})
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -470,7 +470,7 @@ func capacityCalibrate(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, 
 // calibration is).
 func capacityKnee(wait context.Context, env *fetch.Env, t capacityTarget, tp twinProfile) (float64, error) {
 	key := fmt.Sprintf("knee|%s|%+v", t.key, tp.profile)
-	v, err := capacityCache.getDetached(wait, key, capacityNow(env), func(ctx context.Context) (any, error) {
+	v, err := capacityCache.getDetached(wait, fmt.Sprintf("%p", env.Querier), key, capacityNow(env), func(ctx context.Context) (any, error) {
 		return twin.Knee(ctx, t.twin.Config, tp.profile, math.Max(t.observed.Rate, 0.5))
 	})
 	if err != nil {
@@ -484,7 +484,7 @@ func capacityKnee(wait context.Context, env *fetch.Env, t capacityTarget, tp twi
 // detached, as the calibration is).
 func capacityChangeOutcome(wait context.Context, env *fetch.Env, t capacityTarget, c twin.Change, p twin.Profile) (twin.Outcome, error) {
 	key := fmt.Sprintf("whatif|%s|%+v|%+v|%v", t.key, c, p, t.observed.Rate)
-	v, err := capacityCache.getDetached(wait, key, capacityNow(env), func(ctx context.Context) (any, error) {
+	v, err := capacityCache.getDetached(wait, fmt.Sprintf("%p", env.Querier), key, capacityNow(env), func(ctx context.Context) (any, error) {
 		return twin.WhatIf(ctx, t.twin, t.observed.Rate, c, p)
 	})
 	if err != nil {
@@ -720,12 +720,42 @@ func (q runQuerier) LabelValues(ctx context.Context, name, matchers string, star
 // (docs/capacity.md), and a dashboard's panels ask for the same target and range at once.
 var capacityCache = &ttlCache{entries: map[string]*ttlEntry{}}
 
-// ttlCache is a small map of computed values with an expiry, the oldest dropped past
-// capacityCacheSize. Concurrent requests for one key wait for the one computation; a
-// computation that fails is not kept (a waiter then computes it itself).
+// capacityQueuePerSource bounds the detached twin simulations of one data source (waiting for
+// one of capacitySims' slots or running): one query over ten targets starts about a hundred
+// (a twin, a knee per profile and six what-ifs each), so this holds two such queries'.
+const capacityQueuePerSource = 256
+
+// errAnswerDeadline is the cause of a capacity query's answer deadline (capacityWait): a
+// waiter leaving for it leaves its simulation running for the next refresh, while one whose
+// request ended (cancelled, or Grafana's own deadline) leaves it to be dropped.
+var errAnswerDeadline = errors.New("the capacity query's answer deadline (INFERSCOPE_CAPACITY_WAIT) passed")
+
+// answerDeadline is ctx with the capacity query's answer deadline after d.
+func answerDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, errAnswerDeadline)
+}
+
+// capacityQueueError refuses a simulation past capacityQueuePerSource.
+type capacityQueueError struct{ limit int }
+
+func (e capacityQueueError) Error() string {
+	return fmt.Sprintf("capacity: this data source already has %d twin simulations waiting or running (the limit per data source); retry when they have finished", e.limit)
+}
+
+// ttlCache is a small map of computed values with an expiry, at most capacityCacheSize
+// entries (max in tests), the oldest dropped first, finished or not. Concurrent requests for
+// one key wait for the one computation; a computation that fails is not kept (a waiter then
+// computes it itself). A detached computation nobody waits for any more, because every
+// request that waited for it ended, is cancelled and dropped; one left by an answer deadline
+// (errAnswerDeadline) goes on for the next refresh.
 type ttlCache struct {
 	mu      sync.Mutex
 	entries map[string]*ttlEntry
+	// max caps the entries (capacityCacheSize when 0); perSource caps each data source's
+	// detached computations (capacityQueuePerSource when 0).
+	max, perSource int
+	// detached counts each data source's detached computations not finished.
+	detached map[string]int
 }
 
 type ttlEntry struct {
@@ -733,24 +763,32 @@ type ttlEntry struct {
 	done chan struct{} // closed when val and err are set
 	val  any
 	err  error
+	// Detached computations only (guarded by ttlCache.mu): their data source, their cancel,
+	// the requests waiting now, and whether a request left it for a refresh to find.
+	source  string
+	cancel  context.CancelFunc
+	waiters int
+	wanted  bool
 }
 
 // get returns the value of key computed less than capacityTTL before now, else computes,
 // keeps and returns it; while another request computes it, get waits for that one (or for
 // ctx to end). compute runs on the caller's goroutine and ctx.
 func (c *ttlCache) get(ctx context.Context, key string, now time.Time, compute func(context.Context) (any, error)) (any, error) {
-	return c.lookup(ctx, key, now, false, compute)
+	return c.lookup(ctx, "", key, now, false, compute)
 }
 
-// getDetached is get for twin simulations: compute runs on its own goroutine, on a context
-// detached from ctx (capacityBackgroundLimit at most) and in one of capacitySims' slots, and
-// get waits for it or for ctx. When ctx ends first (a query's answer deadline,
-// capacityWait), the computation goes on and its value is kept for the next query to find.
-func (c *ttlCache) getDetached(ctx context.Context, key string, now time.Time, compute func(context.Context) (any, error)) (any, error) {
-	return c.lookup(ctx, key, now, true, compute)
+// getDetached is get for twin simulations of data source source: compute runs on its own
+// goroutine, on a context detached from ctx (capacityBackgroundLimit at most) and in one of
+// capacitySims' slots, and get waits for it or for ctx. When ctx ends by its answer deadline
+// (answerDeadline), the computation goes on and its value is kept for the next query to find;
+// when every request waiting for it has ended otherwise, it is cancelled and dropped. A data
+// source holds at most capacityQueuePerSource of them (capacityQueueError past that).
+func (c *ttlCache) getDetached(ctx context.Context, source, key string, now time.Time, compute func(context.Context) (any, error)) (any, error) {
+	return c.lookup(ctx, source, key, now, true, compute)
 }
 
-func (c *ttlCache) lookup(ctx context.Context, key string, now time.Time, detached bool, compute func(context.Context) (any, error)) (any, error) {
+func (c *ttlCache) lookup(ctx context.Context, source, key string, now time.Time, detached bool, compute func(context.Context) (any, error)) (any, error) {
 	for {
 		c.mu.Lock()
 		e, ok := c.entries[key]
@@ -762,19 +800,30 @@ func (c *ttlCache) lookup(ctx context.Context, key string, now time.Time, detach
 					return e.val, nil
 				}
 			default:
+				e.waiters++
 				c.mu.Unlock()
 				select {
 				case <-e.done:
+					c.leave(e, key, nil)
 					continue
 				case <-ctx.Done():
+					c.leave(e, key, ctx)
 					return nil, ctx.Err()
 				}
 			}
 		}
+		if detached && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errAnswerDeadline) {
+			// The request has ended: start nothing for it.
+			c.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		if detached && c.detached[source] >= c.perSourceLimit() {
+			c.mu.Unlock()
+			return nil, capacityQueueError{limit: c.perSourceLimit()}
+		}
 		c.evictLocked()
 		e = &ttlEntry{at: now, done: make(chan struct{})}
 		c.entries[key] = e
-		c.mu.Unlock()
 		finish := func(cctx context.Context, val any, err error) {
 			if err == nil {
 				err = cctx.Err()
@@ -784,16 +833,28 @@ func (c *ttlCache) lookup(ctx context.Context, key string, now time.Time, detach
 			if e.err != nil && c.entries[key] == e {
 				delete(c.entries, key)
 			}
+			if detached {
+				if c.detached[source]--; c.detached[source] <= 0 {
+					delete(c.detached, source)
+				}
+			}
 			c.mu.Unlock()
 			close(e.done)
 		}
 		if !detached {
+			c.mu.Unlock()
 			val, err := compute(ctx)
 			finish(ctx, val, err)
 			return e.val, e.err
 		}
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), capacityBackgroundLimit)
+		e.source, e.cancel, e.waiters = source, cancel, 1
+		if c.detached == nil {
+			c.detached = map[string]int{}
+		}
+		c.detached[source]++
+		c.mu.Unlock()
 		go func() {
-			bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), capacityBackgroundLimit)
 			defer cancel()
 			var val any
 			err := func() (err error) {
@@ -815,17 +876,61 @@ func (c *ttlCache) lookup(ctx context.Context, key string, now time.Time, detach
 		}()
 		select {
 		case <-e.done:
+			c.leave(e, key, nil)
 			return e.val, e.err
 		case <-ctx.Done():
+			c.leave(e, key, ctx)
 			return nil, ctx.Err()
 		}
 	}
 }
 
-// evictLocked drops the oldest finished entry while the cache is full; c.mu is held.
+// leave ends one request's wait for e: ended is the waiter's context when it left before e
+// finished (nil when e finished). The last waiter of a detached computation leaving because
+// its request ended, with no earlier waiter having left it for a refresh, cancels it and
+// drops its entry, so no work goes on that nobody waits for.
+func (c *ttlCache) leave(e *ttlEntry, key string, ended context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.cancel == nil {
+		return // computed on a caller's goroutine: that caller's context decides
+	}
+	e.waiters--
+	if ended == nil {
+		return
+	}
+	if errors.Is(context.Cause(ended), errAnswerDeadline) {
+		e.wanted = true
+		return
+	}
+	if e.waiters <= 0 && !e.wanted {
+		e.cancel()
+		if c.entries[key] == e {
+			delete(c.entries, key)
+		}
+	}
+}
+
+func (c *ttlCache) perSourceLimit() int {
+	if c.perSource > 0 {
+		return c.perSource
+	}
+	return capacityQueuePerSource
+}
+
+func (c *ttlCache) maxEntries() int {
+	if c.max > 0 {
+		return c.max
+	}
+	return capacityCacheSize
+}
+
+// evictLocked drops entries while the cache is full: the oldest finished one first, else the
+// oldest still computing, whose detached computation is cancelled (its waiters get the
+// cancellation), so the cap always holds; c.mu is held.
 func (c *ttlCache) evictLocked() {
-	for len(c.entries) >= capacityCacheSize {
-		oldest := ""
+	for len(c.entries) >= c.maxEntries() {
+		oldest, oldestRunning := "", ""
 		for k, e := range c.entries {
 			select {
 			case <-e.done:
@@ -833,11 +938,24 @@ func (c *ttlCache) evictLocked() {
 					oldest = k
 				}
 			default:
+				if oldestRunning == "" || e.at.Before(c.entries[oldestRunning].at) {
+					oldestRunning = k
+				}
 			}
 		}
 		if oldest == "" {
-			return // every entry is being computed: let the map grow past the cap for now
+			oldest = oldestRunning
+			if e := c.entries[oldest]; e.cancel != nil {
+				e.cancel()
+			}
 		}
 		delete(c.entries, oldest)
 	}
+}
+
+// len is the number of entries (tests).
+func (c *ttlCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }

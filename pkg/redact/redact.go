@@ -7,7 +7,12 @@
 //
 //   - the secret as is, and the basic-auth credential `user:password`;
 //   - base64 (standard and URL alphabets, padded or not) of the secret and of
-//     `user:password` (what follows `Basic ` in an Authorization header);
+//     `user:password` (what follows `Basic ` in an Authorization header), and
+//     the part of the base64 of any text holding the secret that depends on the
+//     secret alone, at each of base64's three byte alignments (so the base64 of
+//     a whole `Bearer <token>` or `Authorization: Bearer <token>` header, or of
+//     a JSON document quoting it, is masked too);
+//   - hex (lower- and upper-case) of the secret;
 //   - JSON string escaping, with and without HTML escaping (`&`, `<`, `>` as
 //     `\u0026`, `\u003c`, `\u003e`, as Go's encoding/json writes them);
 //   - Go quoting (strconv.Quote, what %q and url.Error print);
@@ -22,6 +27,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net/url"
 	"sort"
@@ -79,12 +85,20 @@ func New(secrets []string, creds ...Credential) *Masker {
 			add(f, prefix)
 		}
 	}
+	encodings := func(s string) {
+		for _, b := range base64s(s) {
+			add(b, PrefixLen)
+		}
+		for _, b := range base64Within(s) {
+			add(b, PrefixLen)
+		}
+		add(hex.EncodeToString([]byte(s)), 2*PrefixLen)
+		add(strings.ToUpper(hex.EncodeToString([]byte(s))), 2*PrefixLen)
+	}
 	for _, s := range secrets {
 		if len(s) >= MinSecretLen {
 			addAll(s, PrefixLen)
-			for _, b := range base64s(s) {
-				add(b, PrefixLen)
-			}
+			encodings(s)
 		}
 	}
 	for _, c := range creds {
@@ -92,9 +106,7 @@ func New(secrets []string, creds ...Credential) *Masker {
 			continue
 		}
 		addAll(c.Password, PrefixLen)
-		for _, b := range base64s(c.Password) {
-			add(b, PrefixLen)
-		}
+		encodings(c.Password)
 		up := c.User + ":" + c.Password
 		// A prefix of `user:` alone identifies nothing secret: the prefix
 		// masked starts within the password.
@@ -162,6 +174,29 @@ func base64s(s string) []string {
 		base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
 		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b),
 	}
+}
+
+// base64Within are the characters of the base64 of any text holding s that
+// depend on s alone: s preceded by 0, 1 or 2 bytes (its three alignments),
+// encoded in the standard and URL alphabets, less the leading characters
+// that hold bits of the bytes before s and the trailing ones that hold bits
+// of the bytes after it. Whatever text surrounds the secret (`Bearer `, a
+// header name, a JSON document), one of these appears in its base64.
+func base64Within(s string) []string {
+	var out []string
+	for k := 0; k < 3; k++ {
+		b := append(make([]byte, k), s...)
+		// Character j holds bits 6j..6j+5; the secret's bits are 8k..8(k+len)-1.
+		first := (8*k + 5) / 6
+		last := 8 * len(b) / 6 // characters wholly within the secret end here
+		if last-first < MinSecretLen {
+			continue
+		}
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			out = append(out, enc.EncodeToString(b)[first:last])
+		}
+	}
+	return out
 }
 
 // lowerHex lower-cases the hex digits of %XX escapes.

@@ -113,3 +113,29 @@ func FuzzMask(f *testing.F) {
 		}
 	})
 }
+
+// TestMaskWholeHeaderBase64AndHex: the base64 of the whole `Bearer <token>`
+// header value, of the `Authorization: Bearer <token>` line and of a JSON
+// document quoting it, and the token's hex, are masked; the part of the
+// base64 that encodes `Bearer ` (or the document's start) may stay, the token's
+// part does not. Encodings computed with Python's base64 and binascii
+// (checked failing before: all four passed through).
+func TestMaskWholeHeaderBase64AndHex(t *testing.T) {
+	const token = "SUPERSECRETTOKEN123"
+	m := New([]string{token})
+	for _, enc := range []string{
+		"QmVhcmVyIFNVUEVSU0VDUkVUVE9LRU4xMjM=",                     // b64encode(b"Bearer " + token)
+		"QXV0aG9yaXphdGlvbjogQmVhcmVyIFNVUEVSU0VDUkVUVE9LRU4xMjM=", // b64encode(b"Authorization: Bearer " + token)
+		"eyJhdXRoIjoiQmVhcmVyIFNVUEVSU0VDUkVUVE9LRU4xMjMifQ==",     // b64encode(b'{"auth":"Bearer ' + token + b'"}')
+		"5355504552534543524554544f4b454e313233",                   // hexlify(token)
+		"5355504552534543524554544F4B454E313233",                   // the same, upper-case
+	} {
+		got := m.String("echo: " + enc + " end")
+		assert.Contains(t, got, Mask, enc)
+		assert.NotContains(t, got, "U0VDUkVUVE9LRU4", enc)  // base64 of SECRETTOKEN at the header's alignment
+		assert.NotContains(t, got, "4543524554544", enc)    // hex of ECRET
+		assert.NotContains(t, got, "4543524554544f4b", enc) // hex of ECRETTOK
+		assert.True(t, strings.HasSuffix(got, " end"), got) // text after the token kept
+	}
+	assert.Equal(t, "no secret here: 48656c6c6f", m.String("no secret here: 48656c6c6f"), "other hex untouched")
+}

@@ -93,6 +93,15 @@ func (s *Settings) validateRemote() error {
 	if s.Remote.Timeout > 10*time.Minute {
 		return fmt.Errorf("remoteTimeout: %s is longer than 10m", s.Remote.Timeout)
 	}
+	if s.RemoteMaxAnswerMiB < 0 || s.RemoteMaxAnswerMiB > 4096 {
+		return fmt.Errorf("remoteMaxAnswerMiB: %d must be between 1 and 4096 (0: the default, 32)", s.RemoteMaxAnswerMiB)
+	}
+	if s.RemoteMaxRequestMiB < 0 || s.RemoteMaxRequestMiB > 16384 {
+		return fmt.Errorf("remoteMaxRequestMiB: %d must be between 1 and 16384 (0: the default, 128)", s.RemoteMaxRequestMiB)
+	}
+	if s.RemoteMaxAnswerMiB > 0 && s.RemoteMaxRequestMiB > 0 && s.RemoteMaxRequestMiB < s.RemoteMaxAnswerMiB {
+		return fmt.Errorf("remoteMaxRequestMiB: %d is less than remoteMaxAnswerMiB %d", s.RemoteMaxRequestMiB, s.RemoteMaxAnswerMiB)
+	}
 	for i, t := range s.Targets {
 		if _, err := ParseSelector(t.SelectorOrDefault()); err != nil {
 			return fmt.Errorf("targets[%d].selector: %v", i, err)

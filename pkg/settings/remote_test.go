@@ -61,3 +61,19 @@ func TestRemoteModeErrorsNameTheField(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+func TestRemoteSizeLimitsValidated(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"mode":"remote","remoteMaxAnswerMiB":-1,"targets":[{"name":"a"}]}`:                          "remoteMaxAnswerMiB: -1 must be between 1 and 4096",
+		`{"mode":"remote","remoteMaxRequestMiB":99999,"targets":[{"name":"a"}]}`:                      "remoteMaxRequestMiB: 99999 must be between 1 and 16384",
+		`{"mode":"remote","remoteMaxAnswerMiB":64,"remoteMaxRequestMiB":32,"targets":[{"name":"a"}]}`: "remoteMaxRequestMiB: 32 is less than remoteMaxAnswerMiB 64",
+	} {
+		_, err := LoadWithURL("http://prometheus:9090", false, []byte(in), nil)
+		if assert.Error(t, err, in) {
+			assert.Contains(t, err.Error(), want)
+		}
+	}
+	s, err := LoadWithURL("http://prometheus:9090", false, []byte(`{"mode":"remote","remoteMaxAnswerMiB":8,"targets":[{"name":"a"}]}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 8, s.RemoteMaxAnswerMiB)
+}

@@ -109,6 +109,11 @@ type Settings struct {
 	Mode string `json:"mode,omitempty"`
 	// RemoteTimeoutRaw bounds one request to the remote server ("30s").
 	RemoteTimeoutRaw string `json:"remoteTimeout,omitempty"`
+	// RemoteMaxAnswerMiB caps the MiB read of one answer of the remote server (0: the
+	// default, 32); RemoteMaxRequestMiB those of all the answers to one QueryData request
+	// (0: 128). Past either the query fails with a sentence naming the limit.
+	RemoteMaxAnswerMiB  int `json:"remoteMaxAnswerMiB,omitempty"`
+	RemoteMaxRequestMiB int `json:"remoteMaxRequestMiB,omitempty"`
 	// Remote holds the parsed remote-mode configuration.
 	Remote          Remote `json:"-"`
 	remoteBasicAuth bool

@@ -334,7 +334,11 @@ func (g *genRequest) promptTokens(chat bool) (int, error) {
 
 var vocabulary = strings.Fields("the of and to in a is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their has would when if so no will more can what up out into time only about other")
 
+// tokenText is the text of token i (an index, never negative) of request id.
 func tokenText(id uint64, i int) string {
+	if i < 0 {
+		i = 0
+	}
 	return " " + vocabulary[(id*31+uint64(i)*17)%uint64(len(vocabulary))]
 }
 

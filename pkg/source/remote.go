@@ -31,6 +31,11 @@ type RemoteOptions struct {
 	// warnings before they are shortened (a server may echo the request's
 	// credentials); see package redact.
 	Mask func(string) string
+	// MaxAnswerBytes caps the bytes read of one answer (DefaultMaxAnswerBytes when zero), and
+	// MaxRequestBytes those of all the answers to one request whose context carries
+	// WithReadCounter (DefaultMaxRequestBytes when zero); past either the answer is cut off
+	// and the request fails with a *RemoteError of KindTooLarge naming the limit.
+	MaxAnswerBytes, MaxRequestBytes int64
 }
 
 // remote is a Querier over a Prometheus-compatible HTTP API (Prometheus,
@@ -69,6 +74,13 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 	if rt == nil {
 		rt = api.DefaultRoundTripper
 	}
+	if opts.MaxAnswerBytes <= 0 {
+		opts.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	rt = sizeLimit{next: rt, maxAnswer: opts.MaxAnswerBytes, maxRequest: opts.MaxRequestBytes}
 	// Redirects are followed within the server's origin only: the
 	// transport adds the credentials to every hop (RedirectError).
 	hc := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u)}
@@ -84,6 +96,35 @@ func NewRemoteWithOptions(baseURL string, rt http.RoundTripper, opts RemoteOptio
 		opts.Mask = func(s string) string { return s }
 	}
 	return &remote{base: u.Redacted(), api: v1.NewAPI(fastClient{c}), timeout: opts.Timeout, mask: opts.Mask}, nil
+}
+
+// queryTimeout is the cause of a query's deadline set by WithQueryTimeout.
+type queryTimeout struct{ d time.Duration }
+
+func (e queryTimeout) Error() string {
+	return fmt.Sprintf("the query's requests to the server took longer than %s in all, the data source's timeout (remoteTimeout)", e.d)
+}
+
+// WithQueryTimeout bounds the whole of one query's requests to the remote server (its
+// sub-queries one after another) by d, the data source's remoteTimeout: each request is
+// bounded by it already, and a query of many requests is too. A request cut off by it fails
+// with a *RemoteError of KindTimeout saying so.
+func WithQueryTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, queryTimeout{d})
+}
+
+// QueryTimedOut returns the *RemoteError (KindTimeout) of a query whose WithQueryTimeout
+// deadline passed, for server, or nil when ctx did not end by it; a query stopped between
+// its requests (by a context check) reads the same as one stopped in a request.
+func QueryTimedOut(ctx context.Context, server string) error {
+	var qt queryTimeout
+	if ctx.Err() == nil || !errors.As(context.Cause(ctx), &qt) {
+		return nil
+	}
+	if u, err := url.Parse(server); err == nil {
+		server = u.Redacted()
+	}
+	return &RemoteError{Server: server, Op: "query", Kind: KindTimeout, Err: qt}
 }
 
 // call runs one request under the timeout and turns its outcome into notes
@@ -296,6 +337,7 @@ const (
 	KindBadResponse = "bad_response" // the answer was not the Prometheus API's JSON
 	KindCanceled    = "canceled"     // the caller gave up (dashboard closed, request canceled)
 	KindRedirect    = "redirect"     // the server redirected to another origin (refused, see RedirectError)
+	KindTooLarge    = "too_large"    // the answer passed the plugin's size limit (TooLargeError)
 )
 
 // RemoteError is a failed request to a remote server, described for the
@@ -332,6 +374,8 @@ func (e *RemoteError) Error() string {
 		what = "request was canceled"
 	case KindRedirect:
 		what = "answered with a redirect that was not followed"
+	case KindTooLarge:
+		what = "answered more than the plugin reads"
 	default:
 		what = "failed"
 	}
@@ -379,11 +423,18 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 	re := &RemoteError{Server: server, Op: op, Err: err}
 	var apiErr *v1.Error
 	var netErr net.Error
+	var tooLarge *TooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		re.Kind, re.Err = KindTooLarge, tooLarge
 	case parent.Err() != nil:
 		re.Kind = KindCanceled
 		if errors.Is(parent.Err(), context.DeadlineExceeded) {
 			re.Kind = KindTimeout
+		}
+		var qt queryTimeout
+		if errors.As(context.Cause(parent), &qt) {
+			re.Err = qt
 		}
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		re.Kind = KindTimeout

@@ -107,9 +107,10 @@ func TestFaultMatrix(t *testing.T) {
 			}
 		})), []string{"body size limit"}},
 		{"series-1m", serve(t, seriesPage(1_000_000)), []string{"body size limit"}},
-		// Stopped while parsing: at the 50,001st sample, or earlier when storing
-		// the page outlasts the 800 ms scrape timeout (a loaded machine).
-		{"series-60k", serve(t, seriesPage(60_000)), []string{"exceeded", "parsing stopped there"}},
+		// Stopped while parsing at the 5,001st sample (the sample limit is lowered to 5,000,
+		// a 240 kB page, so a loaded machine stores it well within the scrape timeout; the
+		// timeout's sentence would say "exceeded" and "parsing stopped there" too).
+		{"series-6k", serve(t, seriesPage(6_000)), []string{"exceeded", "parsing stopped there"}},
 		{"trickle", serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			fl, _ := w.(http.Flusher)
@@ -135,10 +136,15 @@ func TestFaultMatrix(t *testing.T) {
 		secret(f.name)
 		targets = append(targets, map[string]any{"name": f.name, "url": f.url})
 	}
-	// Default limits: 8 MiB per page, 50,000 stored samples per scrape.
+	// Byte and sample budgets, not the machine's speed, stop the large pages: 1 MiB per page
+	// (the 100 MB body and the 1 M series page are cut after 1 MiB, which a loaded machine
+	// reads well within the scrape timeout) and 5,000 stored samples per scrape. The stall and
+	// trickle targets take 30 s and 4.5 s, past any scrape timeout here.
 	jd, err := json.Marshal(map[string]any{
 		"scrapeInterval": "1s",
-		"scrapeTimeout":  "800ms",
+		"scrapeTimeout":  "900ms",
+		"bodySizeLimit":  1 << 20,
+		"sampleLimit":    5_000,
 		"targets":        targets,
 	})
 	require.NoError(t, err)
@@ -176,11 +182,11 @@ func TestFaultMatrix(t *testing.T) {
 			}
 		}
 		return good.scrapes() >= 12
-	}, 60*time.Second, 500*time.Millisecond, "targets never all scraped")
+	}, 3*time.Minute, 500*time.Millisecond, "targets never all scraped")
 
-	// Each fault: its own row, down, with its own error.
+	// Each fault: its own row, down, with its own error. The good target is judged by what
+	// the store holds below (a loaded machine may fail one of its scrapes).
 	require.Len(t, rows, len(faults)+1)
-	assert.Equal(t, "true", rows["good"]["up"], "good: %q", rows["good"]["last_error"])
 	for _, f := range faults {
 		row := rows[f.name]
 		require.NotNil(t, row, f.name)
@@ -193,8 +199,17 @@ func TestFaultMatrix(t *testing.T) {
 	}
 	assert.Zero(t, canaryHits.Load(), "the redirect to another host was followed")
 
-	// The good target's data arrive in the same query as every fault's notice.
-	r := h.query(t, ds, start, time.Now().Add(-1500*time.Millisecond), map[string]map[string]any{"A": {"queryType": "throughput", "groupBy": "none"}})["A"]
+	// The good target's data arrive in the same query as every fault's notice, exact over a
+	// stretch of ten consecutive grid points the good page served (a loaded machine can make
+	// a scrape miss its grid point, and rate() over a window with a gap is not the page's
+	// rate): the last three steps' 4 s windows lie within it.
+	var clean time.Time
+	require.Eventually(t, func() bool {
+		var ok bool
+		clean, ok = good.cleanRun(10)
+		return ok
+	}, 3*time.Minute, 500*time.Millisecond, "the good page never served ten grid points in a row")
+	r := h.query(t, ds, start, clean.Add(500*time.Millisecond), map[string]map[string]any{"A": {"queryType": "throughput", "groupBy": "none"}})["A"]
 	record(map[string]any{"err": r.err, "frames": r.frames})
 	require.Empty(t, r.err)
 	ss := seriesOf(t, r.frames)
@@ -225,6 +240,7 @@ func TestFaultMatrix(t *testing.T) {
 	record(map[string]any{"message": hr.Message, "details": string(hr.JsonDetails)})
 	assert.Contains(t, hr.Message, fmt.Sprintf("%d of %d targets failed", len(faults), len(faults)+1))
 	assert.Contains(t, string(hr.JsonDetails), "(the sample limit)")
+	assert.Contains(t, string(hr.JsonDetails), "larger than the body-size limit of 1048576 bytes")
 	for _, path := range []string{"targets", "agents", "models", "gpus", "signals"} {
 		code, body := h.resource(t, ds, path)
 		record(map[string]any{"path": path, "code": code, "body": string(body)})

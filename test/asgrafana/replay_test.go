@@ -304,6 +304,32 @@ func (p *linearPage) scrapes() int {
 	return len(p.ks)
 }
 
+// cleanRun returns the time of the latest grid point L such that the n points L-n+1..L were
+// all served and a later one was too (so L's scrape has been stored, scrapes of one target
+// being sequential): rate() over windows within that run is exact whatever the machine's
+// load, which can make a scrape miss its grid point. ok is false when there is none yet.
+func (p *linearPage) cleanRun(n int) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var maxK int64 = -1
+	for k := range p.ks {
+		maxK = max(maxK, k)
+	}
+	for l := maxK - 1; l-int64(n)+1 >= 0; l-- {
+		clean := true
+		for k := l - int64(n) + 1; k <= l; k++ {
+			if !p.ks[k] {
+				clean = false
+				break
+			}
+		}
+		if clean {
+			return p.anchor.Add(time.Duration(l) * time.Second), true
+		}
+	}
+	return time.Time{}, false
+}
+
 func (p *linearPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	now := time.Now()
 	p.mu.Lock()

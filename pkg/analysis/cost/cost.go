@@ -16,15 +16,15 @@ const (
 	CostPerHour          = "cost_per_hour"             // currency/h: hardware + measured energy
 	EnergyCostPerHour    = "energy_cost_per_hour"      // currency/h: W / 1000 × energyPricePerKWh
 	CostPer1MOutput      = "cost_per_1m_output_tokens" // currency per 1e6 generated tokens
-	CostPer1MTokens      = "cost_per_1m_tokens"        // currency per 1e6 prompt + generated tokens
+	CostPer1MTokens      = "cost_per_1m_tokens"        // #nosec G101 -- a frame field name, not a credential. currency per 1e6 prompt + generated tokens
 	CostPerRequest       = "cost_per_request"          // currency per finished request
 	IdleShare            = "idle_share"                // ratio 0..1 of time with no request running
 	IdleCostPerHour      = "idle_cost_per_hour"        // currency/h: cost per hour × idle share
-	EnergyPerOutputToken = "energy_per_output_token"   // J per generated token
+	EnergyPerOutputToken = "energy_per_output_token"   // #nosec G101 -- a frame field name, not a credential. J per generated token
 	PrefillCostPerHour   = "prefill_cost_per_hour"     // currency/h, approximate (token counts)
 	DecodeCostPerHour    = "decode_cost_per_hour"      // currency/h, approximate (token counts)
 	PrefixCacheSavings   = "prefix_cache_savings_per_hour"
-	CostPer1MGoodTokens  = "cost_per_1m_good_tokens" // currency per 1e6 tokens of requests meeting the SLO (bounds)
+	CostPer1MGoodTokens  = "cost_per_1m_good_tokens" // #nosec G101 -- a frame field name, not a credential. currency per 1e6 tokens of requests meeting the SLO (bounds)
 )
 
 // Stats lists every stat in output order.

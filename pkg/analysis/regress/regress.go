@@ -169,7 +169,7 @@ func compareStage(before, after []Window, stage string, opt Options) Verdict {
 	}
 	v.Before, v.After = weightedMean(b, stage), weightedMean(a, stage)
 	v.Size = v.After/v.Before - 1
-	rng := rand.New(rand.NewPCG(opt.Seed, uint64(len(stage))))
+	rng := rand.New(rand.NewPCG(opt.Seed, uint64(len(stage)))) // #nosec G404 -- seeded bootstrap resampling, reproducible by design; no secret
 	sizes := make([]float64, 0, opt.Resamples)
 	rb, ra := make([]Window, len(b)), make([]Window, len(a))
 	for k := 0; k < opt.Resamples; k++ {
