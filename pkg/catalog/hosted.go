@@ -96,7 +96,7 @@ func IsGateway(e Engine) bool { return slices.Contains(gatewayEngines, e) }
 // OTel GenAI metric names as the Collector's Prometheus exporter writes them.
 const (
 	OTelClientDuration   = "gen_ai_client_operation_duration_seconds"
-	OTelClientTokens     = "gen_ai_client_token_usage"
+	OTelClientTokens     = "gen_ai_client_token_usage" // #nosec G101 -- a metric name, not a credential
 	OTelClientFirstChunk = "gen_ai_client_operation_time_to_first_chunk_seconds"
 	OTelClientChunkGap   = "gen_ai_client_operation_time_per_output_chunk_seconds"
 	OTelServerDuration   = "gen_ai_server_request_duration_seconds"

@@ -24,7 +24,7 @@ const (
 	// TokensPerStep is the mean tokens an engine step carries over the rate
 	// window (rate of vllm:iteration_tokens_total's _sum over its _count):
 	// about one per running sequence when the steps are decode steps.
-	TokensPerStep Signal = "tokens_per_step"
+	TokensPerStep Signal = "tokens_per_step" // #nosec G101 -- a signal name, not a credential
 	// RunningMax and WaitingMax are the highest scraped value of the
 	// request gauges inside the rate window (max_over_time at the scrape
 	// interval): a burst shorter than the window shows in them at every
