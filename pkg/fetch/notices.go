@@ -27,9 +27,10 @@ func (r *Run) AvailabilityNotices(views []TargetView, signals []catalog.Signal) 
 		downWhy, downTail := "", "; its samples stop at the last successful scrape"
 		if down {
 			switch {
-			case strings.Contains(st.LastError, "server returned HTTP status "):
-				// The server answered: it is not down, its URL serves no metrics page (a server
-				// without Prometheus metrics, such as Ollama, or a wrong path).
+			case strings.Contains(st.LastError, "server returned HTTP status 4"):
+				// The server answered with a client error (404: no such page): it is not down,
+				// its URL serves no metrics page (a server without Prometheus metrics, such as
+				// Ollama, or a wrong path). A 5xx or a redirect is the target failing: down.
 				downWhy = fmt.Sprintf("target %s answers, but not with a metrics page: %s (a server that exposes no Prometheus metrics at this URL has no engine telemetry here; a client-side probe (settings probes[]) can still measure it)",
 					v.Name, SanitizeError(st.LastError))
 				downTail = "; nothing is stored from the page while it fails"
