@@ -69,8 +69,11 @@ func TestLLMDRouterThroughQueryData(t *testing.T) {
 	}
 	t0 := time.Now()
 	var urls []string
-	for _, p := range []string{eppDualPage, eppSecondPage, eppLegacyPage, pythonFrontendPage} {
-		srv := httptest.NewServer(newScaledPage(t, p, textFormatType, t0, 0.05))
+	pages := map[string]*scaledPage{}
+	for k, p := range []string{eppDualPage, eppSecondPage, eppLegacyPage, pythonFrontendPage} {
+		page := newScaledPage(t, p, textFormatType, t0, 0.05).onGrid(time.Second)
+		pages[[]string{"epp", "eppb", "eppold", "engine"}[k]] = page
+		srv := httptest.NewServer(page)
 		defer srv.Close()
 		urls = append(urls, srv.URL+"/metrics")
 	}
@@ -81,17 +84,19 @@ func TestLLMDRouterThroughQueryData(t *testing.T) {
 		"sloProfiles": []map[string]any{{"name": "chat", "objectives": []map[string]any{
 			{"name": "ttft-400ms", "signal": "ttft", "threshold": 0.4, "target": 0.9}}}}})
 	defer inst.Dispose()
-	time.Sleep(9 * time.Second)
+	// Every query's 4 s windows end inside 6 s of complete samples on the pages' own clocks
+	// (onGrid), so a loaded machine's late or lost scrapes do not reach the rates.
+	end := gridEnd(t, inst, pages, 6*time.Second)
 
 	query := func(q map[string]any) (data.Frames, string) {
 		t.Helper()
 		q["window"] = "4s"
 		js, err := json.Marshal(q)
 		require.NoError(t, err)
-		now := time.Now()
+		to := end.Add(500 * time.Millisecond)
 		resp, err := inst.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
 			RefID: "A", QueryType: q["queryType"].(string), JSON: js, Interval: time.Second, MaxDataPoints: 100,
-			TimeRange: backend.TimeRange{From: now.Add(-5 * time.Second), To: now}}}})
+			TimeRange: backend.TimeRange{From: to.Add(-5 * time.Second), To: to}}}})
 		require.NoError(t, err)
 		r := resp.Responses["A"]
 		require.NoError(t, r.Error, "%v", q)

@@ -3,17 +3,20 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,12 +39,73 @@ const (
 // a fixed content type. The family of a sample is found from the page's `# TYPE` lines, so
 // it works for both spellings of a counter. With one factor per scrape, quantiles over any
 // window are the page's own (the factor cancels); rates are base·growth.
+//
+// onGrid(step) switches the page to a clock of its own, for the tests whose rates must hold
+// on a loaded machine: the n-th request is answered as at t0 + n·step, and every sample carries
+// that time as its explicit timestamp (which the collector honours). The stored samples then lie
+// exactly on the line base·(1 + growth·t) at exactly one step apart, however late a busy
+// machine scrapes; a scrape the plugin gave up on leaves a gap, which gridEnd waits past.
 type scaledPage struct {
 	lines       []string
 	kind        map[string]string
 	t0          time.Time
 	growth      float64
 	contentType string
+	step        time.Duration // > 0: the page's own clock, see onGrid
+	served      atomic.Int64  // requests answered on the page's own clock
+	first       string        // the name of the page's first sample, for gridEnd
+}
+
+// onGrid puts the page on its own clock of one step per request (see scaledPage).
+func (p *scaledPage) onGrid(step time.Duration) *scaledPage {
+	p.step = step
+	return p
+}
+
+// last is the page's own time of its latest answer (t0 before the first).
+func (p *scaledPage) last() time.Time {
+	return p.t0.Add(time.Duration(p.served.Load()) * p.step)
+}
+
+// gridEnd waits (up to three minutes) until, for every job's page (on its own clock), the
+// store holds every one of that page's samples from span before the earliest page's latest
+// answer up to it, each one step apart, and returns that time: a query whose windows end
+// there and lie inside span reads only complete, evenly spaced samples, where Prometheus's
+// rate() extrapolates to the window's edges in full and so equals the page's own rate.
+func gridEnd(t *testing.T, inst *Instance, pages map[string]*scaledPage, span time.Duration) time.Time {
+	t.Helper()
+	var end time.Time
+	require.Eventually(t, func() bool {
+		end = time.Time{}
+		for _, p := range pages {
+			if l := p.last(); end.IsZero() || l.Before(end) {
+				end = l
+			}
+		}
+		end = end.Truncate(time.Millisecond) // as stored
+		for job, p := range pages {
+			sel := fmt.Sprintf(`{__name__=%q, job=%q}[%dms]`, p.first, job, (span + 2*p.step).Milliseconds())
+			v, err := inst.querier.Query(context.Background(), sel, end)
+			if err != nil {
+				return false
+			}
+			m, ok := v.(model.Matrix)
+			if !ok || len(m) == 0 {
+				return false
+			}
+			var in []model.SamplePair
+			for _, sp := range m[0].Values {
+				if ts := sp.Timestamp.Time(); !ts.Before(end.Add(-span)) && !ts.After(end) {
+					in = append(in, sp)
+				}
+			}
+			if len(in) != int(span/p.step)+1 || !in[len(in)-1].Timestamp.Time().Equal(end) {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 200*time.Millisecond, "the pages never served a complete stretch of %v", span)
+	return end
 }
 
 func newScaledPage(t *testing.T, path, contentType string, t0 time.Time, growth float64) *scaledPage {
@@ -53,6 +117,15 @@ func newScaledPage(t *testing.T, path, contentType string, t0 time.Time, growth 
 	for _, l := range p.lines {
 		if f := strings.Fields(l); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
 			p.kind[f[2]] = f[3]
+		}
+	}
+	for _, l := range p.lines {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if name := strings.FieldsFunc(l, func(r rune) bool { return r == '{' || r == ' ' })[0]; p.family(name) == "counter" {
+			p.first = name
+			break
 		}
 	}
 	return p
@@ -77,7 +150,15 @@ func (p *scaledPage) family(sample string) string {
 }
 
 func (p *scaledPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	f := 1 + p.growth*time.Since(p.t0).Seconds()
+	now, stamp := time.Now(), ""
+	if p.step > 0 {
+		now = p.t0.Add(time.Duration(p.served.Add(1)) * p.step)
+		stamp = " " + strconv.FormatInt(now.UnixMilli(), 10)
+		if strings.HasPrefix(p.contentType, "application/openmetrics-text") {
+			stamp = " " + strconv.FormatFloat(float64(now.UnixMilli())/1000, 'f', 3, 64)
+		}
+	}
+	f := 1 + p.growth*now.Sub(p.t0).Seconds()
 	var sb strings.Builder
 	for _, l := range p.lines {
 		if l == "" || strings.HasPrefix(l, "#") {
@@ -96,9 +177,9 @@ func (p *scaledPage) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
-			sb.WriteString(l[:cut+1] + strconv.FormatFloat(v*f, 'g', -1, 64) + "\n")
+			sb.WriteString(l[:cut+1] + strconv.FormatFloat(v*f, 'g', -1, 64) + stamp + "\n")
 		default:
-			sb.WriteString(l + "\n")
+			sb.WriteString(l + stamp + "\n")
 		}
 	}
 	w.Header().Set("Content-Type", p.contentType)
@@ -156,22 +237,27 @@ func lastValues(t *testing.T, fs data.Frames) map[string]float64 {
 //   - Gauges as on the page: running 3, waiting 2, KV-cache usage 0.25.
 //
 // Tolerances: quantiles, bounds, means and ratios 1e-9 relative (one factor per scrape
-// cancels); rates 5e-2 (a sample's timestamp is the scrape's start, the value is computed
-// when the request arrives; see TestRemoteModeSameAnswersLive); gauges exact.
+// cancels); rates 5e-2 (the pages are on their own clocks, onGrid, and the queries end inside
+// a complete stretch of samples, gridEnd, so rates are exact but for the rounding of a
+// sample's timestamp to the millisecond; the tolerance is kept from when they were not);
+// gauges exact.
 func TestOpenMetricsRustFrontendSameAnswers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scrapes two loopback targets for about ten seconds")
 	}
 	t0 := time.Now()
-	om := httptest.NewServer(newScaledPage(t, rustFrontendPage, openMetricsType, t0, 0.05))
+	omPage := newScaledPage(t, rustFrontendPage, openMetricsType, t0, 0.05).onGrid(time.Second)
+	om := httptest.NewServer(omPage)
 	defer om.Close()
-	txt := httptest.NewServer(newScaledPage(t, pythonFrontendPage, textFormatType, t0, 0.05))
+	txtPage := newScaledPage(t, pythonFrontendPage, textFormatType, t0, 0.05).onGrid(time.Second)
+	txt := httptest.NewServer(txtPage)
 	defer txt.Close()
 	inst := newLiveInstance(t, "openmetrics", map[string]any{"storagePath": t.TempDir(),
 		"scrapeInterval": "1s", "scrapeTimeout": "1s", "retention": "1h",
 		"targets": []map[string]any{{"name": "rust", "url": om.URL + "/metrics"}, {"name": "python", "url": txt.URL + "/metrics"}}})
 	defer inst.Dispose()
-	time.Sleep(9 * time.Second)
+	// Windows of 4 s at the last step, inside 6 s of complete samples on the pages' own clocks.
+	end := gridEnd(t, inst, map[string]*scaledPage{"rust": omPage, "python": txtPage}, 6*time.Second)
 
 	query := func(target string, q map[string]any) map[string]float64 {
 		t.Helper()
@@ -179,10 +265,10 @@ func TestOpenMetricsRustFrontendSameAnswers(t *testing.T) {
 		q["window"] = "4s"
 		js, err := json.Marshal(q)
 		require.NoError(t, err)
-		now := time.Now()
+		to := end.Add(500 * time.Millisecond)
 		resp, err := inst.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{
 			RefID: "A", QueryType: q["queryType"].(string), JSON: js, Interval: time.Second, MaxDataPoints: 100,
-			TimeRange: backend.TimeRange{From: now.Add(-5 * time.Second), To: now}}}})
+			TimeRange: backend.TimeRange{From: to.Add(-5 * time.Second), To: to}}}})
 		require.NoError(t, err)
 		r := resp.Responses["A"]
 		require.NoError(t, r.Error, "%s %s", target, q["queryType"])
