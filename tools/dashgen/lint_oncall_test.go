@@ -393,3 +393,57 @@ func TestTableHintsStayOutOfCells(t *testing.T) {
 		}
 	}
 }
+
+// TestBurnStatusTilesDoNotContradictTheBudget (issue 33): a stat tile that
+// shows the burn-rate alert status (the slo frame's status_value) on a
+// dashboard that also shows the error budget must not say a green "OK" for
+// status 0, since the alerts judge the burn in the 5m … 3d windows and a
+// budget overspent earlier in the period (budget_remaining −8.11) sits
+// beside it with status 0; its description must say it is not the budget
+// spent and name the Error budget left tile. Before issue 33's change the
+// overview's "Burn-rate alert status" tile mapped 0 to a green "OK" and its
+// description did not mention the budget already spent.
+func TestBurnStatusTilesDoNotContradictTheBudget(t *testing.T) {
+	byDash := map[string][]lintPanel{}
+	for _, l := range onCallPanels(t) {
+		byDash[l.dash] = append(byDash[l.dash], l)
+	}
+	checked := 0
+	for dash, ps := range byDash {
+		budget := false
+		for _, l := range ps {
+			if l.p["type"] == "stat" && strings.Contains(jsonText(l.p["transformations"]), "budget_remaining") {
+				budget = true
+			}
+		}
+		if !budget {
+			continue
+		}
+		for _, l := range ps {
+			if l.p["type"] != "stat" || !strings.Contains(jsonText(l.p["transformations"]), "status_value") {
+				continue
+			}
+			checked++
+			maps, _ := get(l.p, "fieldConfig", "defaults", "mappings").([]any)
+			for _, m := range maps {
+				opts, _ := get(m.(map[string]any), "options").(map[string]any)
+				zero, ok := opts["0"].(map[string]any)
+				if !ok {
+					continue
+				}
+				text, _ := zero["text"].(string)
+				color, _ := zero["color"].(string)
+				if strings.EqualFold(text, "OK") || color == "green" {
+					t.Errorf("%s (%s): status 0 reads %q in %q beside an error budget that can be overspent; say what the alerts judge (e.g. No alert firing) in a neutral colour", l.where(), dash, text, color)
+				}
+			}
+			desc, _ := l.p["description"].(string)
+			if !strings.Contains(desc, "already spent") || !strings.Contains(desc, "Error budget left") {
+				t.Errorf("%s: the description must say the status is not the budget already spent and point to Error budget left", l.where())
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no burn-rate status tile beside an error budget tile found: the overview lost its SLO tiles")
+	}
+}

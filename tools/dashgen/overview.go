@@ -96,6 +96,27 @@ func sloStatusMappings() []dashboard.ValueMapping {
 	}
 }
 
+// burnAlertTileTitle names the overview tile that shows the burn-rate
+// alert status: what the alert windows say now, not the budget spent.
+const burnAlertTileTitle = "Burn-rate alerts now"
+
+// burnAlertTileMappings are sloStatusMappings for the overview's status
+// tile, where the tile sits beside the error budget: status 0 reads "No
+// alert firing" in the neutral text colour, never a green "OK", since an
+// overspent budget (Error budget left below 0) can coexist with no alert
+// firing (the burn in the 5m … 3d windows is below every level).
+func burnAlertTileMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{
+		valueMap(map[string]dashboard.ValueMappingResult{
+			"0":   textResult("No alert firing", "text"),
+			"0.5": textResult("Possible", amber),
+			"1":   textResult("Ticket", orange),
+			"2":   textResult("Page", red),
+		}),
+		nullMap("unknown"),
+	}
+}
+
 // Overview is the front page, worst first: the selected profile's SLO
 // status, attainment and error budget per objective; one row per target ×
 // model and objective sorted by status and budget with the observed
@@ -113,9 +134,9 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(sloTiles("Burn-rate alert status", "Per objective of the selected SLO profile, all selected targets and models merged, what the burn-rate alerts say now: OK, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page by the multi-window multi-burn-rate rule over the objective's period (docs/slo.md). The endpoint table below says which target and model burn.",
+	b.WithPanel(sloTiles(burnAlertTileTitle, "Per objective of the selected SLO profile, all selected targets and models merged, what the burn-rate alerts say now, by the multi-window multi-burn-rate rule (docs/slo.md): No alert firing, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in Error budget left beside it (red below 0) while this tile says No alert firing. The endpoint table below says which target and model burn.",
 		"status_value", unitCount, 8, neutral()).
-		Mappings(sloStatusMappings()))
+		Mappings(burnAlertTileMappings()))
 	b.WithPanel(sloTiles("Attainment", "Per objective of the selected SLO profile: the share of requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted; the objective's ratio is in the tile's name on the SLO dashboard. Red below 99 %, amber below 99.5 %.",
 		"attainment", unitRatio, 8, lowerBad(0.99, 0.995)).
 		Decimals(2).
