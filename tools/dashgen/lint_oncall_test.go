@@ -200,6 +200,8 @@ func emptyByDefault(q map[string]any) string {
 		return "no probe configured"
 	case q["queryType"] == "raw" && strings.HasPrefix(fmt.Sprint(q["metric"]), "http_"):
 		return "the embedded collector stores no http_* family"
+	case q["queryType"] == "raw" && q["metric"] == "vllm:engine_sleep_state":
+		return "engines before vLLM 0.11 export no sleep state"
 	case q["queryType"] == "gpu":
 		return "no GPU agent"
 	case q["queryType"] == "cost":
@@ -445,5 +447,41 @@ func TestBurnStatusTilesDoNotContradictTheBudget(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no burn-rate status tile beside an error budget tile found: the overview lost its SLO tiles")
+	}
+}
+
+// TestParityPanelsExist (issue 33): the rows of the parity table in
+// docs/dashboards-and-alerts.md that name one of our panels have it on the
+// named dashboard. Before issue 33's change the overview had no engine sleep
+// state panel (the parity row said "not yet").
+func TestParityPanelsExist(t *testing.T) {
+	want := map[string][]string{
+		"inferscope-overview.json": {"Engine sleep state"},
+	}
+	have := map[string]map[string]lintPanel{}
+	for _, l := range onCallPanels(t) {
+		if have[l.dash] == nil {
+			have[l.dash] = map[string]lintPanel{}
+		}
+		title, _ := l.p["title"].(string)
+		have[l.dash][title] = l
+	}
+	for dash, titles := range want {
+		for _, title := range titles {
+			l, ok := have[dash][title]
+			if !ok {
+				t.Errorf("%s: no panel %q (docs/dashboards-and-alerts.md's parity table names it)", dash, title)
+				continue
+			}
+			if title == "Engine sleep state" {
+				qs := l.queries()
+				if len(qs) != 1 || qs[0]["queryType"] != "raw" || qs[0]["metric"] != "vllm:engine_sleep_state" {
+					t.Errorf("%s: %q must read the raw gauge vllm:engine_sleep_state, reads %s", dash, title, jsonText(qs))
+				}
+				if !l.collapsed {
+					t.Errorf("%s: %q is empty before vLLM 0.11 and must sit in a collapsed row", dash, title)
+				}
+			}
+		}
 	}
 }

@@ -319,8 +319,29 @@ func Overview() *dashboard.DashboardBuilder {
 	}
 	b.WithRow(probe)
 	b.WithRow(row("HTTP status (needs a remote Prometheus that scrapes http_requests_total)").Collapsed(true).WithPanel(httpStatusPanel()))
+	b.WithRow(row("Engine sleep state (vLLM 0.11 and later: vllm:engine_sleep_state)").Collapsed(true).WithPanel(sleepStatePanel()))
 	return b
 }
+
+// sleepStatePanel draws vLLM's engine sleep state per target, engine and
+// state (the raw gauge vllm:engine_sleep_state: awake 1 while serving,
+// weights_offloaded 1 at sleep level 1, discard_all 1 at level 2), so a
+// sleeping engine that reads as idle is told apart from an idle one.
+func sleepStatePanel() *timeseries.PanelBuilder {
+	return ts("Engine sleep state", "vLLM's vllm:engine_sleep_state per target, engine and state (vLLM 0.11 and later; the engine must run with --enable-sleep-mode to ever leave awake): awake is 1 while the engine serves, weights_offloaded 1 at sleep level 1 (weights in CPU memory), discard_all 1 at level 2 (weights dropped). A sleeping engine answers /metrics with no running requests and 0 KV-cache use: it reads as idle, not as capacity.",
+		unitCount, 24, 6, query("queryType", "raw", "metric", "vllm:engine_sleep_state", "targets", []string{"$target"})).
+		DisplayName(sleepStateName).
+		Min(0).Max(1).
+		NoValue(noSleepState).
+		LineInterpolation(common.LineInterpolationStepAfter)
+}
+
+// sleepStateName names a sleep-state series "vllm-a engine 0 awake".
+const sleepStateName = "${__field.labels.job} engine ${__field.labels.engine} ${__field.labels.sleep_state}"
+
+// noSleepState is the sleep-state panel's hint when the engines export no
+// sleep state.
+const noSleepState = "No vllm:engine_sleep_state: the engines are older than vLLM 0.11 or not vLLM"
 
 // latencyTargetName names a per-target latency series "vllm-a p99" (the
 // stat after the target, so a narrow legend keeps both).
