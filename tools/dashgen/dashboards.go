@@ -337,7 +337,7 @@ func GPU() *dashboard.DashboardBuilder {
 		OverrideByRegexp(".*", emptyCell()))
 	b.WithPanel(gauge.NewPanelBuilder().
 		Title("Temperature now").
-		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named agent · GPU n. Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
+		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named target on agent · GPU n (the agent alone where no target uses the GPU). Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
 		Datasource(dsRef).Span(12).Height(6).
 		Unit("celsius").Min(0).Max(100).
 		Thresholds(upperBad(80, 90)).
@@ -348,7 +348,7 @@ func GPU() *dashboard.DashboardBuilder {
 		WithTarget(gq("temperature")))
 	b.WithPanel(gauge.NewPanelBuilder().
 		Title("Power now").
-		Description("Power drawn at the end of the range per GPU, in watts, named agent · GPU n; the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
+		Description("Power drawn at the end of the range per GPU, in watts, named target on agent · GPU n (the agent alone where no target uses the GPU); the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
 		Datasource(dsRef).Span(12).Height(6).
 		Unit("watt").Min(0).Max(1000).
 		Thresholds(neutral()).

@@ -237,8 +237,10 @@ func TestLegendsNameGPUsByTarget(t *testing.T) {
 				continue
 			}
 			name, _ := get(l.p, "fieldConfig", "defaults", "displayName").(string)
-			if !strings.Contains(name, "${__field.labels.target}") || !strings.Contains(name, "${__field.labels.gpu}") {
-				t.Errorf("%s: GPU series are not named by their target and GPU (displayName %q): two GPU 0s read alike and long names are cut", l.where(), name)
+			// serving (issue 33): the inference targets the GPU serves and its agent,
+			// not the agent alone.
+			if !strings.Contains(name, "${__field.labels.serving}") || !strings.Contains(name, "${__field.labels.gpu}") {
+				t.Errorf("%s: GPU series are not named by the inference targets they serve and their GPU (displayName %q, want the serving label): two GPU 0s read alike and the legend does not say whose GPU burns", l.where(), name)
 			}
 		}
 	}

@@ -347,10 +347,11 @@ const noSleepState = "No vllm:engine_sleep_state: the engines are older than vLL
 // stat after the target, so a narrow legend keeps both).
 const latencyTargetName = "${__field.labels.target} ${__field.labels.stat}"
 
-// gpuName names a GPU series by the agent of its target and its index
-// ("gpu-healthy · GPU 0"), so two GPU 0s of different nodes never read
-// alike and a narrow legend is not cut to the model name.
-const gpuName = "${__field.labels.target} · GPU ${__field.labels.gpu}"
+// gpuName names a GPU series by the inference targets it serves, its agent
+// and its index ("vllm-healthy on gpu-healthy · GPU 0": the gpu query's
+// serving label, the agent alone where no target names it), so two GPU 0s
+// of different nodes never read alike and the legend says whose GPU it is.
+const gpuName = "${__field.labels.serving} · GPU ${__field.labels.gpu}"
 
 // gpuTS is a per-GPU time series: a table legend, each series named by
 // gpuName, and a hint where no GPU agent is configured.
@@ -359,8 +360,8 @@ func gpuTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.Pa
 }
 
 // gpuSignalName names a series of a panel with several GPU signals
-// ("power_limit · gpu-healthy GPU 0").
-const gpuSignalName = "${__field.labels.signal} · ${__field.labels.target} GPU ${__field.labels.gpu}"
+// ("power_limit · vllm-healthy on gpu-healthy GPU 0").
+const gpuSignalName = "${__field.labels.signal} · ${__field.labels.serving} GPU ${__field.labels.gpu}"
 
 // noGPUAgent is the hint of a GPU panel without data.
 const noGPUAgent = "No GPU agent for the selected targets: set targets[].agent (the Inferscope GPU agent or dcgm-exporter) in the data source's settings"
