@@ -487,3 +487,41 @@ func TestParityPanelsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketAdviceSaysWhereTheQuantileLies (issue 33): where a quantile's
+// bucket is wide, the bucket advice shows the buckets frame's lies_in cue
+// ("p99 lies in 250–500 ms") under a readable name, not hidden. Before issue
+// 33's change the frame had no such field and the panel no such column.
+func TestBucketAdviceSaysWhereTheQuantileLies(t *testing.T) {
+	seen := false
+	for _, l := range onCallPanels(t) {
+		for _, q := range l.queries() {
+			if q["queryType"] != "buckets" {
+				continue
+			}
+			seen = true
+			var rename, exclude map[string]any
+			for _, tr := range l.p["transformations"].([]any) {
+				opts, _ := get(tr.(map[string]any), "options").(map[string]any)
+				if r, ok := opts["renameByName"].(map[string]any); ok {
+					rename = r
+				}
+				if e, ok := opts["excludeByName"].(map[string]any); ok {
+					exclude = e
+				}
+			}
+			if name, _ := rename["lies_in"].(string); name == "" {
+				t.Errorf("%s: the lies_in cue (p99 lies in 250–500 ms) is not shown under a name", l.where())
+			}
+			if exclude["lies_in"] == true {
+				t.Errorf("%s: the lies_in cue is excluded", l.where())
+			}
+			if desc, _ := l.p["description"].(string); !strings.Contains(desc, "lies in") {
+				t.Errorf("%s: the description does not say what the where-it-lies column is", l.where())
+			}
+		}
+	}
+	if !seen {
+		t.Error("no bucket-advice panel")
+	}
+}
