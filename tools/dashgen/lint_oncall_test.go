@@ -455,10 +455,10 @@ func TestBurnStatusTilesDoNotContradictTheBudget(t *testing.T) {
 // TestParityPanelsExist (issue 33): the rows of the parity table in
 // docs/dashboards-and-alerts.md that name one of our panels have it on the
 // named dashboard. Before issue 33's change the overview had no engine sleep
-// state panel (the parity row said "not yet").
+// state and no prompt-tokens-by-source panel (the parity rows said "not yet").
 func TestParityPanelsExist(t *testing.T) {
 	want := map[string][]string{
-		"inferscope-overview.json": {"Engine sleep state"},
+		"inferscope-overview.json": {"Engine sleep state", "Prompt tokens by source"},
 	}
 	have := map[string]map[string]lintPanel{}
 	for _, l := range onCallPanels(t) {
@@ -474,6 +474,14 @@ func TestParityPanelsExist(t *testing.T) {
 			if !ok {
 				t.Errorf("%s: no panel %q (docs/dashboards-and-alerts.md's parity table names it)", dash, title)
 				continue
+			}
+			if title == "Prompt tokens by source" {
+				if qs := l.queries(); len(qs) != 1 || qs[0]["queryType"] != "throughput" || !strings.Contains(jsonText(l.p["transformations"]), "prompt tokens by source") {
+					t.Errorf("%s: %q must keep the throughput query's prompt tokens by source series", dash, title)
+				}
+				if hint, _ := get(l.p, "fieldConfig", "defaults", "noValue").(string); !strings.Contains(hint, "0.13") {
+					t.Errorf("%s: %q is empty before vLLM 0.13 and must say so (noValue)", dash, title)
+				}
 			}
 			if title == "Engine sleep state" {
 				qs := l.queries()

@@ -259,6 +259,13 @@ func Overview() *dashboard.DashboardBuilder {
 		Legend(legendTable()).
 		OverrideByRegexp(`requests/s error.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}))).
 		OverrideByRegexp(`requests/s abort.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": amber}))))
+	b.WithPanel(ts("Prompt tokens by source", "Prompt tokens per second by where their KV came from (vLLM's prompt_tokens_by_source, 0.13 and later), stacked, all selected targets and models: local_compute was prefilled here, local_cache_hit came from this engine's prefix cache, external_kv_transfer from a KV connector (another instance or an offload tier). A growing local_compute share at steady traffic is the prefix cache losing hits.",
+		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens by source.*`)}).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
+		FillOpacity(40).
+		Legend(legendTable()).
+		NoValue("No prompt tokens by source: vLLM exports vllm:prompt_tokens_by_source_total from 0.13 on"))
 
 	// Latency per target: p99 and max against the profile's threshold.
 	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
