@@ -259,13 +259,6 @@ func Overview() *dashboard.DashboardBuilder {
 		Legend(legendTable()).
 		OverrideByRegexp(`requests/s error.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}))).
 		OverrideByRegexp(`requests/s abort.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": amber}))))
-	b.WithPanel(ts("Prompt tokens by source", "Prompt tokens per second by where their KV came from (vLLM's prompt_tokens_by_source, 0.13 and later), stacked, all selected targets and models: local_compute was prefilled here, local_cache_hit came from this engine's prefix cache, external_kv_transfer from a KV connector (another instance or an offload tier). A growing local_compute share at steady traffic is the prefix cache losing hits.",
-		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens by source.*`)}).
-		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
-		FillOpacity(40).
-		Legend(legendTable()).
-		NoValue("No prompt tokens by source: vLLM exports vllm:prompt_tokens_by_source_total from 0.13 on"))
 
 	// Latency per target: p99 and max against the profile's threshold.
 	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
@@ -326,8 +319,21 @@ func Overview() *dashboard.DashboardBuilder {
 	}
 	b.WithRow(probe)
 	b.WithRow(row("HTTP status (needs a remote Prometheus that scrapes http_requests_total)").Collapsed(true).WithPanel(httpStatusPanel()))
+	b.WithRow(row("Prompt tokens by source (vLLM 0.13 and later: vllm:prompt_tokens_by_source_total)").Collapsed(true).WithPanel(promptBySourcePanel()))
 	b.WithRow(row("Engine sleep state (vLLM 0.11 and later: vllm:engine_sleep_state)").Collapsed(true).WithPanel(sleepStatePanel()))
 	return b
+}
+
+// promptBySourcePanel stacks vLLM's prompt tokens by source (the throughput
+// query's prompt tokens by source series, vLLM 0.13 and later).
+func promptBySourcePanel() *timeseries.PanelBuilder {
+	return ts("Prompt tokens by source", "Prompt tokens per second by where their KV came from (vLLM's prompt_tokens_by_source, 0.13 and later), stacked, all selected targets and models: local_compute was prefilled here, local_cache_hit came from this engine's prefix cache, external_kv_transfer from a KV connector (another instance or an offload tier). A growing local_compute share at steady traffic is the prefix cache losing hits.",
+		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens by source.*`)}).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
+		FillOpacity(40).
+		Legend(legendTable()).
+		NoValue("No prompt tokens by source: vLLM exports vllm:prompt_tokens_by_source_total from 0.13 on")
 }
 
 // sleepStatePanel draws vLLM's engine sleep state per target, engine and
