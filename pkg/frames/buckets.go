@@ -16,7 +16,8 @@ import (
 // array), the --custom-histogram-buckets value with them added, and flag:
 // that value as the command-line argument to paste into vLLM's arguments
 // (--custom-histogram-buckets '<json>', shell-quoted; empty where no bound
-// is needed).
+// is needed), and lies_in: "p99 lies in 250–500 ms" where a quantile's
+// bucket is over 10 % of the value wide (buckets.LiesIn; empty otherwise).
 func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
 	labels := make([]map[string]string, len(rows))
 	for i, r := range rows {
@@ -56,5 +57,8 @@ func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
 		}
 		return "--custom-histogram-buckets '" + strings.ReplaceAll(r.CustomBuckets, "'", `'\''`) + "'"
 	})
+	// Added for issue 33: "p99 lies in 250–500 ms" where the quantile's bucket
+	// is over buckets.MaxError wide (buckets.LiesIn), else "".
+	str("lies_in", func(r buckets.Row) string { return buckets.LiesIn(r.Advice) })
 	return withMeta(f, m)
 }

@@ -40,6 +40,8 @@ func noticeTexts(fs data.Frames) []string {
 //   - tool-call parser invocations/s: tool_call 40 → 2, no_tool_call 60 → 3;
 //   - KV offload bytes/s: gpu_to_cpu 4e9 → 2e8, cpu_to_gpu 1e9 → 5e7; transfer seconds/s:
 //     gpu_to_cpu 2 → 0.1, cpu_to_gpu 0.5 → 0.025 (output kv_transfer);
+//   - prompt tokens by source (issue 33; tok/s, label token_source): local_compute 7800 → 390,
+//     local_cache_hit 3000 → 150, external_kv_transfer 1200 → 60;
 //   - NIXL per transfer (rate of _sum / rate of _count, the factor cancels): 2.5e9/50 = 5e7
 //     bytes, 1.5/50 = 0.03 s;
 //   - saturation: waiting capacity 1 and deferred 1 (they sum to waiting 2); the token-weighted
@@ -94,6 +96,8 @@ func TestNewVLLMFamiliesThroughQueryData(t *testing.T) {
 		"tool-call parser invocations/s tool_call": 2, "tool-call parser invocations/s no_tool_call": 3,
 		"KV offload bytes/s gpu_to_cpu": 2e8, "KV offload bytes/s cpu_to_gpu": 5e7,
 		"KV offload transfer seconds/s gpu_to_cpu": 0.1, "KV offload transfer seconds/s cpu_to_gpu": 0.025,
+		"prompt tokens by source: local_compute": 390, "prompt tokens by source: local_cache_hit": 150,
+		"prompt tokens by source: external_kv_transfer": 60,
 	}
 	for name, want := range rates {
 		if got, ok := thr[name]; assert.True(t, ok, "no %q frame (have %v)", name, thr) {

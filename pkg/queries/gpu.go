@@ -16,6 +16,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // GPU is the gpu query: per-GPU series of the agents' signals.
@@ -244,6 +245,7 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 	if !withSaturation {
 		impossible(slices.Sorted(maps.Keys(got)))
 		noteUnmatched()
+		labelServing(env.Settings, series)
 		return frames.TimeSeries(series, meta(r, nil)), nil
 	}
 	// The saturation signal: SM active, else graphics-engine active, else GPU utilisation.
@@ -291,5 +293,57 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 	series = append(series, gpu.SaturationJudged(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], windows, r.Steps, &r.Notes)...)
 	impossible(slices.Sorted(maps.Keys(got)))
 	noteUnmatched()
+	labelServing(env.Settings, series)
 	return frames.TimeSeries(series, meta(r, nil)), nil
+}
+
+// ServingLabel is the label a gpu query adds to every per-GPU series: the
+// inference targets the GPU serves and its agent, "vllm-a on node-1-gpu"
+// (several targets comma-separated, in settings order), or the agent name
+// alone where no target names the agent (settings targets[].agent) or every
+// target naming it lists other GPUs (targets[].gpus). Dashboards name GPU
+// series by it, so a legend says whose GPU burns.
+const ServingLabel = "serving"
+
+// Serving returns the ServingLabel value of GPU gpu (its index as the
+// agent reports it) of agent: the targets whose agent is agent and whose
+// gpus list is empty or holds gpu, joined with ", ", then " on " and the
+// agent; the agent alone when there is none.
+func Serving(s *settings.Settings, agent, gpu string) string {
+	var names []string
+	for _, t := range s.Targets {
+		if t.Agent != agent {
+			continue
+		}
+		uses := len(t.GPUs) == 0
+		for _, g := range t.GPUs {
+			if strconv.Itoa(g) == gpu {
+				uses = true
+			}
+		}
+		if uses {
+			names = append(names, t.Name)
+		}
+	}
+	if len(names) == 0 {
+		return agent
+	}
+	return strings.Join(names, ", ") + " on " + agent
+}
+
+// labelServing sets ServingLabel on every series that has a job (the
+// agent) and a gpu label.
+func labelServing(s *settings.Settings, series []analysis.Series) {
+	for i := range series {
+		l := series[i].Labels
+		agent, ok := l["job"]
+		if !ok {
+			agent, ok = l["target"]
+		}
+		g, hasGPU := l["gpu"]
+		if !ok || !hasGPU {
+			continue
+		}
+		l[ServingLabel] = Serving(s, agent, g)
+	}
 }

@@ -50,7 +50,7 @@ func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Through
 	// where a target in scope exports them.
 	on := r.OptionalNotices(ctx, []catalog.Signal{catalog.Rejections, catalog.ToolCallInvocations,
 		catalog.KVOffloadBytes, catalog.KVOffloadTime, catalog.NIXLTransferBytes, catalog.NIXLTransferTime,
-		catalog.GatewayErrors, catalog.SLOViolations})
+		catalog.GatewayErrors, catalog.SLOViolations, catalog.PromptTokensBySource})
 	for _, s := range on {
 		var err error
 		switch s {
@@ -62,6 +62,8 @@ func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Through
 			in.GatewayErrors, err = optionalRate(ctx, r, p, s, "error_code")
 		case catalog.SLOViolations:
 			in.SLOViolations, err = optionalRate(ctx, r, p, s, "type")
+		case catalog.PromptTokensBySource:
+			in.PromptTokensBySource, err = optionalRate(ctx, r, p, s, "source")
 		case catalog.KVOffloadBytes:
 			in.KVOffloadBytes, err = optionalRate(ctx, r, p, s, "transfer_type")
 		case catalog.KVOffloadTime:

@@ -274,6 +274,12 @@ func TestDashboardsRender(t *testing.T) {
 						// panels say so in a notice (their join is tested in pkg/plugin probe_test.go).
 						continue
 					}
+					if metric, _ := m["metric"].(string); metric == "vllm:engine_sleep_state" {
+						// The simulator exports the sleep state on its vLLM 0.13 line only and this
+						// test's servers are 0.11 (pkg/sim metrics.go): the collapsed sleep-state
+						// panel stays empty here; the query itself must still answer without error.
+						continue
+					}
 					if metric, _ := m["metric"].(string); strings.HasPrefix(metric, "http_") {
 						// The embedded collector drops http_* families (pkg/collect): the
 						// HTTP status panel fills only from a remote Prometheus.

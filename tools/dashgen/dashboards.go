@@ -219,12 +219,12 @@ func Latency() *dashboard.DashboardBuilder {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
 	}
 	b.WithRow(row("Bucket advice"))
-	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout).",
+	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms).",
 		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
 			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true},
 			"renameByName": map[string]any{"signal": "stage", "requested": "quantile or threshold", "value": "value", "bucket_lower": "bucket from", "bucket_upper": "bucket to",
-				"relative_width": "bucket width / value", "flag": "paste into vLLM's arguments"},
+				"relative_width": "bucket width / value", "flag": "paste into vLLM's arguments", "lies_in": "where it lies"},
 		})}).
 		OverrideByRegexp(`value|bucket from|bucket to`, props(prop("unit", unitSeconds), prop("custom.width", 90))).
 		OverrideByName("quantile or threshold", props(prop("unit", unitNone), prop("custom.width", 150))).
@@ -234,6 +234,7 @@ func Latency() *dashboard.DashboardBuilder {
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText(), prop("custom.width", 80))).
 		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400))).
+		OverrideByName("where it lies", props(prop("custom.width", 200))).
 		NoValue("No histogram in the range for these stages").
 		OverrideByRegexp(".*", emptyCell()))
 	return withRegression(b)
@@ -337,7 +338,7 @@ func GPU() *dashboard.DashboardBuilder {
 		OverrideByRegexp(".*", emptyCell()))
 	b.WithPanel(gauge.NewPanelBuilder().
 		Title("Temperature now").
-		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named agent · GPU n. Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
+		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named target on agent · GPU n (the agent alone where no target uses the GPU). Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
 		Datasource(dsRef).Span(12).Height(6).
 		Unit("celsius").Min(0).Max(100).
 		Thresholds(upperBad(80, 90)).
@@ -348,7 +349,7 @@ func GPU() *dashboard.DashboardBuilder {
 		WithTarget(gq("temperature")))
 	b.WithPanel(gauge.NewPanelBuilder().
 		Title("Power now").
-		Description("Power drawn at the end of the range per GPU, in watts, named agent · GPU n; the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
+		Description("Power drawn at the end of the range per GPU, in watts, named target on agent · GPU n (the agent alone where no target uses the GPU); the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
 		Datasource(dsRef).Span(12).Height(6).
 		Unit("watt").Min(0).Max(1000).
 		Thresholds(neutral()).

@@ -200,6 +200,8 @@ func emptyByDefault(q map[string]any) string {
 		return "no probe configured"
 	case q["queryType"] == "raw" && strings.HasPrefix(fmt.Sprint(q["metric"]), "http_"):
 		return "the embedded collector stores no http_* family"
+	case q["queryType"] == "raw" && q["metric"] == "vllm:engine_sleep_state":
+		return "engines before vLLM 0.11 export no sleep state"
 	case q["queryType"] == "gpu":
 		return "no GPU agent"
 	case q["queryType"] == "cost":
@@ -235,8 +237,10 @@ func TestLegendsNameGPUsByTarget(t *testing.T) {
 				continue
 			}
 			name, _ := get(l.p, "fieldConfig", "defaults", "displayName").(string)
-			if !strings.Contains(name, "${__field.labels.target}") || !strings.Contains(name, "${__field.labels.gpu}") {
-				t.Errorf("%s: GPU series are not named by their target and GPU (displayName %q): two GPU 0s read alike and long names are cut", l.where(), name)
+			// serving (issue 33): the inference targets the GPU serves and its agent,
+			// not the agent alone.
+			if !strings.Contains(name, "${__field.labels.serving}") || !strings.Contains(name, "${__field.labels.gpu}") {
+				t.Errorf("%s: GPU series are not named by the inference targets they serve and their GPU (displayName %q, want the serving label): two GPU 0s read alike and the legend does not say whose GPU burns", l.where(), name)
 			}
 		}
 	}
@@ -391,5 +395,141 @@ func TestTableHintsStayOutOfCells(t *testing.T) {
 		if !ok {
 			t.Errorf("%s: its hint would fill every empty cell (no field-level noValue for all fields)", l.where())
 		}
+	}
+}
+
+// TestBurnStatusTilesDoNotContradictTheBudget (issue 33): a stat tile that
+// shows the burn-rate alert status (the slo frame's status_value) on a
+// dashboard that also shows the error budget must not say a green "OK" for
+// status 0, since the alerts judge the burn in the 5m … 3d windows and a
+// budget overspent earlier in the period (budget_remaining −8.11) sits
+// beside it with status 0; its description must say it is not the budget
+// spent and name the Error budget left tile. Before issue 33's change the
+// overview's "Burn-rate alert status" tile mapped 0 to a green "OK" and its
+// description did not mention the budget already spent.
+func TestBurnStatusTilesDoNotContradictTheBudget(t *testing.T) {
+	byDash := map[string][]lintPanel{}
+	for _, l := range onCallPanels(t) {
+		byDash[l.dash] = append(byDash[l.dash], l)
+	}
+	checked := 0
+	for dash, ps := range byDash {
+		budget := false
+		for _, l := range ps {
+			if l.p["type"] == "stat" && strings.Contains(jsonText(l.p["transformations"]), "budget_remaining") {
+				budget = true
+			}
+		}
+		if !budget {
+			continue
+		}
+		for _, l := range ps {
+			if l.p["type"] != "stat" || !strings.Contains(jsonText(l.p["transformations"]), "status_value") {
+				continue
+			}
+			checked++
+			maps, _ := get(l.p, "fieldConfig", "defaults", "mappings").([]any)
+			for _, m := range maps {
+				opts, _ := get(m.(map[string]any), "options").(map[string]any)
+				zero, ok := opts["0"].(map[string]any)
+				if !ok {
+					continue
+				}
+				text, _ := zero["text"].(string)
+				color, _ := zero["color"].(string)
+				if strings.EqualFold(text, "OK") || color == "green" {
+					t.Errorf("%s (%s): status 0 reads %q in %q beside an error budget that can be overspent; say what the alerts judge (e.g. No alert firing) in a neutral colour", l.where(), dash, text, color)
+				}
+			}
+			desc, _ := l.p["description"].(string)
+			if !strings.Contains(desc, "already spent") || !strings.Contains(desc, "Error budget left") {
+				t.Errorf("%s: the description must say the status is not the budget already spent and point to Error budget left", l.where())
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no burn-rate status tile beside an error budget tile found: the overview lost its SLO tiles")
+	}
+}
+
+// TestParityPanelsExist (issue 33): the rows of the parity table in
+// docs/dashboards-and-alerts.md that name one of our panels have it on the
+// named dashboard. Before issue 33's change the overview had no engine sleep
+// state and no prompt-tokens-by-source panel (the parity rows said "not yet").
+func TestParityPanelsExist(t *testing.T) {
+	want := map[string][]string{
+		"inferscope-overview.json": {"Engine sleep state", "Prompt tokens by source"},
+	}
+	have := map[string]map[string]lintPanel{}
+	for _, l := range onCallPanels(t) {
+		if have[l.dash] == nil {
+			have[l.dash] = map[string]lintPanel{}
+		}
+		title, _ := l.p["title"].(string)
+		have[l.dash][title] = l
+	}
+	for dash, titles := range want {
+		for _, title := range titles {
+			l, ok := have[dash][title]
+			if !ok {
+				t.Errorf("%s: no panel %q (docs/dashboards-and-alerts.md's parity table names it)", dash, title)
+				continue
+			}
+			if title == "Prompt tokens by source" {
+				if qs := l.queries(); len(qs) != 1 || qs[0]["queryType"] != "throughput" || !strings.Contains(jsonText(l.p["transformations"]), "prompt tokens by source") {
+					t.Errorf("%s: %q must keep the throughput query's prompt tokens by source series", dash, title)
+				}
+				if !l.collapsed {
+					t.Errorf("%s: %q is empty before vLLM 0.13 and must sit in a collapsed row", dash, title)
+				}
+			}
+			if title == "Engine sleep state" {
+				qs := l.queries()
+				if len(qs) != 1 || qs[0]["queryType"] != "raw" || qs[0]["metric"] != "vllm:engine_sleep_state" {
+					t.Errorf("%s: %q must read the raw gauge vllm:engine_sleep_state, reads %s", dash, title, jsonText(qs))
+				}
+				if !l.collapsed {
+					t.Errorf("%s: %q is empty before vLLM 0.11 and must sit in a collapsed row", dash, title)
+				}
+			}
+		}
+	}
+}
+
+// TestBucketAdviceSaysWhereTheQuantileLies (issue 33): where a quantile's
+// bucket is wide, the bucket advice shows the buckets frame's lies_in cue
+// ("p99 lies in 250–500 ms") under a readable name, not hidden. Before issue
+// 33's change the frame had no such field and the panel no such column.
+func TestBucketAdviceSaysWhereTheQuantileLies(t *testing.T) {
+	seen := false
+	for _, l := range onCallPanels(t) {
+		for _, q := range l.queries() {
+			if q["queryType"] != "buckets" {
+				continue
+			}
+			seen = true
+			var rename, exclude map[string]any
+			for _, tr := range l.p["transformations"].([]any) {
+				opts, _ := get(tr.(map[string]any), "options").(map[string]any)
+				if r, ok := opts["renameByName"].(map[string]any); ok {
+					rename = r
+				}
+				if e, ok := opts["excludeByName"].(map[string]any); ok {
+					exclude = e
+				}
+			}
+			if name, _ := rename["lies_in"].(string); name == "" {
+				t.Errorf("%s: the lies_in cue (p99 lies in 250–500 ms) is not shown under a name", l.where())
+			}
+			if exclude["lies_in"] == true {
+				t.Errorf("%s: the lies_in cue is excluded", l.where())
+			}
+			if desc, _ := l.p["description"].(string); !strings.Contains(desc, "lies in") {
+				t.Errorf("%s: the description does not say what the where-it-lies column is", l.where())
+			}
+		}
+	}
+	if !seen {
+		t.Error("no bucket-advice panel")
 	}
 }

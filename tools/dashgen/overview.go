@@ -96,6 +96,27 @@ func sloStatusMappings() []dashboard.ValueMapping {
 	}
 }
 
+// burnAlertTileTitle names the overview tile that shows the burn-rate
+// alert status: what the alert windows say now, not the budget spent.
+const burnAlertTileTitle = "Burn-rate alerts now"
+
+// burnAlertTileMappings are sloStatusMappings for the overview's status
+// tile, where the tile sits beside the error budget: status 0 reads "No
+// alert firing" in the neutral text colour, never a green "OK", since an
+// overspent budget (Error budget left below 0) can coexist with no alert
+// firing (the burn in the 5m … 3d windows is below every level).
+func burnAlertTileMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{
+		valueMap(map[string]dashboard.ValueMappingResult{
+			"0":   textResult("No alert firing", "text"),
+			"0.5": textResult("Possible", amber),
+			"1":   textResult("Ticket", orange),
+			"2":   textResult("Page", red),
+		}),
+		nullMap("unknown"),
+	}
+}
+
 // Overview is the front page, worst first: the selected profile's SLO
 // status, attainment and error budget per objective; one row per target ×
 // model and objective sorted by status and budget with the observed
@@ -113,9 +134,9 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(sloTiles("Burn-rate alert status", "Per objective of the selected SLO profile, all selected targets and models merged, what the burn-rate alerts say now: OK, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page by the multi-window multi-burn-rate rule over the objective's period (docs/slo.md). The endpoint table below says which target and model burn.",
+	b.WithPanel(sloTiles(burnAlertTileTitle, "Per objective of the selected SLO profile, all selected targets and models merged, what the burn-rate alerts say now, by the multi-window multi-burn-rate rule (docs/slo.md): No alert firing, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in Error budget left beside it (red below 0) while this tile says No alert firing. The endpoint table below says which target and model burn.",
 		"status_value", unitCount, 8, neutral()).
-		Mappings(sloStatusMappings()))
+		Mappings(burnAlertTileMappings()))
 	b.WithPanel(sloTiles("Attainment", "Per objective of the selected SLO profile: the share of requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted; the objective's ratio is in the tile's name on the SLO dashboard. Red below 99 %, amber below 99.5 %.",
 		"attainment", unitRatio, 8, lowerBad(0.99, 0.995)).
 		Decimals(2).
@@ -298,17 +319,52 @@ func Overview() *dashboard.DashboardBuilder {
 	}
 	b.WithRow(probe)
 	b.WithRow(row("HTTP status (needs a remote Prometheus that scrapes http_requests_total)").Collapsed(true).WithPanel(httpStatusPanel()))
+	b.WithRow(row("Prompt tokens by source (vLLM 0.13 and later: vllm:prompt_tokens_by_source_total)").Collapsed(true).WithPanel(promptBySourcePanel()))
+	b.WithRow(row("Engine sleep state (vLLM 0.11 and later: vllm:engine_sleep_state)").Collapsed(true).WithPanel(sleepStatePanel()))
 	return b
 }
+
+// promptBySourcePanel stacks vLLM's prompt tokens by source (the throughput
+// query's prompt tokens by source series, vLLM 0.13 and later).
+func promptBySourcePanel() *timeseries.PanelBuilder {
+	return ts("Prompt tokens by source", "Prompt tokens per second by where their KV came from (vLLM's prompt_tokens_by_source, 0.13 and later), stacked, all selected targets and models: local_compute was prefilled here, local_cache_hit came from this engine's prefix cache, external_kv_transfer from a KV connector (another instance or an offload tier). A growing local_compute share at steady traffic is the prefix cache losing hits.",
+		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens by source.*`)}).
+		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
+		FillOpacity(40).
+		Legend(legendTable()).
+		NoValue("No prompt tokens by source: vLLM exports vllm:prompt_tokens_by_source_total from 0.13 on")
+}
+
+// sleepStatePanel draws vLLM's engine sleep state per target, engine and
+// state (the raw gauge vllm:engine_sleep_state: awake 1 while serving,
+// weights_offloaded 1 at sleep level 1, discard_all 1 at level 2), so a
+// sleeping engine that reads as idle is told apart from an idle one.
+func sleepStatePanel() *timeseries.PanelBuilder {
+	return ts("Engine sleep state", "vLLM's vllm:engine_sleep_state per target, engine and state (vLLM 0.11 and later; the engine must run with --enable-sleep-mode to ever leave awake): awake is 1 while the engine serves, weights_offloaded 1 at sleep level 1 (weights in CPU memory), discard_all 1 at level 2 (weights dropped). A sleeping engine answers /metrics with no running requests and 0 KV-cache use: it reads as idle, not as capacity.",
+		unitCount, 24, 6, query("queryType", "raw", "metric", "vllm:engine_sleep_state", "targets", []string{"$target"})).
+		DisplayName(sleepStateName).
+		Min(0).Max(1).
+		NoValue(noSleepState).
+		LineInterpolation(common.LineInterpolationStepAfter)
+}
+
+// sleepStateName names a sleep-state series "vllm-a engine 0 awake".
+const sleepStateName = "${__field.labels.job} engine ${__field.labels.engine} ${__field.labels.sleep_state}"
+
+// noSleepState is the sleep-state panel's hint when the engines export no
+// sleep state.
+const noSleepState = "No vllm:engine_sleep_state: the engines are older than vLLM 0.11 or not vLLM"
 
 // latencyTargetName names a per-target latency series "vllm-a p99" (the
 // stat after the target, so a narrow legend keeps both).
 const latencyTargetName = "${__field.labels.target} ${__field.labels.stat}"
 
-// gpuName names a GPU series by the agent of its target and its index
-// ("gpu-healthy · GPU 0"), so two GPU 0s of different nodes never read
-// alike and a narrow legend is not cut to the model name.
-const gpuName = "${__field.labels.target} · GPU ${__field.labels.gpu}"
+// gpuName names a GPU series by the inference targets it serves, its agent
+// and its index ("vllm-healthy on gpu-healthy · GPU 0": the gpu query's
+// serving label, the agent alone where no target names it), so two GPU 0s
+// of different nodes never read alike and the legend says whose GPU it is.
+const gpuName = "${__field.labels.serving} · GPU ${__field.labels.gpu}"
 
 // gpuTS is a per-GPU time series: a table legend, each series named by
 // gpuName, and a hint where no GPU agent is configured.
@@ -317,8 +373,8 @@ func gpuTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.Pa
 }
 
 // gpuSignalName names a series of a panel with several GPU signals
-// ("power_limit · gpu-healthy GPU 0").
-const gpuSignalName = "${__field.labels.signal} · ${__field.labels.target} GPU ${__field.labels.gpu}"
+// ("power_limit · vllm-healthy on gpu-healthy GPU 0").
+const gpuSignalName = "${__field.labels.signal} · ${__field.labels.serving} GPU ${__field.labels.gpu}"
 
 // noGPUAgent is the hint of a GPU panel without data.
 const noGPUAgent = "No GPU agent for the selected targets: set targets[].agent (the Inferscope GPU agent or dcgm-exporter) in the data source's settings"

@@ -193,3 +193,46 @@ type Row struct {
 	Advice        Advice
 	CustomBuckets string
 }
+
+// LiesIn is the cue a reader needs where a quantile's bucket is wide: "p99
+// lies in 250–500 ms" for a quantile whose RelativeWidth is above MaxError
+// (the value read off the bucket can be off by more than 10 %), "p99 lies
+// above 10 s" when it falls in the +Inf bucket; "" for a threshold, an
+// undefined value or a bucket narrow enough to trust. The quantile is named
+// p followed by 100 × Requested (0.99 → p99, 0.999 → p99.9); the bounds are
+// in ms below one second, in s from one second on.
+func LiesIn(a Advice) string {
+	if a.Kind != KindQuantile || math.IsNaN(a.Value) || math.IsNaN(a.RelativeWidth) || a.RelativeWidth <= MaxError {
+		return ""
+	}
+	name := "p" + strconv.FormatFloat(math.Round(a.Requested*1e4)/1e2, 'f', -1, 64)
+	if math.IsInf(a.Upper, 1) {
+		return name + " lies above " + seconds(a.Lower) + " (the highest finite bound)"
+	}
+	switch {
+	case a.Upper < 1: // "250–500 ms"
+		return name + " lies in " + number(a.Lower, true) + "–" + number(a.Upper, true) + " ms"
+	case a.Lower >= 1 || a.Lower == 0: // "2.5–5 s", "0–2.5 s"
+		return name + " lies in " + number(a.Lower, false) + "–" + number(a.Upper, false) + " s"
+	default: // "500 ms–1 s"
+		return name + " lies in " + seconds(a.Lower) + "–" + seconds(a.Upper)
+	}
+}
+
+// seconds renders v seconds as "250 ms" (below one second) or "2.5 s".
+func seconds(v float64) string {
+	s := number(v, v < 1)
+	if v < 1 {
+		return s + " ms"
+	}
+	return s + " s"
+}
+
+// number renders v seconds as a number of ms (ms set) or s, to three
+// significant digits.
+func number(v float64, ms bool) string {
+	if ms {
+		v *= 1000
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}

@@ -62,3 +62,26 @@ func TestThresholdAdvice(t *testing.T) {
 	assert.Equal(t, "inter_token_latency", VLLMFamily("tpot"))
 	assert.Equal(t, "request_latency", VLLMFamily("queue_time"))
 }
+
+// TestLiesIn (issue 33): the "p99 lies in 250–500 ms" cue of a wide bucket,
+// from hand-set advice and from TestQuantileAdvice's ttft layout.
+func TestLiesIn(t *testing.T) {
+	q := func(r, v, lo, hi float64) Advice {
+		w := (hi - lo) / v
+		return Advice{Kind: KindQuantile, Requested: r, Value: v, Lower: lo, Upper: hi, RelativeWidth: w}
+	}
+	// 0.4 s in (0.25, 0.5]: 0.25/0.4 = 62.5 % wide.
+	assert.Equal(t, "p99 lies in 250–500 ms", LiesIn(q(0.99, 0.4, 0.25, 0.5)))
+	// (0.5, 1]: the lower bound in ms, the upper in s.
+	assert.Equal(t, "p99.9 lies in 500 ms–1 s", LiesIn(q(0.999, 0.8, 0.5, 1)))
+	assert.Equal(t, "p50 lies in 0–5 ms", LiesIn(q(0.5, 0.002, 0, 0.005)))
+	// +Inf bucket above the highest bound 10 s.
+	assert.Equal(t, "p99 lies above 10 s (the highest finite bound)", LiesIn(Advice{Kind: KindQuantile, Requested: 0.99, Value: 10, Lower: 10, Upper: math.Inf(1), RelativeWidth: math.Inf(1)}))
+	// 1.05 − 1 = 0.05 of 1.02: 4.9 %, under MaxError: no cue.
+	assert.Empty(t, LiesIn(q(0.99, 1.02, 1, 1.05)))
+	// A threshold, and an undefined quantile (no requests), get none.
+	assert.Empty(t, LiesIn(Advice{Kind: KindThreshold, Requested: 0.3, Value: 0.3, Lower: 0.25, Upper: 0.5, RelativeWidth: 0.83}))
+	assert.Empty(t, LiesIn(Advice{Kind: KindQuantile, Requested: 0.99, Value: math.NaN(), RelativeWidth: math.NaN()}))
+	// TestQuantileAdvice's p90: 3.75 s in (2.5, 5].
+	assert.Equal(t, "p90 lies in 2.5–5 s", LiesIn(ForQuantile(0.9, ttft)))
+}

@@ -37,10 +37,16 @@ type Input struct {
 	// the group labels and error_code; SLOViolations the rate of its predicted-latency plugin's
 	// SLO violations (requests/s), by the group labels and type. nil when no target exports them.
 	GatewayErrors, SLOViolations model.Matrix
+	// PromptTokensBySource is the rate of vLLM's prompt_tokens_by_source (tokens/s), summed
+	// by the group labels and source (local_compute, local_cache_hit, external_kv_transfer);
+	// nil when no target in scope exports the family (vLLM 0.13 and later).
+	PromptTokensBySource model.Matrix
 }
 
 // Compute returns series labelled signal ∈ {requests_finished,
-// prompt_tokens, generation_tokens}: requests/s (unit reqps, with a
+// prompt_tokens, generation_tokens} (and, where exported, rejections, tool-call
+// invocations, gateway errors, SLO violations, prompt_tokens_by_source by source and
+// the KV transfer breakdown): requests/s (unit reqps, with a
 // finished_reason label renamed reason) and tokens/s (UnitTokensPerSecond,
 // Grafana's custom suffix unit: Grafana has no tokens-per-second unit). Rates come from PromQL's
 // rate(), which handles counter resets on engine restarts.
@@ -77,6 +83,18 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 	for _, s := range analysis.FromMatrix(in.SLOViolations, steps, "SLO violations/s", "reqps", map[string]string{"signal": "slo_violations"}) {
 		if ty, ok := s.Labels["type"]; ok {
 			s.Name += " " + ty
+		}
+		out = append(out, s)
+	}
+	// Labelled token_source; named "prompt tokens by source: <source>", so no "tokens/s" pattern of a panel that
+	// sums the prompt and generation rates matches them and counts the prompt twice.
+	for _, s := range analysis.FromMatrix(in.PromptTokensBySource, steps, "prompt tokens by source", UnitTokensPerSecond, map[string]string{"signal": "prompt_tokens_by_source"}) {
+		// vLLM's label source clashes with the frames' own source label (analysis.Key
+		// renames it exported_source): it is token_source here.
+		if src, ok := s.Labels["exported_source"]; ok {
+			delete(s.Labels, "exported_source")
+			s.Labels["token_source"] = src
+			s.Name += ": " + src
 		}
 		out = append(out, s)
 	}
