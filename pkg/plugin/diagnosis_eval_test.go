@@ -627,16 +627,25 @@ func TestDiagnosisEvaluation(t *testing.T) {
 	}
 }
 
-// evalFloor is what the CI set must keep: measured on it (names the cause
-// in 95.4 % / 94.4 % of windows at 15s/1m and 1m/5m, false alarms 6.4 % /
-// 0 % of its 424 / 109 healthy windows — one busy workload at 15 s steps —,
-// flaps 0.53 / 0 per target-hour: most on its power-cap workload, whose
-// power_capped finding is gated by an objective read over 60 s windows),
-// with a little room: a guard against regressions, not the issue's goal
-// (the figures that count are the report set's, docs/diagnosis.md).
-var evalFloor = evalFloorT{0.9, 0.08, 0.7}
+// evalFloor is what the CI set must keep in the roofline world: measured on
+// it after issue 35 (names the cause in 95.7 % / 94.9 % of windows at 15s/1m
+// and 1m/5m, false alarms 7.3 % / 0 % of its 424 / 109 healthy windows — one
+// stale-gauges workload read decode_memory_bound in 31 of its 15 s windows
+// before the mass cancel —, flaps 0.48 / 0 per target-hour), with room: a
+// guard against regressions, not the issue's goal (the figures that count
+// are the report set's, docs/diagnosis.md).
+var evalFloor = evalFloorT{0.93, 0.08, 0.6}
 
 type evalFloorT struct{ accuracy, falseAlarms, flaps float64 }
 
-// evalFloors are the CI floors per world (evalFloor for the roofline).
-var evalFloors = map[string]evalFloorT{sim.WorldRoofline: evalFloor, sim.WorldPerSequence: evalFloor, sim.WorldMemoryFloor: evalFloor}
+// evalFloors are the CI floors per world (evalFloor for the roofline). The
+// two other worlds, measured after issue 35 on the CI set: per-sequence
+// 96.0 % / 95.1 % named, 0 % / 0 % false alarms (394 / 101 healthy
+// windows), 0.19 / 0 flaps; memory-floor 96.1 % / 94.8 %, 0 % / 0 % (411 /
+// 105), 0.29 / 0. The false-alarm floor leaves room for one workload's
+// windows at 15 s steps (about 8 of 400) but not for a whole one.
+var evalFloors = map[string]evalFloorT{
+	sim.WorldRoofline:    evalFloor,
+	sim.WorldPerSequence: {0.93, 0.02, 0.4},
+	sim.WorldMemoryFloor: {0.93, 0.02, 0.4},
+}
