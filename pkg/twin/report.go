@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
@@ -38,6 +39,55 @@ func ErrorBand(c Change, signal string) float64 {
 	return math.NaN()
 }
 
+// Advice says change c to a target whose twin runs cur as advice quoting its predicted
+// outcome o: the p99s of TTFT and E2E with the bands ErrorBand gives ("raise --max-num-seqs
+// to 512: TTFT p99 predicted 1.1 s [0.8, 1.6], E2E p99 9.3 s [8.7, 9.9]"; "no band" where
+// none is validated). Empty for no change (the current configuration).
+func Advice(c Change, cur enginemodel.Config, o Outcome) string {
+	var parts []string
+	if c.MaxNumSeqs > 0 {
+		verb := "raise"
+		if c.MaxNumSeqs < cur.MaxNumSeqs {
+			verb = "lower"
+		}
+		parts = append(parts, fmt.Sprintf("%s --max-num-seqs to %d", verb, c.MaxNumSeqs))
+	}
+	if c.AddReplicas > 0 {
+		parts = append(parts, fmt.Sprintf("add %d replica(s)", c.AddReplicas))
+	}
+	if c.PromptScale > 0 && c.PromptScale != 1 {
+		parts = append(parts, fmt.Sprintf("if prompts grow ×%.3g", c.PromptScale))
+	}
+	if c.PrefixHitRatio > 0 {
+		parts = append(parts, fmt.Sprintf("raise the prefix-cache hit ratio to %.0f %%", 100*c.PrefixHitRatio))
+	}
+	if c.LoadScale > 0 && c.LoadScale != 1 {
+		parts = append(parts, fmt.Sprintf("at load ×%.3g", c.LoadScale))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	quote := func(label, sig string) string {
+		v, ok := o.P99[sig]
+		if !ok || math.IsNaN(v) {
+			return label + " p99 not predicted (no request finished)"
+		}
+		if b := ErrorBand(c, sig); !math.IsNaN(b) {
+			return fmt.Sprintf("%s p99 predicted %s [%s, %s]", label, fmtSeconds(v), fmtSeconds(v*(1-b)), fmtSeconds(v*(1+b)))
+		}
+		return fmt.Sprintf("%s p99 predicted %s (no band)", label, fmtSeconds(v))
+	}
+	return strings.Join(parts, ", ") + ": " + quote("TTFT", "ttft") + ", " + quote("E2E", "e2e")
+}
+
+// fmtSeconds writes seconds with three significant digits, in ms under one second.
+func fmtSeconds(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("%.3g ms", 1000*v)
+	}
+	return fmt.Sprintf("%.3g s", v)
+}
+
 // ProfileCapacity is one SLO profile's capacity on a target.
 type ProfileCapacity struct {
 	Profile string
@@ -65,6 +115,8 @@ type CapacityReport struct {
 	Profiles    []ProfileCapacity
 	WhatIfs     []WhatIfRow
 	Utilisation float64
+	// Config is the calibrated twin's configuration (the what-ifs' base).
+	Config enginemodel.Config
 }
 
 // DefaultChanges are the what-ifs of a report: half and double max_num_seqs, one more
@@ -92,7 +144,7 @@ func Report(ctx context.Context, q source.Querier, job string, to time.Time, spa
 	if err != nil {
 		return CapacityReport{}, err
 	}
-	rep := CapacityReport{Job: job, Load: o.Rate, Params: t.Params, Utilisation: utilisation}
+	rep := CapacityReport{Job: job, Load: o.Rate, Params: t.Params, Utilisation: utilisation, Config: t.Config}
 	for _, p := range profiles {
 		knee, err := Knee(ctx, t.Config, p, math.Max(o.Rate, 0.5))
 		if err != nil {
@@ -139,5 +191,13 @@ func (r CapacityReport) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%.3g\t%s\t%.3g\t%s\t%.3g\t%s\t%s\n", row.Change.Name, o.P50["ttft"], band("ttft"), o.P50["tpot"], band("tpot"), o.P50["e2e"], band("e2e"), strings.Join(att, " "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, row := range r.WhatIfs {
+		if a := Advice(row.Change, r.Config, row.Outcome); a != "" {
+			fmt.Fprintf(w, "- %s\n", a)
+		}
+	}
+	return nil
 }
