@@ -73,11 +73,21 @@ func Advice(c Change, cur enginemodel.Config, o Outcome) string {
 			return label + " p99 not predicted (no request finished)"
 		}
 		if b := ErrorBand(c, sig); !math.IsNaN(b) {
-			return fmt.Sprintf("%s p99 predicted %s [%s, %s]", label, fmtSeconds(v), fmtSeconds(v*(1-b)), fmtSeconds(v*(1+b)))
+			lo, hi := bandBounds(v, b)
+			return fmt.Sprintf("%s p99 predicted %s [%s, %s]", label, fmtSeconds(v), fmtSeconds(lo), hi)
 		}
 		return fmt.Sprintf("%s p99 predicted %s (no band)", label, fmtSeconds(v))
 	}
 	return strings.Join(parts, ", ") + ": " + quote("TTFT", "ttft") + ", " + quote("E2E", "e2e")
+}
+
+// bandBounds is the range of true values a prediction v with relative error band b allows
+// (|v − truth| ≤ b·truth): [v / (1 + b), v / (1 − b)], the upper bound "∞" when b ≥ 1.
+func bandBounds(v, b float64) (float64, string) {
+	if b >= 1 {
+		return v / (1 + b), "∞"
+	}
+	return v / (1 + b), fmtSeconds(v / (1 - b))
 }
 
 // fmtSeconds writes seconds with three significant digits, in ms under one second.

@@ -1,8 +1,10 @@
 package twin
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/enginemodel"
 )
@@ -38,6 +40,12 @@ type LawFit struct {
 	// Why says in words why the roofline was kept without a choice (too few windows, no
 	// KV block count), empty when the laws were compared.
 	Why string
+	// RefErrors are the candidates' held-out errors on the windows of the roofline fitted
+	// here, simulated at the history's load (refWindows): how much better a richer law fits
+	// data the roofline itself made (nil when no richer law was in question).
+	RefErrors map[string]float64
+	// roof is the configuration with the roofline's fitted efficiencies (the reference).
+	roof enginemodel.Config
 }
 
 // lawMargin is how much better (relative) a richer law's held-out error must be than the
@@ -136,15 +144,103 @@ func fitLaws(cfg enginemodel.Config, o Observed) LawFit {
 		f.Errors[k] = math.Sqrt(se/float64(n)) / (sy / float64(n))
 		best[k] = fitLawOn(cfg, shapes[k], rows).StepLaw
 	}
-	roof := f.Errors[enginemodel.LawRoofline]
+	f.roof = fitLawOn(cfg, shapes[enginemodel.LawRoofline], rows)
+	f.Law = best[chooseLaw(f.Errors, nil)]
+	return f
+}
+
+// chooseLaw is the law of errs with the lowest held-out error, a richer one only when its
+// ratio to the roofline's is lower by lawMargin than on the reference windows (ref, the
+// roofline's own data; nil: a ratio of 1).
+func chooseLaw(errs, ref map[string]float64) string {
 	chosen := enginemodel.LawRoofline
 	for _, k := range enginemodel.StepLaws[1:] {
-		if f.Errors[k] < (1-lawMargin)*roof && f.Errors[k] < f.Errors[chosen] {
+		refRatio := 1.0
+		if ref != nil {
+			refRatio = math.Min(1, ref[k]/ref[enginemodel.LawRoofline])
+		}
+		if errs[k]/errs[enginemodel.LawRoofline] < (1-lawMargin)*refRatio && errs[k] < errs[chosen] {
 			chosen = k
 		}
 	}
-	f.Law = best[chosen]
-	return f
+	return chosen
+}
+
+// checkAgainstRoofline is the second half of the choice: when a richer law won on the
+// history, the roofline fitted on it is simulated at the history's load and its own windows
+// scored the same way; the richer law stays only when it beats the roofline on the history by
+// lawMargin more than it does on the roofline's own windows (the window means are a
+// simplification of the steps, and a richer law absorbs part of that misfit even on data
+// the roofline made). Costs one simulated run of the history's span (at most 30 minutes).
+func checkAgainstRoofline(ctx context.Context, f LawFit, o Observed, rate float64) (LawFit, error) {
+	if f.Law.Kind == enginemodel.LawRoofline || f.Why != "" {
+		return f, nil
+	}
+	ws, err := simWindows(ctx, f.roof, rate, min(o.Span, 30*time.Minute), o.Windows)
+	if err != nil {
+		return f, err
+	}
+	ro := o
+	ro.Windows = ws
+	ref := fitLaws(f.roof, ro)
+	if ref.Why != "" {
+		return f, nil
+	}
+	f.RefErrors = ref.Errors
+	if chooseLaw(f.Errors, f.RefErrors) == enginemodel.LawRoofline {
+		f.Law = enginemodel.StepLaw{}
+	}
+	return f, nil
+}
+
+// simWindows simulates cfg (its own seed) at rate for warm-up + span and cuts it into
+// windows as Observe does: counters' increase and gauges' mean over each window of like's
+// length, sampled every 15 s (a scrape).
+func simWindows(ctx context.Context, cfg enginemodel.Config, rate float64, span time.Duration, like []Window) ([]Window, error) {
+	if len(like) == 0 {
+		return nil, nil
+	}
+	cfg.Rate, cfg.RateAmplitude, cfg.ClientTimeout = rate, 0, 0
+	cfg.StepLaw = enginemodel.StepLaw{}
+	s, err := enginemodel.New(cfg, enginemodel.Options{})
+	if err != nil {
+		return nil, err
+	}
+	warm := runWarmUp(rate)
+	if err := advance(ctx, s, warm); err != nil {
+		return nil, err
+	}
+	type sample struct{ steps, tokens, gen, prefills, running, kv float64 }
+	read := func() (x sample) {
+		s.Inspect(func(sn *enginemodel.Snapshot) {
+			st := sn.Stats
+			x = sample{float64(st.IterationTokens.Count()), st.IterationTokens.Sum(), st.GenerationTokens, float64(st.TTFT.Count()), sn.Running, sn.KVUsage}
+		})
+		return x
+	}
+	per := max(1, int(math.Round(like[0].Len/15)))
+	var ws []Window
+	prev := read()
+	var run, kv float64
+	for i := 1; float64(i)*15 <= span.Seconds(); i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.AdvanceTo(warm + float64(i)*15)
+		x := read()
+		run += x.running
+		kv += x.kv
+		if i%per != 0 {
+			continue
+		}
+		w := Window{Len: like[0].Len, Steps: x.steps - prev.steps, Tokens: x.tokens - prev.tokens, Gen: x.gen - prev.gen,
+			Prefills: x.prefills - prev.prefills, Running: run / float64(per), KVUsage: kv / float64(per), ITL: math.NaN()}
+		if w.Steps > 0 {
+			ws = append(ws, w)
+		}
+		prev, run, kv = x, 0, 0
+	}
+	return ws, nil
 }
 
 // fitLawOn returns cfg with the law of shapes and the efficiencies (bandwidth, compute) that

@@ -107,7 +107,10 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	} else {
 		add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromDefault)
 	}
-	lf := fitLaws(cfg, o)
+	lf, err := checkAgainstRoofline(ctx, fitLaws(cfg, o), o, o.Rate)
+	if err != nil {
+		return Twin{}, err
+	}
 	cfg.StepLaw = lf.Law
 	if err := fitStepTime(ctx, &cfg, o); err != nil {
 		return Twin{}, err
@@ -119,7 +122,7 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	if lf.Why != "" {
 		law += " (kept without a choice: " + lf.Why + ")"
 	} else {
-		law += fmt.Sprintf(" (chosen on %d windows by held-out ITL error)", lf.Windows)
+		law += fmt.Sprintf(" (chosen on %d windows by held-out step-time error)", lf.Windows)
 	}
 	ps = append(ps, Param{Name: "step-time law", Value: law, Source: FromFit, FitError: lf.Errors[lf.Law.Kind]})
 	for _, k := range enginemodel.StepLaws {
@@ -128,7 +131,11 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 			name = "roofline"
 		}
 		if e := lf.Errors[k]; !math.IsNaN(e) {
-			ps = append(ps, Param{Name: "step-time law held-out ITL error: " + name, Value: fmt.Sprintf("%.1f %%", 100*e), Source: FromFit, FitError: e})
+			v := fmt.Sprintf("%.1f %%", 100*e)
+			if r, ok := lf.RefErrors[k]; ok {
+				v += fmt.Sprintf(" (on the roofline's own simulated windows: %.1f %%)", 100*r)
+			}
+			ps = append(ps, Param{Name: "step-time law held-out step-time error: " + name, Value: v, Source: FromFit, FitError: e})
 		}
 	}
 	if lf.Law.Kind == enginemodel.LawPerSequence {
