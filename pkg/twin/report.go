@@ -13,28 +13,31 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-// KneeErrorBand is the relative error band quoted with a knee: the 90th percentile of the
-// knee errors measured on the fresh validation set (16 hidden configurations, seeds 1001..;
-// docs/capacity.md, scripts/twin-validate.sh).
-const KneeErrorBand = 0.053
+// KneeErrorBand is the relative error band quoted with a knee (issue 35): the largest knee
+// error of the 18 tune configurations across the three simulator worlds (roofline,
+// per-sequence, memory-floor; 6 each, seeds 1..6), since their 90th percentile (0.11)
+// covered only 15 of 18 fresh configurations; 0.17 covers 17 of the 18 fresh ones (seeds
+// 1001..1006 per world, run once). docs/capacity.md, scripts/twin-validate.sh.
+const KneeErrorBand = 0.17
 
 // ErrorBand returns the relative error band quoted with a what-if's p99 of signal ("ttft",
-// "tpot", "e2e"): the 90th percentile of that change kind's p99 errors on the fresh
-// validation set. Changes that bring the load near saturation (fewer sequences, longer
-// prompts) have a wide TTFT band: p99 TTFT there is queueing, very sensitive to load. A
-// load scale (LoadScale) has no calibrated band yet: NaN, no band is quoted.
+// "tpot", "e2e"): the 90th percentile of that change kind's p99 errors on the tune set of the
+// three worlds (18 configurations; docs/capacity.md gives its coverage on the fresh set).
+// Changes that bring the load near saturation (fewer sequences, longer prompts, more load)
+// have a wide TTFT band: p99 TTFT there is queueing, very sensitive to load. The load ×k band
+// (LoadScale) was measured with the load raised to 90 % of the true knee (k 1.1..3).
 func ErrorBand(c Change, signal string) float64 {
 	switch {
 	case c.LoadScale > 0 && c.LoadScale != 1:
-		return math.NaN()
+		return map[string]float64{"ttft": 2.49, "tpot": 0.31, "e2e": 0.29}[signal]
 	case c.MaxNumSeqs > 0:
-		return map[string]float64{"ttft": 0.42, "tpot": 0.03, "e2e": 0.06}[signal]
+		return map[string]float64{"ttft": 0.41, "tpot": 0.07, "e2e": 0.11}[signal]
 	case c.PromptScale > 0 && c.PromptScale != 1:
-		return map[string]float64{"ttft": 0.77, "tpot": 0.06, "e2e": 0.23}[signal]
+		return map[string]float64{"ttft": 0.63, "tpot": 0.13, "e2e": 0.29}[signal]
 	case c.AddReplicas > 0:
-		return map[string]float64{"ttft": 0.10, "tpot": 0.05, "e2e": 0.11}[signal]
+		return map[string]float64{"ttft": 0.14, "tpot": 0.09, "e2e": 0.12}[signal]
 	case c.PrefixHitRatio > 0:
-		return map[string]float64{"ttft": 0.07, "tpot": 0.03, "e2e": 0.07}[signal]
+		return map[string]float64{"ttft": 0.24, "tpot": 0.08, "e2e": 0.11}[signal]
 	}
 	return math.NaN()
 }
