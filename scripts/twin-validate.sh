@@ -3,6 +3,8 @@
 # the twin calibrated on each one's scraped history only, knee and what-if p99 compared with
 # the hidden simulator's. Two sets: the tune seeds (1.., used while building the twin) and
 # fresh seeds (1001.., never looked at before the report). Figures go to docs/capacity.md.
+# Issue 35: the per-world table of docs/capacity.md was run with 6 configurations per world and set
+# (for w in roofline per-sequence memory-floor; do scripts/twin-validate.sh 6 DIR $w; done).
 # Usage: scripts/twin-validate.sh [configs per set, default 20] [output dir, default ./twin-validation] [world, default roofline]
 # The world (issue 35: roofline, per-sequence, memory-floor; sim.Worlds) sets the hidden simulator's step-time law.
 set -euo pipefail

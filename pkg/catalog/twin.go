@@ -25,6 +25,9 @@ const (
 	TwinKVUsage        = "vllm:kv_cache_usage_perc"
 	TwinKVUsageV0Name  = "vllm:gpu_cache_usage_perc"
 	TwinCacheConfig    = "vllm:cache_config_info"
+	TwinIterTokens     = "vllm:iteration_tokens_total"  // #nosec G101 -- a metric name, not a credential
+	TwinGenTokens      = "vllm:generation_tokens_total" // #nosec G101 -- a metric name, not a credential
+	TwinTTFT           = "vllm:time_to_first_token_seconds"
 	twinWindowNotation = "%s%s[%s]"
 )
 
@@ -68,4 +71,11 @@ func twinRange(metric, job string, w time.Duration) string {
 // models one engine; more than one is a data-parallel target it cannot model.
 func TwinEnginesPromQL(job string, w time.Duration) string {
 	return "count(count by (engine) (last_over_time(" + twinRange(TwinFinished, job, w) + ")))"
+}
+
+// TwinWindowRatioPromQL is the ratio of two counters' increases of job over each window w,
+// for a range query at step w: sum(increase(num{job="…"}[w])) / sum(increase(den{job="…"}[w]))
+// (issue 35: the mean inter-token latency per window, for the step-time law's fit).
+func TwinWindowRatioPromQL(num, den, job string, w time.Duration) string {
+	return TwinIncreasePromQL(num, job, w) + " / " + TwinIncreasePromQL(den, job, w)
 }

@@ -38,18 +38,22 @@ func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 }
 
 // CapacityParamRow is one calibrated parameter of a target's twin: its name, its value in
-// words and its source (data, fit or default).
+// words and its source (data, fit or default), and for the step-time law's rows the held-out
+// fit error (relative; NaN, a null, on the other rows; issue 35).
 type CapacityParamRow struct {
 	Target, Parameter, Value, Source string
+	FitError                         float64
 }
 
-// CapacityParameters is the frame "capacity_parameters": target, parameter, value, source.
+// CapacityParameters is the frame "capacity_parameters": target, parameter, value, source,
+// fit_error (percentunit, null where no fit error applies).
 func CapacityParameters(rows []CapacityParamRow, m Meta) data.Frames {
 	f := data.NewFrame("capacity_parameters")
 	stringColumn(f, rows, "target", func(r CapacityParamRow) string { return r.Target })
 	stringColumn(f, rows, "parameter", func(r CapacityParamRow) string { return r.Parameter })
 	stringColumn(f, rows, "value", func(r CapacityParamRow) string { return r.Value })
 	stringColumn(f, rows, "source", func(r CapacityParamRow) string { return r.Source })
+	numberColumn(f, rows, "fit_error", "percentunit", func(r CapacityParamRow) float64 { return r.FitError })
 	return withMeta(f, m)
 }
 
@@ -57,7 +61,8 @@ func CapacityParameters(rows []CapacityParamRow, m Meta) data.Frames {
 // one profile: the load the changed target gets (req/s), TTFT, TPOT and E2E p50 and p99
 // (seconds) with the relative error band of each p99 (null where none was validated: the
 // current configuration), the lowest attainment over the profile's objectives (0..1), the
-// objective it belongs to, and whether every objective holds.
+// objective it belongs to, whether every objective holds, and the change as advice quoting
+// its predicted p99s with their bands (empty for the current configuration; issue 35).
 type WhatIfRow struct {
 	Target, Profile, Change        string
 	Load                           float64
@@ -67,11 +72,12 @@ type WhatIfRow struct {
 	Attainment                     float64
 	WorstObjective                 string
 	Holds                          bool
+	Advice                         string
 }
 
 // CapacityWhatIf is the frame "capacity_whatif": target, profile, change, load (reqps),
 // ttft_p50, ttft_p99 (s), ttft_p99_error (percentunit), the same for tpot and e2e,
-// attainment (percentunit), worst_objective and holds.
+// attainment (percentunit), worst_objective, holds and advice.
 func CapacityWhatIf(rows []WhatIfRow, m Meta) data.Frames {
 	f := data.NewFrame("capacity_whatif")
 	stringColumn(f, rows, "target", func(r WhatIfRow) string { return r.Target })
@@ -97,5 +103,6 @@ func CapacityWhatIf(rows []WhatIfRow, m Meta) data.Frames {
 		holds[i] = r.Holds
 	}
 	f.Fields = append(f.Fields, data.NewField("holds", nil, holds))
+	stringColumn(f, rows, "advice", func(r WhatIfRow) string { return r.Advice })
 	return withMeta(f, m)
 }

@@ -250,7 +250,7 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 		var rows []frames.CapacityParamRow
 		for _, t := range targets {
 			for _, prm := range t.twin.Params {
-				rows = append(rows, frames.CapacityParamRow{Target: t.name, Parameter: prm.Name, Value: prm.Value, Source: string(prm.Source)})
+				rows = append(rows, frames.CapacityParamRow{Target: t.name, Parameter: prm.Name, Value: prm.Value, Source: string(prm.Source), FitError: prm.FitError})
 			}
 		}
 		return frames.CapacityParameters(rows, meta(r, nil)), nil
@@ -617,7 +617,7 @@ func capacityWhatIfs(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 					TTFTP50: out.P50["ttft"], TTFTP99: out.P99["ttft"], TTFTP99Error: twin.ErrorBand(c, "ttft"),
 					TPOTP50: out.P50["tpot"], TPOTP99: out.P99["tpot"], TPOTP99Error: twin.ErrorBand(c, "tpot"),
 					E2EP50: out.P50["e2e"], E2EP99: out.P99["e2e"], E2EP99Error: twin.ErrorBand(c, "e2e"),
-					Attainment: math.Inf(1), Holds: out.Finished > 0}
+					Attainment: math.Inf(1), Holds: out.Finished > 0, Advice: twin.Advice(c, t.twin.Config, out)}
 				for i, o := range tp.profile.Objectives {
 					a := out.Attainment[k+i]
 					if !(a >= o.Target) {

@@ -46,6 +46,26 @@ type Observed struct {
 	PrefixCaching bool
 	// RateSeries is the finished-request rate at 5-minute steps over the span (for the trend).
 	RateSeries []Point
+	// Windows are the span cut into WindowStep windows (issue 35: the data the step-time
+	// law's form is chosen on).
+	Windows []Window
+}
+
+// Window is one window of the history (Len seconds ending at T): its engine steps, the
+// tokens they computed and generated, the prefills completed (first tokens), its mean running requests (the decode batch) and mean
+// KV-cache usage (share of the blocks), and its mean inter-token latency (s).
+type Window struct {
+	T                     time.Time
+	Len                   float64
+	Steps, Tokens, Gen    float64
+	Prefills              float64
+	Running, KVUsage, ITL float64
+}
+
+// WindowStep is the window of the step-time law's data over a history of span: 30 s (two
+// samples at 15 s scrapes), longer over six hours so that at most 720 windows are read.
+func WindowStep(span time.Duration) time.Duration {
+	return max(30*time.Second, (span / 720).Truncate(30*time.Second))
 }
 
 // Bucket is one cumulative histogram bucket: count of observations ≤ Le.
@@ -140,7 +160,64 @@ func Observe(ctx context.Context, q source.Querier, job string, to time.Time, sp
 			o.RateSeries = append(o.RateSeries, Point{T: p.Timestamp.Time(), V: float64(p.Value)})
 		}
 	}
+	o.Windows = observeWindows(ctx, q, job, to, span)
 	return o, ctx.Err()
+}
+
+// observeWindows reads Observed.Windows: range queries at WindowStep (the increase of the
+// per-step token histogram's count and sum, of the generation tokens, the mean of the
+// running and KV-usage gauges, the mean ITL); a window missing any but the ITL is left out,
+// and a longer window is tried when fewer than minLawWindows remain (a scrape interval over
+// 15 s leaves a 30 s window one sample). Errors leave the windows out (the law is then the
+// roofline).
+func observeWindows(ctx context.Context, q source.Querier, job string, to time.Time, span time.Duration) []Window {
+	for _, step := range []time.Duration{WindowStep(span), 2 * WindowStep(span), 4 * WindowStep(span)} {
+		if ws := observeWindowsAt(ctx, q, job, to, span, step); len(ws) >= minLawWindows || step*4 > span {
+			return ws
+		}
+	}
+	return nil
+}
+
+// observeWindowsAt is observeWindows at one window length.
+func observeWindowsAt(ctx context.Context, q source.Querier, job string, to time.Time, span, step time.Duration) []Window {
+	series := func(expr string) map[int64]float64 {
+		m, err := q.QueryRange(ctx, expr, to.Add(-span).Add(step), to, step)
+		if err != nil || len(m) == 0 {
+			return nil
+		}
+		out := map[int64]float64{}
+		for _, p := range m[0].Values {
+			out[int64(p.Timestamp)] = float64(p.Value)
+		}
+		return out
+	}
+	inc := func(metric string) map[int64]float64 { return series(catalog.TwinIncreasePromQL(metric, job, step)) }
+	steps, tokens, gen := inc(catalog.TwinIterTokens+"_count"), inc(catalog.TwinIterTokens+"_sum"), inc(catalog.TwinGenTokens)
+	prefills := inc(catalog.TwinTTFT + "_count")
+	itl := series(catalog.TwinWindowRatioPromQL(catalog.TwinITL+"_sum", catalog.TwinITL+"_count", job, step))
+	run := series(catalog.TwinMeanGaugePromQL(catalog.TwinRunning, job, step))
+	kv := series(catalog.TwinMeanGaugePromQL(catalog.TwinKVUsage, job, step))
+	if len(kv) == 0 {
+		kv = series(catalog.TwinMeanGaugePromQL(catalog.TwinKVUsageV0Name, job, step))
+	}
+	var ws []Window
+	for ts, n := range steps {
+		w := Window{T: time.UnixMilli(ts), Len: step.Seconds(), Steps: n, Tokens: tokens[ts], Gen: gen[ts], Running: run[ts], KVUsage: kv[ts], ITL: math.NaN(), Prefills: prefills[ts]}
+		if v, ok := itl[ts]; ok {
+			w.ITL = v
+		}
+		_, ok1 := run[ts]
+		_, ok2 := kv[ts]
+		_, ok3 := gen[ts]
+		_, ok4 := prefills[ts]
+		if !ok1 || !ok2 || !ok3 || !ok4 || !(n > 0) || math.IsNaN(w.Tokens+w.Gen+w.Running+w.KVUsage) {
+			continue
+		}
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].T.Before(ws[j].T) })
+	return ws
 }
 
 // RateStep is the step of the rate series read for the trend over a history of span: 5

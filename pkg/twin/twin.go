@@ -22,10 +22,13 @@ const (
 	FromSetting Source = "setting" // not exported: the caller's setting (Known: a query's maxNumSeqs, -max-num-seqs)
 )
 
-// Param is one calibrated parameter: its value in words and where it came from.
+// Param is one calibrated parameter: its value in words and where it came from, and for the
+// step-time law's rows the held-out fit error (relative root mean square of the windows' mean
+// ITL; NaN on every other row).
 type Param struct {
 	Name, Value string
 	Source      Source
+	FitError    float64
 }
 
 // Twin is a calibrated simulator configuration of one target and what each parameter is
@@ -33,6 +36,8 @@ type Param struct {
 type Twin struct {
 	Config enginemodel.Config
 	Params []Param
+	// Law is the step-time law's choice on the history (issue 35).
+	Law LawFit
 }
 
 // Known are settings the caller knows and the history does not carry (zero: unknown, use
@@ -55,7 +60,7 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	cfg.ClientTimeout = 0
 	var ps []Param
 	add := func(name string, v any, s Source) {
-		ps = append(ps, Param{Name: name, Value: fmt.Sprint(v), Source: s})
+		ps = append(ps, Param{Name: name, Value: fmt.Sprint(v), Source: s, FitError: math.NaN()})
 	}
 	if !(o.Rate > 0) {
 		return Twin{}, fmt.Errorf("twin: no finished request in the history: nothing to calibrate")
@@ -102,15 +107,46 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	} else {
 		add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromDefault)
 	}
+	lf, err := checkAgainstRoofline(ctx, fitLaws(cfg, o), o, o.Rate)
+	if err != nil {
+		return Twin{}, err
+	}
+	cfg.StepLaw = lf.Law
 	if err := fitStepTime(ctx, &cfg, o); err != nil {
 		return Twin{}, err
+	}
+	law := lf.Law.Kind
+	if law == enginemodel.LawRoofline {
+		law = "roofline"
+	}
+	if lf.Why != "" {
+		law += " (kept without a choice: " + lf.Why + ")"
+	} else {
+		law += fmt.Sprintf(" (chosen on %d windows by held-out step-time error)", lf.Windows)
+	}
+	ps = append(ps, Param{Name: "step-time law", Value: law, Source: FromFit, FitError: lf.Errors[lf.Law.Kind]})
+	for _, k := range enginemodel.StepLaws {
+		name := k
+		if k == enginemodel.LawRoofline {
+			name = "roofline"
+		}
+		if e := lf.Errors[k]; !math.IsNaN(e) {
+			v := fmt.Sprintf("%.1f %%", 100*e)
+			if r, ok := lf.RefErrors[k]; ok {
+				v += fmt.Sprintf(" (on the roofline's own simulated windows: %.1f %%)", 100*r)
+			}
+			ps = append(ps, Param{Name: "step-time law held-out step-time error: " + name, Value: v, Source: FromFit, FitError: e})
+		}
+	}
+	if lf.Law.Kind == enginemodel.LawPerSequence {
+		add("per-sequence decode cost (µs per sequence per step)", math.Round(lf.Law.PerSeqDecode*1e7)/10, FromFit)
 	}
 	add("decode bandwidth efficiency", round3(cfg.GPU.BWEfficiency), FromFit)
 	add("prefill compute efficiency (MFU)", round3(cfg.GPU.MFU), FromFit)
 	if err := cfg.Validate(); err != nil {
 		return Twin{}, fmt.Errorf("twin: calibrated configuration: %w", err)
 	}
-	return Twin{Config: cfg, Params: ps}, nil
+	return Twin{Config: cfg, Params: ps, Law: lf}, nil
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -67,7 +67,8 @@ func TestChangeApply(t *testing.T) {
 	c5, r5 := Change{LoadScale: 1.5}.Apply(cfg, 10)
 	assert.Equal(t, 15.0, r5)
 	assert.Equal(t, cfg, c5)
-	assert.True(t, math.IsNaN(ErrorBand(Change{LoadScale: 1.5}, "ttft")), "no calibrated band for a load scale")
+	assert.Equal(t, 0.29, ErrorBand(Change{LoadScale: 1.5}, "e2e"), "the load band measured on the three worlds")
+	assert.True(t, math.IsNaN(ErrorBand(Change{}, "ttft")), "no band without a change")
 }
 
 // With days of history and a daily cycle, the trend is that of the daily peaks: load

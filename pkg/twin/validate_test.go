@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/tsdb"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
@@ -72,6 +73,7 @@ type row struct {
 	load               float64
 	whatIf             []string
 	whatIfErr          []float64 // relative errors of p99 TTFT, TPOT, E2E per change
+	law                string    // the twin's chosen step-time law and its held-out errors
 }
 
 func relErr(pred, truth float64) float64 { return math.Abs(pred-truth) / truth }
@@ -93,12 +95,16 @@ func validateOne(t *testing.T, seed uint64) row {
 	require.NoError(t, err)
 	twinKnee, err := Knee(context.Background(), tw.Config, chat, 4)
 	require.NoError(t, err)
-	out := row{seed: seed, trueKnee: trueKnee, twinKnee: twinKnee, load: load}
+	out := row{seed: seed, trueKnee: trueKnee, twinKnee: twinKnee, load: load,
+		law: fmt.Sprintf("%s:s=%.0fus:roof=%.3f:lin=%.3f:n=%d", tw.Law.Law.Kind, 1e6*tw.Law.Law.PerSeqDecode, tw.Law.Errors[""], tw.Law.Errors["per-sequence"], tw.Law.Windows)}
 	changes := []Change{
 		{Name: fmt.Sprintf("max-num-seqs %d", cfg.MaxNumSeqs/2), MaxNumSeqs: cfg.MaxNumSeqs / 2},
 		{Name: "+1 replica", AddReplicas: 1},
 		{Name: "prompts x2", PromptScale: 2},
 		{Name: "prefix caching 60%", PrefixHitRatio: 0.6},
+		// issue 35: load ×k up to 90 % of the true knee (k 1.125..3): the load what-if's band
+		// and the queueing tails near the knee
+		{Name: "load to 90% of the knee", LoadScale: 0.9 * trueKnee / load},
 	}
 	for _, c := range changes {
 		pred, err := WhatIf(context.Background(), tw, obs.Rate, c, chat)
@@ -139,12 +145,12 @@ func TestTwinAgainstHiddenSimulator(t *testing.T) {
 	wg.Wait()
 	var kneeErrs, wiErrs []float64
 	var b strings.Builder
-	b.WriteString("seed\ttrue_knee\ttwin_knee\tknee_err\tload\twhatif_p99_errs(ttft,tpot,e2e per change)\n")
+	b.WriteString("seed\ttrue_knee\ttwin_knee\tknee_err\tload\twhatif_p99_errs(ttft,tpot,e2e per change)\tlaw\n")
 	for _, r := range rows {
 		ke := relErr(r.twinKnee, r.trueKnee)
 		kneeErrs = append(kneeErrs, ke)
 		wiErrs = append(wiErrs, r.whatIfErr...)
-		fmt.Fprintf(&b, "%d\t%.2f\t%.2f\t%.3f\t%.2f\t%s\n", r.seed, r.trueKnee, r.twinKnee, ke, r.load, fmtErrs(r.whatIfErr))
+		fmt.Fprintf(&b, "%d\t%.2f\t%.2f\t%.3f\t%.2f\t%s\t%s\n", r.seed, r.trueKnee, r.twinKnee, (r.twinKnee-r.trueKnee)/r.trueKnee, r.load, fmtErrs(r.whatIfErr), r.law)
 	}
 	summary := fmt.Sprintf("configs %d: knee error median %.3f, p90 %.3f, within 15%%: %d/%d; what-if p99 error median %.3f, p90 %.3f, within 20%%: %d/%d",
 		n, q(kneeErrs, 0.5), q(kneeErrs, 0.9), within(kneeErrs, 0.15), len(kneeErrs), q(wiErrs, 0.5), q(wiErrs, 0.9), within(wiErrs, 0.2), len(wiErrs))
@@ -180,4 +186,25 @@ func within(v []float64, lim float64) int {
 		}
 	}
 	return n
+}
+
+// TestTwinAgainstPerSequenceWorld is the CI check of a non-roofline world (issue 35): two
+// hidden configurations (tune seeds 3 and 5) whose step time carries a per-sequence decode
+// cost and context-quadratic prefill (sim.WorldPerSequence), the twin calibrated on each
+// one's scraped history. The twin must choose a law with a per-sequence cost on both and find
+// each knee within 10 % of the hidden simulator's (measured: −2.1 % and −2.4 %, so the floor
+// is four times the error). The runs are seeded, so the floors do not depend on the machine's
+// speed; about 20 CPU-seconds.
+func TestTwinAgainstPerSequenceWorld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates minutes of load per configuration")
+	}
+	world := *validateWorld
+	*validateWorld = sim.WorldPerSequence
+	defer func() { *validateWorld = world }()
+	for _, seed := range []uint64{3, 5} {
+		r := validateOne(t, seed)
+		assert.NotEqual(t, "", strings.SplitN(r.law, ":", 2)[0], "seed %d: the roofline kept (%s)", seed, r.law)
+		assert.Less(t, relErr(r.twinKnee, r.trueKnee), 0.10, "seed %d: twin knee %.2f, true %.2f", seed, r.twinKnee, r.trueKnee)
+	}
 }
