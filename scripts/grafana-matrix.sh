@@ -8,9 +8,10 @@
 #   scripts/grafana-matrix.sh            # the oldest supported set (GRAFANA_OLDEST below)
 #   scripts/grafana-matrix.sh 12.4.10    # any other release line
 #
-# @grafana/plugin-ui is bundled into module.js and stays at package.json's version; its
-# peer dependency on ^13 is a declaration only (it imports nothing newer than what this
-# check builds and tests), hence --legacy-peer-deps. @grafana/i18n exists from 12.1 on
+# The rest keeps package-lock.json's versions. @grafana/plugin-ui is bundled into module.js and
+# stays at package.json's version; it declares peer dependencies on @grafana/* ^13, which
+# --force turns into a warning (peers are still installed): what this check builds and tests
+# is exactly that combination, as Grafana 11/12 would load it. @grafana/i18n exists from 12.1 on
 # and is pinned with the rest from there; before 12.1 it is removed (nothing in src/ imports it).
 # Needs: Node 20, npm, the registry that npm ci reaches; chromium for the harness (skipped without).
 set -euo pipefail
@@ -28,7 +29,6 @@ tar -cf - --exclude=node_modules --exclude=dist --exclude=harness/dist \
   scripts/plugin-readme-lib.d.mts README.md CHANGELOG.md LICENSE plugin.json dashboards \
   2>/dev/null | tar -xf - -C "$scratch"
 cd "$scratch"
-rm -f package-lock.json
 pins=()
 for p in data ui runtime schema; do pins+=("@grafana/$p@$version"); done
 major="${version%%.*}"; rest="${version#*.}"; minor="${rest%%.*}"
@@ -39,7 +39,7 @@ else
 fi
 for p in "${pins[@]}"; do npm pkg set "dependencies.${p%@*}=${p##*@}"; done
 echo "== grafana matrix $version: npm install ${pins[*]}"
-npm install --no-audit --no-fund --legacy-peer-deps --loglevel=error
+npm install --no-audit --no-fund --force --loglevel=error
 npm ls --depth=0 @grafana/data @grafana/ui @grafana/runtime @grafana/plugin-ui
 echo "== grafana matrix $version: typecheck"
 npm run typecheck
