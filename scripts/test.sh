@@ -2,7 +2,8 @@
 # Runs every Inferscope test: Go vet + unit, corpus, oracle, simulator, agent
 # and as-Grafana tests; the plugin binary build; the Prometheus rule files
 # (promtool check and unit tests); front-end typecheck, lint,
-# jest and production build; the editors in headless chromium; the demo
+# jest and production build (against the newest and the oldest supported Grafana's
+# @grafana/* packages); the editors in headless chromium; the demo
 # compose file's validation.
 # Needs: Go 1.26, Node 20, mage, gosec, promtool, docker-compose and chromium; thanos and
 # victoria-metrics for the remote-mode tests against them (see .ci/run).
@@ -42,6 +43,12 @@ scripts/release.sh --no-build --platforms linux/amd64
 # --- end release archive
 echo "== editors in a real browser (chromium + playwright-core)"
 npm run test:browser
+# --- Grafana version matrix (issue 34): the same typecheck, jest, build and browser harness
+# against the oldest Grafana that plugin.json's grafanaDependency admits (its @grafana/* set,
+# in a scratch directory; the newest set is what ran above). About 10 min on 2 cores.
+echo "== front end against the oldest supported Grafana's packages"
+scripts/grafana-matrix.sh
+# --- end Grafana version matrix
 echo "== Prometheus rule files"
 promtool check rules provisioning/prometheus/*.rules.yml
 promtool test rules provisioning/prometheus/tests/*.test.yml

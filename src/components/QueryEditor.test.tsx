@@ -116,7 +116,7 @@ describe('QueryEditor', () => {
 
   it('turns bounds off', async () => {
     const { last } = await setup(latency);
-    fireEvent.click(screen.getByLabelText('Bounds'));
+    fireEvent.click(screen.getByRole('switch', { name: 'Bounds' }));
     expect(last().bounds).toBe(false);
   });
 
