@@ -248,12 +248,13 @@ func TestGPUQueryMapsDCGMPagesToCanonicalSignals(t *testing.T) {
 	}
 
 	// Labels are the agent's names whatever the source: UUID→uuid, Hostname→hostname,
-	// modelName→name; dcgm's other labels (device, driver version, k8s) are gone.
-	assert.Equal(t, data.Labels{"signal": "power", "target": "dcgm-mixed", "gpu": "0", "uuid": mixA, "hostname": "HOSTNAME_A", "name": "Tesla T4"}, lbls["power dcgm-mixed "+mixA])
-	assert.Equal(t, data.Labels{"signal": "dram_active", "target": "dcgm-mixed", "gpu": "0", "uuid": mixC, "hostname": "HOSTNAME_C", "name": "NVIDIA A10G"}, lbls["dram_active dcgm-mixed "+mixC])
-	assert.Equal(t, data.Labels{"signal": "sm_clock", "target": "dcgm-snippet", "gpu": "0", "uuid": snip}, lbls["sm_clock dcgm-snippet "+snip])
-	assert.Equal(t, data.Labels{"signal": "power", "target": "dcgm-lab", "gpu": "0", "uuid": "GPU-lab0", "hostname": "lab-1", "name": "NVIDIA H100 80GB HBM3"}, lbls["power dcgm-lab GPU-lab0"])
-	assert.Equal(t, data.Labels{"signal": "power", "target": "node-a", "gpu": "0", "uuid": "GPU-node0", "hostname": "node-a", "name": "NVIDIA H200"}, lbls["power node-a GPU-node0"])
+	// modelName→name; dcgm's other labels (device, driver version, k8s) are gone. No inference
+	// target names these agents, so `serving` is the agent's own name.
+	assert.Equal(t, data.Labels{"signal": "power", "target": "dcgm-mixed", "serving": "dcgm-mixed", "gpu": "0", "uuid": mixA, "hostname": "HOSTNAME_A", "name": "Tesla T4"}, lbls["power dcgm-mixed "+mixA])
+	assert.Equal(t, data.Labels{"signal": "dram_active", "target": "dcgm-mixed", "serving": "dcgm-mixed", "gpu": "0", "uuid": mixC, "hostname": "HOSTNAME_C", "name": "NVIDIA A10G"}, lbls["dram_active dcgm-mixed "+mixC])
+	assert.Equal(t, data.Labels{"signal": "sm_clock", "target": "dcgm-snippet", "serving": "dcgm-snippet", "gpu": "0", "uuid": snip}, lbls["sm_clock dcgm-snippet "+snip])
+	assert.Equal(t, data.Labels{"signal": "power", "target": "dcgm-lab", "serving": "dcgm-lab", "gpu": "0", "uuid": "GPU-lab0", "hostname": "lab-1", "name": "NVIDIA H100 80GB HBM3"}, lbls["power dcgm-lab GPU-lab0"])
+	assert.Equal(t, data.Labels{"signal": "power", "target": "node-a", "serving": "node-a", "gpu": "0", "uuid": "GPU-node0", "hostname": "node-a", "name": "NVIDIA H200"}, lbls["power node-a GPU-node0"])
 	assert.Equal(t, "sm_active", lbls["saturation dcgm-lab GPU-lab0"]["source"])
 	assert.Equal(t, "gr_engine_active", lbls["saturation dcgm-lab GPU-lab1"]["source"])
 	assert.Equal(t, "gpu_util", lbls["saturation dcgm-lab GPU-lab2"]["source"])
