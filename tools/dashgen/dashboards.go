@@ -212,7 +212,7 @@ func Latency() *dashboard.DashboardBuilder {
 	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
 		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, 9,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true)...))))
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true, "groupBy", "target")...))))
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
@@ -257,7 +257,8 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
 			"indexByName": map[string]any{"status": 0, "objective": 1, "target": 2, "signal": 3, "threshold": 4, "objective_target": 5},
 		})}).
-		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90))).
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90), prop("custom.minWidth", 90))).
+		OverrideByName("Objective", props(prop("custom.minWidth", 110))).
 		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
 		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2))).
 		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0))).
@@ -271,6 +272,10 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 // sloTileName names one slo row's tile "objective · target" (the slo
 // frame's objective and target columns, grouped by target).
 const sloTileName = "${__data.fields.objective} · ${__data.fields.target}"
+
+// burnRateName names a burn-rate series target first ("vllm-a · ttft-p99
+// 1h"), so a legend cut at its width still says whose budget burns.
+const burnRateName = "${__field.labels.target} · ${__field.labels.objective} ${__field.labels.window}"
 
 // budgetThresholds: red once the budget is overspent (below 0), amber under
 // 25 % left, green above.
@@ -306,9 +311,12 @@ func SLO() *dashboard.DashboardBuilder {
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Legend(legendTable()).
+		DisplayName(burnRateName).
 		Decimals(2).
 		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
 		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
+	// The why, per target, beside its budget (issue 33).
+	b.WithPanel(diagnosisNowTable(24, 6).Title("Why: diagnosis now per target"))
 	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
 		unitRPS, 12, 9, query(withProfile("queryType", "goodput")...)).
 		Legend(legendTable()))
@@ -377,6 +385,7 @@ func GPU() *dashboard.DashboardBuilder {
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
 		Datasource(dsRef).Span(24).Height(7).
 		WithTarget(gq("throttle_reasons")).
+		DisplayName(gpuName).
 		NoValue(noGPUAgent).
 		Unit(unitNone).
 		Legend(legendList()).
