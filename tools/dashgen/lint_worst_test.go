@@ -225,3 +225,27 @@ func TestThrottleReasonsNamedByServingAndGPU(t *testing.T) {
 		t.Error("no throttle-reasons panel")
 	}
 }
+
+// TestCollapsedRowsReserveNoSpace: the panel after a collapsed row starts
+// on the next grid line, so collapsed, empty-by-default rows do not leave
+// their hidden panels' height blank. Before, the overview's four collapsed
+// rows sat 9, 9, 9 and 7 lines apart: a blank third of its screenshot.
+func TestCollapsedRowsReserveNoSpace(t *testing.T) {
+	checked := 0
+	for name, ps := range committedDashboardsRaw(t) {
+		for k, p := range ps {
+			if p["type"] != "row" || p["collapsed"] != true || k+1 == len(ps) {
+				continue
+			}
+			checked++
+			y, _ := get(p, "gridPos", "y").(float64)
+			next, _ := get(ps[k+1], "gridPos", "y").(float64)
+			if next != y+1 {
+				t.Errorf("%s: collapsed row %q at y=%v is followed by %q at y=%v, want %v", name, p["title"], y, ps[k+1]["title"], next, y+1)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no collapsed row followed by a panel")
+	}
+}
