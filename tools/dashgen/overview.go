@@ -62,7 +62,7 @@ func sloNow(groupBy string) queryBuilder {
 func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
 	return sloStat(title, desc, unit, w, t).
 		Transformations(worstPerObjective(re, "first", false)).
-		DisplayName(sloWorstName)
+		OverrideByName(re, props(prop("displayName", sloWorstName)))
 }
 
 // sloStat is the overview's SLO stat tile: background colour, value and
@@ -86,7 +86,9 @@ func sloStat(title, desc, unit string, w uint32, t *dashboard.ThresholdsConfigBu
 // objective with reducer over field; with reducer "first" the target of
 // that row is kept too (named target), so the row is the worst target's.
 // The groupBy transformation names its outputs "field (reducer)": they are
-// renamed back, so display names can use ${__data.fields.target}.
+// renamed back, so display names can use ${__data.fields.target}. The
+// rename sets the fields' displayName, which a panel default does not
+// replace: callers name the tiles with an override on field.
 func worstPerObjective(field, reducer string, desc bool) []dashboard.DataTransformerConfig {
 	fields := map[string]any{
 		"objective": map[string]any{"operation": "groupby", "aggregations": []string{}},
@@ -178,7 +180,7 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(sloStat(burnAlertTileTitle, "Per objective of the selected SLO profile, the most severe burn-rate alert of any selected target now, by the multi-window multi-burn-rate rule (docs/slo.md): none, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in Error budget left, worst target (left, red below 0) while this tile says none now. The endpoint table below says which target and model burn.",
 		unitCount, 6, neutral()).
 		Transformations(worstPerObjective("status_value", "max", true)).
-		DisplayName(sloObjectiveName).
+		OverrideByName("status_value", props(prop("displayName", sloObjectiveName))).
 		Mappings(burnAlertTileMappings()))
 
 	// Who is burning: one row per objective × target × model, worst first.
