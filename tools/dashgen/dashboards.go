@@ -258,7 +258,9 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 			"indexByName": map[string]any{"status": 0, "objective": 1, "target": 2, "signal": 3, "threshold": 4, "objective_target": 5},
 		})}).
 		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90), prop("custom.minWidth", 90))).
-		OverrideByName("Objective", props(prop("custom.minWidth", 110))).
+		// Centred, so the coloured Status cell beside it never covers its
+		// first letter (the screenshots showed "tft-p99").
+		OverrideByName("Objective", props(prop("custom.minWidth", 110), prop("custom.align", "center"))).
 		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
 		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2))).
 		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0))).
@@ -305,6 +307,8 @@ func SLO() *dashboard.DashboardBuilder {
 		DisplayName(sloTileName))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
+	// The why, per target, under its budget (issue 33).
+	b.WithPanel(diagnosisNowTable(24, 6).Title("Why: diagnosis now per target"))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
 		unitCount, 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
@@ -315,8 +319,6 @@ func SLO() *dashboard.DashboardBuilder {
 		Decimals(2).
 		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
 		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
-	// The why, per target, beside its budget (issue 33).
-	b.WithPanel(diagnosisNowTable(24, 6).Title("Why: diagnosis now per target"))
 	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
 		unitRPS, 12, 9, query(withProfile("queryType", "goodput")...)).
 		Legend(legendTable()))

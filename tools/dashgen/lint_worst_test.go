@@ -267,3 +267,16 @@ func TestCollapsedRowsReserveNoSpace(t *testing.T) {
 		t.Error("no collapsed row followed by a panel")
 	}
 }
+
+// TestPanelsFitTheGrid: every panel lies inside Grafana's 24-column grid
+// (the SLO dashboard's diagnosis table, first placed beside a half-width
+// panel, ran off its right edge).
+func TestPanelsFitTheGrid(t *testing.T) {
+	for _, l := range onCallPanels(t) {
+		x, _ := get(l.p, "gridPos", "x").(float64)
+		w, _ := get(l.p, "gridPos", "w").(float64)
+		if x+w > 24 {
+			t.Errorf("%s: x %v + w %v is past the grid's 24 columns", l.where(), x, w)
+		}
+	}
+}
