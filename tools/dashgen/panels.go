@@ -219,7 +219,7 @@ func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.
 		// objective's threshold) are kept for the tooltip only: drawn, they
 		// were grey shading on an unlabelled 0–1 right axis (issue 33); the
 		// threshold line says the same against the p99.
-		OverrideByRegexp(spikeSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": false})))
+		OverrideByRegexp(spikeSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": false}), prop("unit", unitCount)))
 }
 
 // spikeSeries matches the display names of the spike markers (stat spike).
