@@ -292,7 +292,14 @@ func States(states []gpu.State, m Meta) data.Frames {
 			}
 		}
 		fld := data.NewField("throttle_reasons", data.Labels(s.Labels), vals)
-		fld.Config = &data.FieldConfig{DisplayNameFromDS: displayName(analysis.Series{Name: "throttle", Labels: s.Labels})}
+		name := displayName(analysis.Series{Name: "throttle", Labels: s.Labels})
+		// Named by the targets the GPU serves and its index (issue 33), like
+		// the gpu time series on the dashboards: the label list was cut to
+		// "throttle · gpu=0, host…" on every row.
+		if sv, ok := s.Labels["serving"]; ok && sv != "" {
+			name = sv + " · GPU " + s.Labels["gpu"]
+		}
+		fld.Config = &data.FieldConfig{DisplayNameFromDS: name}
 		f.Fields = append(f.Fields, fld)
 	}
 	f.Meta = m.frameMeta(data.FrameTypeTimeSeriesWide)

@@ -226,7 +226,11 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 		}
 		impossible([]catalog.Signal{catalog.ThrottleReasons})
 		noteUnmatched()
-		return frames.States(gpu.ThrottleStates(perReason, bitmask, r.Steps), meta(r, nil)), nil
+		states := gpu.ThrottleStates(perReason, bitmask, r.Steps)
+		for i := range states {
+			labelServingOf(env.Settings, states[i].Labels)
+		}
+		return frames.States(states, meta(r, nil)), nil
 	}
 
 	var series []analysis.Series
@@ -335,15 +339,21 @@ func Serving(s *settings.Settings, agent, gpu string) string {
 // agent) and a gpu label.
 func labelServing(s *settings.Settings, series []analysis.Series) {
 	for i := range series {
-		l := series[i].Labels
-		agent, ok := l["job"]
-		if !ok {
-			agent, ok = l["target"]
-		}
-		g, hasGPU := l["gpu"]
-		if !ok || !hasGPU {
-			continue
-		}
-		l[ServingLabel] = Serving(s, agent, g)
+		labelServingOf(s, series[i].Labels)
 	}
+}
+
+// labelServingOf sets ServingLabel on one label set that has a job (or
+// target: the agent) and a gpu label; the throttle-reason states get it
+// too (issue 33: their rows read "throttle · gpu=0, host…" alike).
+func labelServingOf(s *settings.Settings, l map[string]string) {
+	agent, ok := l["job"]
+	if !ok {
+		agent, ok = l["target"]
+	}
+	g, hasGPU := l["gpu"]
+	if !ok || !hasGPU || l == nil {
+		return
+	}
+	l[ServingLabel] = Serving(s, agent, g)
 }

@@ -212,7 +212,7 @@ func Latency() *dashboard.DashboardBuilder {
 	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
 		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, 9,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true)...))))
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true, "groupBy", "target")...))))
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
@@ -257,7 +257,10 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
 			"indexByName": map[string]any{"status": 0, "objective": 1, "target": 2, "signal": 3, "threshold": 4, "objective_target": 5},
 		})}).
-		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90))).
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90), prop("custom.minWidth", 90))).
+		// Centred, so the coloured Status cell beside it never covers its
+		// first letter (the screenshots showed "tft-p99").
+		OverrideByName("Objective", props(prop("custom.minWidth", 110), prop("custom.align", "center"))).
 		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
 		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2))).
 		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0))).
@@ -271,6 +274,10 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 // sloTileName names one slo row's tile "objective · target" (the slo
 // frame's objective and target columns, grouped by target).
 const sloTileName = "${__data.fields.objective} · ${__data.fields.target}"
+
+// burnRateName names a burn-rate series target first ("vllm-a · ttft-p99
+// 1h"), so a legend cut at its width still says whose budget burns.
+const burnRateName = "${__field.labels.target} · ${__field.labels.objective} ${__field.labels.window}"
 
 // budgetThresholds: red once the budget is overspent (below 0), amber under
 // 25 % left, green above.
@@ -300,12 +307,15 @@ func SLO() *dashboard.DashboardBuilder {
 		DisplayName(sloTileName))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
+	// The why, per target, under its budget (issue 33).
+	b.WithPanel(diagnosisNowTable(24, 6).Title("Why: diagnosis now per target"))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
 		unitCount, 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Legend(legendTable()).
+		DisplayName(burnRateName).
 		Decimals(2).
 		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
 		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
@@ -377,6 +387,7 @@ func GPU() *dashboard.DashboardBuilder {
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
 		Datasource(dsRef).Span(24).Height(7).
 		WithTarget(gq("throttle_reasons")).
+		DisplayName(gpuName).
 		NoValue(noGPUAgent).
 		Unit(unitNone).
 		Legend(legendList()).

@@ -187,6 +187,9 @@ func TestStatTilesAreLabelled(t *testing.T) {
 			continue
 		}
 		name, _ := get(l.p, "fieldConfig", "defaults", "displayName").(string)
+		// A field renamed by a transformation is named by an override (its
+		// own displayName beats the panel default).
+		name += overrideDisplayNames(l.p)
 		if !strings.Contains(name, "${__data.fields.") {
 			t.Errorf("%s: one tile per row, but the tiles are not named from the row (displayName %q)", l.where(), name)
 		}

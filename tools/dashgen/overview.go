@@ -53,10 +53,21 @@ func sloNow(groupBy string) queryBuilder {
 	return query(withProfile("queryType", "slo", "groupBy", groupBy)...)
 }
 
-// sloTiles is one stat tile per objective of the selected profile (the slo
-// query, all selected targets and models merged) showing field re, named
-// by the objective and its ratio.
-func sloTiles(title, desc, re, unit string, w uint32, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
+// sloWorstTiles is one stat tile per objective of the selected profile
+// showing field re of its worst target (issue 33: a pooled number hid the
+// endpoint that overspent its budget): the slo query grouped by target,
+// sorted on re (ascending: the lowest first), then grouped by objective
+// keeping the first (worst) row's target and value, so the tile reads
+// "objective · worst: target" with that target's own number.
+func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
+	return sloStat(title, desc, unit, w, t).
+		Transformations(worstPerObjective(re, "first", false)).
+		OverrideByName(re, props(prop("displayName", sloWorstName)))
+}
+
+// sloStat is the overview's SLO stat tile: background colour, value and
+// name, one value per row of the slo query grouped by target.
+func sloStat(title, desc, unit string, w uint32, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
 	return stat.NewPanelBuilder().
 		Title(title).Description(desc).
 		Datasource(dsRef).Span(w).Height(5).Unit(unit).
@@ -67,13 +78,37 @@ func sloTiles(title, desc, re, unit string, w uint32, t *dashboard.ThresholdsCon
 		JustifyMode(common.BigValueJustifyModeCenter).
 		Orientation(common.VizOrientationAuto).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
-		// Keep the objective (the tiles' names) and the one number shown: a
-		// reduceOptions.fields filter would match the display names, which
-		// the tile names replace.
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|` + re)}).
-		DisplayName(sloObjectiveName).
-		WithTarget(sloNow("none"))
+		WithTarget(sloNow("target"))
 }
+
+// worstPerObjective reduces the slo frame grouped by target to one row per
+// objective: sorted on field (descending when desc), then grouped by
+// objective with reducer over field; with reducer "first" the target of
+// that row is kept too (named target), so the row is the worst target's.
+// The groupBy transformation names its outputs "field (reducer)": they are
+// renamed back, so display names can use ${__data.fields.target}. The
+// rename sets the fields' displayName, which a panel default does not
+// replace: callers name the tiles with an override on field.
+func worstPerObjective(field, reducer string, desc bool) []dashboard.DataTransformerConfig {
+	fields := map[string]any{
+		"objective": map[string]any{"operation": "groupby", "aggregations": []string{}},
+		field:       map[string]any{"operation": "aggregate", "aggregations": []string{reducer}},
+	}
+	rename := map[string]any{field + " (" + reducer + ")": field}
+	if reducer == "first" {
+		fields["target"] = map[string]any{"operation": "aggregate", "aggregations": []string{"first"}}
+		rename["target (first)"] = "target"
+	}
+	return []dashboard.DataTransformerConfig{
+		transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": field, "desc": desc}}}),
+		transformation("groupBy", map[string]any{"fields": fields}),
+		transformation("organize", map[string]any{"renameByName": rename}),
+	}
+}
+
+// sloWorstName names a worst-target tile by its objective and the target
+// whose number it shows.
+const sloWorstName = "${__data.fields.objective} · worst: ${__data.fields.target}"
 
 // sloObjectiveName names a tile by its objective (the slo frame's objective
 // column).
@@ -98,7 +133,7 @@ func sloStatusMappings() []dashboard.ValueMapping {
 
 // burnAlertTileTitle names the overview tile that shows the burn-rate
 // alert status: what the alert windows say now, not the budget spent.
-const burnAlertTileTitle = "Burn-rate alerts now"
+const burnAlertTileTitle = "Burn-rate alert firing now (any target)"
 
 // burnAlertTileMappings are sloStatusMappings for the overview's status
 // tile, where the tile sits beside the error budget: status 0 reads "No
@@ -108,7 +143,7 @@ const burnAlertTileTitle = "Burn-rate alerts now"
 func burnAlertTileMappings() []dashboard.ValueMapping {
 	return []dashboard.ValueMapping{
 		valueMap(map[string]dashboard.ValueMappingResult{
-			"0":   textResult("No alert firing", "text"),
+			"0":   textResult("none now (budget: see left)", "text"),
 			"0.5": textResult("Possible", amber),
 			"1":   textResult("Ticket", orange),
 			"2":   textResult("Page", red),
@@ -134,17 +169,19 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(sloTiles(burnAlertTileTitle, "Per objective of the selected SLO profile, all selected targets and models merged, what the burn-rate alerts say now, by the multi-window multi-burn-rate rule (docs/slo.md): No alert firing, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in Error budget left beside it (red below 0) while this tile says No alert firing. The endpoint table below says which target and model burn.",
-		"status_value", unitCount, 8, neutral()).
-		Mappings(burnAlertTileMappings()))
-	b.WithPanel(sloTiles("Attainment", "Per objective of the selected SLO profile: the share of requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted; the objective's ratio is in the tile's name on the SLO dashboard. Red below 99 %, amber below 99.5 %.",
-		"attainment", unitRatio, 8, lowerBad(0.99, 0.995)).
-		Decimals(2).
-		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
-	b.WithPanel(sloTiles("Error budget left", "Per objective of the selected SLO profile: 1 − bad requests / allowed bad requests over the objective's period (or the part the history covers). Red once overspent (below 0), amber under 25 % left.",
-		"budget_remaining", unitRatio, 8, budgetThresholds()).
+	b.WithPanel(sloWorstTiles("Error budget left, worst target", "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period (or the part the history covers). Red once overspent (below 0), amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
+		"budget_remaining", unitRatio, 9, budgetThresholds()).
 		Decimals(1).
 		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
+	b.WithPanel(sloWorstTiles("Attainment, worst target", "Per objective of the selected SLO profile, the target with the lowest attainment and its attainment: the share of its requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted. Red below 99 %, amber below 99.5 %.",
+		"attainment", unitRatio, 9, lowerBad(0.99, 0.995)).
+		Decimals(2).
+		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
+	b.WithPanel(sloStat(burnAlertTileTitle, "Per objective of the selected SLO profile, the most severe burn-rate alert of any selected target now, by the multi-window multi-burn-rate rule (docs/slo.md): none, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in Error budget left, worst target (left, red below 0) while this tile says none now. The endpoint table below says which target and model burn.",
+		unitCount, 6, neutral()).
+		Transformations(worstPerObjective("status_value", "max", true)).
+		OverrideByName("status_value", props(prop("displayName", sloObjectiveName))).
+		Mappings(burnAlertTileMappings()))
 
 	// Who is burning: one row per objective × target × model, worst first.
 	b.WithRow(row("Endpoints, worst first"))

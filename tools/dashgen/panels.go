@@ -216,11 +216,14 @@ func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.
 		OverrideByRegexp(boundSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": false}), prop("custom.fillOpacity", 0))).
 		OverrideByRegexp(maxSeries, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{6, 4}}), prop("custom.lineWidth", 1))).
 		// The spike markers (stat="spike": 1 in a window whose p99 crossed the
-		// objective's threshold) are counts, drawn as faint bars on their own
-		// axis: a run of them is sustained, an isolated one a spike.
-		OverrideByRegexp(`.*spike.*`, props(prop("unit", unitCount), prop("custom.axisPlacement", "right"),
-			prop("custom.drawStyle", "bars"), prop("custom.fillOpacity", 8), prop("custom.lineWidth", 0), prop("min", 0), prop("max", 1)))
+		// objective's threshold) are kept for the tooltip only: drawn, they
+		// were grey shading on an unlabelled 0–1 right axis (issue 33); the
+		// threshold line says the same against the p99.
+		OverrideByRegexp(spikeSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": false}), prop("unit", unitCount)))
 }
+
+// spikeSeries matches the display names of the spike markers (stat spike).
+const spikeSeries = `.*spike.*`
 
 // boundSeries matches the display names of a quantile's bucket bounds.
 const boundSeries = `.* (lower|upper)( ·.*)?`

@@ -67,6 +67,7 @@ func Render() (map[string][]byte, error) {
 				}
 			}
 		}
+		compactCollapsedRows(d.Panels)
 		// The SDK places links and annotation toggles in Grafana 13's
 		// controls menu by default, where users do not find them: leave the
 		// placement unset so they show above the panels.
@@ -83,4 +84,44 @@ func Render() (map[string][]byte, error) {
 		out[name] = append(js, '\n')
 	}
 	return out, nil
+}
+
+// compactCollapsedRows moves every panel below a collapsed row up by the
+// height of the panels the row holds (issue 33): the builder lays a
+// collapsed row's panels out as if open, so each collapsed row reserved
+// their height and the overview's bottom third was blank. Grafana floats
+// panels up on load; the screenshots and any other reader of gridPos do
+// not. A collapsed row's own panels move with it (they keep their place
+// under the row when it is opened).
+func compactCollapsedRows(ps []dashboard.PanelOrRowPanel) {
+	var shift uint32
+	move := func(g *dashboard.GridPos) {
+		if g != nil {
+			g.Y -= shift
+		}
+	}
+	for k := range ps {
+		if p := ps[k].Panel; p != nil {
+			move(p.GridPos)
+			continue
+		}
+		r := ps[k].RowPanel
+		if r == nil || r.GridPos == nil {
+			continue
+		}
+		rowY := r.GridPos.Y
+		bottom := rowY + 1
+		for j := range r.Panels {
+			if g := r.Panels[j].GridPos; g != nil && g.Y+g.H > bottom {
+				bottom = g.Y + g.H
+			}
+		}
+		move(r.GridPos)
+		for j := range r.Panels {
+			move(r.Panels[j].GridPos)
+		}
+		if r.Collapsed {
+			shift += bottom - (rowY + 1)
+		}
+	}
 }
