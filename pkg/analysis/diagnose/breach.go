@@ -313,7 +313,7 @@ const decodeITLShare = 0.5
 func (c *tctx) breachedTokenThreshold(i int) float64 {
 	thr := 0.0
 	for _, o := range c.in.Objectives {
-		if i < len(o.Good) && o.Good[i] < o.Target && (o.Signal == "itl" || o.Signal == "tpot" || o.Signal == "decode_time") {
+		if o.breachedAt(i) && (o.Signal == "itl" || o.Signal == "tpot" || o.Signal == "decode_time") {
 			if thr == 0 || o.Threshold < thr {
 				thr = o.Threshold
 			}
