@@ -266,6 +266,18 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 		}
 		fs = append(fs, &read{name: "objective:" + st, expr: func() (string, error) { return q, nil }})
 	}
+	// A TPOT objective on a target without a per-request TPOT histogram
+	// (vLLM before 0.11) is read from the gap histogram at its thresholds
+	// (diagnose.TPOTGaps).
+	if slices.Contains(stages, string(catalog.TPOT)) {
+		if hq, err := catalog.HistogramPromQL(catalog.ITL, sc, p.Window); err == nil {
+			q := hq.Buckets
+			if les := objectiveLesOn(ctx, r, env.Settings.Profiles, th.SLOProfile, names, models, string(catalog.TPOT), catalog.ITL, p.Start.Add(-p.Window), p.End); les != nil {
+				q = catalog.WithLe(q, les)
+			}
+			fs = append(fs, &read{name: "objective:" + diagnose.TPOTGaps, expr: func() (string, error) { return q, nil }})
+		}
+	}
 	if err := r.Parallel(len(fs), func(k int) error {
 		q, err := fs[k].expr()
 		if err != nil {
@@ -290,6 +302,9 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 	for _, st := range stages {
 		buckets[st] = got["objective:"+st]
 	}
+	if m, ok := got["objective:"+diagnose.TPOTGaps]; ok {
+		buckets[diagnose.TPOTGaps] = m
+	}
 	diagnose.AttachObjectives(&in, env.Settings.Profiles, th.SLOProfile, models, buckets)
 	return in, r, nil
 }
@@ -301,6 +316,12 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 // bucket holding the threshold; a bucket outside one threshold's bracket, kept for another,
 // changes nothing). nil, to read every bucket, when a layout is unknown.
 func objectiveLes(ctx context.Context, r *fetch.Run, profiles []settings.Profile, profile string, targets, models []string, st string, from, to time.Time) []string {
+	return objectiveLesOn(ctx, r, profiles, profile, targets, models, st, catalog.Signal(st), from, to)
+}
+
+// objectiveLesOn is objectiveLes for the objectives of stage st read from the histogram of
+// signal read (the gap histogram for TPOT objectives without a per-request TPOT histogram).
+func objectiveLesOn(ctx context.Context, r *fetch.Run, profiles []settings.Profile, profile string, targets, models []string, st string, read catalog.Signal, from, to time.Time) []string {
 	var out []string
 	var done []float64
 	for _, t := range targets {
@@ -309,7 +330,7 @@ func objectiveLes(ctx context.Context, r *fetch.Run, profiles []settings.Profile
 				continue
 			}
 			done = append(done, o.Threshold)
-			les, ok := r.ThresholdLe(ctx, catalog.Signal(st), o.Threshold, from, to)
+			les, ok := r.ThresholdLe(ctx, read, o.Threshold, from, to)
 			if !ok {
 				return nil
 			}

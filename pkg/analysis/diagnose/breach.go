@@ -313,13 +313,26 @@ const decodeITLShare = 0.5
 func (c *tctx) breachedTokenThreshold(i int) float64 {
 	thr := 0.0
 	for _, o := range c.in.Objectives {
-		if i < len(o.Good) && o.Good[i] < o.Target && (o.Signal == "itl" || o.Signal == "tpot" || o.Signal == "decode_time") {
+		if o.breachedAt(i) && (o.Signal == "itl" || o.Signal == "tpot" || o.Signal == "decode_time") {
 			if thr == 0 || o.Threshold < thr {
 				thr = o.Threshold
 			}
 		}
 	}
 	return thr
+}
+
+// perGapUnmet returns the lowest threshold (s) and the name of the
+// per-token objectives read from the gap histogram (PerGap) whose reading
+// at step i is under target (neither met nor breached), 0 when none is.
+func (c *tctx) perGapUnmet(i int) (float64, string) {
+	thr, name := 0.0, ""
+	for _, o := range c.in.Objectives {
+		if o.PerGap && o.known(i) && !o.metAt(i) && (thr == 0 || o.Threshold < thr) {
+			thr, name = o.Threshold, o.Name
+		}
+	}
+	return thr, name
 }
 
 // burstMaximaSummary is the queue finding's summary when the scraped maxima carry it.

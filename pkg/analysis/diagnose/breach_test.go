@@ -235,3 +235,47 @@ func TestBurstFromScrapedMaxima(t *testing.T) {
 	cl, _ = primaryAt(t, in)
 	assert.NotEqual(t, QueueSaturation, cl)
 }
+
+// TestDecodeAgainstPerGapTPOT: a vLLM 0.6 page (no per-request TPOT
+// histogram), 110 running, DRAM 0.7 and SM 0.4, mean ITL 22 ms, its TPOT
+// objective (50 ms, 0.99) read from the gap histogram at 97 % of gaps:
+// neither met nor breached. Before, the objective had no data, the gate
+// stayed open and the fixed bars (ITL ≥ itlHigh 12 ms, running ≥ 64) named
+// decode_memory_bound on this healthy page; now the objective's threshold
+// anchors the rule, and 22 ms is under it: healthy (nothing is breached).
+// With mean ITL 60 ms, over the 50 ms threshold (the gap-weighted mean of
+// the requests' TPOT, so some requests breach it), decode_memory_bound. With
+// 99.5 % of gaps under the threshold the objective is met and the window
+// is healthy again.
+func TestDecodeAgainstPerGapTPOT(t *testing.T) {
+	const n = 3
+	v := map[Signal][]float64{
+		Up: constant(n, 1), UpMin: constant(n, 1), Running: constant(n, 110), Waiting: constant(n, 0),
+		RunningAvg: constant(n, 110), WaitingAvg: constant(n, 0), WaitingSpan: constant(n, 0), Progress: constant(n, 100),
+		PromptTok: constant(n, 500), GenTok: constant(n, 4500), Finished: constant(n, 15),
+		ITLMean: constant(n, 0.022), TTFTMean: constant(n, 0.2), QueueMean: constant(n, 0), PrefillMean: constant(n, 0.15),
+		E2EMean: constant(n, 7), InferenceMean: constant(n, 7), TokensPerStep: constant(n, 115),
+		SMActive: constant(n, 0.4), DRAMActive: constant(n, 0.7), KVUsage: constant(n, 0.2), Preemptions: constant(n, 0),
+	}
+	tpot := ObjectiveInput{Name: "tpot", Signal: "tpot", Threshold: 0.05, Target: 0.99, Good: constant(n, 0.97), PerGap: true}
+	in := Input{Steps: steps(n, time.Minute), Window: 5 * time.Minute, StallWindow: 30 * time.Second,
+		Targets: []TargetInput{{Name: "a", Engine: "vllm", Generation: "v0", Values: v, RunningCeiling: 256,
+			Objectives: []ObjectiveInput{{Name: "ttft", Signal: "ttft", Threshold: 3, Target: 0.99, Good: constant(n, 1)}, tpot}}}}
+	cl, _ := primaryAt(t, in)
+	assert.Equal(t, Healthy, cl)
+	// The objective without data (as before on this page): the fixed bars decide.
+	in.Targets[0].Objectives[1] = ObjectiveInput{Name: "tpot", Signal: "tpot", Threshold: 0.05, Target: 0.99, Good: constant(n, math.NaN())}
+	cl, _ = primaryAt(t, in)
+	assert.Equal(t, DecodeMemory, cl)
+	in.Targets[0].Objectives[1] = tpot
+
+	v[ITLMean] = constant(n, 0.06)
+	cl, cur := primaryAt(t, in)
+	require.Equal(t, DecodeMemory, cl)
+	f := cur[slices.IndexFunc(cur, func(f Finding) bool { return f.Class == DecodeMemory })]
+	assert.Contains(t, f.Text(), "read from the gap histogram")
+
+	in.Targets[0].Objectives[1].Good = constant(n, 0.995)
+	cl, _ = primaryAt(t, in)
+	assert.Equal(t, Healthy, cl)
+}

@@ -84,17 +84,30 @@ func ObjectiveStages(profiles []settings.Profile, profile string, targets, model
 	return out
 }
 
+// TPOTGaps is the key of buckets (AttachObjectives) holding the windowed
+// bucket rates of the per-token gap histogram (catalog ITL) at the TPOT
+// objectives' thresholds: the reading of a TPOT objective on a target that
+// exports no per-request TPOT histogram (vLLM before 0.11).
+const TPOTGaps = "tpot:gaps"
+
 // AttachObjectives sets each target's Objectives in in: its anchor
 // objectives (AnchorObjectives) with their compliance per step computed
-// from buckets, the windowed bucket rates per stage (ObjectiveStages). An
-// objective whose stage was not fetched, or with no series for the target,
-// is attached without data (NaN at every step): it cannot be judged, so
-// its target's objectives are never all met (the SLO gate stays open).
+// from buckets, the windowed bucket rates per stage (ObjectiveStages). A
+// TPOT objective with no per-request TPOT series for the target is read
+// from buckets[TPOTGaps], the gap histogram, and marked PerGap (never
+// judged breached on it). An objective whose stage was not fetched, or
+// with no series for the target, is attached without data (NaN at every
+// step): it cannot be judged, so its target's objectives are never all
+// met (the SLO gate stays open).
 func AttachObjectives(in *Input, profiles []settings.Profile, profile string, models []string, buckets map[string]model.Matrix) {
 	for k := range in.Targets {
 		t := &in.Targets[k]
 		for _, o := range AnchorObjectives(profiles, profile, t.Name, models) {
 			oi, ok := ObjectiveInputs(o, buckets[o.Signal], in.Steps, in.Window)[t.Name]
+			if !ok && o.Signal == "tpot" {
+				oi, ok = ObjectiveInputs(o, buckets[TPOTGaps], in.Steps, in.Window)[t.Name]
+				oi.PerGap = ok
+			}
 			if !ok {
 				nan := make([]float64, len(in.Steps))
 				for i := range nan {

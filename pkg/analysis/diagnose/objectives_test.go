@@ -81,3 +81,49 @@ func TestAttachObjectives(t *testing.T) {
 	require.Len(t, in.Targets[1].Objectives, 2)
 	assert.True(t, math.IsNaN(in.Targets[1].Objectives[1].Good[0]))
 }
+
+// TestTPOTObjectiveFromGaps: a TPOT objective (0.05 s, target 0.99) on
+// target a, which exports per-request TPOT (199 of 200 requests ≤ 0.05 s:
+// 0.995), is read from it; target b has none and is read from the gap
+// histogram (buckets[TPOTGaps]: 970 of 1000 gaps ≤ 0.05 s: 0.97) and marked
+// PerGap. A request's TPOT is the mean of its gaps, so 3 % of gaps over the
+// threshold does not show that more than 1 % of requests are: b's objective
+// is neither met nor breached (the SLO gate stays open, the invariant does
+// not apply). With 995 of 1000 gaps under it, b's objective is met.
+func TestTPOTObjectiveFromGaps(t *testing.T) {
+	st := steps(1, time.Minute)
+	ps := []settings.Profile{{Name: "chat", Objectives: []settings.Objective{
+		{Name: "tpot-p99", Kind: settings.KindLatency, Signal: "tpot", Threshold: 0.05, Target: 0.99},
+	}}}
+	pt := func(job, le string, v float64) *model.SampleStream {
+		return &model.SampleStream{Metric: model.Metric{"job": model.LabelValue(job), "le": model.LabelValue(le)},
+			Values: []model.SamplePair{{Timestamp: model.TimeFromUnixNano(st[0].UnixNano()), Value: model.SampleValue(v)}}}
+	}
+	attach := func(underB float64) Input {
+		in := Input{Steps: st, Window: time.Minute, Targets: []TargetInput{{Name: "a"}, {Name: "b"}}}
+		AttachObjectives(&in, ps, "", nil, map[string]model.Matrix{
+			"tpot":   {pt("a", "0.05", 199), pt("a", "+Inf", 200)},
+			TPOTGaps: {pt("a", "0.05", 900), pt("a", "+Inf", 1000), pt("b", "0.05", underB), pt("b", "+Inf", 1000)},
+		})
+		return in
+	}
+	in := attach(970)
+	a, b := in.Targets[0].Objectives[0], in.Targets[1].Objectives[0]
+	assert.False(t, a.PerGap)
+	assert.InDelta(t, 0.995, a.Good[0], 1e-12)
+	require.True(t, b.PerGap)
+	assert.InDelta(t, 0.97, b.Good[0], 1e-12)
+	c := &tctx{in: &in.Targets[1]}
+	known, met, itl, breached := c.sloAt(0)
+	assert.True(t, known)
+	assert.False(t, met, "a per-gap reading under target does not show the objective met")
+	assert.False(t, itl)
+	assert.Empty(t, breached, "a per-gap reading under target does not show the per-request objective breached")
+	assert.Empty(t, c.breachedOn(0, "tpot"))
+
+	in = attach(995)
+	c = &tctx{in: &in.Targets[1]}
+	_, met, _, breached = c.sloAt(0)
+	assert.True(t, met)
+	assert.Empty(t, breached)
+}

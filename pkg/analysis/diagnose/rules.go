@@ -843,7 +843,18 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	known, _, itlBreach, breached := c.sloAt(i)
-	if known && itlBreach {
+	if thr, name := c.perGapUnmet(i); known && !itlBreach && thr > 0 {
+		// A TPOT objective read from the gap histogram is under target: not
+		// established either way. Mean ITL (the gap-weighted mean of the
+		// requests' TPOT) at or over its threshold establishes that requests
+		// breach it; below, the objective anchors the rule, not itlHigh.
+		if !c.atLeast(itl, thr, prev) {
+			return v
+		}
+		v.evidence = []Evidence{ev(ITLMean, itl, ">=", c.relax(">=", thr, prev), "s"),
+			{Signal: "slo", Value: math.NaN(), Note: "objective " + name + " read from the gap histogram: its share of gaps is under target and mean ITL is over its threshold, so requests breach it"},
+			ev(RunningAvg, run, "", 0, "requests")}
+	} else if known && itlBreach {
 		v.evidence = []Evidence{ev(ITLMean, itl, "", 0, "s"), {Signal: "slo", Value: math.NaN(), Note: "objective " + strings.Join(breached, ", ") + " breached"},
 			ev(RunningAvg, run, "", 0, "requests")}
 	} else {

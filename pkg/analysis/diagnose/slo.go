@@ -9,20 +9,23 @@ import (
 )
 
 // sloAt says, at step i, whether any objective of the target has data
-// (known), whether every objective is met (met: all have data and none is
-// breached; an objective without data may hide a breach), and which are
-// breached. itl is true when a breached objective is on inter-token
+// (known), whether every objective is met (met: all have data and reach
+// their target; an objective without data may hide a breach), and which are
+// breached (a per-gap reading of a TPOT objective under its target is
+// neither: ObjectiveInput.breachedAt). itl is true when a breached objective is on inter-token
 // latency or TPOT.
 func (c *tctx) sloAt(i int) (known, met, itl bool, breached []string) {
 	met = true
 	for _, o := range c.in.Objectives {
-		if i >= len(o.Good) || math.IsNaN(o.Good[i]) {
+		if !o.known(i) {
 			met = false
 			continue
 		}
 		known = true
-		if o.Good[i] < o.Target {
+		if !o.metAt(i) {
 			met = false
+		}
+		if o.breachedAt(i) {
 			breached = append(breached, o.Name)
 			if o.Signal == "itl" || o.Signal == "tpot" || o.Signal == "decode_time" {
 				itl = true
@@ -37,7 +40,7 @@ func (c *tctx) sloAt(i int) (known, met, itl bool, breached []string) {
 func (c *tctx) breachedOn(i int, stages ...string) []string {
 	var out []string
 	for _, o := range c.in.Objectives {
-		if i < len(o.Good) && !math.IsNaN(o.Good[i]) && o.Good[i] < o.Target && slices.Contains(stages, o.Signal) {
+		if o.breachedAt(i) && slices.Contains(stages, o.Signal) {
 			out = append(out, o.Name)
 		}
 	}
@@ -118,8 +121,11 @@ func (c *tctx) objectiveEvidence(i int) []Evidence {
 		if o.Good[i] < o.Target {
 			op = "<"
 		}
-		out = append(out, Evidence{Signal: "slo " + o.Name, Value: o.Good[i], Op: op, Threshold: o.Target, Unit: "ratio",
-			Note: fmt.Sprintf("share of requests with %s ≤ %s s over the last %s", o.Signal, num(o.Threshold), c.window)})
+		note := fmt.Sprintf("share of requests with %s ≤ %s s over the last %s", o.Signal, num(o.Threshold), c.window)
+		if o.PerGap {
+			note = fmt.Sprintf("share of inter-token gaps ≤ %s s over the last %s (no per-request %s histogram: read from the gap histogram; a gap tail does not establish a per-request breach)", num(o.Threshold), c.window, o.Signal)
+		}
+		out = append(out, Evidence{Signal: "slo " + o.Name, Value: o.Good[i], Op: op, Threshold: o.Target, Unit: "ratio", Note: note})
 	}
 	return out
 }

@@ -221,6 +221,32 @@ type ObjectiveInput struct {
 	Threshold float64 // seconds
 	Target    float64 // ratio of good requests, e.g. 0.99
 	Good      []float64
+	// PerGap is set when a per-request TPOT objective's Good was read from
+	// the per-token gap histogram (ITL; vllm:time_per_output_token_seconds
+	// before vLLM 0.11) because the target exports no per-request TPOT
+	// histogram: Good is then the share of gaps, not of requests, at or
+	// under Threshold. A request's TPOT is the mean of its gaps, so a gap
+	// tail over the threshold does not establish that requests breach it
+	// (the requests' attainment bracket from the gaps reaches 1): such an
+	// objective is never judged breached (breachedAt), and is judged met
+	// where the gaps' share reaches Target (metAt; see docs/diagnosis.md,
+	// "TPOT from the gap histogram").
+	PerGap bool
+}
+
+// known reports whether o has a reading at step i.
+func (o ObjectiveInput) known(i int) bool { return i < len(o.Good) && !math.IsNaN(o.Good[i]) }
+
+// metAt reports whether o is met at step i: its reading reaches Target.
+func (o ObjectiveInput) metAt(i int) bool { return o.known(i) && o.Good[i] >= o.Target }
+
+// breachedAt reports whether o is breached at step i: its reading is under
+// Target and it is a reading of the objective's own population. A per-gap
+// reading of a per-request objective (PerGap) under Target is neither met
+// nor breached: the requests' attainment bracket it gives is not entirely
+// below Target.
+func (o ObjectiveInput) breachedAt(i int) bool {
+	return o.known(i) && o.Good[i] < o.Target && !o.PerGap
 }
 
 // TargetInput is one target's signals on the step grid (Input.Steps).
