@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -345,14 +344,8 @@ func costInputs(ctx context.Context, env *fetch.Env, r *fetch.Run, targets []set
 	gpuSum := func(m model.Matrix, t settings.Target) (sum, count []float64) {
 		sum, count = nanSlice(n), make([]float64, n)
 		for _, s := range m {
-			if string(s.Metric["job"]) != t.Agent {
+			if !t.UsesGPU(string(s.Metric["job"]), string(s.Metric["gpu"])) {
 				continue
-			}
-			if len(t.GPUs) > 0 {
-				g, err := strconv.Atoi(string(s.Metric["gpu"]))
-				if err != nil || !slices.Contains(t.GPUs, g) {
-					continue
-				}
 			}
 			vals, _ := analysis.Align(model.Matrix{s}, r.Steps)
 			for _, v := range vals {

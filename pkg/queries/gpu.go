@@ -316,16 +316,7 @@ const ServingLabel = "serving"
 func Serving(s *settings.Settings, agent, gpu string) string {
 	var names []string
 	for _, t := range s.Targets {
-		if t.Agent != agent {
-			continue
-		}
-		uses := len(t.GPUs) == 0
-		for _, g := range t.GPUs {
-			if strconv.Itoa(g) == gpu {
-				uses = true
-			}
-		}
-		if uses {
+		if t.UsesGPU(agent, gpu) {
 			names = append(names, t.Name)
 		}
 	}

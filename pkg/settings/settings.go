@@ -12,7 +12,9 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +83,21 @@ type Target struct {
 	// Group is the target group this target stands for (remote mode,
 	// jsonData "targetGroups"), nil for a target configured by itself.
 	Group *TargetGroup `json:"-"`
+}
+
+// UsesGPU reports whether the target's engine runs on GPU gpu (the index
+// label its agent reports, e.g. "0") of agent: the target names agent
+// (Agent) and its GPUs list is empty (every GPU of the agent) or holds that
+// index. A gpu label that is not an index matches only an empty list.
+func (t Target) UsesGPU(agent, gpu string) bool {
+	if t.Agent == "" || t.Agent != agent {
+		return false
+	}
+	if len(t.GPUs) == 0 {
+		return true
+	}
+	idx, err := strconv.Atoi(gpu)
+	return err == nil && slices.Contains(t.GPUs, idx)
 }
 
 // GPUAgent is a node-level GPU metrics endpoint: the Inferscope NVML agent or dcgm-exporter.

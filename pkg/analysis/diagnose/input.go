@@ -112,16 +112,7 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 		if t.Agent == "" {
 			continue
 		}
-		keep := func(l map[string]string) bool {
-			if l["target"] != t.Agent {
-				return false
-			}
-			if len(t.GPUs) == 0 {
-				return true
-			}
-			idx, err := strconv.Atoi(l["gpu"])
-			return err == nil && slices.Contains(t.GPUs, idx)
-		}
+		keep := func(l map[string]string) bool { return t.UsesGPU(l["target"], l["gpu"]) }
 		tg := targetGPU{values: map[Signal][]float64{}, absent: map[Signal]string{}, approx: map[Signal]string{}}
 		// Per-GPU inputs, keyed by GPU index.
 		byGPU := map[string]*GPUInput{}
