@@ -106,8 +106,16 @@ func TestProbeErrors(t *testing.T) {
 	t.Cleanup(tlsSrv.Close)
 
 	host := func(u string) string { return strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://") }
-	cfg := loadSettings(t, map[string]any{
+	// Only the stalled target is meant to time out: it gets its own settings with a short
+	// timeout, the others a timeout no loaded machine reaches (under a load average of 36 the
+	// TLS handshake alone outlasted 300 ms and the answer read "no complete answer" instead of
+	// naming the untrusted certificate).
+	stalledCfg := loadSettings(t, map[string]any{
 		"scrapeTimeout": "300ms",
+		"targets":       []map[string]any{{"name": "stalled", "url": stalled.URL + "/metrics"}},
+	}, nil)
+	cfg := loadSettings(t, map[string]any{
+		"scrapeTimeout": "60s", "scrapeInterval": "60s",
 		"bodySizeLimit": 2000,
 		"targets": []map[string]any{
 			{"name": "vllm-a", "url": closedURL + "/metrics"},
@@ -141,7 +149,11 @@ func TestProbeErrors(t *testing.T) {
 		"plain-to-tls": "target `plain-to-tls`: HTTP 400 Bad Request from " + host(tlsSrv.URL) + "/metrics",
 	}
 	for name, want := range cases {
-		r := Probe(ctx, cfg, name)
+		c := cfg
+		if name == "stalled" {
+			c = stalledCfg
+		}
+		r := Probe(ctx, c, name)
 		require.Error(t, r.Err, name)
 		assert.Equal(t, want, r.Err.Error(), name)
 	}
