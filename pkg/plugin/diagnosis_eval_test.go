@@ -652,4 +652,5 @@ var evalFloors = map[string]evalFloorT{
 	sim.WorldRoofline:    evalFloor,
 	sim.WorldPerSequence: {0.93, 0.02, 0.4},
 	sim.WorldMemoryFloor: {0.93, 0.02, 0.4},
+	sim.WorldScheduler:   {0.93, 0.02, 0.4},
 }
