@@ -167,7 +167,10 @@ type Config struct {
 	OutputOverhead        float64 // seconds per output batch
 	StepOverhead          float64 // fixed seconds per engine step (scheduling, launch)
 	// StepLaw is the step-time law (steplaw.go); zero: the roofline.
-	StepLaw       StepLaw
+	StepLaw StepLaw
+	// Preemption is the preemption mode and victim policy (preempt.go);
+	// zero: vLLM V1's recompute of the most recently admitted request.
+	Preemption    Preemption
 	ClientTimeout float64 // generated load aborts a request still waiting after this long (0 = never)
 
 	// Scenario events.
@@ -297,6 +300,9 @@ func (c *Config) Validate() error {
 		return errors.New("sim: model spec needs Params, BytesPerParam, KVBytesPerToken > 0 and MaxModelLen ≥ 16")
 	}
 	if err := c.StepLaw.Validate(); err != nil {
+		return err
+	}
+	if err := c.Preemption.Validate(); err != nil {
 		return err
 	}
 	g := c.GPU

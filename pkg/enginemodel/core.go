@@ -220,10 +220,15 @@ func (s *Core) Down() bool {
 // Snapshot is the state a scrape of the engine reads: gauges, the metric state (live, valid
 // only inside Inspect's function), the GPU's readings and the process clocks.
 type Snapshot struct {
-	Running, Waiting float64 // requests (running is 0 while a stall drops it, StallDropRunning)
-	KVUsage          float64 // 0..1
-	PrefixCaching    bool
-	Stats            *Stats
+	// Running and Waiting are requests (running is 0 while a stall drops it, StallDropRunning);
+	// on V0 waiting excludes the swapped ones, as vLLM V0 counts them apart.
+	Running, Waiting float64
+	// Swapped is the requests preempted to host memory (Preemption.Mode PreemptSwap), and
+	// CPUCacheUsage the share of the host swap space they hold (0..1; 0 when unlimited).
+	Swapped, CPUCacheUsage float64
+	KVUsage                float64 // 0..1
+	PrefixCaching          bool
+	Stats                  *Stats
 	// StartUnix is the current incarnation's start (process_start_time_seconds), NowUnix now,
 	// both Unix seconds.
 	StartUnix, NowUnix float64
@@ -255,9 +260,15 @@ func (s *Core) snapshotLocked() *Snapshot {
 	if e.stalled && s.cfg.StallDropRunning {
 		running = 0
 	}
+	waiting := float64(e.waiting.len())
+	if !s.cfg.Version.V1() {
+		waiting -= float64(e.swapped)
+	}
 	return &Snapshot{
 		Running:       running,
-		Waiting:       float64(e.waiting.len()),
+		Waiting:       waiting,
+		Swapped:       float64(e.swapped),
+		CPUCacheUsage: e.cpuCacheUsage(),
 		KVUsage:       e.kvUsage(),
 		PrefixCaching: s.cfg.PrefixCaching,
 		Stats:         s.stats,

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Finish reasons (label finished_reason of vllm:request_success_total).
@@ -63,13 +64,17 @@ type Request struct {
 	// simulator records tokens (Options.RecordTokens or a listener).
 	TokenTimes []float64
 
-	computed  int // tokens whose KV is computed
-	blocks    int // KV blocks held
-	state     reqState
-	aborted   string  // abort requested (client), applied at the next step boundary
-	cancelAt  float64 // generated load: the client closes the stream at this time (0 = never)
-	listener  func(*Request, Event)
-	recording bool
+	computed int // tokens whose KV is computed (kept in host memory while swapped)
+	blocks   int // KV blocks held
+	// swapped: preempted with its KV in host memory (Preemption.Mode
+	// PreemptSwap), swapBlocks of it.
+	swapped    bool
+	swapBlocks int
+	state      reqState
+	aborted    string  // abort requested (client), applied at the next step boundary
+	cancelAt   float64 // generated load: the client closes the stream at this time (0 = never)
+	listener   func(*Request, Event)
+	recording  bool
 }
 
 type reqState uint8
@@ -156,6 +161,12 @@ type engine struct {
 	running    []*Request
 	freeBlocks int
 
+	// swap preemption (preempt.go): free host blocks (−1: unlimited),
+	// requests swapped out, tokens copied since the last step started
+	swapFree   int
+	swapped    int
+	swapTokens int
+
 	stepping  bool
 	stepStart float64
 	stepEnd   float64
@@ -184,6 +195,7 @@ func newEngine(cfg Config, stats *Stats, gpu *gpuModel) *engine {
 		freeBlocks: cfg.NumGPUBlocks,
 		nextGen:    math.Inf(1),
 	}
+	e.swapFree = e.swapBlocksTotal()
 	e.scheduleNextArrival()
 	return e
 }
@@ -354,8 +366,9 @@ func (e *engine) idleTo(t float64) {
 }
 
 // startStep forms a batch (V1 scheduler: running requests first, then waiting
-// ones; preemption of the most recently admitted request when KV blocks run
-// out; chunked prefill within the token budget) and computes its duration.
+// ones; preemption when KV blocks run out, of the request Config.Preemption
+// names, by default the most recently admitted one; chunked prefill within
+// the token budget) and computes its duration.
 func (e *engine) startStep() {
 	e.expireWaiting()
 	e.cancelClosed()
@@ -377,13 +390,25 @@ func (e *engine) startStep() {
 		blocks := e.blocksFor(r.computed+n) - r.blocks
 		self := false
 		for blocks > e.freeBlocks {
-			victim := e.running[len(e.running)-1]
-			e.running = e.running[:len(e.running)-1]
+			j := e.victimIndex()
+			victim := e.running[j]
+			e.running = slices.Delete(e.running, j, j+1)
+			// a victim already scheduled this step leaves the batch and gives its tokens back
+			for k := range e.batch {
+				if e.batch[k].r == victim {
+					budget += e.batch[k].n
+					e.batch = slices.Delete(e.batch, k, k+1)
+					break
+				}
+			}
 			e.preempt(victim)
 			preempted = true
 			if victim == r {
 				self = true
 				break
+			}
+			if j < i {
+				i--
 			}
 		}
 		if self {
@@ -406,6 +431,9 @@ func (e *engine) startStep() {
 				r.CachedTokens = max(c, 0)
 			}
 			start := r.CachedTokens
+			if r.swapped {
+				start = r.computed // resumes where it stopped, its KV copied back
+			}
 			need := r.PromptTokens + r.Generated - start
 			n := min(need, budget)
 			if !cfg.ChunkedPrefill && n < need {
@@ -420,13 +448,15 @@ func (e *engine) startStep() {
 				r.Scheduled = e.now
 				e.stats.prefixQuery(r.PromptTokens, r.CachedTokens)
 			}
+			e.swapIn(r)
 			r.computed = start
 			r.blocks = blocks
 			e.freeBlocks -= blocks
 			r.state = stateRunning
 			e.running = append(e.running, r)
 			budget -= n
-			e.batch = append(e.batch, scheduled{r, n, true})
+			// a swapped-in request that only decodes is not a prefill
+			e.batch = append(e.batch, scheduled{r, n, r.Generated == 0 || need > 1})
 		}
 	}
 	if len(e.batch) == 0 {
@@ -445,6 +475,12 @@ func (e *engine) startStep() {
 		ctx += s.r.computed + s.n
 	}
 	d, load := e.gpu.stepTimeWork(cfg, StepWork{PrefillTokens: float64(e.prefillN), DecodeSeqs: float64(e.decodeN), Ctx: float64(ctx), PrefillPositions: positions})
+	if sw := e.swapSeconds(); sw > 0 {
+		// the swaps block the step; the GPU's kernels run for d of d + sw
+		f := d / (d + sw)
+		load.util, load.sm, load.dram, load.tensor = f*load.util, f*load.sm, f*load.dram, f*load.tensor
+		d += sw
+	}
 	e.load = load
 	e.stepping = true
 	e.stepStart = e.now
@@ -490,13 +526,16 @@ func (e *engine) cancelClosed() {
 	}
 }
 
-// preempt frees r's KV blocks and puts it at the front of the waiting queue
-// (V1 recompute preemption).
+// preempt frees r's KV blocks and puts it at the front of the waiting queue:
+// recompute preemption (V1), or, with Preemption.Mode PreemptSwap and room in
+// the swap space, its computed KV kept in host memory (swapOut).
 func (e *engine) preempt(r *Request) {
 	e.freeBlocks += r.blocks
 	r.blocks = 0
-	r.computed = 0
-	r.CachedTokens = 0
+	if !e.swapOut(r) {
+		r.computed = 0
+		r.CachedTokens = 0
+	}
 	r.Preemptions++
 	r.state = stateWaiting
 	e.waiting.pushFront(r)
@@ -624,6 +663,7 @@ func (e *engine) complete(r *Request) {
 // abort ends r with finished_reason "abort" (counted like vLLM: only the
 // request_success_total counter; no latency histograms).
 func (e *engine) abort(r *Request, why string) {
+	e.dropSwap(r)
 	r.state = stateDone
 	r.FinishReason = ReasonAbort
 	r.Finished = e.now
@@ -675,6 +715,7 @@ func (e *engine) restart(downtime float64) {
 	e.batch = e.batch[:0]
 	e.stepping = false
 	e.freeBlocks = e.cfg.NumGPUBlocks
+	e.swapFree, e.swapped, e.swapTokens = e.swapBlocksTotal(), 0, 0
 	e.stalled = false
 	e.downTill = e.now + downtime
 	e.started = e.downTill

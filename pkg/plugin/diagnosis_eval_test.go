@@ -647,9 +647,14 @@ type evalFloorT struct{ accuracy, falseAlarms, flaps float64 }
 // healthy windows), 0.19 / 0 flaps; memory-floor 96.3 % / 94.8 %, 0 % / 0 %
 // (411 / 105), 0.29 / 0 (before it, 96.0 % and 96.1 % at 15 s, the rest
 // the same). The false-alarm floor leaves room for one workload's
-// windows at 15 s steps (about 8 of 400) but not for a whole one.
+// windows at 15 s steps (about 8 of 400) but not for a whole one. The
+// scheduler world (preemption policies, random budgets), measured on the CI
+// set when it was added: 96.8 % / 95.1 % named, 0 % / 0 % false alarms (424
+// / 109 healthy windows), 0.38 / 0 flaps (its flap floor has the roofline's
+// room, since its measure sits close to 0.4).
 var evalFloors = map[string]evalFloorT{
 	sim.WorldRoofline:    evalFloor,
 	sim.WorldPerSequence: {0.93, 0.02, 0.4},
 	sim.WorldMemoryFloor: {0.93, 0.02, 0.4},
+	sim.WorldScheduler:   {0.93, 0.02, 0.6},
 }

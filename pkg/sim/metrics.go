@@ -59,13 +59,13 @@ func families(v Version, cfg *Config) []*family {
 
 	add(g("vllm:num_requests_running", runningHelp, func(c *enginemodel.Snapshot) []sample { return one(c.Running) }))
 	if !v.V1() {
-		add(g("vllm:num_requests_swapped", "Number of requests swapped to CPU.", func(*enginemodel.Snapshot) []sample { return one(0) }))
+		add(g("vllm:num_requests_swapped", "Number of requests swapped to CPU.", func(c *enginemodel.Snapshot) []sample { return one(c.Swapped) }))
 	}
 	add(g("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(c *enginemodel.Snapshot) []sample { return one(c.Waiting) }))
 	switch v {
 	case V06:
 		add(g("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", func(c *enginemodel.Snapshot) []sample { return one(c.KVUsage) }),
-			g("vllm:cpu_cache_usage_perc", "CPU KV-cache usage. 1 means 100 percent usage.", func(*enginemodel.Snapshot) []sample { return one(0) }),
+			g("vllm:cpu_cache_usage_perc", "CPU KV-cache usage. 1 means 100 percent usage.", func(c *enginemodel.Snapshot) []sample { return one(c.CPUCacheUsage) }),
 			g("vllm:cpu_prefix_cache_hit_rate", "CPU prefix cache block hit rate.", func(c *enginemodel.Snapshot) []sample {
 				if !c.PrefixCaching {
 					return one(-1)

@@ -32,6 +32,9 @@ func TestEveryFamilyDrawsInEveryWorld(t *testing.T) {
 					assert.Equal(t, enginemodel.LawPerSequence, w.Config.StepLaw.Kind)
 				case WorldMemoryFloor:
 					assert.Equal(t, enginemodel.LawMemoryFloor, w.Config.StepLaw.Kind)
+				case WorldScheduler:
+					assert.Equal(t, enginemodel.LawRoofline, w.Config.StepLaw.Kind)
+					assert.NoError(t, w.Config.Preemption.Validate())
 				}
 			}
 		}
@@ -63,4 +66,33 @@ func TestStepLawsByHand(t *testing.T) {
 	assert.InDelta(t, c.StepOverhead+max(pc, weights+m.KVBytesPerToken*1000/bw)+0.1*min(pc, weights+m.KVBytesPerToken*1000/bw), enginemodel.StepSeconds(&c, p, 1), 1e-12)
 	require.Error(t, (&enginemodel.StepLaw{Kind: "cubic"}).Validate())
 	require.Error(t, (&enginemodel.StepLaw{Kind: enginemodel.LawMemoryFloor}).Validate())
+}
+
+// The scheduler world draws every preemption mode and victim policy and
+// budgets off the other worlds' list, and keeps the roofline's law.
+func TestSchedulerWorldDrawsPolicies(t *testing.T) {
+	modes, victims := map[string]bool{}, map[string]bool{}
+	offList := false
+	for seed := uint64(1); seed <= 40; seed++ {
+		w := GenerateFamilyWorld(seed, "healthy-busy", 40*time.Minute, WorldScheduler)
+		p := w.Config.Preemption
+		modes[p.Mode], victims[p.Victim] = true, true
+		if p.Mode == enginemodel.PreemptSwap {
+			assert.Positive(t, p.SwapBandwidth)
+			assert.Positive(t, p.SwapBytes)
+		}
+		b := w.Config.MaxNumBatchedTokens
+		assert.GreaterOrEqual(t, b, w.Config.MaxNumSeqs)
+		if b&(b-1) != 0 {
+			offList = true // not a power of two: not one of 512 … 16 384
+		}
+	}
+	assert.Len(t, modes, 2)
+	assert.Len(t, victims, 3)
+	assert.True(t, offList)
+	// ApplyWorldLaw takes the law alone: the scheduler world leaves vLLM's preemption
+	c := DefaultConfig()
+	ApplyWorldLaw(&c, 1, WorldScheduler)
+	assert.Equal(t, enginemodel.Preemption{}, c.Preemption)
+	assert.Equal(t, DefaultConfig().MaxNumBatchedTokens, c.MaxNumBatchedTokens)
 }
