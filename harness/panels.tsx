@@ -24,6 +24,7 @@ import {
   FieldConfigPropertyItem,
   FieldConfigSource,
   FieldType,
+  formattedValueToString,
   getFieldDisplayValues,
   ReducerID,
   standardTransformers,
@@ -90,7 +91,8 @@ function interpolate(v: string, scoped?: any): string {
       const ctx = scoped.__dataContext?.value;
       const f = ctx?.frame?.fields?.find((x: Json) => x.name === name || x.config?.displayName === name);
       const v = f?.values?.[ctx?.rowIndex ?? 0];
-      return v == null ? m : String(v);
+      // Grafana's __data.fields proxy gives the field's display text (unit, decimals).
+      return v == null ? m : f.display ? formattedValueToString(f.display(v)) : String(v);
     })
     .replace(/\$\{__field\.labels\.([^}:]+)\}/g, (m, name) => {
       const l = (scoped.__field?.value?.labels ?? scoped.__dataContext?.value?.field?.labels)?.[name];
