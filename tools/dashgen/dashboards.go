@@ -216,7 +216,7 @@ func Latency() *dashboard.DashboardBuilder {
 		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, legendH,
 			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
 			DisplayName(latencyBoundsTargetName).
-			Legend(legendRight(300))))
+			Legend(legendRight(430))))
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
@@ -353,7 +353,7 @@ func GPU() *dashboard.DashboardBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
 	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation (0..1), temperature (°C), power and its enforced limit (W), named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU); clocks and memory are in the panels below.",
-		24, 10, gq("saturation", "temperature", "power", "power_limit")).
+		24, 11, gq("saturation", "temperature", "power", "power_limit")).
 		Transformations([]dashboard.DataTransformerConfig{
 			transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull", "max"}, "labelsToFields": true}),
 			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "uuid": true, "hostname": true, "source": true},
@@ -397,14 +397,14 @@ func GPU() *dashboard.DashboardBuilder {
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
 	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1 per GPU: SM active, DRAM active (memory bandwidth), tensor pipes active. High DRAM with low SM is a memory-bound decode; both low under load is a GPU waiting on the host.", unitRatio, 24, 8, gq("sm_active", "dram_active", "tensor_active")).
-		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(520)))
+		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(640)))
 	b.WithPanel(gpuTS("Power against its limit", "Power drawn and the enforced power limit (dashed), in watts, per GPU: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 24, 8, gq("power", "power_limit")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(520)).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)).
 		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz, per GPU: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 24, 8, gq("sm_clock", "sm_clock_max")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(520)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)))
 	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(520)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
@@ -446,8 +446,8 @@ func Targets() *dashboard.DashboardBuilder {
 		OverrideByName("target", props(prop("custom.width", 170))).
 		OverrideByName("kind", props(prop("custom.width", 70))).
 		OverrideByName("scrape_age", props(prop("unit", unitSeconds), prop("decimals", 0), prop("displayName", "scrape age"), prop("custom.width", 100))).
-		OverrideByName("models", props(prop("custom.width", 300), prop("custom.wrapText", true))).
-		OverrideByName("url", props(prop("custom.width", 220))).
+		OverrideByName("models", props(prop("custom.width", 260), prop("custom.wrapText", true))).
+		OverrideByName("url", props(prop("custom.width", 200))).
 		OverrideByName("scrape_duration", props(prop("unit", unitSeconds))).
 		OverrideByName("last_scrape", props(prop("unit", "dateTimeFromNow"))).
 		OverrideByName("last_error", props(colorText(), prop("mappings", []dashboard.ValueMapping{regexMap(`.+`, "${__value.text}", red)}))))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,8 +79,13 @@ func TestOverspentBudgetsReadExhausted(t *testing.T) {
 				} else {
 					spent++
 				}
-				if fields, _ := get(l.p, "options", "reduceOptions", "fields").(string); !strings.Contains(fields, "budget_remaining") {
-					t.Errorf("%s: reduceOptions.fields %q: the spent factor would be a tile of its own", l.where(), fields)
+				// Grafana's reduceOptions.fields is a regular expression over display
+				// names: it must match the tile's name and not budget_spent's.
+				fields, _ := get(l.p, "options", "reduceOptions", "fields").(string)
+				re, err := regexp.Compile(fields)
+				name := sloWorstName + " · ${__data.fields." + budgetSpentField + "} spent"
+				if fields == "" || err != nil || !re.MatchString(name) || re.MatchString(budgetSpentField) || !strings.Contains(overrideDisplayNames(l.p), name) {
+					t.Errorf("%s: reduceOptions.fields %q must match the display name %q and not %q (the spent factor would be a tile of its own, or no field drawn)", l.where(), fields, name, budgetSpentField)
 				}
 			}
 		}
@@ -232,5 +238,48 @@ func TestSeriesNamedTargetOrModelFirst(t *testing.T) {
 	}
 	if checked < 8+7+3 {
 		t.Errorf("%d panels checked, want at least 18 (8 latency, 7 cost, 3 models)", checked)
+	}
+}
+
+// TestLatencyOverridesMatchTheTargetFirstNames: Grafana anchors a field-name regexp at both
+// ends, so the deep dive's overrides (bounds hidden, max dashed, a colour per statistic) must
+// match the names latencyBoundsTargetName gives ("vllm-a p99 " with an empty bound, "vllm-a
+// p99 lower"); a first cut of the target-first names left max solid and the colours off.
+func TestLatencyOverridesMatchTheTargetFirstNames(t *testing.T) {
+	name := func(stat, bound string) string {
+		r := strings.NewReplacer("${__field.labels.target}", "vllm-a", "${__field.labels.stat}", stat, "${__field.labels.bound}", bound)
+		return r.Replace(latencyBoundsTargetName)
+	}
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-latency.json" || l.p["type"] != "timeseries" {
+			continue
+		}
+		checked++
+		want := map[string]bool{name("max", ""): false, name("p99", ""): false, name("p99", "lower"): false}
+		os, _ := get(l.p, "fieldConfig", "overrides").([]any)
+		for _, o := range os {
+			om := o.(map[string]any)
+			if get(om, "matcher", "id") != "byRegexp" {
+				continue
+			}
+			re, err := regexp.Compile("^(?:" + get(om, "matcher", "options").(string) + ")$")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := range want {
+				if re.MatchString(n) {
+					want[n] = true
+				}
+			}
+		}
+		for n, ok := range want {
+			if !ok {
+				t.Errorf("%s: no override matches the series %q", l.where(), n)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no latency panel")
 	}
 }

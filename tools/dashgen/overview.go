@@ -71,6 +71,12 @@ func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.Threshol
 // by how much (issue 33: −8161 % read as a rendering fault).
 const budgetSpentField = "budget_spent"
 
+// budgetTileFields selects the budget tile's one drawn field by its display
+// name (Grafana's byRegexp matcher reads the display name, not the field's
+// name: "/^budget_remaining$/" matched nothing and the tile read "no
+// requests").
+const budgetTileFields = ".* spent$"
+
 // budgetWorstTiles turns a worst-target tile of budget_remaining into the
 // overview's budget tile: the spent factor computed per objective after the
 // worst row is kept, shown in the tile's name ("ttft-p99 · worst:
@@ -84,7 +90,9 @@ func budgetWorstTiles(p *stat.PanelBuilder) *stat.PanelBuilder {
 		"alias":  budgetSpentField,
 	}))
 	return p.Transformations(tr).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^budget_remaining$/")).
+		// Grafana matches reduceOptions.fields on the display name, which the
+		// override below sets (ending " spent"); budget_spent keeps its own.
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields(budgetTileFields)).
 		OverrideByName("budget_remaining", props(prop("displayName", sloWorstName+" · ${__data.fields."+budgetSpentField+"} spent"))).
 		OverrideByName(budgetSpentField, props(prop("unit", "x"), prop("decimals", 1)))
 }

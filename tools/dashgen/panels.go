@@ -257,8 +257,10 @@ const boundSeries = `.* (lower|upper)( ·.*)?`
 // target (the frames' names, "ttft p99 · target=vllm-a", put it last).
 const latencyBoundsTargetName = "${__field.labels.target} ${__field.labels.stat} ${__field.labels.bound}"
 
-// maxSeries matches the display names of the max series (stat max).
-const maxSeries = `.* max( ·.*)?`
+// maxSeries matches the display names of the max series (stat max); the
+// trailing " ?" takes latencyBoundsTargetName's empty bound (Grafana anchors
+// a field-name regexp at both ends).
+const maxSeries = `.* max( ·.*)? ?`
 
 // quantileColours gives each statistic of a merged latency panel its own
 // colour, the same on every dashboard: mean blue, p50 green, p90 yellow,
@@ -269,7 +271,7 @@ func quantileColours(b *timeseries.PanelBuilder) *timeseries.PanelBuilder {
 	for _, c := range []struct{ stat, colour string }{
 		{"mean", "blue"}, {"p50", "green"}, {"p90", "yellow"}, {"p95", "orange"}, {"p99", "red"}, {"max", "purple"},
 	} {
-		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
+		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
 	}
 	return b
 }
