@@ -24,6 +24,7 @@ import {
   FieldConfigPropertyItem,
   FieldConfigSource,
   FieldType,
+  formattedValueToString,
   getFieldDisplayValues,
   ReducerID,
   standardTransformers,
@@ -90,7 +91,8 @@ function interpolate(v: string, scoped?: any): string {
       const ctx = scoped.__dataContext?.value;
       const f = ctx?.frame?.fields?.find((x: Json) => x.name === name || x.config?.displayName === name);
       const v = f?.values?.[ctx?.rowIndex ?? 0];
-      return v == null ? m : String(v);
+      // Grafana's __data.fields proxy gives the field's display text (unit, decimals).
+      return v == null ? m : f.display ? formattedValueToString(f.display(v)) : String(v);
     })
     .replace(/\$\{__field\.labels\.([^}:]+)\}/g, (m, name) => {
       const l = (scoped.__field?.value?.labels ?? scoped.__dataContext?.value?.field?.labels)?.[name];
@@ -306,7 +308,7 @@ function StateTimeline({ frames, width, height }: { frames: DataFrame[]; width: 
   if (rows.length === 0) {
     return <div style={{ color: theme.colors.text.secondary, padding: 8 }}>No data</div>;
   }
-  const left = 150;
+  const left = 280; // Grafana sizes the names' column to the longest name
   const bottom = 18;
   const rh = Math.min(40, (height - bottom) / rows.length);
   let t0 = Infinity;
@@ -332,7 +334,7 @@ function StateTimeline({ frames, width, height }: { frames: DataFrame[]; width: 
         return (
           <g key={j}>
             <text x={4} y={j * rh + rh / 2 + 4} fontSize={11} fill={theme.colors.text.primary}>
-              {String(r.name).slice(0, 22)}
+              {String(r.name).slice(0, 44)}
             </text>
             {boxes.map((b, k) => {
               if (b.v == null || b.v === '') {

@@ -41,6 +41,23 @@ function serve() {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+// capturedAt is the latest capturedAt (ms) of a dashboard's panel frames, 0 without one.
+function capturedAt(dir) {
+  let latest = 0;
+  if (!fs.existsSync(dir)) {
+    return latest;
+  }
+  for (const f of fs.readdirSync(dir)) {
+    if (f.endsWith('.json')) {
+      const t = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).capturedAt;
+      if (typeof t === 'number' && t > latest) {
+        latest = t;
+      }
+    }
+  }
+  return latest;
+}
+
 async function main() {
   fs.mkdirSync(out, { recursive: true });
   const server = await serve();
@@ -49,6 +66,13 @@ async function main() {
   try {
     for (const [uid, name] of Object.entries(DASHBOARDS)) {
       const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+      // The page's clock is the time the frames were captured (the latest panel's
+      // capturedAt): "from now" cells read their age at capture, as in Grafana, not
+      // the minutes between capture and render.
+      const captured = capturedAt(path.join(dist, 'frames', uid));
+      if (captured) {
+        await page.clock.setFixedTime(new Date(captured));
+      }
       page.on('pageerror', (e) => errors.push(`${uid}: ${e}`));
       page.on('console', (m) => m.type() === 'error' && errors.push(`${uid}: ${m.text()}`));
       await page.goto(`http://127.0.0.1:${server.address().port}/panels.html?dash=${uid}`);

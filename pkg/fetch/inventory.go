@@ -35,7 +35,8 @@ func (e *Env) Inventory(ctx context.Context) []inventory.Row {
 	add := func(name, kind, url, override string) {
 		st := statuses[name]
 		o := inventory.Observed{Name: name, Kind: kind, URL: url, EngineOverride: override, Up: st.Up,
-			LastScrape: st.LastScrape, LastDuration: st.LastDuration, Series: st.Series, LastError: SanitizeError(st.LastError)}
+			LastScrape: st.LastScrape, LastDuration: st.LastDuration, Series: st.Series, LastError: SanitizeError(st.LastError),
+			Now: e.now(), StaleAfter: inventory.StaleAfter(e.Settings.ScrapeInterval)}
 		if e.Querier != nil {
 			now := e.now()
 			v := e.ViewOf(ctx, name, now.Add(-Lookback), now)

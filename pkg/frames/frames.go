@@ -234,7 +234,9 @@ func BreakdownTable(rows []latency.BreakdownRow, m Meta) data.Frames {
 	return withMeta(f, m)
 }
 
-// Targets is the inventory table: one row per configured target or GPU agent.
+// Targets is the inventory table: one row per configured target or GPU agent, with its
+// scrape state (state: up, stale, down, not scraped yet; inventory.State) and the age of
+// its last scrape in seconds (scrape_age, null before the first).
 func Targets(rows []inventory.Row, m Meta) data.Frames {
 	n := len(rows)
 	name, kind, url, engine, gen, version, models, lastErr := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -242,7 +244,14 @@ func Targets(rows []inventory.Row, m Meta) data.Frames {
 	last := make([]*time.Time, n)
 	dur := make([]float64, n)
 	series := make([]int64, n)
+	state := make([]string, n)
+	age := make([]*float64, n)
 	for i, r := range rows {
+		state[i] = r.State
+		if r.HasScrapeAge {
+			a := r.ScrapeAge.Seconds()
+			age[i] = &a
+		}
 		name[i], kind[i], url[i] = r.Name, r.Kind, r.URL
 		engine[i], gen[i], version[i] = r.Engine, r.Generation, r.Version
 		models[i] = strings.Join(r.Models, ", ")
@@ -257,6 +266,8 @@ func Targets(rows []inventory.Row, m Meta) data.Frames {
 	}
 	durField := data.NewField("scrape_duration", nil, dur)
 	durField.Config = &data.FieldConfig{Unit: "s"}
+	ageField := data.NewField("scrape_age", nil, age)
+	ageField.Config = &data.FieldConfig{Unit: "s"}
 	f := data.NewFrame("targets",
 		data.NewField("target", nil, name),
 		data.NewField("kind", nil, kind),
@@ -270,6 +281,10 @@ func Targets(rows []inventory.Row, m Meta) data.Frames {
 		durField,
 		data.NewField("series", nil, series),
 		data.NewField("last_error", nil, lastErr),
+		// Added by issue 33 (after the older fields, which keep their order): the scrape
+		// state that is up only while the last scrape is recent, and its age in seconds.
+		data.NewField("state", nil, state),
+		ageField,
 	)
 	return withMeta(f, m)
 }

@@ -323,7 +323,10 @@ func writePanelFrames(t *testing.T, uid string, id int, title string, byRef map[
 	if id == 0 { // annotation queries
 		id = -1
 	}
-	b, err := json.Marshal(map[string]any{"title": title, "frames": byRef})
+	// capturedAt: when the queries were answered, the renderer's clock (a
+	// "from now" cell such as last_scrape reads its age at capture, not at
+	// the render minutes later: issue 33's "20 minutes ago" beside up).
+	b, err := json.Marshal(map[string]any{"title": title, "frames": byRef, "capturedAt": time.Now().UnixMilli()})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", id)), b, 0o644))
 }

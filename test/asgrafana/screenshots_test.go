@@ -90,7 +90,8 @@ func TestDashboardScreenshotFrames(t *testing.T) {
 		require.NoError(t, err)
 		servers = append(servers, srv)
 		targets = append(targets, map[string]any{"name": dt.name, "url": metrics, "agent": dt.agent})
-		agents = append(agents, map[string]any{"name": dt.agent, "url": gpu, "kind": "inferscope"})
+		// The demo's price (provisioning/datasources/inferscope.yaml), so the cost panels draw.
+		agents = append(agents, map[string]any{"name": dt.agent, "url": gpu, "kind": "inferscope", "costPerGPUHour": 2.5})
 	}
 	require.NoError(t, db.Close())
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/gauge"
@@ -27,8 +28,13 @@ func costQuery(stats ...string) queryBuilder {
 // costTS is a cost time series: one series per target and stat, a table legend with mean,
 // max and last (the numbers are the point of the panel).
 func costTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.PanelBuilder {
-	return ts(title, desc, unit, w, h, q).Legend(legendTable()).Min(0).NoValue(noPrices)
+	return ts(title, desc, unit, w, h, q).Legend(legendTable()).Min(0).NoValue(noPrices).DisplayName(costName)
 }
+
+// costName names a cost series target first ("vllm-a cost_per_1m_tokens"):
+// the frames' "cost per 1M tokens · target=vllm-a" was cut before the
+// target in a 12-wide legend (issue 33).
+const costName = "${__field.labels.target} ${__field.labels.stat} ${__field.labels.bound}"
 
 // noPrices is the hint of a cost panel without data.
 const noPrices = "No price for the selected targets: set targets[].costPerHour or gpuAgents[].costPerGPUHour (and energyPricePerKWh) in the data source's settings"
@@ -36,10 +42,11 @@ const noPrices = "No price for the selected targets: set targets[].costPerHour o
 // noHistory is the hint of a capacity panel without data.
 const noHistory = "The twin needs at least 30 minutes and 100 finished requests of history in the dashboard's range: widen the range"
 
-// capacityQuery is a capacity query of the selected targets in a format, under every SLO
-// profile of the settings (docs/capacity.md).
+// capacityQuery is a capacity query of the selected targets in a format, under the selected
+// SLO profile (docs/capacity.md): every profile of the settings made 8 tiles of 2 targets ×
+// 4 profiles, their names cut (issue 33).
 func capacityQuery(kv ...any) queryBuilder {
-	return query(append([]any{"queryType", "capacity", "targets", []string{"$target"}}, kv...)...)
+	return query(append([]any{"queryType", "capacity", "targets", []string{"$target"}, "profiles", []string{"$profile"}}, kv...)...)
 }
 
 // capacityName names a capacity row's value "target · profile".
@@ -53,8 +60,8 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 	b.WithRow(row("Capacity (calibrated twin)"))
 	b.WithPanel(gauge.NewPanelBuilder().
 		Title("Headroom").
-		Description("Knee over current load, per target and SLO profile: the twin calibrated on the dashboard's range finds the highest load (req/s) at which every latency objective of the profile still holds; 1 is at the knee, below 1 past it. Amber under 1.25 (above 80 % of the knee), red under 1. Needs at least 30 minutes and 100 finished requests of history.").
-		Datasource(dsRef).Span(8).Height(8).
+		Description("Knee over current load, per target under the selected SLO profile: the twin calibrated on the dashboard's range finds the highest load (req/s) at which every latency objective of the profile still holds; 1 is at the knee, below 1 past it. Amber under 1.25 (above 80 % of the knee), red under 1. Needs at least 30 minutes and 100 finished requests of history.").
+		Datasource(dsRef).Span(8).Height(legendH).
 		Unit("x").Min(0).Max(5).Decimals(2).
 		Thresholds(lowerBad(1, 1.25)).
 		ShowThresholdMarkers(true).
@@ -65,8 +72,8 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		WithTarget(capacityQuery()))
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Days to the knee").
-		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches each profile's knee; empty when the trend is flat or falling, 0 when the load is already past the knee.").
-		Datasource(dsRef).Span(8).Height(8).
+		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; empty when the trend is flat or falling, 0 when the load is already past the knee.").
+		Datasource(dsRef).Span(8).Height(legendH).
 		Unit("d").Decimals(1).
 		Thresholds(lowerBad(7, 30)).
 		ColorMode(common.BigValueColorModeValue).
@@ -79,12 +86,16 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		NoValue(noHistory).
 		WithTarget(capacityQuery()))
 	b.WithPanel(ts("Recommended replicas", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s at each step and the knee of its twin over the whole range (one series per target and profile). Ready as an HPA/KEDA external metric: the target value is this count.",
-		unitNone, 8, 8, capacityQuery("format", "replicas")).Min(0).Decimals(0).Legend(legendTable()).NoValue(noHistory))
+		unitNone, 8, legendH, capacityQuery("format", "replicas")).Min(0).Decimals(0).Legend(legendTable()).NoValue(noHistory).
+		DisplayName("${__field.labels.target} · ${__field.labels.profile}"))
 	b.WithPanel(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee, recommended replicas at 80 % of the knee and the objectives the twin scored (latency objectives only).",
 		24, 6, capacityQuery()).
 		NoValue(noHistory).
+		// Worst first: the least headroom on top.
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("headroom")}).
 		OverrideByRegexp(".*", emptyCell()).
-		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground())))
+		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground(), prop("unit", "x"), prop("decimals", 2))).
+		OverrideByName("objectives", props(prop("custom.wrapText", true), prop("custom.minWidth", 300))))
 	b.WithPanel(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p50 and p99 (with the p99's error band from the validation; none for the current configuration), the lowest attainment over the profile's objectives and whether the profile holds.",
 		24, 10, capacityQuery("format", "whatif")).
 		NoValue(noHistory).
@@ -103,24 +114,28 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 func Cost() *dashboard.DashboardBuilder {
 	b := shell(UIDCost, "Inferscope — cost & capacity",
 		"What a token and a request cost per target, how much is spent idle, the energy per output token and what the prefix cache saves, from the prices in the data source settings (targets[].costPerHour, gpuAgents[].costPerGPUHour, currency, energyPricePerKWh); how much load each target can take before it breaks its SLO profiles, when its traffic gets there, the replicas it needs and what a change would do, from a twin calibrated on its history.",
-		targetVar()).
+		targetVar(), profileVar()).
 		Annotation(eventsAnnotation())
 	b.WithPanel(costTS("Cost per 1M tokens", "Price per hour / 3600 / (prompt + generated tokens per second) × 1e6, and per 1M output tokens, per target over the rate window, in the settings' currency; energy included when energyPricePerKWh is set. The cost-spike alert fires when the first stays above twice its 7-day mean for 30 minutes.",
-		unitMoney, 12, 8, costQuery("cost_per_1m_tokens", "cost_per_1m_output_tokens")).
+		unitMoney, 12, legendH, costQuery("cost_per_1m_tokens", "cost_per_1m_output_tokens")).
 		Id(1)) // the cost-spike alert rule links here
 	b.WithPanel(costTS("Cost per request", "Price per second / finished requests per second, per target, in the settings' currency.",
-		unitMoney, 12, 8, costQuery("cost_per_request")))
+		unitMoney, 12, legendH, costQuery("cost_per_request")))
 	b.WithPanel(costTS("Energy per output token", "Joules per generated token: the rate of the GPUs' energy counters (NVML total energy, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) over the generated tokens per second; mean power × time where no counter is stored (a notice says so).",
-		"joule", 12, 8, costQuery("energy_per_output_token")))
+		"joule", 12, legendH, costQuery("energy_per_output_token")))
 	b.WithPanel(costTS("Idle share", "Share of each window with no request running (running-requests gauge at 0, each scrape counted once): hardware paid for and not serving.",
-		unitRatio, 12, 8, costQuery("idle_share")).Max(1))
+		unitRatio, 12, legendH, costQuery("idle_share")).Max(1))
 	b.WithPanel(costTS("Cost per hour: idle, prefill, decode", "Cost per hour, the part spent idle, and the approximate prefill/decode split by token counts (computed prompt tokens vs output tokens; a decode token really costs more GPU time than a prefill token), in the settings' currency.",
-		unitMoney, 12, 8, costQuery("cost_per_hour", "idle_cost_per_hour", "prefill_cost_per_hour", "decode_cost_per_hour")))
+		unitMoney, 12, legendH, costQuery("cost_per_hour", "idle_cost_per_hour", "prefill_cost_per_hour", "decode_cost_per_hour")).
+		// Four series per target: the legend on the right (issue 33).
+		Legend(legendRight(420)))
 	b.WithPanel(costTS("Prefix-cache savings per hour", "Prompt tokens served from the prefix cache per second × the cost of a computed token, per hour, in the settings' currency.",
-		unitMoney, 12, 8, costQuery("prefix_cache_savings_per_hour")))
+		unitMoney, 12, legendH, costQuery("prefix_cache_savings_per_hour")))
 	b.WithPanel(statPanel("Cost per 1M tokens over the range", "Mean over the dashboard's range of the cost per 1M tokens per target (windows without tokens left out), in the settings' currency.",
 		unitMoney, 24, 5, neutral(), costQuery("cost_per_1m_tokens")).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"mean"})).
+		// Named by target (issue 33: two unnamed numbers).
+		TextMode(common.BigValueTextModeValueAndName).DisplayName("${__field.labels.target}").
 		Mappings(nil).NoValue(noPrices))
 	capacityPanels(b)
 	return b

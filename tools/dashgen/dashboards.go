@@ -211,8 +211,12 @@ func Latency() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
-		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, 9,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true, "groupBy", "target")...))))
+		// Six statistics per target: the legend on the right, target first,
+		// worst max first (issue 33: a bottom legend showed 3 of 12 series).
+		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, legendH,
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
+			DisplayName(latencyBoundsTargetName).
+			Legend(legendRight(430))))
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
@@ -233,8 +237,8 @@ func Latency() *dashboard.DashboardBuilder {
 			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText(), prop("custom.width", 100))).
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText(), prop("custom.width", 80))).
-		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400))).
-		OverrideByName("where it lies", props(prop("custom.width", 200))).
+		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400), prop("custom.wrapText", true))).
+		OverrideByName("where it lies", props(prop("custom.width", 220), prop("custom.wrapText", true))).
 		NoValue("No histogram in the range for these stages").
 		OverrideByRegexp(".*", emptyCell()))
 	return withRegression(b)
@@ -266,7 +270,7 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0))).
 		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)))).
 		OverrideByName("Observed quantile", props(prop("unit", unitSeconds))).
-		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()))).
+		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()))).
 		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()))).
 		OverrideByName("Why", props(prop("custom.width", 420)))
 }
@@ -278,6 +282,20 @@ const sloTileName = "${__data.fields.objective} · ${__data.fields.target}"
 // burnRateName names a burn-rate series target first ("vllm-a · ttft-p99
 // 1h"), so a legend cut at its width still says whose budget burns.
 const burnRateName = "${__field.labels.target} · ${__field.labels.objective} ${__field.labels.window}"
+
+// budgetExhaustedFrom is the lower end of the exhausted range mapping: a
+// number, since Grafana reads a range mapping's missing "from" as 0 (its
+// isNaN(null) is false), which would leave every overspent budget out.
+const budgetExhaustedFrom = -1e12
+
+// budgetMappings name a budget at or below 0 "exhausted" in red (issue
+// 33): budget_remaining is 1 − bad / allowed, so a target that spent its
+// allowed bad requests 82.6 times over reads −8161 %, which an on-call
+// reader takes for a rendering fault. The number stays in the tooltip and
+// the inspector; the overview's tile names the spent factor.
+func budgetMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{rangeMap(ptr(budgetExhaustedFrom), ptr(0.0), "exhausted", red)}
+}
 
 // budgetThresholds: red once the budget is overspent (below 0), amber under
 // 25 % left, green above.
@@ -299,7 +317,7 @@ func SLO() *dashboard.DashboardBuilder {
 		ColorMode(common.BigValueColorModeBackground).
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValueAndName).
-		Mappings([]dashboard.ValueMapping{nullMap("no requests")}).
+		Mappings(append(budgetMappings(), nullMap("no requests"))).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
 		// One tile per row, named by its objective and target.
@@ -310,17 +328,17 @@ func SLO() *dashboard.DashboardBuilder {
 	// The why, per target, under its budget (issue 33).
 	b.WithPanel(diagnosisNowTable(24, 6).Title("Why: diagnosis now per target"))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
-		unitCount, 12, 9, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
+		unitCount, 12, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
-		Legend(legendTable()).
+		Legend(legendRight(330)).
 		DisplayName(burnRateName).
 		Decimals(2).
 		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
 		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
 	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
-		unitRPS, 12, 9, query(withProfile("queryType", "goodput")...)).
+		unitRPS, 12, legendH, query(withProfile("queryType", "goodput")...)).
 		Legend(legendTable()))
 	return b
 }
@@ -335,7 +353,7 @@ func GPU() *dashboard.DashboardBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
 	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation (0..1), temperature (°C), power and its enforced limit (W), named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU); clocks and memory are in the panels below.",
-		24, 7, gq("saturation", "temperature", "power", "power_limit")).
+		24, 11, gq("saturation", "temperature", "power", "power_limit")).
 		Transformations([]dashboard.DataTransformerConfig{
 			transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull", "max"}, "labelsToFields": true}),
 			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "uuid": true, "hostname": true, "source": true},
@@ -368,20 +386,25 @@ func GPU() *dashboard.DashboardBuilder {
 		DisplayName(gpuName).
 		NoValue(noGPUAgent).
 		WithTarget(gq("power")))
-	b.WithPanel(gpuTS("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1).", unitRatio, 12, 8, gq("saturation")).Min(0).Max(1))
-	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1: SM active, DRAM active (memory bandwidth), tensor pipes active.", unitRatio, 12, 8, gq("sm_active", "dram_active", "tensor_active")).
-		DisplayName(gpuSignalName).Min(0).Max(1))
-	b.WithPanel(gpuTS("Power against its limit", "Power drawn and the enforced power limit, in watts: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 12, 8, gq("power", "power_limit")).
-		DisplayName(gpuSignalName).Min(0).
-		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(gpuTS("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP; a rising temperature with a falling SM clock is thermal throttling.", "celsius", 12, 8, gq("temperature")).
+	// One series per GPU: bottom legends 4 rows high. Several signals per
+	// GPU: full width with the legend on the right (issue 33: 4- and
+	// 6-series legends were cut to 3 rows).
+	b.WithPanel(gpuTS("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1), per GPU named target on agent · GPU n. Amber from 85 %, red from 95 % (dashed lines).", unitRatio, 12, legendH, gq("saturation")).Min(0).Max(1).
+		Thresholds(upperBad(0.85, 0.95)).
+		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
+	b.WithPanel(gpuTS("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP, per GPU named target on agent · GPU n; a rising temperature with a falling SM clock is thermal throttling. Amber from 80 °C, red from 90 °C (dashed lines).", "celsius", 12, legendH, gq("temperature")).
 		Legend(legendTable()).
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
-	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 12, 8, gq("sm_clock", "sm_clock_max")).
-		DisplayName(gpuSignalName).Min(0))
-	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes.", "bytes", 12, 8, gq("fb_used", "fb_total")).
-		DisplayName(gpuSignalName).Min(0))
+	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1 per GPU: SM active, DRAM active (memory bandwidth), tensor pipes active. High DRAM with low SM is a memory-bound decode; both low under load is a GPU waiting on the host.", unitRatio, 24, 8, gq("sm_active", "dram_active", "tensor_active")).
+		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(640)))
+	b.WithPanel(gpuTS("Power against its limit", "Power drawn and the enforced power limit (dashed), in watts, per GPU: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 24, 8, gq("power", "power_limit")).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)).
+		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
+	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz, per GPU: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 24, 8, gq("sm_clock", "sm_clock_max")).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)))
+	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
@@ -409,19 +432,46 @@ func Targets() *dashboard.DashboardBuilder {
 		"Every configured target: engine, version, models, scrape health and what it exports.",
 		targetVar()).
 		Annotation(eventsAnnotation())
-	b.WithPanel(tbl("Inventory", "One row per target and GPU agent: engine, V0/V1, version range, models, up, last scrape, scrape duration, stored series, the last scrape error and the signals it exports.",
+	b.WithPanel(tbl("Inventory", "One row per target and GPU agent, the unhealthy first: scrape state (up only while the last scrape succeeded and started at most three scrape intervals ago; stale when it succeeded longer ago, so an old up = 1 never reads healthy; down when it failed), age of the last scrape, engine, V0/V1, version range, models, last scrape, scrape duration, stored series and the last scrape error.",
 		24, 10, query("queryType", "targets", "targets", []string{"$target"})).
 		Id(1). // the target-down and telemetry alert rules link here
-		OverrideByName("up", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"true": textResult("up", green), "false": textResult("down", red)})}), prop("custom.width", 70))).
+		// The state, not the raw up flag (issue 33: a target last scraped 20
+		// minutes before read a green up): up is kept in the frame and hidden.
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"up": true},
+			"indexByName":   map[string]any{"state": 0, "target": 1, "kind": 2, "scrape_age": 3, "engine": 4, "generation": 5, "version": 6, "models": 7, "url": 8},
+		})}).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("state")}).
+		OverrideByName("state", props(colorBackground(), prop("mappings", targetStateMappings()), prop("custom.width", 130))).
+		OverrideByName("target", props(prop("custom.width", 170))).
+		OverrideByName("kind", props(prop("custom.width", 70))).
+		OverrideByName("scrape_age", props(prop("unit", unitSeconds), prop("decimals", 0), prop("displayName", "scrape age"), prop("custom.width", 100))).
+		OverrideByName("models", props(prop("custom.width", 260), prop("custom.wrapText", true))).
+		OverrideByName("url", props(prop("custom.width", 200))).
 		OverrideByName("scrape_duration", props(prop("unit", unitSeconds))).
 		OverrideByName("last_scrape", props(prop("unit", "dateTimeFromNow"))).
 		OverrideByName("last_error", props(colorText(), prop("mappings", []dashboard.ValueMapping{regexMap(`.+`, "${__value.text}", red)}))))
-	b.WithPanel(tbl("Events", "Engine restarts, up/down transitions, model, engine, version and configuration changes per target, from the stored counters and labels.",
+	b.WithPanel(tbl("Events", "Engine restarts, up/down transitions, model, engine, version and configuration changes per target in the dashboard's range, newest first, from the stored counters and labels.",
 		24, 8, query("queryType", "events", "targets", []string{"$target"})).
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"tags": true},
+			"indexByName":   map[string]any{"time": 0, "target": 1, "kind": 2, "title": 3, "text": 4, "timeEnd": 5},
+		})}).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("time").Desc(true)}).
+		NoValue("No restart, down period, model, engine, version or configuration change of the selected targets in the range").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("text", props(prop("custom.wrapText", true), prop("custom.inspect", true))).
 		OverrideByName("kind", props(colorText(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"restart": textResult("restart", orange), "down": textResult("down", red), "up": textResult("up", green)})}))))
 	return b
+}
+
+// targetStateMappings colour the targets frame's state: up green, stale
+// orange (the last successful scrape is old: the collector or the server
+// stopped scraping it), down red, not scraped yet grey.
+func targetStateMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+		"up": textResult("up", green), "stale": textResult("stale", orange), "down": textResult("down", red), "not scraped yet": textResult("not scraped yet", grey)})}
 }
 
 // All lists every dashboard with the file it is written to. A new dashboard

@@ -211,6 +211,8 @@ func emptyByDefault(q map[string]any) string {
 		return "no prices"
 	case q["queryType"] == "capacity":
 		return "under 30 minutes of history"
+	case q["queryType"] == "errors":
+		return "no gateway (LiteLLM, OpenTelemetry GenAI) among the targets"
 	}
 	return ""
 }

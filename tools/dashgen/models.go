@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
@@ -24,6 +25,15 @@ var modelsClasses = []struct{ class, title, desc string }{
 	{"client_error", "Client errors", "Share of requests at fault: 4xx other than 408 and 429 (BadRequestError, AuthenticationError, NotFoundError, ContextWindowExceededError, BudgetExceededError). Allowed share 0.5 % (dashed line)."},
 }
 
+// noGateway is the hint of a models panel without data: the per-model error classes and
+// spend come from a gateway's metrics, which engines alone do not export.
+const noGateway = "No gateway in the selection: add a LiteLLM proxy or an OpenTelemetry GenAI exporter as a target (docs/gateways.md); engines alone have no per-class errors or spend"
+
+// modelLatencyName names a per-model latency series model first with its stage, statistic
+// and, for a bucket bound, the bound ("meta-llama/Llama-3.1-8B-Instruct ttft p99"): the
+// frames' "ttft p99 · model=…" put the model last (issue 33).
+const modelLatencyName = "${__field.labels.model} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound}"
+
 // Models is the "Models and providers" dashboard: the per-model table of a gateway (LiteLLM
 // proxy, OpenTelemetry GenAI instruments) with requests, TTFT and ITL medians, errors by class
 // and spend, then per model TTFT and time per output token with their bucket bounds, request
@@ -36,35 +46,42 @@ func Models() *dashboard.DashboardBuilder {
 	b.WithPanel(tbl("Models", "One row per model at the end of the range: requests/s, errors/s, median TTFT and ITL (the gateway's buckets; ITL only where the source has an inter-chunk histogram), each error class's share of requests (red past its allowed share), the worst class's burn (share ÷ allowed share) and LiteLLM's spend per request and per 1M tokens (USD).",
 		24, 8, errorsQuery("format", "table", "groupBy", "model")).
 		Id(1).
+		NoValue(noGateway).
+		OverrideByRegexp(".*", emptyCell()).
+		// Worst first: the highest burn on top.
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("worst_burn").Desc(true)}).
 		OverrideByName("worst_burn", props(thresholdsProp(upperBad(1, 10)), colorBackground())).
 		OverrideByName("spend_per_request", props(prop("unit", unitMoney), prop("decimals", 6))).
 		OverrideByName("spend_per_1m_tokens", props(prop("unit", unitMoney))).
 		OverrideByRegexp(".* share$", props(colorText())))
 	b.WithPanel(tbl("Providers", "The same per provider (LiteLLM api_provider, OpenTelemetry gen_ai.provider.name or the older gen_ai.system, read as one provider label): a slow or failing provider shows across all its models.",
 		24, 6, errorsQuery("format", "table", "groupBy", "provider")).
+		NoValue(noGateway).
+		OverrideByRegexp(".*", emptyCell()).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("worst_burn").Desc(true)}).
 		OverrideByName("worst_burn", props(thresholdsProp(upperBad(1, 10)), colorBackground())).
 		OverrideByRegexp(".* share$", props(colorText())))
 	b.WithRow(row("Errors by class"))
 	for i, c := range modelsClasses {
-		p := ts(c.title, c.desc, unitRatio, 8, 7, errorsQuery("errorClasses", []string{c.class}, "groupBy", "model")).
-			Min(0).Legend(legendTable()).
+		p := ts(c.title, c.desc, unitRatio, 8, legendH, errorsQuery("errorClasses", []string{c.class}, "groupBy", "model")).
+			Min(0).Legend(legendTable()).NoValue(noGateway).
 			ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
 		b.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
 	}
 	b.WithRow(row("Latency and traffic per model"))
 	b.WithPanel(latencyTS("TTFT per model", "Median, 95th and 99th percentile time to first token per model as the gateway measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold; bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
-		12, 8, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)))
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
 	b.WithPanel(latencyTS("Time per output token / chunk per model", "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, bucket bounds on hover; LiteLLM exports neither.",
-		12, 8, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)))
+		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
 	b.WithPanel(latencyTS("E2E per model", "Median, 95th and 99th percentile and max end-to-end request latency per model at the gateway, against the selected profile's threshold; bucket bounds on hover.",
-		12, 8, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)))
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
 	b.WithPanel(ts("Requests per model", "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
-		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
+		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()))
 	b.WithPanel(ts("Tokens per model", "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
-		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
+		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))
 	b.WithPanel(ts("Stage breakdown with gateway and network time", "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
-		unitSeconds, 12, 8, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
+		unitSeconds, 12, legendH, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
 	return b
 }

@@ -65,6 +65,38 @@ func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.Threshol
 		OverrideByName(re, props(prop("displayName", sloWorstName)))
 }
 
+// budgetSpentField is the overview budget tile's calculated field: the
+// times the allowed bad requests were spent, 1 − budget_remaining (bad /
+// allowed over the period), named in the tile so an exhausted budget says
+// by how much (issue 33: −8161 % read as a rendering fault).
+const budgetSpentField = "budget_spent"
+
+// budgetTileFields selects the budget tile's one drawn field by its display
+// name (Grafana's byRegexp matcher reads the display name, not the field's
+// name: "/^budget_remaining$/" matched nothing and the tile read "no
+// requests").
+const budgetTileFields = ".* spent$"
+
+// budgetWorstTiles turns a worst-target tile of budget_remaining into the
+// overview's budget tile: the spent factor computed per objective after the
+// worst row is kept, shown in the tile's name ("ttft-p99 · worst:
+// vllm-kv-pressure · 82.6× spent"), the value alone drawn (budget_spent
+// would be a tile of its own).
+func budgetWorstTiles(p *stat.PanelBuilder) *stat.PanelBuilder {
+	built, _ := p.Build()
+	tr := append(built.Transformations, transformation("calculateField", map[string]any{
+		"mode":   "binary",
+		"binary": map[string]any{"left": "1", "operator": "-", "right": "budget_remaining"},
+		"alias":  budgetSpentField,
+	}))
+	return p.Transformations(tr).
+		// Grafana matches reduceOptions.fields on the display name, which the
+		// override below sets (ending " spent"); budget_spent keeps its own.
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields(budgetTileFields)).
+		OverrideByName("budget_remaining", props(prop("displayName", sloWorstName+" · ${__data.fields."+budgetSpentField+"} spent"))).
+		OverrideByName(budgetSpentField, props(prop("unit", "x"), prop("decimals", 1)))
+}
+
 // sloStat is the overview's SLO stat tile: background colour, value and
 // name, one value per row of the slo query grouped by target.
 func sloStat(title, desc, unit string, w uint32, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
@@ -131,6 +163,10 @@ func sloStatusMappings() []dashboard.ValueMapping {
 	}
 }
 
+// kvPeakTitle names the overview's KV-cache tile: the range's maximum
+// (issue 33), so it cannot read lower than the diagnosis's window max.
+const kvPeakTitle = "KV-cache peak (range max)"
+
 // burnAlertTileTitle names the overview tile that shows the burn-rate
 // alert status: what the alert windows say now, not the budget spent.
 const burnAlertTileTitle = "Burn-rate alert firing now (any target)"
@@ -169,10 +205,10 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(sloWorstTiles("Error budget left, worst target", "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period (or the part the history covers). Red once overspent (below 0), amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
+	b.WithPanel(budgetWorstTiles(sloWorstTiles("Error budget left, worst target", "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period (or the part the history covers). An overspent budget (0 or below) reads exhausted, in red, and the tile's name says how many times the allowed bad requests were spent (bad / allowed = 1 − budget left: 82.6× for −8161 %); amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
 		"budget_remaining", unitRatio, 9, budgetThresholds()).
 		Decimals(1).
-		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
+		Mappings(append(budgetMappings(), nullMap("no requests")))))
 	b.WithPanel(sloWorstTiles("Attainment, worst target", "Per objective of the selected SLO profile, the target with the lowest attainment and its attainment: the share of its requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted. Red below 99 %, amber below 99.5 %.",
 		"attainment", unitRatio, 9, lowerBad(0.99, 0.995)).
 		Decimals(2).
@@ -243,16 +279,21 @@ func Overview() *dashboard.DashboardBuilder {
 		unitSeconds, 4, 4, neutral(), meanStat("ttft")))
 	b.WithPanel(statPanel("Mean ITL", "Mean inter-token latency: rate of the histogram's _sum over rate of its _count, all selected targets merged. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
 		unitSeconds, 4, 4, neutral(), meanStat("itl")))
-	satStat := func(title, desc, re, unit string, t *dashboard.ThresholdsConfigBuilder, reducer string) {
+	satStat := func(title, desc, re, unit string, t *dashboard.ThresholdsConfigBuilder, reducer string) *stat.PanelBuilder {
 		p := statPanel(title, desc, unit, 4, 4, t, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 			Transformations([]dashboard.DataTransformerConfig{keepFields(re), rowReduce(reducer, title, true)})
-		b.WithPanel(p)
+		return p
 	}
-	satStat("Running", "Requests in the engines' running batches, summed across engines.", `running.*`, unitCount, neutral(), "sum")
-	satStat("Waiting", "Requests queued for a batch slot, summed across engines: a standing queue means the engines are full. Amber from 1, red from 20.", `waiting.*`, unitCount, upperBad(1, 20), "sum")
-	satStat("KV-cache max", "The fullest engine's KV-cache usage (0..1): the first engine to preempt. Amber from 80 %, red from 95 %.", `KV-cache usage.*`, unitRatio, upperBad(0.8, 0.95), "max")
-	satStat("Preemptions/s", "Requests preempted per second (KV cache exhausted), summed across engines. Red from any.", `preemptions/s.*`, unitCount, upperBad(0.001, 0.01), "sum")
-	satStat("Prefix-cache hits", "Prefix-cache hit ratio (hit tokens over queried tokens), mean across engines.", `prefix-cache hit ratio.*`, unitRatio, neutral(), "mean")
+	b.WithPanel(satStat("Running", "Requests in the engines' running batches, summed across engines.", `running.*`, unitCount, neutral(), "sum"))
+	b.WithPanel(satStat("Waiting", "Requests queued for a batch slot, summed across engines: a standing queue means the engines are full. Amber from 1, red from 20.", `waiting.*`, unitCount, upperBad(1, 20), "sum"))
+	// The range's peak, not the last sample (issue 33): the diagnosis reads
+	// the max over its rate window (0.959 beside a tile showing the last
+	// value, 47.9 %), so a last value could contradict it; the peak over the
+	// range is at least the diagnosis's number.
+	b.WithPanel(satStat(kvPeakTitle, "The highest KV-cache usage (0..1) any engine reached over the dashboard's range (the max across engines per step, then the max over the range; the sparkline is the max across engines): the first engine to preempt. The diagnosis's KV-cache evidence is the max over its rate window ending now, so it is at most this number. Amber from 80 %, red from 95 %.", `KV-cache usage.*`, unitRatio, upperBad(0.8, 0.95), "max").
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"max"})))
+	b.WithPanel(satStat("Preemptions/s", "Requests preempted per second (KV cache exhausted), summed across engines. Red from any.", `preemptions/s.*`, unitCount, upperBad(0.001, 0.01), "sum"))
+	b.WithPanel(satStat("Prefix-cache hits", "Prefix-cache hit ratio (hit tokens over queried tokens), mean across engines.", `prefix-cache hit ratio.*`, unitRatio, neutral(), "mean"))
 	b.WithPanel(statPanel("Targets down", "Selected targets and their GPU agents whose latest scrape failed (up = 0). Red from 1.",
 		unitCount, 4, 4, thresholds(baseColor(green), from(1, red)),
 		query("queryType", "raw", "metric", "up", "targets", []string{"$target"})).
@@ -272,24 +313,24 @@ func Overview() *dashboard.DashboardBuilder {
 	// Traffic and errors.
 	b.WithRow(row("Traffic and errors"))
 	b.WithPanel(ts("Finished requests by reason, per model", "Finished requests per second by finish reason (stop, length, abort, error), stacked per model: the stack's height is the model's request rate; abort and error are drawn red.",
-		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "model")...)).
+		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
 		FillOpacity(60).
 		Legend(legendTable()).
 		OverrideByRegexp(`requests/s (abort|error).*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}))))
 	b.WithPanel(ts("Tokens/s", "Prompt (input) and generated (output) tokens per second, summed over the selected targets and models.",
-		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).
 		Legend(legendTable()))
 	b.WithPanel(ts("Error rate", "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning (0.8 %) and critical (2 %) levels; the profile's error-ratio objective is judged in the SLO tiles.",
-		unitRatio, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		unitRatio, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(errorRatio()).
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Min(0).AxisSoftMax(0.03))
 	b.WithPanel(ts("Finish reasons (share)", "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT).",
-		unitRPS, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModePercent).Group("A")).
 		FillOpacity(60).
@@ -301,7 +342,7 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
-			8, 8, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
+			8, legendH, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
 			DisplayName(latencyTargetName))
 	}
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
@@ -309,7 +350,7 @@ func Overview() *dashboard.DashboardBuilder {
 	}
 
 	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, stacked: means add up, quantiles do not.",
-		unitSeconds, 24, 7, query(sel("queryType", "breakdown")...)).
+		unitSeconds, 24, legendH, query(sel("queryType", "breakdown")...)).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
 		FillOpacity(40).
 		Legend(legendTable()))
@@ -317,12 +358,12 @@ func Overview() *dashboard.DashboardBuilder {
 	// Saturation.
 	b.WithRow(row("Saturation"))
 	b.WithPanel(ts("Queue", "Requests running in the engines' batches and waiting for a slot, summed per target: a waiting count that does not drain is a full server.",
-		unitCount, 8, 8, query(sel("queryType", "saturation", "groupBy", "target")...)).
+		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`(running|waiting).*`)}).
 		Legend(legendTable()).
 		OverrideByRegexp(`waiting.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": orange}))))
 	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close.",
-		unitRatio, 8, 8, query(sel("queryType", "saturation", "groupBy", "engine")...)).
+		unitRatio, 8, legendH, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`KV-cache usage.*`), rowReduce("max", "max across engines", false), rowReduce("min", "min across engines", false)}).
 		Legend(legendTable()).
 		Min(0).Max(1).
@@ -331,7 +372,7 @@ func Overview() *dashboard.DashboardBuilder {
 		OverrideByName("max across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}), prop("custom.lineWidth", 2))).
 		OverrideByName("min across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": blue}), prop("custom.lineWidth", 2))))
 	b.WithPanel(ts("Preemptions/s", "Requests preempted per second because the KV cache ran out, per target.",
-		unitCount, 8, 8, query(sel("queryType", "saturation", "groupBy", "target")...)).
+		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)}).
 		AxisLabel("preemptions/s").
 		Legend(legendTable()))
@@ -342,12 +383,12 @@ func Overview() *dashboard.DashboardBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "signals", signals)
 	}
 	b.WithPanel(gpuTS("GPU saturation", "Per GPU: SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1); a notice says which was used.",
-		unitRatio, 12, 8, gq("saturation")).
+		unitRatio, 12, legendH, gq("saturation")).
 		Min(0).Max(1))
 	b.WithPanel(gpuTS("GPU power", "Power drawn per GPU, in watts; the GPU dashboard sets it against the enforced limit.",
-		"watt", 6, 8, gq("power")).Min(0))
+		"watt", 6, legendH, gq("power")).Min(0))
 	b.WithPanel(gpuTS("GPU memory used", "Framebuffer memory used per GPU, in bytes, from 0.",
-		"bytes", 6, 8, gq("fb_used")).Min(0))
+		"bytes", 6, legendH, gq("fb_used")).Min(0))
 
 	// Empty by default: collapsed, with what fills them in their titles.
 	probe := row("Client-side probe (needs a probe in the settings: probes[])").Collapsed(true)
@@ -365,7 +406,7 @@ func Overview() *dashboard.DashboardBuilder {
 // query's prompt tokens by source series, vLLM 0.13 and later).
 func promptBySourcePanel() *timeseries.PanelBuilder {
 	return ts("Prompt tokens by source", "Prompt tokens per second by where their KV came from (vLLM's prompt_tokens_by_source, 0.13 and later), stacked, all selected targets and models: local_compute was prefilled here, local_cache_hit came from this engine's prefix cache, external_kv_transfer from a KV connector (another instance or an offload tier). A growing local_compute share at steady traffic is the prefix cache losing hits.",
-		unitTokens, 12, 8, query(sel("queryType", "throughput", "groupBy", "none")...)).
+		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens by source.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
 		FillOpacity(40).
@@ -468,22 +509,25 @@ func endpointTable() *table.PanelBuilder {
 		SortBy([]cog.Builder[common.TableSortByFieldState]{
 			common.NewTableSortByFieldStateBuilder().DisplayName("budget left"),
 		}).
-		OverrideByName("status", props(prop("mappings", sloStatusMappings()), colorBackground(), prop("custom.width", 90))).
+		OverrideByName("status", props(prop("mappings", sloStatusMappings()), colorBackground(), prop("custom.width", 70))).
 		OverrideByName("target", props(
 			prop("links", []map[string]any{
 				{"title": "Latency deep dive of ${__data.fields.target}", "url": "/d/" + UIDLatency + "?var-target=${__data.fields.target:percentencode}&${datasource:queryparam}&${profile:queryparam}&${__url_time_range}"},
 				{"title": "Diagnosis of ${__data.fields.target}", "url": "/d/" + UIDOverview + "?var-target=${__data.fields.target:percentencode}&${datasource:queryparam}&${profile:queryparam}&${__url_time_range}&viewPanel=" + fmt.Sprint(diagnosisNowPanelID)},
 			}),
-			prop("custom.width", 170))).
-		OverrideByName("model", props(prop("custom.width", 200))).
-		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 90))).
-		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 100))).
-		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 90))).
-		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("custom.width", 150))).
-		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 80))).
-		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 90))).
-		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 180))).
-		OverrideByName("advice", props(prop("custom.inspect", true)))
+			prop("custom.width", 150))).
+		// Widths sum to about 1250 px of the 1540: the advice keeps the rest
+		// and wraps (issue 33: it was cut to its first word).
+		OverrideByName("model", props(prop("custom.width", 230), prop("custom.wrapText", true))).
+		OverrideByName("objective", props(prop("custom.width", 80))).
+		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 80))).
+		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 90))).
+		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 80))).
+		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 120))).
+		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 70))).
+		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 170))).
+		OverrideByName("advice", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 250)))
 }
 
 // diagnosisNowPanelID is the "Diagnosis now" table's panel id on the

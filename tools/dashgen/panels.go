@@ -175,6 +175,29 @@ func legendTable() *common.VizLegendOptionsBuilder {
 		Calcs([]string{"mean", "max", "lastNotNull"}).SortBy("Mean").SortDesc(true)
 }
 
+// legendRows is how many series a bottom table legend shows on a panel h
+// grid rows high (issue 33: the reviewer found 4-series legends cut to 3):
+// Grafana gives a bottom legend at most 35 % of the panel's content (h × 30
+// px plus 8 px per gap, less the 40 px title), 22 px a line, one line the
+// header. 3 rows at height 8 and 9, 4 at 10 and 11, 5 at 12.
+func legendRows(h uint32) int {
+	content := float64(h)*30 + float64(h-1)*8 - 40
+	return int(0.35*content/22) - 1
+}
+
+// legendH is the height of a panel whose bottom table legend must show 4
+// series (legendRows(10) = 4).
+const legendH = 10
+
+// legendRight is a table legend on the right, width px wide, with max and
+// last per series, sorted by the largest max first (worst first): panels
+// with many series (several statistics or signals per target) get the
+// panel's full height for their legend instead of 35 % of it.
+func legendRight(width float64) *common.VizLegendOptionsBuilder {
+	return common.NewVizLegendOptionsBuilder().ShowLegend(true).DisplayMode(common.LegendDisplayModeTable).Placement(common.LegendPlacementRight).
+		Width(width).Calcs([]string{"max", "lastNotNull"}).SortBy("Max").SortDesc(true)
+}
+
 // tooltipMulti shows every series at the cursor, largest first.
 func tooltipMulti() *common.VizTooltipOptionsBuilder {
 	return common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderDescending)
@@ -228,8 +251,16 @@ const spikeSeries = `.*spike.*`
 // boundSeries matches the display names of a quantile's bucket bounds.
 const boundSeries = `.* (lower|upper)( ·.*)?`
 
-// maxSeries matches the display names of the max series (stat max).
-const maxSeries = `.* max( ·.*)?`
+// latencyBoundsTargetName names a latency series target first with its
+// statistic and, for a bucket bound, the bound ("vllm-a p99 lower"), so the
+// bound, max and colour overrides still match and a cut legend keeps the
+// target (the frames' names, "ttft p99 · target=vllm-a", put it last).
+const latencyBoundsTargetName = "${__field.labels.target} ${__field.labels.stat} ${__field.labels.bound}"
+
+// maxSeries matches the display names of the max series (stat max); the
+// trailing " ?" takes latencyBoundsTargetName's empty bound (Grafana anchors
+// a field-name regexp at both ends).
+const maxSeries = `.* max( ·.*)? ?`
 
 // quantileColours gives each statistic of a merged latency panel its own
 // colour, the same on every dashboard: mean blue, p50 green, p90 yellow,
@@ -240,7 +271,7 @@ func quantileColours(b *timeseries.PanelBuilder) *timeseries.PanelBuilder {
 	for _, c := range []struct{ stat, colour string }{
 		{"mean", "blue"}, {"p50", "green"}, {"p90", "yellow"}, {"p95", "orange"}, {"p99", "red"}, {"max", "purple"},
 	} {
-		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
+		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
 	}
 	return b
 }

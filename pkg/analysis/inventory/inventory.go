@@ -25,6 +25,55 @@ type Row struct {
 	LastDuration time.Duration
 	Series       int
 	LastError    string
+	// State is the scrape state the table shows (StateUp, StateStale, StateDown or
+	// StateNotScraped): up only when the last scrape succeeded and is recent.
+	State string
+	// ScrapeAge is how long before the query's now the last scrape started; 0 (and
+	// HasScrapeAge false) before the first scrape.
+	ScrapeAge    time.Duration
+	HasScrapeAge bool
+}
+
+// The scrape states of Row.State.
+const (
+	// StateUp: the last scrape succeeded and started at most StaleAfter ago.
+	StateUp = "up"
+	// StateStale: the last scrape succeeded but started more than StaleAfter ago (the
+	// collector or the remote server stopped scraping it: its up = 1 is old news).
+	StateStale = "stale"
+	// StateDown: the last scrape failed.
+	StateDown = "down"
+	// StateNotScraped: no scrape yet.
+	StateNotScraped = "not scraped yet"
+)
+
+// StaleAfter is how long after its last scrape started a target stops reading up: three
+// scrape intervals (a scrape may take up to its timeout, at most one interval, and one
+// more missed scrape is allowed before the state turns; Prometheus itself keeps answering
+// an old up = 1 for its 5-minute lookback). 0 for an interval of 0 or less (never stale).
+func StaleAfter(interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	return 3 * interval
+}
+
+// State judges one target's scrape state at now: not scraped yet without a last scrape,
+// down when the last scrape failed, stale when it succeeded more than staleAfter before
+// now (staleAfter 0, or a zero now, never judges stale), else up.
+func State(up bool, lastScrape, now time.Time, staleAfter time.Duration) string {
+	switch {
+	case lastScrape.IsZero():
+		if up {
+			return StateUp // a status that knows no scrape time (never from the collector)
+		}
+		return StateNotScraped
+	case !up:
+		return StateDown
+	case staleAfter > 0 && !now.IsZero() && now.Sub(lastScrape) > staleAfter:
+		return StateStale
+	}
+	return StateUp
 }
 
 // Observed is what the collector and the store know about one target.
@@ -43,6 +92,10 @@ type Observed struct {
 	// Detection is the target's one detection (catalog.DetectStored over MetricNames, with
 	// the settings' override), the same the health check and queries use.
 	Detection catalog.Detection
+	// Now is the query's now and StaleAfter the age past which a successful last scrape
+	// reads stale (see StaleAfter); a zero Now judges no staleness.
+	Now        time.Time
+	StaleAfter time.Duration
 }
 
 // Build returns one Row per observed target, sorted by name. The engine,
@@ -51,7 +104,11 @@ func Build(obs []Observed) []Row {
 	out := make([]Row, 0, len(obs))
 	for _, o := range obs {
 		r := Row{Name: o.Name, Kind: o.Kind, URL: o.URL, Up: o.Up, LastScrape: o.LastScrape,
-			LastDuration: o.LastDuration, Series: o.Series, LastError: o.LastError, Models: o.Models}
+			LastDuration: o.LastDuration, Series: o.Series, LastError: o.LastError, Models: o.Models,
+			State: State(o.Up, o.LastScrape, o.Now, o.StaleAfter)}
+		if !o.LastScrape.IsZero() && !o.Now.IsZero() {
+			r.ScrapeAge, r.HasScrapeAge = max(o.Now.Sub(o.LastScrape), 0), true
+		}
 		if len(o.MetricNames) > 0 || o.EngineOverride != "" {
 			d := o.Detection
 			r.Engine, r.Generation, r.Version, r.ReExporter = string(d.Engine), d.Generation, d.Version, d.ReExporter
