@@ -236,7 +236,9 @@ func BreakdownTable(rows []latency.BreakdownRow, m Meta) data.Frames {
 
 // Targets is the inventory table: one row per configured target or GPU agent, with its
 // scrape state (state: up, stale, down, not scraped yet; inventory.State) and the age of
-// its last scrape in seconds (scrape_age, null before the first).
+// its last scrape in seconds (scrape_age, null before the first), and not_up: 1 where state is
+// anything but up, else 0 (so a stat panel's sum counts the targets that are down, stale or not
+// scraped yet without string matching).
 func Targets(rows []inventory.Row, m Meta) data.Frames {
 	n := len(rows)
 	name, kind, url, engine, gen, version, models, lastErr := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -246,8 +248,12 @@ func Targets(rows []inventory.Row, m Meta) data.Frames {
 	series := make([]int64, n)
 	state := make([]string, n)
 	age := make([]*float64, n)
+	notUp := make([]int64, n)
 	for i, r := range rows {
 		state[i] = r.State
+		if r.State != inventory.StateUp {
+			notUp[i] = 1
+		}
 		if r.HasScrapeAge {
 			a := r.ScrapeAge.Seconds()
 			age[i] = &a
@@ -285,6 +291,7 @@ func Targets(rows []inventory.Row, m Meta) data.Frames {
 		// state that is up only while the last scrape is recent, and its age in seconds.
 		data.NewField("state", nil, state),
 		ageField,
+		data.NewField("not_up", nil, notUp),
 	)
 	return withMeta(f, m)
 }

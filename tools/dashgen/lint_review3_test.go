@@ -2,8 +2,8 @@ package main
 
 import (
 	"os"
-	"regexp"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -281,5 +281,31 @@ func TestLatencyOverridesMatchTheTargetFirstNames(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no latency panel")
+	}
+}
+
+// TestTargetsDownTileCountsTheState: the overview's "Targets down" tile sums the targets
+// frame's not_up (state down, stale or not scraped yet); before, it counted the raw up series,
+// whose last value stays 1 after scrapes stop, so a stale target read "all up" there while the
+// targets dashboard said stale.
+func TestTargetsDownTileCountsTheState(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-overview.json" || l.p["title"] != "Targets down" {
+			continue
+		}
+		checked++
+		q := jsonText(l.p["targets"])
+		if !strings.Contains(q, `"queryType":"targets"`) || strings.Contains(q, `"metric":"up"`) {
+			t.Errorf("%s: queries %s; want the targets query type, not the raw up series", l.where(), q)
+		}
+		calcs := strs(get(l.p, "options", "reduceOptions", "calcs"))
+		fields, _ := get(l.p, "options", "reduceOptions", "fields").(string)
+		if len(calcs) != 1 || calcs[0] != "sum" || fields != "/^not_up$/" {
+			t.Errorf("%s: reduces %v over %q; want sum over /^not_up$/", l.where(), calcs, fields)
+		}
+	}
+	if checked != 1 {
+		t.Errorf("%d \"Targets down\" tiles on the overview, want 1", checked)
 	}
 }

@@ -294,16 +294,14 @@ func Overview() *dashboard.DashboardBuilder {
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"max"})))
 	b.WithPanel(satStat("Preemptions/s", "Requests preempted per second (KV cache exhausted), summed across engines. Red from any.", `preemptions/s.*`, unitCount, upperBad(0.001, 0.01), "sum"))
 	b.WithPanel(satStat("Prefix-cache hits", "Prefix-cache hit ratio (hit tokens over queried tokens), mean across engines.", `prefix-cache hit ratio.*`, unitRatio, neutral(), "mean"))
-	b.WithPanel(statPanel("Targets down", "Selected targets and their GPU agents whose latest scrape failed (up = 0). Red from 1.",
+	// Targets down counts the inventory's not_up (state down, stale or not scraped yet), not the
+	// raw up series: a target whose scrapes stopped keeps its last up = 1 until the series goes
+	// stale, and read "all up" here while the targets dashboard said stale (review, issue 33).
+	b.WithPanel(statPanel("Targets down", "Selected targets and their GPU agents whose state is not up: the last scrape failed (down), succeeded too long ago (stale: more than three scrape intervals) or none happened yet. The targets dashboard names them. Red from 1.",
 		unitCount, 4, 4, thresholds(baseColor(green), from(1, red)),
-		query("queryType", "raw", "metric", "up", "targets", []string{"$target"})).
-		Transformations([]dashboard.DataTransformerConfig{
-			// down = series − Σ up; the count runs after the sum, so it counts the sum's field too.
-			rowReduce("sum", "up", false),
-			transformation("calculateField", map[string]any{"mode": "reduceRow", "reduce": map[string]any{"reducer": "count"}, "alias": "series and sum"}),
-			transformation("calculateField", map[string]any{"mode": "binary", "binary": map[string]any{"left": "series and sum", "operator": "-", "right": "up"}, "alias": "down and 1"}),
-			transformation("calculateField", map[string]any{"mode": "binary", "binary": map[string]any{"left": "down and 1", "operator": "-", "right": "1"}, "alias": "down", "replaceFields": true}),
-		}).
+		query("queryType", "targets", "targets", []string{"$target"})).
+		GraphMode(common.BigValueGraphModeNone).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"sum"}).Fields("/^not_up$/")).
 		Mappings([]dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("all up", green)})}))
 
 	// Per target and model: load and where the time goes.
