@@ -135,6 +135,9 @@ const (
 	// counts once per delta, non-streaming once per choice), {outcome} (tool_call,
 	// no_tool_call) and {request_type}. Invocations.
 	ToolCallInvocations Signal = "tool_call_invocations"
+
+	// The speculative-decoding counters (SpecDecodeSignals).
+
 	// SpecDecodeDrafts is a counter of speculative-decoding drafts proposed (one per request
 	// per engine step that speculated; vllm:spec_decode_num_drafts_total, V1). Drafts.
 	SpecDecodeDrafts Signal = "spec_decode_drafts"
@@ -227,8 +230,12 @@ var HostedSignals = []Signal{RequestErrors, GatewaySpend, DeploymentFailures, De
 
 // NewVLLMSignals are the extra signals of the newer vLLM families, in AllSignals order.
 var NewVLLMSignals = []Signal{Rejections, RequestsWaitingByReason, PromptTokensBySource, PromptTokensCached,
-	KVOffloadBytes, KVOffloadTime, NIXLTransferBytes, NIXLTransferTime, LoRARequestsInfo, LoRAAdaptersLoaded, ToolCallInvocations,
-	SpecDecodeDrafts, SpecDecodeDraftTokens, SpecDecodeAccepted, SpecDecodeAcceptedPerPos}
+	KVOffloadBytes, KVOffloadTime, NIXLTransferBytes, NIXLTransferTime, LoRARequestsInfo, LoRAAdaptersLoaded, ToolCallInvocations}
+
+// SpecDecodeSignals are vLLM's speculative-decoding counters (extra signals, read only where a
+// target in scope exports them, like NewVLLMSignals; the accepted and draft token counters
+// exist in V0 too), in AllSignals order.
+var SpecDecodeSignals = []Signal{SpecDecodeDrafts, SpecDecodeDraftTokens, SpecDecodeAccepted, SpecDecodeAcceptedPerPos}
 
 // LatencyStages are the per-request latency histograms, in the order a request lives them.
 var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E}
@@ -236,14 +243,14 @@ var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
 // then the extras PrefixCacheHitRate, Energy, GREngineActive, PromptLength and PowerLimitDefault,
 // then NewVLLMSignals, then GatewaySignals, then HostedSignals, then DecodeSteps, then GPUErrorSignals,
-// then GenerationLength. Signals(e) returns one
+// then GenerationLength, then SpecDecodeSignals. Signals(e) returns one
 // Availability per entry.
 var AllSignals = append(append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
 	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength, PowerLimitDefault},
-	NewVLLMSignals...), GatewaySignals...), append(append(append(slices.Clone(HostedSignals), DecodeSteps), GPUErrorSignals...), GenerationLength)...)
+	NewVLLMSignals...), GatewaySignals...), append(append(append(slices.Clone(HostedSignals), DecodeSteps), GPUErrorSignals...), append([]Signal{GenerationLength}, SpecDecodeSignals...)...)...)
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string
