@@ -84,8 +84,8 @@ func TestSpecDecodeAndTokenDistributions(t *testing.T) {
 	}
 	for name, want := range map[string]float64{
 		"spec decode: acceptance rate": 0.6, "spec decode: mean acceptance length": 3.4,
-		"spec decode: acceptance rate at position 0": 0.8, "spec decode: acceptance rate at position 1": 0.64,
-		"spec decode: acceptance rate at position 2": 0.56, "spec decode: acceptance rate at position 3": 0.4,
+		"spec decode: position 0 acceptance rate": 0.8, "spec decode: position 1 acceptance rate": 0.64,
+		"spec decode: position 2 acceptance rate": 0.56, "spec decode: position 3 acceptance rate": 0.4,
 	} {
 		if got, ok := thr[name]; assert.True(t, ok, "no %q frame (have %v)", name, thr) {
 			assert.InEpsilon(t, want, got, 1e-6, name)

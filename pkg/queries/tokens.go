@@ -121,7 +121,7 @@ func runTokens(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Tokens) (da
 		return nil, err
 	}
 	if q.Format == "heatmap" {
-		var names []string
+		var names, units []string
 		var hs []latency.Heatmap
 		for k, s := range sigs {
 			groups := map[string]model.Matrix{}
@@ -133,9 +133,14 @@ func runTokens(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Tokens) (da
 				_, l := analysis.Key(groups[key][0].Metric, model.BucketLabel)
 				names = append(names, heatmapName(string(s), l))
 				hs = append(hs, latency.HeatmapRows([]model.Matrix{groups[key]}, r.Steps))
+				unit := "reqps" // requests finished per second in the bucket
+				if s == catalog.IterationTokens {
+					unit = "short" // engine steps per second in the bucket
+				}
+				units = append(units, unit)
 			}
 		}
-		return frames.HeatmapRowsUnit(names, hs, "short", meta(r, nil)), nil
+		return frames.HeatmapRowsUnits(names, hs, units, meta(r, nil)), nil
 	}
 	var series []analysis.Series
 	for k, s := range sigs {

@@ -24,7 +24,7 @@ const OutputSpecDecode = "spec_decode"
 //	spec decode: drafts/s                  rate(drafts)                        short
 //	spec decode: acceptance rate           rate(accepted) / rate(draft tokens) percentunit
 //	spec decode: mean acceptance length    1 + rate(accepted) / rate(drafts)   short (tokens per draft)
-//	spec decode: acceptance rate at position N
+//	spec decode: position N acceptance rate
 //	                                       rate(accepted at N) / rate(drafts)  percentunit
 //
 // (the formulas of vLLM's speculative-decoding dashboard and vllm/v1/spec_decode/metrics.py;
@@ -90,7 +90,7 @@ func specDecode(accepted, draftTokens, drafts, perPos model.Matrix, steps []time
 			continue
 		}
 		pos := l["position"]
-		out = append(out, analysis.Series{Name: "spec decode: acceptance rate at position " + pos, Labels: withExtra(l, "spec_decode_acceptance_by_position"),
+		out = append(out, analysis.Series{Name: "spec decode: position " + pos + " acceptance rate", Labels: withExtra(l, "spec_decode_acceptance_by_position"),
 			Unit: "percentunit", Times: steps, Values: ratio(posV[k], den, 0)})
 	}
 	return out
