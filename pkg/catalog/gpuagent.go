@@ -35,7 +35,8 @@ var AgentMetricNames = []string{AgentUtilizationRatio, AgentMemoryUtilizationRat
 	AgentFBTotalBytes, AgentFBReservedBytes, AgentPowerWatts, AgentPowerLimitWatts, AgentPowerDefaultLimitWatts,
 	AgentEnergyJoulesTotal, AgentTemperatureCelsius, AgentSMClockHertz, AgentSMClockMaxHertz,
 	AgentMemClockHertz, AgentMemClockMaxHertz, AgentThrottleReason, AgentSMActiveRatio,
-	AgentSMOccupancyRatio, AgentDRAMActiveRatio, AgentTensorActiveRatio, AgentECCErrorsTotal, AgentXIDErrorsTotal}
+	AgentSMOccupancyRatio, AgentDRAMActiveRatio, AgentTensorActiveRatio, AgentECCErrorsTotal, AgentXIDErrorsTotal,
+	AgentECCAggregateTotal, AgentPCIeReplaysTotal}
 
 // AgentThrottleReasonLabel is the label of AgentThrottleReason naming the reason.
 const AgentThrottleReasonLabel = "reason"

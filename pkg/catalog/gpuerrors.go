@@ -56,10 +56,15 @@ var GPUErrorSignals = []Signal{XIDLast, XIDErrors, ECCSBEVolatile, ECCDBEVolatil
 	PCIeReplays, NVLinkBandwidthTotal, NVLinkTx, NVLinkRx, NVLinkCRCFlitErrors, NVLinkCRCDataErrors, NVLinkReplayErrors, NVLinkRecoveryErrors}
 
 // AgentECCErrorsTotal and AgentXIDErrorsTotal are the Inferscope GPU agent's error counters
-// (pkg/gpu NameECCErrors {type="corrected"|"uncorrected"}, NameXIDErrors {xid}).
+// (pkg/gpu NameECCErrors {type="corrected"|"uncorrected"}, NameXIDErrors {xid}), with
+// AgentECCAggregateTotal and AgentPCIeReplaysTotal (pkg/gpu NameECCAggregate, NamePCIeReplays).
 const (
 	AgentECCErrorsTotal = GPUAgentPrefix + "ecc_errors_total"
 	AgentXIDErrorsTotal = GPUAgentPrefix + "xid_errors_total"
+	// AgentECCAggregateTotal is the agent's lifetime ECC count {type="corrected"|"uncorrected"}
+	// (NVML AGGREGATE_ECC); AgentPCIeReplaysTotal its PCIe replay counter.
+	AgentECCAggregateTotal = GPUAgentPrefix + "ecc_errors_aggregate_total"
+	AgentPCIeReplaysTotal  = GPUAgentPrefix + "pcie_replays_total"
 )
 
 // LabelXID is the label of AgentXIDErrorsTotal naming the XID number.
@@ -84,10 +89,13 @@ var gpuErrorEntries = map[Engine]map[Signal]entry{
 		NVLinkRecoveryErrors: {Exact, "Off by default in dcgm-exporter's counters file.", ctr("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL")},
 	},
 	EngineInferscopeGPU: {
-		XIDLast:        {Absent, "The agent counts XID events by number (xid_errors) instead of keeping the last one.", nil},
-		XIDErrors:      {Exact, "Counted from NVML's XID critical-error events since the agent started.", ctr(AgentXIDErrorsTotal)},
-		ECCSBEVolatile: {Exact, "", withMatch(ctr(AgentECCErrorsTotal), `type="corrected"`)},
-		ECCDBEVolatile: {Exact, "", withMatch(ctr(AgentECCErrorsTotal), `type="uncorrected"`)},
+		XIDLast:         {Absent, "The agent counts XID events by number (xid_errors) instead of keeping the last one.", nil},
+		XIDErrors:       {Exact, "Counted from NVML's XID critical-error events since the agent started.", ctr(AgentXIDErrorsTotal)},
+		ECCSBEVolatile:  {Exact, "", withMatch(ctr(AgentECCErrorsTotal), `type="corrected"`)},
+		ECCDBEVolatile:  {Exact, "", withMatch(ctr(AgentECCErrorsTotal), `type="uncorrected"`)},
+		ECCSBEAggregate: {Exact, "", withMatch(ctr(AgentECCAggregateTotal), `type="corrected"`)},
+		ECCDBEAggregate: {Exact, "", withMatch(ctr(AgentECCAggregateTotal), `type="uncorrected"`)},
+		PCIeReplays:     {Exact, "", ctr(AgentPCIeReplaysTotal)},
 	},
 }
 

@@ -98,11 +98,11 @@ func withGPUErrorRow(b *dashboard.DashboardBuilder, gq func(signals ...string) q
 		unitNone, 6, "No XID field: dcgm-exporter exports DCGM_FI_DEV_XID_ERRORS by default; the Inferscope agent counts XID events instead (next panel)", "xid_last"))
 	r.WithPanel(errTS("XID events in the window", "Inferscope GPU agent: XID critical-error events per GPU and XID number in the rate window, from NVML's event API.",
 		unitCount, 6, "No XID events counted: the Inferscope GPU agent counts them (dcgm-exporter keeps only the last XID, left panel)", "xid_errors"))
-	r.WithPanel(errTS("ECC errors in the window", "Single-bit (corrected) and double-bit (uncorrected) ECC errors per GPU in the rate window: volatile since the driver loaded, aggregate over the GPU's life (aggregate from dcgm-exporter only). Any double-bit error needs the GPU drained and checked; a rising single-bit count is memory wearing out.",
-		unitCount, 12, "No ECC counters: enable DCGM_FI_DEV_ECC_SBE/DBE_VOL/AGG_TOTAL in dcgm-exporter's counters file, or run the Inferscope GPU agent (volatile counts); GPUs without ECC report none",
+	r.WithPanel(errTS("ECC errors in the window", "Single-bit (corrected) and double-bit (uncorrected) ECC errors per GPU in the rate window: volatile since the driver loaded, aggregate over the GPU's life. Any double-bit error needs the GPU drained and checked; a rising single-bit count is memory wearing out.",
+		unitCount, 12, "No ECC counters: enable DCGM_FI_DEV_ECC_SBE/DBE_VOL/AGG_TOTAL in dcgm-exporter's counters file, or run the Inferscope GPU agent; GPUs without ECC report none",
 		"ecc_sbe_volatile", "ecc_dbe_volatile", "ecc_sbe_aggregate", "ecc_dbe_aggregate"))
-	r.WithPanel(errTS("PCIe replays in the window", "PCIe link-level retries per GPU in the rate window (DCGM_FI_DEV_PCIE_REPLAY_COUNTER). A steady rise is a marginal link: riser, slot or cable.",
-		unitCount, 6, "No PCIe replay counter: dcgm-exporter exports DCGM_FI_DEV_PCIE_REPLAY_COUNTER by default", "pcie_replays"))
+	r.WithPanel(errTS("PCIe replays in the window", "PCIe link-level retries per GPU in the rate window (DCGM_FI_DEV_PCIE_REPLAY_COUNTER, or the agent's NVML nvmlDeviceGetPcieReplayCounter). A steady rise is a marginal link: riser, slot or cable.",
+		unitCount, 6, "No PCIe replay counter: dcgm-exporter exports DCGM_FI_DEV_PCIE_REPLAY_COUNTER by default, the Inferscope GPU agent inferscope_gpu_pcie_replays_total", "pcie_replays"))
 	r.WithPanel(errTS("NVLink bandwidth", "NVLink payload sent and received per GPU, bytes/s (DCGM profiling fields DCGM_FI_PROF_NVLINK_TX_BYTES and _RX_BYTES, off by default). Tensor-parallel serving moves activations over NVLink every step: a GPU far below its peers is a link down or a topology problem.",
 		"Bps", 6, "No NVLink byte rates: enable DCGM_FI_PROF_NVLINK_TX_BYTES and _RX_BYTES in dcgm-exporter's counters file (GPUs without NVLink report none)", "nvlink_tx", "nvlink_rx"))
 	r.WithPanel(errTS("NVLink bandwidth counter", "dcgm-exporter's default NVLink field DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (all links) as a rate per second. DCGM does not document the counter's unit: read it as a trend against the other GPUs, not as bytes/s.",
