@@ -38,16 +38,22 @@ const (
 	// (DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL, a counter in default-counters.csv whose unit DCGM
 	// does not document): its rate is shown as counts per second, for trends only.
 	NVLinkBandwidthTotal Signal = "nvlink_bandwidth_total"
-	// NVLinkTx and NVLinkRx are gauges, bytes/s of NVLink payload sent and received (the DCGM
-	// profiling fields DCGM_FI_PROF_NVLINK_TX_BYTES and _RX_BYTES, protocol headers excluded).
+	// NVLinkTx is a gauge, bytes/s of NVLink payload sent (the DCGM profiling field
+	// DCGM_FI_PROF_NVLINK_TX_BYTES, protocol headers excluded).
 	NVLinkTx Signal = "nvlink_tx"
+	// NVLinkRx is a gauge, bytes/s of NVLink payload received (DCGM_FI_PROF_NVLINK_RX_BYTES).
 	NVLinkRx Signal = "nvlink_rx"
-	// NVLinkCRCFlitErrors, NVLinkCRCDataErrors, NVLinkReplayErrors and NVLinkRecoveryErrors
-	// are counters summed over all links (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL,
-	// _CRC_DATA_ERROR_COUNT_TOTAL, _REPLAY_ERROR_COUNT_TOTAL, _RECOVERY_ERROR_COUNT_TOTAL). Errors.
-	NVLinkCRCFlitErrors  Signal = "nvlink_crc_flit_errors"
-	NVLinkCRCDataErrors  Signal = "nvlink_crc_data_errors"
-	NVLinkReplayErrors   Signal = "nvlink_replay_errors"
+	// NVLinkCRCFlitErrors is a counter of NVLink flow-control (flit) CRC errors, all links
+	// summed (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL). Errors.
+	NVLinkCRCFlitErrors Signal = "nvlink_crc_flit_errors"
+	// NVLinkCRCDataErrors is a counter of NVLink data CRC errors, all links summed
+	// (DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL). Errors.
+	NVLinkCRCDataErrors Signal = "nvlink_crc_data_errors"
+	// NVLinkReplayErrors is a counter of NVLink replays, all links summed
+	// (DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL). Errors.
+	NVLinkReplayErrors Signal = "nvlink_replay_errors"
+	// NVLinkRecoveryErrors is a counter of NVLink recoveries (link retrains), all links summed
+	// (DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL). Errors.
 	NVLinkRecoveryErrors Signal = "nvlink_recovery_errors"
 )
 
@@ -59,12 +65,15 @@ var GPUErrorSignals = []Signal{XIDLast, XIDErrors, ECCSBEVolatile, ECCDBEVolatil
 // (pkg/gpu NameECCErrors {type="corrected"|"uncorrected"}, NameXIDErrors {xid}), with
 // AgentECCAggregateTotal and AgentPCIeReplaysTotal (pkg/gpu NameECCAggregate, NamePCIeReplays).
 const (
+	// AgentECCErrorsTotal is the agent's volatile ECC count {type}.
 	AgentECCErrorsTotal = GPUAgentPrefix + "ecc_errors_total"
+	// AgentXIDErrorsTotal is the agent's count of XID events {xid}.
 	AgentXIDErrorsTotal = GPUAgentPrefix + "xid_errors_total"
 	// AgentECCAggregateTotal is the agent's lifetime ECC count {type="corrected"|"uncorrected"}
-	// (NVML AGGREGATE_ECC); AgentPCIeReplaysTotal its PCIe replay counter.
+	// (NVML AGGREGATE_ECC).
 	AgentECCAggregateTotal = GPUAgentPrefix + "ecc_errors_aggregate_total"
-	AgentPCIeReplaysTotal  = GPUAgentPrefix + "pcie_replays_total"
+	// AgentPCIeReplaysTotal is the agent's PCIe replay counter (nvmlDeviceGetPcieReplayCounter).
+	AgentPCIeReplaysTotal = GPUAgentPrefix + "pcie_replays_total"
 )
 
 // LabelXID is the label of AgentXIDErrorsTotal naming the XID number.
