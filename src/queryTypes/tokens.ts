@@ -1,3 +1,4 @@
+import { TokensEditor } from '../components/editors/TokensEditor';
 import { LATENCY_FORMATS, STANDARD_STATS, TOKENS_SIGNALS } from '../types';
 import { defineQueryType } from './definition';
 
@@ -15,8 +16,8 @@ export const tokensType = defineQueryType({
   shared: { targets: true, models: true, groupBy: true, window: true },
   fields: {
     signals: { owned: true, enum: TOKENS_SIGNALS },
-    // The same statistics as latency's standard ones: switching keeps them.
     stats: { owned: true, enum: STANDARD_STATS },
     format: { owned: true, enum: LATENCY_FORMATS },
   },
+  editor: TokensEditor,
 });
