@@ -85,7 +85,25 @@ export const GPU_SIGNALS = [
   'sm_clock_max',
   'throttle_reasons',
   'saturation',
+  // Error and interconnect signals (issue 33): only when named, never in the default set.
+  'xid_last',
+  'xid_errors',
+  'ecc_sbe_volatile',
+  'ecc_dbe_volatile',
+  'ecc_sbe_aggregate',
+  'ecc_dbe_aggregate',
+  'pcie_replays',
+  'nvlink_bandwidth_total',
+  'nvlink_tx',
+  'nvlink_rx',
+  'nvlink_crc_flit_errors',
+  'nvlink_crc_data_errors',
+  'nvlink_replay_errors',
+  'nvlink_recovery_errors',
 ] as const;
+
+/** Histograms of the tokens query: tokens per engine step, prompt and generated tokens per request. */
+export const TOKENS_SIGNALS = ['iteration_tokens', 'prompt_length', 'generation_length'] as const;
 
 /**
  * The query model sent to the backend (DataQuery.JSON); which fields each

@@ -35,11 +35,13 @@ func TestAssessGaugesOnlyPage(t *testing.T) {
 	assert.Equal(t, "target a (vllm): ttft not seen in the queried range: none of vllm:time_to_first_token_seconds_bucket, ray_vllm:time_to_first_token_seconds_bucket is stored for it (no data, not zero)", ttft.NotSeenSentence("a", EngineVLLM))
 }
 
-// Order of names never matters: a multi-process page lists _sum lines first.
+// Order of names never matters: a multi-process page lists _sum lines first. (The family is a
+// detection marker whose buckets no signal reads; issue 33 made request_generation_tokens,
+// the family used here before, the generation_length signal, buckets stored.)
 func TestDetectStoredOrderFree(t *testing.T) {
-	page := []string{"vllm:request_generation_tokens_sum", "vllm:request_generation_tokens_count", "vllm:request_generation_tokens_bucket"}
+	page := []string{"vllm:request_prefill_kv_computed_tokens_sum", "vllm:request_prefill_kv_computed_tokens_count", "vllm:request_prefill_kv_computed_tokens_bucket"}
 	stored := StoredNames(page)
-	assert.Equal(t, []string{"vllm:request_generation_tokens_sum", "vllm:request_generation_tokens_count"}, stored, "unused buckets are not stored")
+	assert.Equal(t, []string{"vllm:request_prefill_kv_computed_tokens_sum", "vllm:request_prefill_kv_computed_tokens_count"}, stored, "unused buckets are not stored")
 	for _, names := range [][]string{stored, {stored[1], stored[0]}} {
 		d, ok := DetectStored(names, "")
 		assert.True(t, ok)

@@ -29,12 +29,14 @@ const (
 	AgentTensorActiveRatio      = GPUAgentPrefix + "tensor_active_ratio"       // gauge, 0..1 (profiling metric)
 )
 
-// AgentMetricNames lists every name in the Agent* constants, in declaration order.
+// AgentMetricNames lists every name in the Agent* constants, in declaration order, then the
+// error counters of gpuerrors.go.
 var AgentMetricNames = []string{AgentUtilizationRatio, AgentMemoryUtilizationRatio, AgentFBUsedBytes,
 	AgentFBTotalBytes, AgentFBReservedBytes, AgentPowerWatts, AgentPowerLimitWatts, AgentPowerDefaultLimitWatts,
 	AgentEnergyJoulesTotal, AgentTemperatureCelsius, AgentSMClockHertz, AgentSMClockMaxHertz,
 	AgentMemClockHertz, AgentMemClockMaxHertz, AgentThrottleReason, AgentSMActiveRatio,
-	AgentSMOccupancyRatio, AgentDRAMActiveRatio, AgentTensorActiveRatio}
+	AgentSMOccupancyRatio, AgentDRAMActiveRatio, AgentTensorActiveRatio, AgentECCErrorsTotal, AgentXIDErrorsTotal,
+	AgentECCAggregateTotal, AgentPCIeReplaysTotal}
 
 // AgentThrottleReasonLabel is the label of AgentThrottleReason naming the reason.
 const AgentThrottleReasonLabel = "reason"

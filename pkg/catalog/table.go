@@ -161,21 +161,26 @@ var table = map[Engine]map[Signal]entry{
 			ctr(vllmNames("prefix_cache_hits_total", "gpu_prefix_cache_hits_total")...)},
 		PrefixCacheHitRate: {Approximate, "vLLM V0 only: a block hit rate recomputed at each log interval; −1 (prefix caching off) is treated as absent. V1 exports hit and query counters instead.",
 			gauge(vllmNames("gpu_prefix_cache_hit_rate")...)},
-		IterationTokens: {Exact, "", hist(vllmNames("iteration_tokens_total")...)},
-		PromptLength:    {Exact, "", hist(vllmNames("request_prompt_tokens")...)},
+		IterationTokens:  {Exact, "", hist(vllmNames("iteration_tokens_total")...)},
+		PromptLength:     {Exact, "", hist(vllmNames("request_prompt_tokens")...)},
+		GenerationLength: {Exact, "", hist(vllmNames("request_generation_tokens")...)},
 		// Newer V1 families (NewVLLMSignals); LookupFor marks them absent for V0 and for
 		// versions before they existed.
-		Rejections:              {Exact, "Requests refused at admission (HTTP 503), by reason; the family has no engine label.", ctr(vllmNames(AdmissionRejectionsBase)...)},
-		RequestsWaitingByReason: {Exact, "", gauge(vllmNames("num_requests_waiting_by_reason")...)},
-		PromptTokensBySource:    {Exact, "", ctr(vllmNames("prompt_tokens_by_source_total")...)},
-		PromptTokensCached:      {Exact, "", ctr(vllmNames("prompt_tokens_cached_total")...)},
-		KVOffloadBytes:          {Exact, "Only with a KV offloading connector (--kv-transfer-config with OffloadingConnector).", ctr(vllmNames("kv_offload_total_bytes_total")...)},
-		KVOffloadTime:           {Exact, "Only with a KV offloading connector (--kv-transfer-config with OffloadingConnector).", ctr(vllmNames("kv_offload_total_time_total")...)},
-		NIXLTransferBytes:       {Exact, "Only with the NIXL connector (disaggregated prefill/decode).", hist(vllmNames("nixl_bytes_transferred")...)},
-		NIXLTransferTime:        {Exact, "Only with the NIXL connector (disaggregated prefill/decode).", hist(vllmNames("nixl_xfer_time_seconds")...)},
-		LoRARequestsInfo:        {Exact, "Only with --enable-lora; the value is a timestamp and the adapters are comma-joined label values (see ParseLoRAInfo).", gauge(vllmNames("lora_requests_info")...)},
-		LoRAAdaptersLoaded:      {Exact, "", gauge(vllmNames("lora_adapter_loaded")...)},
-		ToolCallInvocations:     {Exact, "Counted by the delegating tool-call parser only (not the harmony path); streaming counts once per delta, non-streaming once per choice.", ctr(vllmNames("tool_call_parser_invocations_total")...)},
+		Rejections:               {Exact, "Requests refused at admission (HTTP 503), by reason; the family has no engine label.", ctr(vllmNames(AdmissionRejectionsBase)...)},
+		RequestsWaitingByReason:  {Exact, "", gauge(vllmNames("num_requests_waiting_by_reason")...)},
+		PromptTokensBySource:     {Exact, "", ctr(vllmNames("prompt_tokens_by_source_total")...)},
+		PromptTokensCached:       {Exact, "", ctr(vllmNames("prompt_tokens_cached_total")...)},
+		KVOffloadBytes:           {Exact, "Only with a KV offloading connector (--kv-transfer-config with OffloadingConnector).", ctr(vllmNames("kv_offload_total_bytes_total")...)},
+		KVOffloadTime:            {Exact, "Only with a KV offloading connector (--kv-transfer-config with OffloadingConnector).", ctr(vllmNames("kv_offload_total_time_total")...)},
+		NIXLTransferBytes:        {Exact, "Only with the NIXL connector (disaggregated prefill/decode).", hist(vllmNames("nixl_bytes_transferred")...)},
+		NIXLTransferTime:         {Exact, "Only with the NIXL connector (disaggregated prefill/decode).", hist(vllmNames("nixl_xfer_time_seconds")...)},
+		LoRARequestsInfo:         {Exact, "Only with --enable-lora; the value is a timestamp and the adapters are comma-joined label values (see ParseLoRAInfo).", gauge(vllmNames("lora_requests_info")...)},
+		LoRAAdaptersLoaded:       {Exact, "", gauge(vllmNames("lora_adapter_loaded")...)},
+		SpecDecodeDrafts:         {Exact, "Only with speculative decoding (--speculative-config).", ctr(vllmNames("spec_decode_num_drafts_total")...)},
+		SpecDecodeDraftTokens:    {Exact, "Only with speculative decoding (--speculative-config).", ctr(vllmNames("spec_decode_num_draft_tokens_total")...)},
+		SpecDecodeAccepted:       {Exact, "Only with speculative decoding (--speculative-config).", ctr(vllmNames("spec_decode_num_accepted_tokens_total")...)},
+		SpecDecodeAcceptedPerPos: {Exact, "Only with speculative decoding (--speculative-config); by draft position.", ctr(vllmNames("spec_decode_num_accepted_tokens_per_pos_total")...)},
+		ToolCallInvocations:      {Exact, "Counted by the delegating tool-call parser only (not the harmony path); streaming counts once per delta, non-streaming once per choice.", ctr(vllmNames("tool_call_parser_invocations_total")...)},
 	},
 	EngineSGLang: {
 		QueueTime: {Exact, "Scheduler wait-queue time; pre-release 0.3 builds exported waiting_request_latency_seconds instead (meaning inferred from its name).",
@@ -348,11 +353,16 @@ func Lookup(e Engine, s Signal) Availability {
 // tokens, waiting by reason; NIXL and offload connector metrics are V1-only, by 0.11), vLLM
 // 0.24.0 release notes (tool_call_parser_invocations_total, PR #44448), lora_requests_info
 // since 0.6.4. Admission rejections and the loaded-adapter gauge are 2026 additions whose
-// first release is not pinned: they are absent only for V0.
+// first release is not pinned: they are absent only for V0. Speculative decoding: see the
+// entries.
 var newVLLMSince = map[Signal]int{
 	Rejections: 7, RequestsWaitingByReason: 13, PromptTokensBySource: 13, PromptTokensCached: 13,
 	KVOffloadBytes: 11, KVOffloadTime: 11, NIXLTransferBytes: 9, NIXLTransferTime: 9,
 	LoRARequestsInfo: 0 /* V0 too: never absent by version */, LoRAAdaptersLoaded: 7, ToolCallInvocations: 24,
+	// V0 exported accepted and draft token counters under the same names (engines.md §1); the
+	// drafts counter and the per-position counter are V1's (vllm/v1/spec_decode/metrics.py,
+	// by 0.9: engines.md §1.1).
+	SpecDecodeDraftTokens: 0, SpecDecodeAccepted: 0, SpecDecodeDrafts: 9, SpecDecodeAcceptedPerPos: 9,
 }
 
 // VersionSGLangPrerelease is the Version Detect reports for SGLang pages that carry the

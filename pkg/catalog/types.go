@@ -135,6 +135,24 @@ const (
 	// counts once per delta, non-streaming once per choice), {outcome} (tool_call,
 	// no_tool_call) and {request_type}. Invocations.
 	ToolCallInvocations Signal = "tool_call_invocations"
+
+	// The speculative-decoding counters (SpecDecodeSignals).
+
+	// SpecDecodeDrafts is a counter of speculative-decoding drafts proposed (one per request
+	// per engine step that speculated; vllm:spec_decode_num_drafts_total, V1). Drafts.
+	SpecDecodeDrafts Signal = "spec_decode_drafts"
+	// SpecDecodeDraftTokens is a counter of draft tokens proposed
+	// (vllm:spec_decode_num_draft_tokens_total). Tokens.
+	SpecDecodeDraftTokens Signal = "spec_decode_draft_tokens"
+	// SpecDecodeAccepted is a counter of draft tokens the target model accepted
+	// (vllm:spec_decode_num_accepted_tokens_total). Tokens. Divided by SpecDecodeDraftTokens
+	// it is the draft acceptance rate; 1 + it / SpecDecodeDrafts is the mean acceptance length
+	// (tokens emitted per draft, the bonus token included; vllm/v1/spec_decode/metrics.py).
+	SpecDecodeAccepted Signal = "spec_decode_accepted_tokens"
+	// SpecDecodeAcceptedPerPos is a counter of accepted draft tokens by draft {position}
+	// ("0" … "k-1"; vllm:spec_decode_num_accepted_tokens_per_pos_total). Tokens. Divided by
+	// SpecDecodeDrafts it is the acceptance rate at each position.
+	SpecDecodeAcceptedPerPos Signal = "spec_decode_accepted_tokens_per_pos"
 )
 
 // The families below are the llm-d router's endpoint picker's (EPP, formerly the Gateway API
@@ -170,6 +188,12 @@ const (
 // token (prompt tokens) or finishes (generated tokens): the diagnosis and the frozen-gauge
 // check read it as activity (issue 40).
 const DecodeSteps Signal = "decode_steps"
+
+// GenerationLength is an extra signal (not in the contract list): histogram, generated tokens
+// per request (vLLM's request_generation_tokens, observed when a request finishes, V0 and V1
+// alike; buckets 1, 2, 5, 10, 20, … up to max_model_len, like PromptLength). The tokens query
+// shows its distribution next to the prompt lengths.
+const GenerationLength Signal = "generation_length"
 
 // GatewaySignals are the extra signals of the llm-d router's endpoint picker, in AllSignals
 // order.
@@ -208,19 +232,25 @@ var HostedSignals = []Signal{RequestErrors, GatewaySpend, DeploymentFailures, De
 var NewVLLMSignals = []Signal{Rejections, RequestsWaitingByReason, PromptTokensBySource, PromptTokensCached,
 	KVOffloadBytes, KVOffloadTime, NIXLTransferBytes, NIXLTransferTime, LoRARequestsInfo, LoRAAdaptersLoaded, ToolCallInvocations}
 
+// SpecDecodeSignals are vLLM's speculative-decoding counters (extra signals, read only where a
+// target in scope exports them, like NewVLLMSignals; the accepted and draft token counters
+// exist in V0 too), in AllSignals order.
+var SpecDecodeSignals = []Signal{SpecDecodeDrafts, SpecDecodeDraftTokens, SpecDecodeAccepted, SpecDecodeAcceptedPerPos}
+
 // LatencyStages are the per-request latency histograms, in the order a request lives them.
 var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E}
 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
 // then the extras PrefixCacheHitRate, Energy, GREngineActive, PromptLength and PowerLimitDefault,
-// then NewVLLMSignals, then GatewaySignals, then HostedSignals, then DecodeSteps. Signals(e) returns one
+// then NewVLLMSignals, then GatewaySignals, then HostedSignals, then DecodeSteps, then GPUErrorSignals,
+// then GenerationLength, then SpecDecodeSignals. Signals(e) returns one
 // Availability per entry.
 var AllSignals = append(append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,
 	GPUUtil, SMActive, DRAMActive, TensorActive, FBUsed, FBTotal, Power, PowerLimit,
 	Temperature, SMClock, SMClockMax, ThrottleReasons, PrefixCacheHitRate, Energy, GREngineActive, PromptLength, PowerLimitDefault},
-	NewVLLMSignals...), GatewaySignals...), append(slices.Clone(HostedSignals), DecodeSteps)...)
+	NewVLLMSignals...), GatewaySignals...), append(append(append(slices.Clone(HostedSignals), DecodeSteps), GPUErrorSignals...), append([]Signal{GenerationLength}, SpecDecodeSignals...)...)...)
 
 // Kind is the Prometheus metric type a signal is read from.
 type Kind string

@@ -433,7 +433,8 @@ func TestScrapeConfigs(t *testing.T) {
 		"vllm:request_prompt_tokens_count":        true,
 		"vllm:cache_config_info":                  true,
 		"vllm:request_prompt_tokens_bucket":       true, // the diagnosis reads the prompt-length tail
-		"vllm:request_generation_tokens_bucket":   false,
+		"vllm:request_generation_tokens_bucket":   true, // the tokens query's generation-length heatmap (issue 33)
+		"vllm:request_params_max_tokens_bucket":   false,
 		"sglang:some_new_histogram_bucket":        false,
 	}
 	for n, want := range cases {

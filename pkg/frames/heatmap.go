@@ -23,6 +23,22 @@ const FrameTypeHeatmapRows data.FrameType = "heatmap-rows"
 // second (unit reqps), NaN as null. The notices go on the first frame; a
 // stage without buckets is a frame with only its time field.
 func HeatmapRows(names []string, hs []latency.Heatmap, m Meta) data.Frames {
+	return HeatmapRowsUnit(names, hs, "reqps", m)
+}
+
+// HeatmapRowsUnit is HeatmapRows with the unit of the bucket fields given (the tokens query's
+// per-step histogram counts engine steps per second, not requests: unit "short").
+func HeatmapRowsUnit(names []string, hs []latency.Heatmap, unit string, m Meta) data.Frames {
+	units := make([]string, len(hs))
+	for i := range units {
+		units[i] = unit
+	}
+	return HeatmapRowsUnits(names, hs, units, m)
+}
+
+// HeatmapRowsUnits is HeatmapRows with one unit per frame (units[k] for hs[k]; the tokens
+// query's prompt and generation lengths count requests/s, its tokens per step engine steps/s).
+func HeatmapRowsUnits(names []string, hs []latency.Heatmap, units []string, m Meta) data.Frames {
 	out := make(data.Frames, 0, len(hs))
 	for k, h := range hs {
 		times := append([]time.Time{}, h.Steps...)
@@ -39,7 +55,7 @@ func HeatmapRows(names []string, hs []latency.Heatmap, m Meta) data.Frames {
 				}
 			}
 			fld := data.NewField(bound, data.Labels{"le": bound}, vals)
-			fld.Config = &data.FieldConfig{Unit: "reqps", DisplayNameFromDS: bound}
+			fld.Config = &data.FieldConfig{Unit: units[k], DisplayNameFromDS: bound}
 			f.Fields = append(f.Fields, fld)
 		}
 		f.Meta = m.frameMeta(FrameTypeHeatmapRows)

@@ -37,6 +37,8 @@ const (
 	NameRemapPending      = "inferscope_gpu_remap_pending"                       // 1 when a row remap waits for a GPU reset
 	NameRemapFailed       = "inferscope_gpu_remap_failed"                        // 1 when a row remap has failed
 	NameXIDErrors         = "inferscope_gpu_xid_errors_total"                    // {xid}: XID critical-error events seen since the agent started, counter
+	NameECCAggregate      = catalog.AgentECCAggregateTotal                       // {type="corrected"|"uncorrected"}: ECC error count over the GPU's life (NVML AGGREGATE_ECC), counter
+	NamePCIeReplays       = catalog.AgentPCIeReplaysTotal                        // PCIe link-level replays (nvmlDeviceGetPcieReplayCounter), counter
 	NameProcessUsedMemory = "inferscope_gpu_process_used_memory_bytes"           // {pid}: device memory used by a compute process
 	NameLastSample        = "inferscope_gpu_agent_last_sample_timestamp_seconds" // Unix time of the sample the cache holds
 	NameSampleDuration    = "inferscope_gpu_agent_sample_duration_seconds"       // wall time the last sample took
@@ -92,6 +94,8 @@ const (
 	RemapFailed
 	XIDErrors
 	ProcessUsedMemory
+	ECCAggregate
+	PCIeReplays
 	numFamilies
 )
 
@@ -131,6 +135,8 @@ var families = [numFamilies]familySpec{
 	RemapFailed:       {NameRemapFailed, "1 when a row remap has failed, else 0.", false, ""},
 	XIDErrors:         {NameXIDErrors, "XID critical-error events seen since the agent started.", true, LabelXID},
 	ProcessUsedMemory: {NameProcessUsedMemory, "Device memory used by a compute process, in bytes.", false, LabelPID},
+	ECCAggregate:      {NameECCAggregate, "ECC errors over the GPU's life (persistent across driver reloads).", true, LabelType},
+	PCIeReplays:       {NamePCIeReplays, "PCIe link-level replays (retries) since the driver was loaded.", true, ""},
 }
 
 // Name returns the metric name of f, or "" for an unknown family.

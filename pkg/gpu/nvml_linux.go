@@ -48,6 +48,7 @@ const (
 	symPcieThroughput        = "nvmlDeviceGetPcieThroughput"
 	symTotalEccErrors        = "nvmlDeviceGetTotalEccErrors"
 	symRemappedRows          = "nvmlDeviceGetRemappedRows"
+	symPcieReplayCounter     = "nvmlDeviceGetPcieReplayCounter"
 	symComputeProcesses      = "nvmlDeviceGetComputeRunningProcesses"
 	symMigMode               = "nvmlDeviceGetMigMode"
 	symMaxMigDeviceCount     = "nvmlDeviceGetMaxMigDeviceCount"
@@ -74,7 +75,7 @@ var allSymbols = []string{
 	symComputeProcesses, symMigMode, symMaxMigDeviceCount, symMigDeviceByIndex, symGpuInstanceID,
 	symComputeInstanceID, symGpmQuerySupport, symGpmSampleAlloc, symGpmSampleFree, symGpmSampleGet,
 	symGpmMigSampleGet, symGpmMetricsGet, symEventSetCreate, symRegisterEvents, symEventSetWait,
-	symEventSetFree,
+	symEventSetFree, symPcieReplayCounter,
 }
 
 // gpmMetrics are the GPM metrics read between consecutive samples, with the
@@ -348,6 +349,17 @@ func (s *nvmlSource) readDevice(d *nvmlDevice, r *reader) []DeviceSample {
 		}
 		if n, ret := h.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC); r.ok(ret) {
 			r.add(ECCErrors, "uncorrected", float64(n))
+		}
+		if n, ret := h.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.AGGREGATE_ECC); r.ok(ret) {
+			r.add(ECCAggregate, "corrected", float64(n))
+		}
+		if n, ret := h.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.AGGREGATE_ECC); r.ok(ret) {
+			r.add(ECCAggregate, "uncorrected", float64(n))
+		}
+	}
+	if s.has[symPcieReplayCounter] {
+		if n, ret := h.GetPcieReplayCounter(); r.ok(ret) {
+			r.add(PCIeReplays, "", float64(n))
 		}
 	}
 	if s.has[symRemappedRows] {

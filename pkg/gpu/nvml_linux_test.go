@@ -65,15 +65,20 @@ func h200() *mock.Device {
 			return 0, nvml.ERROR_NOT_SUPPORTED
 		},
 		GetTotalEccErrorsFunc: func(t nvml.MemoryErrorType, c nvml.EccCounterType) (uint64, nvml.Return) {
-			if c != nvml.VOLATILE_ECC {
+			switch {
+			case c == nvml.AGGREGATE_ECC && t == nvml.MEMORY_ERROR_TYPE_CORRECTED:
+				return 10, nvml.SUCCESS
+			case c == nvml.AGGREGATE_ECC:
+				return 1, nvml.SUCCESS
+			case c != nvml.VOLATILE_ECC:
 				return 0, nvml.ERROR_INVALID_ARGUMENT
-			}
-			if t == nvml.MEMORY_ERROR_TYPE_CORRECTED {
+			case t == nvml.MEMORY_ERROR_TYPE_CORRECTED:
 				return 3, nvml.SUCCESS
 			}
 			return 0, nvml.SUCCESS
 		},
-		GetRemappedRowsFunc: func() (int, int, bool, bool, nvml.Return) { return 2, 0, false, false, nvml.SUCCESS },
+		GetPcieReplayCounterFunc: func() (int, nvml.Return) { return 7, nvml.SUCCESS },
+		GetRemappedRowsFunc:      func() (int, int, bool, bool, nvml.Return) { return 2, 0, false, false, nvml.SUCCESS },
 		GetComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) {
 			return []nvml.ProcessInfo{
 				{Pid: 4242, UsedGpuMemory: 60 << 30},
@@ -128,6 +133,7 @@ func a100() *mock.Device {
 		GetTotalEccErrorsFunc: func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) {
 			return 0, nvml.ERROR_NOT_SUPPORTED
 		},
+		GetPcieReplayCounterFunc:       func() (int, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED },
 		GetRemappedRowsFunc:            func() (int, int, bool, bool, nvml.Return) { return 0, 0, false, false, nvml.ERROR_NOT_SUPPORTED },
 		GetComputeRunningProcessesFunc: func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS },
 		GetMigModeFunc:                 func() (int, int, nvml.Return) { return 0, 0, nvml.ERROR_NOT_SUPPORTED },
@@ -308,6 +314,9 @@ inferscope_gpu_remapped_rows_total{$h,type="uncorrectable"} 0
 inferscope_gpu_remap_pending{$h} 0
 inferscope_gpu_remap_failed{$h} 0
 inferscope_gpu_process_used_memory_bytes{$h,pid="4242"} 6.442450944e+10
+inferscope_gpu_ecc_errors_aggregate_total{$h,type="corrected"} 10
+inferscope_gpu_ecc_errors_aggregate_total{$h,type="uncorrected"} 1
+inferscope_gpu_pcie_replays_total{$h} 7
 `
 
 const gpmSeries = `

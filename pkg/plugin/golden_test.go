@@ -238,6 +238,9 @@ var goldenCases = []goldenCase{
 	{name: "gpu_signals", query: q("gpu", "signals", []string{"power", "temperature", "saturation"}, "agents", []string{"vllm-a-gpu"})},
 	{name: "gpu_throttle_reasons", query: q("gpu", "signals", []string{"throttle_reasons"})},
 	{name: "gpu_by_target", query: q("gpu", "targets", []string{"vllm-a"}, "signals", []string{"gpu_util"})},
+	{name: "gpu_errors", query: q("gpu", "signals", []string{"xid_last", "xid_errors", "ecc_sbe_volatile", "ecc_dbe_volatile", "pcie_replays", "nvlink_tx"})},
+	{name: "tokens", query: q("tokens", "groupBy", "target")},
+	{name: "tokens_heatmap", query: q("tokens", "groupBy", "target", "format", "heatmap", "signals", []string{"prompt_length"})},
 
 	{name: "events", query: q("events")},
 	{name: "events_one_target", query: q("events", "targets", []string{"vllm-b"})},
@@ -398,6 +401,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"probe": {"", "sustained"}, "cost": {""},
 		"capacity": {"", "parameters", "whatif", "replicas"},
 		"errors":   {"", "table"},
+		"tokens":   {"", "heatmap"},
 	}
 	have := map[string][]string{}
 	// probeGoldenCases (probe_test.go) run on the probe fixture.

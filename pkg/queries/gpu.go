@@ -26,8 +26,9 @@ type GPU struct {
 	Agents []string `json:"agents,omitempty"`
 	// GPUs keeps the GPUs whose index or UUID it lists.
 	GPUs []string `json:"gpus,omitempty"`
-	// Signals are GPU signals (gpuSignals) or saturation; empty: all but throttle_reasons,
-	// plus saturation.
+	// Signals are GPU signals (gpuSignals), saturation, or the error and interconnect signals
+	// (catalog.GPUErrorSignals: XID, ECC, PCIe replays, NVLink; only when named, never by
+	// default); empty: all but throttle_reasons, plus saturation.
 	Signals []string `json:"signals,omitempty"`
 }
 
@@ -35,7 +36,18 @@ func (q *GPU) lists() []namedList {
 	return []namedList{{"agents", &q.Agents}, {"gpus", &q.GPUs}, {"signals", &q.Signals}}
 }
 
-var gpuEnums = map[string][]string{"signals": append(signalNames(gpuSignals), gpuSaturation)}
+var gpuEnums = map[string][]string{"signals": append(append(signalNames(gpuSignals), gpuSaturation), signalNames(catalog.GPUErrorSignals)...)}
+
+// gpuCounterFn says how the gpu query reads a GPU counter signal of catalog.GPUErrorSignals:
+// "increase" (the error and event counters: how many in the window ending at each step, unit
+// short) or "rate" (NVLink's bandwidth counter: per second). The other error signals (xid_last,
+// nvlink_tx, nvlink_rx) are gauges.
+var gpuCounterFn = map[catalog.Signal]string{
+	catalog.XIDErrors: "increase", catalog.ECCSBEVolatile: "increase", catalog.ECCDBEVolatile: "increase",
+	catalog.ECCSBEAggregate: "increase", catalog.ECCDBEAggregate: "increase", catalog.PCIeReplays: "increase",
+	catalog.NVLinkBandwidthTotal: "rate", catalog.NVLinkCRCFlitErrors: "increase", catalog.NVLinkCRCDataErrors: "increase",
+	catalog.NVLinkReplayErrors: "increase", catalog.NVLinkRecoveryErrors: "increase",
+}
 
 // gpuSaturation names the derived saturation series in a gpu query's signals.
 const gpuSaturation = "saturation"
@@ -114,7 +126,7 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 	}
 	var want []catalog.Signal
 	valid := map[string]bool{}
-	for _, s := range gpuSignals {
+	for _, s := range append(slices.Clone(gpuSignals), catalog.GPUErrorSignals...) {
 		valid[string(s)] = true
 	}
 	// The derived saturation series comes with the default signal set, or
@@ -126,12 +138,7 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 			continue
 		}
 		if !valid[s] {
-			names := make([]string, 0, len(gpuSignals)+1)
-			for _, g := range gpuSignals {
-				names = append(names, string(g))
-			}
-			names = append(names, gpuSaturation)
-			return nil, badQueryf("signals: %q is not one of %s", s, strings.Join(names, ", "))
+			return nil, badQueryf("signals: %q is not one of %s", s, strings.Join(gpuEnums["signals"], ", "))
 		}
 		want = append(want, catalog.Signal(s))
 	}
@@ -239,7 +246,35 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 		if sig == catalog.ThrottleReasons {
 			continue
 		}
-		m, err := fetch(sig, "avg")
+		if fn, ok := gpuCounterFn[sig]; ok {
+			// A counter: events in the window (or per second), never in the impossible-reading
+			// check (which reads gauges).
+			var by []string
+			if sig == catalog.XIDErrors {
+				by = []string{catalog.LabelXID}
+			}
+			q, err := catalog.GPUCounterPromQL(sig, agents, fn, p.Window, by...)
+			if err != nil {
+				return nil, err
+			}
+			m, err := r.Range(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			ss := gpu.Series(sig, keepSeries(m), r.Steps)
+			for i := range ss {
+				if x, ok := ss[i].Labels[catalog.LabelXID]; ok {
+					ss[i].Name += " " + x
+				}
+			}
+			series = append(series, ss...)
+			continue
+		}
+		agg := "avg"
+		if sig == catalog.XIDLast {
+			agg = "max"
+		}
+		m, err := fetch(sig, agg)
 		if err != nil {
 			return nil, err
 		}

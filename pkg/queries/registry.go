@@ -31,6 +31,7 @@ var registry = []*Type{
 	register("cost", false, costEnums, runCost),
 	register("capacity", false, capacityEnums, runCapacity),
 	register("errors", false, errorsEnums, runErrors),
+	register("tokens", false, tokensEnums, runTokens),
 }
 
 // Type is one query type: its name (the queryType of the JSON), whether its targets field may

@@ -16,7 +16,10 @@ import (
 // generation tokens/s; where a target in scope exports them, vLLM's admission rejections/s by
 // reason (signal rejections), tool-call parser invocations/s by outcome, and the KV transfer
 // breakdown (output="kv_transfer": offload bytes/s and transfer seconds/s by transfer type,
-// NIXL bytes and seconds per transfer). It has only the common fields.
+// NIXL bytes and seconds per transfer), and speculative decoding (output="spec_decode":
+// accepted and draft tok/s, drafts/s, the draft acceptance rate, the mean acceptance length
+// and the acceptance rate per draft position; throughput.OutputSpecDecode). It has only the
+// common fields.
 type Throughput struct{ Common }
 
 func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Throughput) (data.Frames, error) {
@@ -50,7 +53,8 @@ func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Through
 	// where a target in scope exports them.
 	on := r.OptionalNotices(ctx, []catalog.Signal{catalog.Rejections, catalog.ToolCallInvocations,
 		catalog.KVOffloadBytes, catalog.KVOffloadTime, catalog.NIXLTransferBytes, catalog.NIXLTransferTime,
-		catalog.GatewayErrors, catalog.SLOViolations, catalog.PromptTokensBySource})
+		catalog.GatewayErrors, catalog.SLOViolations, catalog.PromptTokensBySource,
+		catalog.SpecDecodeAccepted, catalog.SpecDecodeDraftTokens, catalog.SpecDecodeDrafts, catalog.SpecDecodeAcceptedPerPos})
 	for _, s := range on {
 		var err error
 		switch s {
@@ -64,6 +68,14 @@ func runThroughput(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Through
 			in.SLOViolations, err = optionalRate(ctx, r, p, s, "type")
 		case catalog.PromptTokensBySource:
 			in.PromptTokensBySource, err = optionalRate(ctx, r, p, s, "source")
+		case catalog.SpecDecodeAccepted:
+			in.SpecAccepted, err = optionalRate(ctx, r, p, s)
+		case catalog.SpecDecodeDraftTokens:
+			in.SpecDraftTokens, err = optionalRate(ctx, r, p, s)
+		case catalog.SpecDecodeDrafts:
+			in.SpecDrafts, err = optionalRate(ctx, r, p, s)
+		case catalog.SpecDecodeAcceptedPerPos:
+			in.SpecAcceptedPerPos, err = optionalRate(ctx, r, p, s, "position")
 		case catalog.KVOffloadBytes:
 			in.KVOffloadBytes, err = optionalRate(ctx, r, p, s, "transfer_type")
 		case catalog.KVOffloadTime:

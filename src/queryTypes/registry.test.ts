@@ -8,7 +8,7 @@ import { DEFAULT_QUERY, QUERY_TYPES, queryTypeDefinition } from './registry';
  * kept here as the reference the registry must reproduce: the query JSON the
  * editors produce must not change. Types and fields added since (issue 26:
  * latency's source, the probe type) are appended to the tables.
- * editors produce must not change. Types added since (cost, capacity, errors) have
+ * editors produce must not change. Types added since (cost, capacity, errors, tokens) have
  * their entry at the end of each table.
  */
 const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
@@ -32,6 +32,7 @@ const OLD_TYPE_FIELDS: Record<string, Array<keyof InferscopeQuery>> = {
   cost: ['series', 'baseline'],
   capacity: ['format', 'profiles', 'utilisation', 'maxNumSeqs', 'maxNumBatchedTokens', 'whatIf'],
   errors: ['format', 'errorClasses', 'allowedShares'],
+  tokens: ['signals', 'stats', 'format'],
 };
 const OLD_CARRY: Array<keyof InferscopeQuery> = ['objectives', 'source'];
 const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
@@ -54,6 +55,7 @@ const OLD_DEFAULTS: Record<string, Partial<InferscopeQuery>> = {
   cost: {},
   capacity: { format: 'table' },
   errors: { format: 'timeseries' },
+  tokens: { signals: ['iteration_tokens', 'prompt_length', 'generation_length'], stats: ['mean', 'p50', 'p99'] },
 };
 const T = true;
 const F = false;
@@ -77,6 +79,7 @@ const OLD_USES: Record<string, [boolean, boolean, boolean, boolean]> = {
   cost: [T, F, F, T],
   capacity: [T, F, F, T],
   errors: [T, T, T, T],
+  tokens: [T, T, T, T],
 };
 
 function oldSwitch(query: InferscopeQuery, t: string): InferscopeQuery {

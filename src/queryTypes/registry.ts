@@ -19,6 +19,7 @@ import { saturationType } from './saturation';
 import { sloType } from './slo';
 import { targetsType } from './targets';
 import { throughputType } from './throughput';
+import { tokensType } from './tokens';
 
 /**
  * The query types of the front end, in the order of the type picker: one
@@ -45,6 +46,7 @@ const BY_ID = {
   cost: costType,
   capacity: capacityType,
   errors: errorsType,
+  tokens: tokensType,
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */

@@ -422,6 +422,7 @@ func GPU() *dashboard.DashboardBuilder {
 			regexMap(`.*(hw_slowdown|hw_thermal|sw_thermal|hw_power_brake|power_cap|reliability|board_limit).*`, "${__value.text}", red),
 			regexMap(`.+`, "${__value.text}", amber),
 		}))
+	withGPUErrorRow(b, gq)
 	return b
 }
 

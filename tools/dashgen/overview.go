@@ -397,6 +397,7 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithRow(row("HTTP status (needs a remote Prometheus that scrapes http_requests_total)").Collapsed(true).WithPanel(httpStatusPanel()))
 	b.WithRow(row("Prompt tokens by source (vLLM 0.13 and later: vllm:prompt_tokens_by_source_total)").Collapsed(true).WithPanel(promptBySourcePanel()))
 	b.WithRow(row("Engine sleep state (vLLM 0.11 and later: vllm:engine_sleep_state)").Collapsed(true).WithPanel(sleepStatePanel()))
+	withParityRows(b)
 	return b
 }
 

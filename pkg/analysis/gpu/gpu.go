@@ -26,6 +26,14 @@ var Units = map[catalog.Signal]string{
 	catalog.DRAMActive: "percentunit", catalog.TensorActive: "percentunit", catalog.FBUsed: "bytes",
 	catalog.FBTotal: "bytes", catalog.Power: "watt", catalog.PowerLimit: "watt", catalog.PowerLimitDefault: "watt",
 	catalog.Temperature: "celsius", catalog.SMClock: "hertz", catalog.SMClockMax: "hertz",
+	// The error and interconnect signals (the gpu query reads the counters as events in the
+	// window, the bandwidth counter as a rate, XID's last number and the NVLink byte rates as
+	// gauges).
+	catalog.XIDLast: "none", catalog.XIDErrors: "short", catalog.ECCSBEVolatile: "short", catalog.ECCDBEVolatile: "short",
+	catalog.ECCSBEAggregate: "short", catalog.ECCDBEAggregate: "short", catalog.PCIeReplays: "short",
+	catalog.NVLinkBandwidthTotal: "short", catalog.NVLinkTx: "Bps", catalog.NVLinkRx: "Bps",
+	catalog.NVLinkCRCFlitErrors: "short", catalog.NVLinkCRCDataErrors: "short", catalog.NVLinkReplayErrors: "short",
+	catalog.NVLinkRecoveryErrors: "short",
 }
 
 // Series converts one signal's per-GPU result (labels job, gpu, uuid,

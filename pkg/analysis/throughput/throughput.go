@@ -41,12 +41,17 @@ type Input struct {
 	// by the group labels and source (local_compute, local_cache_hit, external_kv_transfer);
 	// nil when no target in scope exports the family (vLLM 0.13 and later).
 	PromptTokensBySource model.Matrix
+	// SpecAccepted, SpecDraftTokens and SpecDrafts are the rates of vLLM's speculative-decoding
+	// counters (accepted draft tokens/s, proposed draft tokens/s, drafts/s), summed by the
+	// group labels; SpecAcceptedPerPos the accepted tokens/s by the group labels and position.
+	// nil when no target in scope exports them (see specDecode for the derived ratios).
+	SpecAccepted, SpecDraftTokens, SpecDrafts, SpecAcceptedPerPos model.Matrix
 }
 
 // Compute returns series labelled signal ∈ {requests_finished,
 // prompt_tokens, generation_tokens} (and, where exported, rejections, tool-call
-// invocations, gateway errors, SLO violations, prompt_tokens_by_source by source and
-// the KV transfer breakdown): requests/s (unit reqps, with a
+// invocations, gateway errors, SLO violations, prompt_tokens_by_source by source,
+// the KV transfer breakdown and the speculative-decoding series of specDecode): requests/s (unit reqps, with a
 // finished_reason label renamed reason) and tokens/s (UnitTokensPerSecond,
 // Grafana's custom suffix unit: Grafana has no tokens-per-second unit). Rates come from PromQL's
 // rate(), which handles counter resets on engine restarts.
@@ -102,6 +107,7 @@ func Compute(in Input, steps []time.Time) []analysis.Series {
 	out = append(out, kvTransfer(in.KVOffloadTime, steps, "KV offload transfer seconds/s", "short", "kv_offload_time")...)
 	out = append(out, kvTransfer(in.NIXLBytesPerTransfer, steps, "NIXL bytes per transfer", "bytes", "nixl_transfer_bytes")...)
 	out = append(out, kvTransfer(in.NIXLSecondsPerTransfer, steps, "NIXL seconds per transfer", "s", "nixl_transfer_time")...)
+	out = append(out, specDecode(in.SpecAccepted, in.SpecDraftTokens, in.SpecDrafts, in.SpecAcceptedPerPos, steps)...)
 	return out
 }
 
