@@ -47,6 +47,27 @@ func ErrorBand(c Change, signal string) float64 {
 // to 512: TTFT p99 predicted 1.1 s [0.8, 1.6], E2E p99 9.3 s [8.7, 9.9]"; "no band" where
 // none is validated). Empty for no change (the current configuration).
 func Advice(c Change, cur enginemodel.Config, o Outcome) string {
+	words := ChangeWords(c, cur)
+	if words == "" {
+		return ""
+	}
+	quote := func(label, sig string) string {
+		v, ok := o.P99[sig]
+		if !ok || math.IsNaN(v) {
+			return label + " p99 not predicted (no request finished)"
+		}
+		if b := ErrorBand(c, sig); !math.IsNaN(b) {
+			lo, hi := bandBounds(v, b)
+			return fmt.Sprintf("%s p99 predicted %s [%s, %s]", label, fmtSeconds(v), fmtSeconds(lo), hi)
+		}
+		return fmt.Sprintf("%s p99 predicted %s (no band)", label, fmtSeconds(v))
+	}
+	return words + ": " + quote("TTFT", "ttft") + ", " + quote("E2E", "e2e")
+}
+
+// ChangeWords says change c to a target whose twin runs cur as advice without its outcome
+// ("raise --max-num-seqs to 512", "add 1 replica(s)"); empty for no change.
+func ChangeWords(c Change, cur enginemodel.Config) string {
 	var parts []string
 	if c.MaxNumSeqs > 0 {
 		verb := "raise"
@@ -67,21 +88,7 @@ func Advice(c Change, cur enginemodel.Config, o Outcome) string {
 	if c.LoadScale > 0 && c.LoadScale != 1 {
 		parts = append(parts, fmt.Sprintf("at load ×%.3g", c.LoadScale))
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	quote := func(label, sig string) string {
-		v, ok := o.P99[sig]
-		if !ok || math.IsNaN(v) {
-			return label + " p99 not predicted (no request finished)"
-		}
-		if b := ErrorBand(c, sig); !math.IsNaN(b) {
-			lo, hi := bandBounds(v, b)
-			return fmt.Sprintf("%s p99 predicted %s [%s, %s]", label, fmtSeconds(v), fmtSeconds(lo), hi)
-		}
-		return fmt.Sprintf("%s p99 predicted %s (no band)", label, fmtSeconds(v))
-	}
-	return strings.Join(parts, ", ") + ": " + quote("TTFT", "ttft") + ", " + quote("E2E", "e2e")
+	return strings.Join(parts, ", ")
 }
 
 // bandBounds is the range of true values a prediction v with relative error band b allows
