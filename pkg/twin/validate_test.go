@@ -96,7 +96,8 @@ func validateOne(t *testing.T, seed uint64) row {
 	twinKnee, err := Knee(context.Background(), tw.Config, chat, 4)
 	require.NoError(t, err)
 	out := row{seed: seed, trueKnee: trueKnee, twinKnee: twinKnee, load: load,
-		law: fmt.Sprintf("%s:s=%.0fus:roof=%.3f:lin=%.3f:n=%d", tw.Law.Law.Kind, 1e6*tw.Law.Law.PerSeqDecode, tw.Law.Errors[""], tw.Law.Errors["per-sequence"], tw.Law.Windows)}
+		law: fmt.Sprintf("%s:db=%.2f:s=%.0fus:f=%.0f:roof=%.3f:lin=%.3f:floor=%.3f:n=%d:hidden=%s/s=%.0fus/f=%.0f", tw.Law.Law.Kind, tw.Law.Debias, 1e6*tw.Law.Law.PerSeqDecode, tw.Law.Law.FloorBatch,
+			tw.Law.Errors[""], tw.Law.Errors["per-sequence"], tw.Law.Errors["memory-floor"], tw.Law.Windows, cfg.StepLaw.Kind, 1e6*cfg.StepLaw.PerSeqDecode, cfg.StepLaw.FloorBatch)}
 	changes := []Change{
 		{Name: fmt.Sprintf("max-num-seqs %d", cfg.MaxNumSeqs/2), MaxNumSeqs: cfg.MaxNumSeqs / 2},
 		{Name: "+1 replica", AddReplicas: 1},
