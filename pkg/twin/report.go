@@ -15,10 +15,12 @@ import (
 
 // KneeErrorBand is the relative error band quoted with a knee (issue 35): the largest knee
 // error of the 18 tune configurations across the three simulator worlds (roofline,
-// per-sequence, memory-floor; 6 each, seeds 1..6), since their 90th percentile (0.11)
-// covered only 15 of 18 fresh configurations; 0.17 covers 17 of the 18 fresh ones (seeds
-// 1001..1006 per world, run once). docs/capacity.md, scripts/twin-validate.sh.
-const KneeErrorBand = 0.17
+// per-sequence, memory-floor; 6 each, seeds 1001..1006 since the step-time law's refit,
+// debiasShape: 22.3 %, per-sequence 1006, whose memory-floor law is chosen on a per-sequence
+// world), as the round before (their 90th percentile covers too few fresh configurations:
+// too few samples for a percentile). The fresh seeds 2001..2006 per world, run once, give its
+// coverage: docs/capacity.md, scripts/twin-validate.sh.
+const KneeErrorBand = 0.23
 
 // ErrorBand returns the relative error band quoted with a what-if's p99 of signal ("ttft",
 // "tpot", "e2e"): the 90th percentile of that change kind's p99 errors on the tune set of the

@@ -209,3 +209,20 @@ func TestTwinAgainstPerSequenceWorld(t *testing.T) {
 		assert.Less(t, relErr(r.twinKnee, r.trueKnee), 0.10, "seed %d: twin knee %.2f, true %.2f", seed, r.twinKnee, r.trueKnee)
 	}
 }
+
+// TestTwinAgainstMemoryFloorWorld is the CI check of the memory-floor world (issue 35): tune
+// seed 1003, whose weight-read floor doubles at 72 sequences; before the shape's refit on the
+// twin's own windows (debiasShape) the twin fitted a floor at 40 sequences and its knee was
+// 17.2 % low. The twin must choose the memory-floor law and find the knee within 10 %
+// (measured −2.5 %, floor at 64 sequences). Seeded; about 10 CPU-seconds.
+func TestTwinAgainstMemoryFloorWorld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates minutes of load per configuration")
+	}
+	world := *validateWorld
+	*validateWorld = sim.WorldMemoryFloor
+	defer func() { *validateWorld = world }()
+	r := validateOne(t, 1003)
+	assert.Equal(t, "memory-floor", strings.SplitN(r.law, ":", 2)[0], "the law chosen (%s)", r.law)
+	assert.Less(t, relErr(r.twinKnee, r.trueKnee), 0.10, "twin knee %.2f, true %.2f", r.twinKnee, r.trueKnee)
+}
