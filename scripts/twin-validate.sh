@@ -5,6 +5,8 @@
 # fresh seeds (1001.., never looked at before the report). Figures go to docs/capacity.md.
 # Issue 35: the per-world table of docs/capacity.md was run with 6 configurations per world and set
 # (for w in roofline per-sequence memory-floor; do scripts/twin-validate.sh 6 DIR $w; done).
+# The sets' first seeds: TWIN_SETS (default "tune:1 fresh:1001"); issue 35's second round tuned on
+# 1001 and reported fresh 2001: TWIN_SETS="tune:1001 fresh:2001" scripts/twin-validate.sh 6 DIR <world>.
 # Usage: scripts/twin-validate.sh [configs per set, default 20] [output dir, default ./twin-validation] [world, default roofline]
 # The world (issue 35: roofline, per-sequence, memory-floor; sim.Worlds) sets the hidden simulator's step-time law.
 set -euo pipefail
@@ -14,7 +16,7 @@ world=${3:-roofline}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-for set in tune:1 fresh:1001; do
+for set in ${TWIN_SETS:-tune:1 fresh:1001}; do
 	name=${set%%:*}
 	seed=${set##*:}
 	go test ./pkg/twin -run TestTwinAgainstHiddenSimulator -count=1 -timeout 2h \

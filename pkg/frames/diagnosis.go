@@ -16,7 +16,9 @@ import (
 // confidence (with why it is below high), summary, evidence (each signal's
 // value and threshold), not_checked, recommendation, current, and the
 // annotation columns title, text (summary, evidence, what was not checked
-// and the recommendation) and tags ("inferscope,diagnosis,<class>,<target>").
+// and the recommendation) and tags ("inferscope,diagnosis,<class>,<target>"), and
+// twin_advice (issue 35: the capacity twin's predicted effect of the recommended change,
+// also part of recommendation; empty where the target has no calibrated twin).
 // With current, only findings holding at each target's last step with data
 // are listed (healthy included); otherwise every finding in the range except
 // healthy, for annotations.
@@ -35,7 +37,7 @@ func DiagnosisFindings(res diagnose.Result, current bool, m Meta) data.Frames {
 	str := func() []string { return make([]string, n) }
 	target, class, sev, conf, confWhy, summary, evidence, notChecked, rec, title, text, tags :=
 		str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
-	gpus, uuids := str(), str()
+	gpus, uuids, twinAdv := str(), str(), str()
 	level := make([]float64, n)
 	cur := make([]bool, n)
 	for i, f := range rows {
@@ -46,6 +48,7 @@ func DiagnosisFindings(res diagnose.Result, current bool, m Meta) data.Frames {
 		evidence[i] = diagnose.EvidenceText(f.Evidence)
 		notChecked[i] = strings.Join(f.NotChecked, "; ")
 		rec[i] = f.Recommendation
+		twinAdv[i] = f.TwinAdvice
 		gpus[i], uuids[i] = f.GPUList()
 		title[i] = f.Target + ": " + strings.ReplaceAll(string(f.Class), "_", " ") + " (" + string(f.Severity) + ")"
 		if gpus[i] != "" {
@@ -75,6 +78,7 @@ func DiagnosisFindings(res diagnose.Result, current bool, m Meta) data.Frames {
 		data.NewField("title", nil, title),
 		data.NewField("text", nil, text),
 		data.NewField("tags", nil, tags),
+		data.NewField("twin_advice", nil, twinAdv),
 	)
 	return withMeta(fr, m)
 }

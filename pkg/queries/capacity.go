@@ -483,7 +483,7 @@ func capacityKnee(wait context.Context, env *fetch.Env, t capacityTarget, tp twi
 // twin, as the knees are: one simulation each, the twin deterministic for its calibration;
 // detached, as the calibration is).
 func capacityChangeOutcome(wait context.Context, env *fetch.Env, t capacityTarget, c twin.Change, p twin.Profile) (twin.Outcome, error) {
-	key := fmt.Sprintf("whatif|%s|%+v|%+v|%v", t.key, c, p, t.observed.Rate)
+	key := capacityWhatIfKey(t, c, p)
 	v, err := capacityCache.getDetached(wait, fmt.Sprintf("%p", env.Querier), key, capacityNow(env), func(ctx context.Context) (any, error) {
 		return twin.WhatIf(ctx, t.twin, t.observed.Rate, c, p)
 	})
@@ -491,6 +491,11 @@ func capacityChangeOutcome(wait context.Context, env *fetch.Env, t capacityTarge
 		return twin.Outcome{}, err
 	}
 	return v.(twin.Outcome), nil
+}
+
+// capacityWhatIfKey is the cache key of change c on t's twin scored under p.
+func capacityWhatIfKey(t capacityTarget, c twin.Change, p twin.Profile) string {
+	return fmt.Sprintf("whatif|%s|%+v|%+v|%v", t.key, c, p, t.observed.Rate)
 }
 
 // capacityAll runs compute(0..n-1), GOMAXPROCS at a time (fetch.Run.Parallel; each waits on

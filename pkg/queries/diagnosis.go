@@ -84,6 +84,9 @@ func runDiagnosis(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Diagnosi
 	if len(q.Classes) > 0 {
 		res = diagnose.KeepClasses(res, q.Classes)
 	}
+	if format == diagnosisTable || format == diagnosisAnnotations {
+		diagnosisTwinAdvice(ctx, env, r, &res)
+	}
 	switch format {
 	case diagnosisTimeline:
 		return frames.DiagnosisTimeline(res, meta(r, nil)), nil

@@ -111,6 +111,9 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	if err != nil {
 		return Twin{}, err
 	}
+	if lf, err = debiasShape(ctx, lf, o, o.Rate); err != nil {
+		return Twin{}, err
+	}
 	cfg.StepLaw = lf.Law
 	if err := fitStepTime(ctx, &cfg, o); err != nil {
 		return Twin{}, err
@@ -140,6 +143,12 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	}
 	if lf.Law.Kind == enginemodel.LawPerSequence {
 		add("per-sequence decode cost (µs per sequence per step)", math.Round(lf.Law.PerSeqDecode*1e7)/10, FromFit)
+	}
+	if lf.Law.Kind == enginemodel.LawMemoryFloor {
+		add("decode batch at which the weight-read floor doubles (sequences)", math.Round(lf.Law.FloorBatch), FromFit)
+	}
+	if lf.Debias > 0 {
+		add("step-time law shape: bias correction (×, from a refit on the twin's own simulated windows)", round3(lf.Debias), FromFit)
 	}
 	add("decode bandwidth efficiency", round3(cfg.GPU.BWEfficiency), FromFit)
 	add("prefill compute efficiency (MFU)", round3(cfg.GPU.MFU), FromFit)

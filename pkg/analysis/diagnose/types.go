@@ -399,7 +399,13 @@ type Finding struct {
 	NotChecked     []string
 	Summary        string
 	Recommendation string
-	Start, End     time.Time
+	// TwinAdvice (issue 35) is the capacity twin's predicted effect of the recommendation's
+	// change ("Capacity twin (…): raise --max-num-seqs to 512: TTFT p99 predicted 1.2 s
+	// [851 ms, 2.03 s], E2E p99 …"), also appended to Recommendation; empty where the target
+	// has no calibrated twin or the class's advice is no change the twin models. Set by the
+	// diagnosis query (pkg/queries), not by the rules.
+	TwinAdvice string
+	Start, End time.Time
 	// Current is true when the finding holds at the target's last step with data.
 	Current bool
 }
