@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -210,11 +212,32 @@ func TestScale(t *testing.T) {
 	require.NoError(t, err)
 	page := newLinearPage(t, newVLLMModel())
 	base := strings.TrimSuffix(serve(t, http.StripPrefix("/t", page)), "/metrics")
-	var targets []map[string]any
-	for k := 0; k < n; k++ {
-		targets = append(targets, map[string]any{"name": fmt.Sprintf("vllm-%04d", k), "url": fmt.Sprintf("%s/t/%d/metrics", base, k)})
+	jsonData := map[string]any{"scrapeInterval": interval.String(), "scrapeTimeout": min(interval, 10*time.Second).String()}
+	// SCALE_DISCOVERY=file: the targets are one embedded target group's, found by file_sd (one
+	// entry per target: its path and a pod label, as a discovered fleet of pods); otherwise
+	// they are configured targets.
+	discovered := os.Getenv("SCALE_DISCOVERY") == "file"
+	if discovered {
+		u, err := url.Parse(base)
+		require.NoError(t, err)
+		var sd []map[string]any
+		for k := 0; k < n; k++ {
+			pod := fmt.Sprintf("vllm-%04d", k)
+			sd = append(sd, map[string]any{"targets": []string{u.Host}, "labels": map[string]string{"__metrics_path__": fmt.Sprintf("/t/%d/metrics", k), "pod": pod, "instance": pod}})
+		}
+		b, err := json.Marshal(sd)
+		require.NoError(t, err)
+		file := filepath.Join(t.TempDir(), "fleet.json")
+		require.NoError(t, os.WriteFile(file, b, 0o600))
+		jsonData["targetGroups"] = []map[string]any{{"name": "fleet", "engine": "vllm", "maxTargets": min(n, 1000), "discovery": map[string]any{"file": map[string]any{"files": []string{file}}}}}
+	} else {
+		var targets []map[string]any
+		for k := 0; k < n; k++ {
+			targets = append(targets, map[string]any{"name": fmt.Sprintf("vllm-%04d", k), "url": fmt.Sprintf("%s/t/%d/metrics", base, k)})
+		}
+		jsonData["targets"] = targets
 	}
-	jd, err := json.Marshal(map[string]any{"scrapeInterval": interval.String(), "scrapeTimeout": min(interval, 10*time.Second).String(), "targets": targets})
+	jd, err := json.Marshal(jsonData)
 	require.NoError(t, err)
 	ds := dataSource{id: 12, uid: "scale", jsonData: jd, updatedMS: time.Now().UnixMilli()}
 	env := strings.Fields(os.Getenv("SCALE_PLUGIN_ENV"))
@@ -233,8 +256,23 @@ func TestScale(t *testing.T) {
 	t0 := time.Now()
 	h.query(t, ds, t0.Add(-time.Minute), t0, map[string]map[string]any{"A": {"queryType": "targets"}})
 	created := time.Since(t0)
-	// Until every target has been scraped once.
+	// Until every target has been scraped once: a discovered group is one row, whose series
+	// count stops growing once each of its targets has been scraped (file_sd hands over all
+	// of them at once; their first scrapes are spread over one interval).
+	lastSeries, stableSince := int64(-1), time.Time{}
 	require.Eventually(t, func() bool {
+		if discovered {
+			r := h.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"A": {"queryType": "targets"}})["A"]
+			if len(r.frames) != 1 || r.frames[0].Rows() != 1 || cellString(t, r.frames[0], "up", 0) != "true" {
+				return false
+			}
+			s := int64(cellFloat(t, r.frames[0], "series", 0))
+			if s != lastSeries {
+				lastSeries, stableSince = s, time.Now()
+				return false
+			}
+			return s > 0 && time.Since(stableSince) > interval
+		}
 		r := h.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"A": {"queryType": "targets"}})["A"]
 		if len(r.frames) != 1 || r.frames[0].Rows() != n {
 			return false
@@ -247,12 +285,26 @@ func TestScale(t *testing.T) {
 		return true
 	}, 5*interval, time.Second)
 	allUp := time.Since(t0)
+	// SCALE_SETTLE (e.g. 35m) waits before measuring: an open head chunk fills for 120
+	// scrapes (30 min at 15 s) before it is cut and written out, so a minute after the start
+	// the head holds less than it will later.
+	if d := os.Getenv("SCALE_SETTLE"); d != "" {
+		settle, err := time.ParseDuration(d)
+		require.NoError(t, err)
+		time.Sleep(4 * interval)
+		t.Logf("scale: before settling (%s after the start): RSS %d MiB, heap in use %.0f MiB, runtime total %.0f MiB",
+			time.Since(t0).Round(time.Second), rssMiB(t, pid), pluginGauge(t, h, ds, "go_memstats_heap_inuse_bytes")/(1<<20), pluginGauge(t, h, ds, "go_memstats_sys_bytes")/(1<<20))
+		time.Sleep(settle)
+	}
 	// Steady state: CPU over four scrape intervals.
 	cpu0 := cpuSeconds(t, pid)
 	time.Sleep(4 * interval)
 	cpu := (cpuSeconds(t, pid) - cpu0) / (4 * interval).Seconds()
 	rss := rssMiB(t, pid)
 	heap := pluginGauge(t, h, ds, "go_memstats_heap_inuse_bytes") / (1 << 20)
+	stacks := pluginGauge(t, h, ds, "go_memstats_stack_inuse_bytes") / (1 << 20)
+	goroutines := pluginGauge(t, h, ds, "go_goroutines")
+	sys := pluginGauge(t, h, ds, "go_memstats_sys_bytes") / (1 << 20)
 	if profile != "" {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort))
 		require.NoError(t, err)
@@ -265,6 +317,10 @@ func TestScale(t *testing.T) {
 	r := h.query(t, ds, time.Now().Add(-4*interval), time.Now(), map[string]map[string]any{"A": {"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50", "p99"}}})["A"]
 	qt := time.Since(q0)
 	assert.Empty(t, r.err)
-	t.Logf("scale: %d targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB (heap in use %.0f MiB), latency query (TTFT p50+p99, all targets, %s) %s; plugin env %q",
-		n, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, heap, 4*interval, qt.Round(time.Millisecond), env)
+	kind := "configured"
+	if discovered {
+		kind = "discovered"
+	}
+	t.Logf("scale: %d %s targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB (heap in use %.0f MiB, stacks %.0f MiB for %.0f goroutines, runtime total %.0f MiB), latency query (TTFT p50+p99, all targets, %s) %s; plugin env %q",
+		n, kind, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, heap, stacks, goroutines, sys, 4*interval, qt.Round(time.Millisecond), env)
 }
