@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +57,23 @@ func pluginGauge(t *testing.T, h *pluginHost, ds dataSource, name string) float6
 }
 
 // cpuSeconds is the user+system CPU time of process pid (from /proc).
+// pluginCounter is the value of the plugin's own series name whose labels contain match.
+func pluginCounter(t *testing.T, h *pluginHost, ds dataSource, name, match string) float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	mr, err := h.diag.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{PluginContext: ds.pluginContext()})
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(mr.Metrics.Prometheus), "\n") {
+		if strings.HasPrefix(line, name+"{") && strings.Contains(line, match) {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			require.NoError(t, err)
+			return v
+		}
+	}
+	return 0
+}
+
 func cpuSeconds(t *testing.T, pid int) float64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -210,11 +229,32 @@ func TestScale(t *testing.T) {
 	require.NoError(t, err)
 	page := newLinearPage(t, newVLLMModel())
 	base := strings.TrimSuffix(serve(t, http.StripPrefix("/t", page)), "/metrics")
-	var targets []map[string]any
-	for k := 0; k < n; k++ {
-		targets = append(targets, map[string]any{"name": fmt.Sprintf("vllm-%04d", k), "url": fmt.Sprintf("%s/t/%d/metrics", base, k)})
+	jsonData := map[string]any{"scrapeInterval": interval.String(), "scrapeTimeout": min(interval, 10*time.Second).String()}
+	// SCALE_DISCOVERY=file: the targets are one embedded target group's, found by file_sd (one
+	// entry per target: its path and a pod label, as a discovered fleet of pods); otherwise
+	// they are configured targets.
+	discovered := os.Getenv("SCALE_DISCOVERY") == "file"
+	if discovered {
+		u, err := url.Parse(base)
+		require.NoError(t, err)
+		var sd []map[string]any
+		for k := 0; k < n; k++ {
+			pod := fmt.Sprintf("vllm-%04d", k)
+			sd = append(sd, map[string]any{"targets": []string{u.Host}, "labels": map[string]string{"__metrics_path__": fmt.Sprintf("/t/%d/metrics", k), "pod": pod, "instance": pod}})
+		}
+		b, err := json.Marshal(sd)
+		require.NoError(t, err)
+		file := filepath.Join(t.TempDir(), "fleet.json")
+		require.NoError(t, os.WriteFile(file, b, 0o600))
+		jsonData["targetGroups"] = []map[string]any{{"name": "fleet", "engine": "vllm", "maxTargets": min(n, 1000), "discovery": map[string]any{"file": map[string]any{"files": []string{file}}}}}
+	} else {
+		var targets []map[string]any
+		for k := 0; k < n; k++ {
+			targets = append(targets, map[string]any{"name": fmt.Sprintf("vllm-%04d", k), "url": fmt.Sprintf("%s/t/%d/metrics", base, k)})
+		}
+		jsonData["targets"] = targets
 	}
-	jd, err := json.Marshal(map[string]any{"scrapeInterval": interval.String(), "scrapeTimeout": min(interval, 10*time.Second).String(), "targets": targets})
+	jd, err := json.Marshal(jsonData)
 	require.NoError(t, err)
 	ds := dataSource{id: 12, uid: "scale", jsonData: jd, updatedMS: time.Now().UnixMilli()}
 	env := strings.Fields(os.Getenv("SCALE_PLUGIN_ENV"))
@@ -233,8 +273,17 @@ func TestScale(t *testing.T) {
 	t0 := time.Now()
 	h.query(t, ds, t0.Add(-time.Minute), t0, map[string]map[string]any{"A": {"queryType": "targets"}})
 	created := time.Since(t0)
-	// Until every target has been scraped once.
+	// Until every target has been scraped once (a discovered group: until its targets were
+	// scraped twice as often as there are targets; each is scraped once an interval).
 	require.Eventually(t, func() bool {
+		if discovered {
+			// The plugin's own scrape counter of the group (one series for all its targets):
+			// the targets query over a group of 1,000 grows slower with every scraped target
+			// (10 s, then 30 s, then past its deadline at load average 36), so it is not polled.
+			scrapes := pluginCounter(t, h, ds, "inferscope_scrapes_total", `target="fleet"`)
+			t.Logf("scale: %s after the start: %.0f scrapes", time.Since(t0).Round(time.Second), scrapes)
+			return scrapes >= float64(2*n)
+		}
 		r := h.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"A": {"queryType": "targets"}})["A"]
 		if len(r.frames) != 1 || r.frames[0].Rows() != n {
 			return false
@@ -245,14 +294,28 @@ func TestScale(t *testing.T) {
 			}
 		}
 		return true
-	}, 5*interval, time.Second)
+	}, 20*interval, time.Second)
 	allUp := time.Since(t0)
+	// SCALE_SETTLE (e.g. 35m) waits before measuring: an open head chunk fills for 120
+	// scrapes (30 min at 15 s) before it is cut and written out, so a minute after the start
+	// the head holds less than it will later.
+	if d := os.Getenv("SCALE_SETTLE"); d != "" {
+		settle, err := time.ParseDuration(d)
+		require.NoError(t, err)
+		time.Sleep(4 * interval)
+		t.Logf("scale: before settling (%s after the start): RSS %d MiB, heap in use %.0f MiB, runtime total %.0f MiB",
+			time.Since(t0).Round(time.Second), rssMiB(t, pid), pluginGauge(t, h, ds, "go_memstats_heap_inuse_bytes")/(1<<20), pluginGauge(t, h, ds, "go_memstats_sys_bytes")/(1<<20))
+		time.Sleep(settle)
+	}
 	// Steady state: CPU over four scrape intervals.
 	cpu0 := cpuSeconds(t, pid)
 	time.Sleep(4 * interval)
 	cpu := (cpuSeconds(t, pid) - cpu0) / (4 * interval).Seconds()
 	rss := rssMiB(t, pid)
 	heap := pluginGauge(t, h, ds, "go_memstats_heap_inuse_bytes") / (1 << 20)
+	stacks := pluginGauge(t, h, ds, "go_memstats_stack_inuse_bytes") / (1 << 20)
+	goroutines := pluginGauge(t, h, ds, "go_goroutines")
+	sys := pluginGauge(t, h, ds, "go_memstats_sys_bytes") / (1 << 20)
 	if profile != "" {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort))
 		require.NoError(t, err)
@@ -265,6 +328,15 @@ func TestScale(t *testing.T) {
 	r := h.query(t, ds, time.Now().Add(-4*interval), time.Now(), map[string]map[string]any{"A": {"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50", "p99"}}})["A"]
 	qt := time.Since(q0)
 	assert.Empty(t, r.err)
-	t.Logf("scale: %d targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB (heap in use %.0f MiB), latency query (TTFT p50+p99, all targets, %s) %s; plugin env %q",
-		n, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, heap, 4*interval, qt.Round(time.Millisecond), env)
+	kind := "configured"
+	if discovered {
+		kind = "discovered"
+	}
+	t.Logf("scale: %d %s targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB (heap in use %.0f MiB, stacks %.0f MiB for %.0f goroutines, runtime total %.0f MiB), latency query (TTFT p50+p99, all targets, %s) %s; plugin env %q",
+		n, kind, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, heap, stacks, goroutines, sys, 4*interval, qt.Round(time.Millisecond), env)
+	if discovered {
+		q0 = time.Now()
+		r = h.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"A": {"queryType": "targets"}})["A"]
+		t.Logf("scale: targets query over the group of %d: %s (error %q)", n, time.Since(q0).Round(time.Millisecond), r.err)
+	}
 }
