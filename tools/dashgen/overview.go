@@ -477,14 +477,14 @@ func endpointTable() *table.PanelBuilder {
 		queryRef("A", withProfile("queryType", "slo", "groupBy", "target_model")...),
 		queryRef("B", sel("queryType", "diagnosis", "format", "table")...)).
 		Transformations([]dashboard.DataTransformerConfig{
-			// The diagnosis that holds now, per target.
+			// The diagnosis that holds now, per target (twin_advice is hidden: recommendation already ends with it).
 			scoped(transformation("filterByValue", map[string]any{
 				"type": "include", "match": "all",
 				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
 			}), "B"),
 			scoped(transformation("organize", map[string]any{
 				"excludeByName": map[string]any{"time": true, "timeEnd": true, "gpu": true, "uuid": true, "severity": true, "level": true, "confidence": true,
-					"confidence_note": true, "summary": true, "evidence": true, "not_checked": true, "current": true, "title": true, "text": true, "tags": true},
+					"confidence_note": true, "summary": true, "evidence": true, "not_checked": true, "current": true, "twin_advice": true, "title": true, "text": true, "tags": true},
 				"renameByName": map[string]any{"class": "diagnosis", "recommendation": "advice"},
 			}), "B"),
 			scoped(transformation("organize", map[string]any{
@@ -546,7 +546,7 @@ func diagnosisNowTable(w, h uint32) *table.PanelBuilder {
 				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
 			}),
 			transformation("organize", map[string]any{
-				"excludeByName": map[string]any{"time": true, "timeEnd": true, "uuid": true, "level": true, "confidence_note": true, "current": true, "title": true, "text": true, "tags": true, "severity": true},
+				"excludeByName": map[string]any{"time": true, "timeEnd": true, "uuid": true, "level": true, "confidence_note": true, "twin_advice": true, "current": true, "title": true, "text": true, "tags": true, "severity": true},
 				"indexByName":   map[string]any{"target": 0, "gpu": 1, "class": 2, "confidence": 3, "summary": 4, "evidence": 5, "recommendation": 6, "not_checked": 7},
 				"renameByName":  map[string]any{"class": "diagnosis", "recommendation": "advice", "not_checked": "not checked"},
 			}),
