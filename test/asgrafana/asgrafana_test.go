@@ -573,7 +573,7 @@ func (f *fixture) testResources(t *testing.T) {
 }
 
 func (f *fixture) testStream(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
 	sub, err := f.host.stream.SubscribeStream(ctx, &pluginv2.SubscribeStreamRequest{PluginContext: f.ds.pluginContext(), Path: "saturation"})
 	require.NoError(t, err)

@@ -15,13 +15,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// clockHistogram serves a vLLM TTFT histogram whose counters grow linearly
-// with wall-clock time: rate requests/s, all of value v, with the given
-// finite bounds. rate() of a linear counter is its slope, so every expected
-// value below is computed by hand.
-func clockHistogram(start time.Time, bounds []float64, v, rate float64) http.HandlerFunc {
+// clockHistogram serves a vLLM TTFT histogram whose counters grow linearly:
+// rate requests/s, all of value v, with the given finite bounds. On a page
+// clock (see pageClock) the k-th answer counts rate·k requests and carries
+// the clock's timestamp, so the stored counters grow by exactly rate per
+// second however late the scrapes come; with clock nil the count is
+// rate·(seconds since start), unstamped (for a rate of 0: flat counters).
+// rate() of a linear counter is its slope, so every expected value below is
+// computed by hand.
+func clockHistogram(clock *pageClock, start time.Time, bounds []float64, v, rate float64) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		n := rate * time.Since(start).Seconds()
+		var n float64
+		stamp := ""
+		if clock != nil {
+			var k int
+			k, stamp = clock.next()
+			n = rate * float64(k) * clock.step.Seconds()
+		} else {
+			n = rate * time.Since(start).Seconds()
+		}
 		var b strings.Builder
 		b.WriteString("# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.\n")
 		b.WriteString("# TYPE vllm:time_to_first_token_seconds histogram\n")
@@ -31,13 +43,13 @@ func clockHistogram(start time.Time, bounds []float64, v, rate float64) http.Han
 			if v <= le {
 				c = n
 			}
-			fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=%q} %s\n", lbl, strconv.FormatFloat(le, 'g', -1, 64), strconv.FormatFloat(c, 'g', -1, 64))
+			fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=%q} %s%s\n", lbl, strconv.FormatFloat(le, 'g', -1, 64), strconv.FormatFloat(c, 'g', -1, 64), stamp)
 		}
-		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=\"+Inf\"} %s\n", lbl, strconv.FormatFloat(n, 'g', -1, 64))
-		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_sum{%s} %s\n", lbl, strconv.FormatFloat(n*v, 'g', -1, 64))
-		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_count{%s} %s\n", lbl, strconv.FormatFloat(n, 'g', -1, 64))
+		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=\"+Inf\"} %s%s\n", lbl, strconv.FormatFloat(n, 'g', -1, 64), stamp)
+		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_sum{%s} %s%s\n", lbl, strconv.FormatFloat(n*v, 'g', -1, 64), stamp)
+		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_count{%s} %s%s\n", lbl, strconv.FormatFloat(n, 'g', -1, 64), stamp)
 		b.WriteString("# TYPE vllm:num_requests_running gauge\n")
-		fmt.Fprintf(&b, "vllm:num_requests_running{%s} 1\n", lbl)
+		fmt.Fprintf(&b, "vllm:num_requests_running{%s} 1%s\n", lbl, stamp)
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write([]byte(b.String()))
 	}
@@ -65,67 +77,57 @@ func requireNoInfinities(t *testing.T, frames data.Frames, what string) {
 // its alerting do, on four live targets (issue 10): fast (bounds 0.1, 1; 2
 // req/s at 0.05 s; a settings label named "target"), slow (bound 0.5; 2 req/s
 // at 0.3 s), clamped (bounds 0.1, 1; 2 req/s at 5 s) and idle (no requests).
+// The three busy pages are on page clocks and every query ends inside a
+// stretch the store holds completely (gridEnd), so the values are exact on a
+// loaded machine too (issue 32).
 func TestAsGrafanaCorrectness(t *testing.T) {
 	start := time.Now()
 	idleStart := start.Add(-time.Hour) // counters already flat
+	clock := newPageClock(start)
 	settings := map[string]any{
 		"scrapeInterval": "1s",
-		"scrapeTimeout":  "500ms",
+		"scrapeTimeout":  "1s",
 		"targets": []map[string]any{
-			{"name": "fast", "url": serve(t, clockHistogram(start, []float64{0.1, 1}, 0.05, 2)), "labels": map[string]string{"target": "rack-7"}},
-			{"name": "slow", "url": serve(t, clockHistogram(start, []float64{0.5}, 0.3, 2))},
-			{"name": "clamped", "url": serve(t, clockHistogram(start, []float64{0.1, 1}, 5, 2))},
-			{"name": "idle", "url": serve(t, clockHistogram(idleStart, []float64{0.1, 1}, 0.05, 0))},
+			{"name": "fast", "url": serve(t, clockHistogram(newPageClock(start), start, []float64{0.1, 1}, 0.05, 2)), "labels": map[string]string{"target": "rack-7"}},
+			{"name": "slow", "url": serve(t, clockHistogram(newPageClock(start), start, []float64{0.5}, 0.3, 2))},
+			{"name": "clamped", "url": serve(t, clockHistogram(newPageClock(start), start, []float64{0.1, 1}, 5, 2))},
+			{"name": "idle", "url": serve(t, clockHistogram(nil, idleStart, []float64{0.1, 1}, 0.05, 0))},
 		},
 	}
 	jd, err := json.Marshal(settings)
 	require.NoError(t, err)
 	ds := dataSource{id: 7, uid: "inferscope-correctness", jsonData: jd, secure: map[string]string{}, updatedMS: time.Now().UnixMilli()}
 	host := startPlugin(t)
+	// The first request creates the instance, which starts the scrape loop.
+	_ = host.query(t, ds, start.Add(-time.Minute), start, map[string]map[string]any{"T": {"queryType": "targets"}})
+
+	// Every query below spans 10 s and checks its last lastSteps steps, whose
+	// windows (at most 4 s) reach back 6 s: 8 s of complete samples hold them.
+	var probes []gridProbe
+	for _, name := range []string{"fast", "slow", "clamped"} {
+		probes = append(probes, gridProbe{target: name, metric: "vllm:time_to_first_token_seconds_count"})
+	}
+	complete := func() time.Time { return gridEnd(t, host, ds, clock, probes, clock.at(1), 8*time.Second) }
+	end := complete()
 
 	// An alert rule sends the saved query JSON: window as Grafana's literal variable.
 	both := map[string]any{"queryType": "latency", "targets": []string{"fast", "slow"}, "stages": []string{"ttft"},
 		"stats": []string{"p75"}, "groupBy": "none", "window": "$__rate_interval"}
 	ask := func(m map[string]any) queryResult {
-		to := time.Now().Add(-1500 * time.Millisecond)
-		return host.query(t, ds, to.Add(-10*time.Second), to, map[string]map[string]any{"A": m})["A"]
-	}
-	deadline := time.Now().Add(40 * time.Second)
-	for {
-		r := ask(both)
-		require.Empty(t, r.err, "the $__rate_interval window is expanded by the backend")
-		ss := seriesOf(t, r.frames)
-		if len(ss) == 3 && !math.IsNaN(ss[0].values[len(ss[0].values)-1]) && time.Since(start) > 8*time.Second {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "no p75 after 40 s")
-		time.Sleep(500 * time.Millisecond)
+		return host.query(t, ds, end.Add(-10*time.Second), end, map[string]map[string]any{"A": m})["A"]
 	}
 
 	t.Run("layouts-and-rate-interval", func(t *testing.T) {
 		r := ask(both)
-		require.Empty(t, r.err)
+		require.Empty(t, r.err, "the $__rate_interval window is expanded by the backend")
 		requireNoInfinities(t, r.frames, "layouts")
 		// $__rate_interval at a 1 s interval and 1 s scrape: max(1s + 1s, 4 × 1s) = 4s.
 		assert.Contains(t, r.frames[0].Meta.ExecutedQueryString, "[4s]")
 		ss := seriesOf(t, r.frames)
 		// Equal rates: merged counts 1.2r at 0.1 and 2r at 0.5; rank 1.5r → 0.1 + 0.4·0.3/0.8.
-		// The merged value is checked over a 20 s window: the two targets are
-		// scraped independently, and on a loaded machine their scrape times
-		// drift by tens of ms, which inside a 4 s window moved their rates,
-		// and the merged rank, by up to 6 % in CI; over 20 s it is a fifth
-		// of that. The bounds below are exact at any window.
-		for time.Since(start) < 24*time.Second {
-			time.Sleep(250 * time.Millisecond)
-		}
-		wide := map[string]any{}
-		for k, v := range both {
-			wide[k] = v
-		}
-		wide["window"] = "20s"
-		rw := ask(wide)
-		require.Empty(t, rw.err)
-		requireLast(t, one(t, seriesOf(t, rw.frames), map[string]string{"stat": "p75", "bound": ""}), 0.25, 2e-2, "merged p75")
+		// Exact: both targets' windows hold every answer of their page clocks, so both
+		// rates are exactly 2/s whenever the scrapes came (issue 32).
+		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": ""}), 0.25, 1e-9, "merged p75")
 		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": "lower"}), 0, 0, "merged p75 lower")
 		requireLast(t, one(t, ss, map[string]string{"stat": "p75", "bound": "upper"}), 0.5, 1e-12, "merged p75 upper")
 		assert.True(t, containsText(allNotices(r.frames), "bucket layouts differ across target (fast: 0.1, 1; slow: 0.5)"), "%v", allNotices(r.frames))
@@ -160,6 +162,7 @@ func TestAsGrafanaCorrectness(t *testing.T) {
 			}
 			sets = append(sets, strings.Join(names, ","))
 			time.Sleep(time.Second)
+			end = complete()
 		}
 		for _, s := range sets {
 			assert.Equal(t, sets[0], s)

@@ -113,9 +113,9 @@ func TestEventsAsGrafana(t *testing.T) {
 	ds := dataSource{id: 3, uid: "inferscope-events", jsonData: jd, updatedMS: time.Now().UnixMilli()}
 	host := startPlugin(t)
 	start := time.Now()
-	deadline := time.Now().Add(45 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a safety net, not a speed test (issue 32)
 	for restart.served() < 16 || swap.served() < 16 {
-		require.True(t, time.Now().Before(deadline), "not scraped 16 times within 45 s")
+		require.True(t, time.Now().Before(deadline), "not scraped 16 times within 3 min")
 		host.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"T": {"queryType": "targets"}})
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -132,11 +132,29 @@ func TestEventsAsGrafana(t *testing.T) {
 		rows = append(rows, row{tableField(t, f, "time").At(i).(time.Time), tableField(t, f, "timeEnd").At(i).(time.Time),
 			cellString(t, f, "target", i), cellString(t, f, "kind", i), cellString(t, f, "text", i)})
 	}
+	// The injected faults' events, each exactly once. A loaded machine may also miss a scrape
+	// of a healthy page (the page answered too late for the 500 ms scrape timeout): a real
+	// down period, which the plugin reports as such. Such an extra event may only be a down
+	// period that names a timeout and no injected 503; anything else (an extra restart, model
+	// change, or a down period without a timeout) fails (issue 32).
 	byKey := map[string][]row{}
+	var missed []row
 	for _, x := range rows {
+		if x.kind == "down" && !strings.Contains(x.text, "503") {
+			missed = append(missed, x)
+			continue
+		}
 		byKey[x.target+"/"+x.kind] = append(byKey[x.target+"/"+x.kind], x)
 	}
-	require.Len(t, rows, 3, "%+v", rows)
+	require.Len(t, rows, 3+len(missed), "%+v", rows)
+	for _, x := range missed {
+		assert.True(t, strings.Contains(x.text, "context deadline exceeded") || strings.Contains(x.text, "scrape timeout exceeded"),
+			"a down period that is not an injected fault must be a missed scrape (a timeout): %+v", x)
+	}
+	if len(missed) > 0 {
+		t.Logf("scrapes missed on this machine, not injected: %+v", missed)
+	}
+	require.Len(t, byKey, 3, "%+v", rows)
 	tol := 1100 * time.Millisecond
 	down := byKey["restarts/down"]
 	require.Len(t, down, 1, "%+v", rows)
@@ -156,7 +174,7 @@ func TestEventsAsGrafana(t *testing.T) {
 	tags := tableField(t, f, "tags")
 	downRow := -1
 	for i := 0; i < f.Rows(); i++ {
-		if cellString(t, f, "kind", i) == "down" {
+		if cellString(t, f, "kind", i) == "down" && cellString(t, f, "target", i) == "restarts" && strings.Contains(cellString(t, f, "text", i), "503") {
 			downRow = i
 		}
 	}

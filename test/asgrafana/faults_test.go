@@ -245,7 +245,7 @@ func TestFaultMatrix(t *testing.T) {
 		code, body := h.resource(t, ds, path)
 		record(map[string]any{"path": path, "code": code, "body": string(body)})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
 	mr, err := h.diag.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{PluginContext: ds.pluginContext()})
 	require.NoError(t, err)

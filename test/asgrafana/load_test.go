@@ -41,7 +41,7 @@ func envOr(key, def string) string {
 // Go and process collectors of the SDK's registry).
 func pluginGauge(t *testing.T, h *pluginHost, ds dataSource, name string) float64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
 	mr, err := h.diag.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{PluginContext: ds.pluginContext()})
 	require.NoError(t, err)

@@ -235,7 +235,7 @@ func TestSecretsEveryFormAsGrafana(t *testing.T) {
 	}
 	code, body := h.resource(t, rds, "discover")
 	outputs = append(outputs, fmt.Sprintf("remote discover %d: %s", code, body))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
 	mr, err := h.diag.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{PluginContext: ds.pluginContext()})
 	require.NoError(t, err)
@@ -490,7 +490,7 @@ func TestAdmissionAsGrafana(t *testing.T) {
 	assert.GreaterOrEqual(t, ok.Load(), int64(limit))
 	assert.Positive(t, busy.Load(), "200 queries of ≥100 ms through 4 slots cannot all start within 2 s")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
 	mr, err := h.diag.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{PluginContext: ds.pluginContext()})
 	require.NoError(t, err)

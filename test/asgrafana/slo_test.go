@@ -181,7 +181,7 @@ func (f *sloFixture) testBurnRateAlertRule(t *testing.T) {
 			TimeRange: &pluginv2.TimeRange{FromEpochMS: now.Add(-10 * time.Minute).UnixMilli(), ToEpochMS: now.UnixMilli()},
 		}},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
 	resp, err := f.host.data.QueryData(ctx, req)
 	require.NoError(t, err)
