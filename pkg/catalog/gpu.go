@@ -63,17 +63,9 @@ func GPUPromQL(s Signal, agents []string, agg string, extraBy ...string) (string
 	if !slices.Contains(gaugeAggs, agg) {
 		return "", fmt.Errorf("catalog: aggregation %q not supported (want sum, avg, max or min)", agg)
 	}
-	groups, err := groupLabels(Scope{By: []string{"target"}}, append(slices.Clone(GPULabels), extraBy...))
+	groups, base, err := gpuGroupsAndBase(agents, extraBy)
 	if err != nil {
 		return "", err
-	}
-	base := []string{`gpu!=""`}
-	if len(agents) > 0 {
-		re, err := anyOf("agent", agents)
-		if err != nil {
-			return "", err
-		}
-		base = []string{"job=~" + re, `gpu!=""`}
 	}
 	var parts []string
 	for _, e := range gpuEngines {
@@ -161,4 +153,22 @@ func GPUImpossiblePromQL(signals []Signal, agents []string) (string, error) {
 		}
 	}
 	return strings.Join(parts, " or "), nil
+}
+
+// gpuGroupsAndBase is what every per-GPU PromQL builder starts from: the labels to group by
+// (the target, GPULabels and extraBy) and the base matchers (gpu!="", and job=~ the agents
+// when agents is not empty).
+func gpuGroupsAndBase(agents, extraBy []string) (groups, base []string, err error) {
+	if groups, err = groupLabels(Scope{By: []string{"target"}}, append(slices.Clone(GPULabels), extraBy...)); err != nil {
+		return nil, nil, err
+	}
+	base = []string{`gpu!=""`}
+	if len(agents) > 0 {
+		re, err := anyOf("agent", agents)
+		if err != nil {
+			return nil, nil, err
+		}
+		base = []string{"job=~" + re, `gpu!=""`}
+	}
+	return groups, base, nil
 }

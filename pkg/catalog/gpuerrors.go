@@ -138,17 +138,9 @@ func GPUCounterPromQL(s Signal, agents []string, fn string, window time.Duration
 	if err != nil {
 		return "", err
 	}
-	groups, err := groupLabels(Scope{By: []string{"target"}}, append(slices.Clone(GPULabels), extraBy...))
+	groups, base, err := gpuGroupsAndBase(agents, extraBy)
 	if err != nil {
 		return "", err
-	}
-	base := []string{`gpu!=""`}
-	if len(agents) > 0 {
-		re, err := anyOf("agent", agents)
-		if err != nil {
-			return "", err
-		}
-		base = []string{"job=~" + re, `gpu!=""`}
 	}
 	var parts []string
 	for _, e := range gpuEngines {
