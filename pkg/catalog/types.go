@@ -143,7 +143,7 @@ const (
 	SpecDecodeDrafts Signal = "spec_decode_drafts"
 	// SpecDecodeDraftTokens is a counter of draft tokens proposed
 	// (vllm:spec_decode_num_draft_tokens_total). Tokens.
-	SpecDecodeDraftTokens Signal = "spec_decode_draft_tokens"
+	SpecDecodeDraftTokens Signal = "spec_decode_draft_tokens" // #nosec G101 -- a signal name, not a credential
 	// SpecDecodeAccepted is a counter of draft tokens the target model accepted
 	// (vllm:spec_decode_num_accepted_tokens_total). Tokens. Divided by SpecDecodeDraftTokens
 	// it is the draft acceptance rate; 1 + it / SpecDecodeDrafts is the mean acceptance length
