@@ -208,6 +208,7 @@ func runEvaluation(t *testing.T, ws []sim.Workload) map[string]*evalResult {
 		out[cad.name] = res
 		times, classes := timeline(t, inst, start.Add(evalWarmUp), start.Add(evalSpan), cad.step, evalDur(cad.window))
 		res.breachedSteps = breachInvariant(t, inst, start.Add(evalWarmUp), start.Add(evalSpan), cad.step, evalDur(cad.window), times, classes)
+		dumpInputs(t, inst, start.Add(evalWarmUp), start.Add(evalSpan), cad.step, evalDur(cad.window), classes)
 		nScored := map[string]float64{}
 		for k, w := range ws {
 			name := fmt.Sprintf("w%02d-%s", k, w.Family)
