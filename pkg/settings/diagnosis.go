@@ -63,10 +63,10 @@ type Diagnosis struct {
 	// counted as normal for head-of-line blocking.
 	HOLPrefillPerToken float64 `json:"holPrefillPerToken,omitempty"`
 	// HOLTailWorkShare: head-of-line blocking also holds with slow prefill on
-	// busy SMs when the prompts above the median carry at least this share of
-	// the prompt tokens, estimated as 1 − median prompt ÷ prompt tokens per
-	// finished request (issue 35): the GPU's prefill work is then the long
-	// prompts', not the bulk's. A ratio in (0, 1].
+	// busy SMs when at least this share of the prompt tokens is in excess of
+	// the median prompt, 1 − median prompt ÷ prompt tokens per finished
+	// request (issue 35): the long tail's tokens, so the GPU's prefill work is
+	// the long prompts', not the bulk's. A ratio in (0, 1].
 	HOLTailWorkShare float64 `json:"holTailWorkShare,omitempty"`
 	// UnderRunning is the mean number of running requests below which a target counts as lightly loaded.
 	UnderRunning float64 `json:"underRunning,omitempty"`

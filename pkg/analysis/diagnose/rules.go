@@ -917,9 +917,11 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 // ruleHOL: head-of-line blocking by long prompts. The prompt-length
 // histogram shows a tail (99th percentile long, and far above the median),
 // the window's mean TTFT is well above the mean prefill time (requests wait
-// for the step's token budget), prefill runs at a normal speed per prompt
-// token, and the batch has free seats and KV blocks (so neither the queue
-// nor the KV rule explains the wait).
+// for the step's token budget), prefill is not the bottleneck (normal speed
+// per prompt token, SMs not saturated, or the long tail carrying at least
+// HOLTailWorkShare of the prompt tokens: issue 35, a context-quadratic
+// prefill of a few long prompts), and the batch has free seats and KV blocks
+// (so neither the queue nor the KV rule explains the wait).
 func ruleHOL(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	p50, ok1 := c.value(PromptP50, i)
