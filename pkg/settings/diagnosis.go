@@ -62,6 +62,12 @@ type Diagnosis struct {
 	// HOLPrefillPerToken is the prefill time per prompt token (seconds) still
 	// counted as normal for head-of-line blocking.
 	HOLPrefillPerToken float64 `json:"holPrefillPerToken,omitempty"`
+	// HOLTailWorkShare: head-of-line blocking also holds with slow prefill on
+	// busy SMs when at least this share of the prompt tokens is in excess of
+	// the median prompt, 1 − median prompt ÷ prompt tokens per finished
+	// request (issue 35): the long tail's tokens, so the GPU's prefill work is
+	// the long prompts', not the bulk's. A ratio in (0, 1].
+	HOLTailWorkShare float64 `json:"holTailWorkShare,omitempty"`
 	// UnderRunning is the mean number of running requests below which a target counts as lightly loaded.
 	UnderRunning float64 `json:"underRunning,omitempty"`
 	// SMActiveLow is the SM activity below which the GPU counts as idle.
@@ -124,6 +130,7 @@ func DefaultDiagnosis() Diagnosis {
 		HOLTailTokens:        8000,
 		HOLTailRatio:         10,
 		HOLPrefillPerToken:   0.0002,
+		HOLTailWorkShare:     0.5,
 		UnderRunning:         1,
 		SMActiveLow:          0.1,
 		AbortShare:           0.05,
@@ -150,7 +157,8 @@ func (d *Diagnosis) applyDefaults() {
 		{&d.ITLHigh, &def.ITLHigh}, {&d.DecodeBatchMin, &def.DecodeBatchMin},
 		{&d.ClockRatioMin, &def.ClockRatioMin}, {&d.FrontendShare, &def.FrontendShare},
 		{&d.GPUBusy, &def.GPUBusy}, {&d.HOLTTFTRatio, &def.HOLTTFTRatio},
-		{&d.HOLPrefillPerToken, &def.HOLPrefillPerToken}, {&d.HOLTailTokens, &def.HOLTailTokens}, {&d.HOLTailRatio, &def.HOLTailRatio}, {&d.UnderRunning, &def.UnderRunning},
+		{&d.HOLPrefillPerToken, &def.HOLPrefillPerToken}, {&d.HOLTailTokens, &def.HOLTailTokens}, {&d.HOLTailRatio, &def.HOLTailRatio},
+		{&d.HOLTailWorkShare, &def.HOLTailWorkShare}, {&d.UnderRunning, &def.UnderRunning},
 		{&d.SMActiveLow, &def.SMActiveLow}, {&d.AbortShare, &def.AbortShare}, {&d.Hysteresis, &def.Hysteresis},
 		{&d.ClockCapRatio, &def.ClockCapRatio}, {&d.PowerLimitRatio, &def.PowerLimitRatio}, {&d.ErrorShare, &def.ErrorShare}, {&d.SmallBatchRunning, &def.SmallBatchRunning},
 	} {
@@ -174,7 +182,7 @@ func (d *Diagnosis) validate() error {
 		{"smActiveHigh", d.SMActiveHigh}, {"dramActiveHigh", d.DRAMActiveHigh}, {"clockRatioMin", d.ClockRatioMin},
 		{"frontendShare", d.FrontendShare}, {"gpuBusy", d.GPUBusy}, {"smActiveLow", d.SMActiveLow},
 		{"abortShare", d.AbortShare}, {"hysteresis", d.Hysteresis}, {"clockCapRatio", d.ClockCapRatio},
-		{"powerLimitRatio", d.PowerLimitRatio}, {"errorShare", d.ErrorShare},
+		{"powerLimitRatio", d.PowerLimitRatio}, {"errorShare", d.ErrorShare}, {"holTailWorkShare", d.HOLTailWorkShare},
 	}
 	for _, r := range ratios {
 		if math.IsNaN(r.v) || r.v <= 0 || r.v > 1 {

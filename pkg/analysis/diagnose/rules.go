@@ -917,9 +917,11 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 // ruleHOL: head-of-line blocking by long prompts. The prompt-length
 // histogram shows a tail (99th percentile long, and far above the median),
 // the window's mean TTFT is well above the mean prefill time (requests wait
-// for the step's token budget), prefill runs at a normal speed per prompt
-// token, and the batch has free seats and KV blocks (so neither the queue
-// nor the KV rule explains the wait).
+// for the step's token budget), prefill is not the bottleneck (normal speed
+// per prompt token, SMs not saturated, or the long tail carrying at least
+// HOLTailWorkShare of the prompt tokens: issue 35, a context-quadratic
+// prefill of a few long prompts), and the batch has free seats and KV blocks
+// (so neither the queue nor the KV rule explains the wait).
 func ruleHOL(c *tctx, i int, prev bool) verdict {
 	v := verdict{confidence: High}
 	p50, ok1 := c.value(PromptP50, i)
@@ -954,10 +956,19 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 	}
 	// Prefill itself is not the bottleneck: its time per prompt token is
 	// normal, or — relative to the hardware, whatever the model and GPU —
-	// the SMs are not saturated (a long prefill holds the step, not the GPU).
+	// the SMs are not saturated (a long prefill holds the step, not the GPU),
+	// or (issue 35) the prefill work the busy SMs do is the tail's: at least
+	// HOLTailWorkShare of the prompt tokens are in excess of the median
+	// prompt (tailWorkShare). A GPU compute-bound on prefill for all requests
+	// has its prompt tokens in the bulk; slow prefill per token with a busy
+	// GPU alone does not tell the two apart, since attention makes a long
+	// prompt's prefill cost more per token than a short one's.
 	sm, okSM := c.value(SMActive, i)
 	fast := pre/ppr <= c.th.HOLPrefillPerToken
-	if !fast && (!okSM || !c.below(sm, c.th.SMActiveHigh, prev)) {
+	idle := okSM && c.below(sm, c.th.SMActiveHigh, prev)
+	tail := tailWorkShare(p50, ppr)
+	tailWork := c.atLeast(tail, c.th.HOLTailWorkShare, prev)
+	if !fast && !idle && !tailWork {
 		return v
 	}
 	v.evidence = []Evidence{
@@ -966,23 +977,46 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 			Note: fmt.Sprintf("99th percentile %s tokens, median %s tokens per prompt", num(p99), num(p50))},
 		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.relax(">=", c.th.HOLTTFTRatio, prev), Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
 	}
-	if fast {
+	v.summary = "Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats and prefill runs at normal speed per token."
+	switch {
+	case fast:
 		v.evidence = append(v.evidence, Evidence{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"})
-	} else {
+	case idle:
 		v.evidence = append(v.evidence, Evidence{Signal: string(SMActive), Value: sm, Op: "<", Threshold: c.relax("<", c.th.SMActiveHigh, prev), Unit: "ratio", Note: "the SMs are not saturated: the long prefills hold the step, not the GPU"})
+	default:
+		smNote := "SM activity not measured"
+		if okSM {
+			smNote = "SM activity " + num(sm)
+		}
+		v.evidence = append(v.evidence, Evidence{Signal: "prompt_tail_token_share", Value: tail, Op: ">=", Threshold: c.relax(">=", c.th.HOLTailWorkShare, prev), Unit: "ratio",
+			Note: fmt.Sprintf("1 − median prompt %s ÷ %s prompt tokens per finished request: the share of prompt tokens in excess of the median prompt, the long tail's (and more of the prefill compute, which grows faster than the prompt: attention); prefill %s s per prompt token, %s: the long prompts' prefill is the GPU's work, not the bulk's",
+				num(p50), num(ppr), num(pre/ppr), smNote)})
+		v.summary = fmt.Sprintf("Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats. Prefill is slow per token, but %s %% of the prompt tokens are the long tail's (in excess of the median prompt): the prefill work is the long prompts', not the bulk's.", num(100*tail))
 	}
 	if c.ceiling > 0 {
 		v.evidence = append(v.evidence, Evidence{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"})
 	}
 	c.approx(&v, PromptP99, TTFTMean, PrefillMean)
 	v.active = true
-	v.summary = "Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats and prefill runs at normal speed per token."
 	if c.in.Generation == "v1" {
 		v.recommend = "vLLM V1 always chunks prefills: limit how much of each step long prompts may take with --max-num-partial-prefills, --max-long-partial-prefills and --long-prefill-token-threshold, size --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
 	} else {
 		v.recommend = "Enable chunked prefill (--enable-chunked-prefill) with a smaller --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
 	}
 	return v
+}
+
+// tailWorkShare is the share of the window's prompt tokens in excess of the
+// median prompt: Σ(Lᵢ − p50) ÷ Σ Lᵢ = 1 − p50 ÷ ppr, with p50 the median
+// prompt (tokens, from the prompt-length histogram) and ppr the prompt
+// tokens per finished request (the window's mean prompt). With the bulk of
+// the prompts near their median it is the share the long tail carries.
+// Clamped at 0 (a mean below the median); NaN without a positive mean.
+func tailWorkShare(p50, ppr float64) float64 {
+	if !(ppr > 0) {
+		return math.NaN()
+	}
+	return math.Max(0, 1-p50/ppr)
 }
 
 func ruleAborted(c *tctx, i int, prev bool) verdict {
