@@ -103,9 +103,9 @@ func (e *errStats) String() string {
 // and 12, chat and completions), the probe's TTFT, every gap, the gap
 // variance and max, the output tokens and TPOT agree with the times the
 // server wrote each token. Loopback adds well under a millisecond; the bounds
-// leave room for a shared CPU.
+// are on medians, which a loaded CPU's hiccups do not move.
 func TestMeasureMatchesSimulatorGroundTruth(t *testing.T) {
-	var ttftErr, gapErr, maxErr, sdErr, outside errStats
+	var ttftErr, gapErr, maxErr, sdErr, tpotErr, outside errStats
 	for _, seed := range []uint64{11, 12} {
 		srv, base := startSim(t, seed, sim.APIFaults{})
 		client := NewHTTPClient(10*time.Second, false)
@@ -130,7 +130,7 @@ func TestMeasureMatchesSimulatorGroundTruth(t *testing.T) {
 			sdErr.add(math.Sqrt(r.GapVariance), math.Sqrt(tv))
 			// TPOT against the server's own first-to-last token span
 			truthTPOT := st.Sent[23].Sub(st.Sent[0]).Seconds() / 23
-			assert.InDelta(t, truthTPOT, r.TPOT, 0.002)
+			tpotErr.add(r.TPOT, truthTPOT)
 			// the engine's TTFT (vLLM's histogram) is inside the client's; the
 			// simulated engine clock counts the 0.5 ms output overhead the
 			// server does not spend on the wall clock, hence the 1 ms slack
@@ -144,13 +144,18 @@ func TestMeasureMatchesSimulatorGroundTruth(t *testing.T) {
 	t.Logf("gap abs error: %s", &gapErr)
 	t.Logf("max gap abs error: %s", &maxErr)
 	t.Logf("gap stddev abs error: %s", &sdErr)
+	t.Logf("TPOT abs error: %s", &tpotErr)
 	t.Logf("client TTFT − engine TTFT: %s", &outside)
+	// Medians only: a measuring error (a clock started at the request instead of the first
+	// byte, a gap off by one token, a variance of the wrong gaps) moves every request's figure,
+	// so the median; a scheduling hiccup on a loaded machine moves one request's by an amount
+	// nothing bounds (38 ms at a load average of 47, issue 32), so the maxima are logged, not
+	// asserted. The stall tests below pin the max gap against a 300 ms stall.
 	assert.Less(t, ttftErr.quantile(0.5), 0.002)
-	assert.Less(t, ttftErr.quantile(1), 0.030) // one scheduling hiccup on a loaded machine
 	assert.Less(t, gapErr.quantile(0.5), 0.001)
-	assert.Less(t, gapErr.quantile(0.95), 0.005)
-	assert.Less(t, maxErr.quantile(1), 0.030)
-	assert.Less(t, sdErr.quantile(1), 0.005)
+	assert.Less(t, maxErr.quantile(0.5), 0.002)
+	assert.Less(t, sdErr.quantile(0.5), 0.001)
+	assert.Less(t, tpotErr.quantile(0.5), 0.0005)
 }
 
 // TestOneTokenStallIsFoundAtItsGap: the server holds token 10 back 300 ms; the
