@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -46,7 +47,10 @@ func TestCollectorHeapPerTarget(t *testing.T) {
 		_, _ = w.Write([]byte(page))
 	}))
 	t.Cleanup(srv.Close)
-	wantSeries := storedSeriesOfPage(t, page) + 5 // up, scrape_duration_seconds, scrape_samples_scraped, scrape_samples_post_metric_relabeling, scrape_series_added
+	// up, scrape_duration_seconds, scrape_samples_scraped, scrape_samples_post_metric_relabeling, scrape_series_added
+	const synthetic = 5
+	wantSeries := storedSeriesOfPage(t, page) + synthetic
+	all := false // storeAllSeries: every sample of the page stored
 
 	live := func(n int) int64 {
 		targets := make([]map[string]any, n)
@@ -55,7 +59,7 @@ func TestCollectorHeapPerTarget(t *testing.T) {
 		}
 		// A long timeout: on a loaded machine a scrape cut by its timeout stores only the
 		// synthetic series, which is not the steady state this measures.
-		cfg := loadSettings(t, map[string]any{"scrapeInterval": "5s", "scrapeTimeout": "5s", "retention": "1h", "targets": targets}, nil)
+		cfg := loadSettings(t, map[string]any{"scrapeInterval": "5s", "scrapeTimeout": "5s", "retention": "1h", "targets": targets, "storeAllSeries": all}, nil)
 		before := heapLive()
 		c, err := Start(cfg, Options{Dir: t.TempDir()})
 		require.NoError(t, err)
@@ -90,6 +94,29 @@ func TestCollectorHeapPerTarget(t *testing.T) {
 	per := float64(b-a) / (many - few)
 	t.Logf("live heap: %d targets %.1f MiB, %d targets %.1f MiB: %.0f KiB per target (%d series each)", few, float64(a)/(1<<20), many, float64(b)/(1<<20), per/1024, wantSeries)
 	require.LessOrEqual(t, per, float64(heapBudgetPerTarget), "live heap per scraped target")
+
+	// INFERSCOPE_HEAP_STORE_ALL=1 measures the same with storeAllSeries (every series the
+	// page exposes stored), in the same process, for docs/performance.md; logged, not pinned.
+	if os.Getenv("INFERSCOPE_HEAP_STORE_ALL") == "1" {
+		all, wantSeries = true, samplesOfPage(t, page)+synthetic
+		a2, b2 := live(few), live(many)
+		per2 := float64(b2-a2) / (many - few)
+		t.Logf("storeAllSeries: live heap: %d targets %.1f MiB, %d targets %.1f MiB: %.0f KiB per target (%d series each)", few, float64(a2)/(1<<20), many, float64(b2)/(1<<20), per2/1024, wantSeries)
+	}
+}
+
+// samplesOfPage counts the sample lines of a text-format page.
+func samplesOfPage(t *testing.T, page string) int {
+	t.Helper()
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(page))
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			n++
+		}
+	}
+	require.NoError(t, sc.Err())
+	return n
 }
 
 // heapLive is the heap in use after two forced collections (the second frees what the first
