@@ -54,6 +54,9 @@ func TestCollectorHeapPerTarget(t *testing.T) {
 	const synthetic = 5
 	wantSeries := storedSeriesOfPage(t, page) + synthetic
 	all := false // storeAllSeries: every sample of the page stored
+	// stacks holds the goroutine stacks in use (runtime.MemStats.StackInuse) at steady state,
+	// per collector size: not heap, but resident memory each scrape loop adds too.
+	stacks := map[int]uint64{}
 
 	live := func(n int) int64 {
 		targets := make([]map[string]any, n)
@@ -89,6 +92,9 @@ func TestCollectorHeapPerTarget(t *testing.T) {
 			}
 		}
 		after := heapLive()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		stacks[n] = ms.StackInuse
 		runtime.KeepAlive(c)
 		return int64(after) - int64(before)
 	}
@@ -96,6 +102,8 @@ func TestCollectorHeapPerTarget(t *testing.T) {
 	a, b := live(few), live(many)
 	per := float64(b-a) / (many - few)
 	t.Logf("live heap: %d targets %.1f MiB, %d targets %.1f MiB: %.0f KiB per target (%d series each)", few, float64(a)/(1<<20), many, float64(b)/(1<<20), per/1024, wantSeries)
+	t.Logf("goroutine stacks in use: %d targets %.1f MiB, %d targets %.1f MiB: %.0f KiB per target", few, float64(stacks[few])/(1<<20), many, float64(stacks[many])/(1<<20),
+		(float64(stacks[many])-float64(stacks[few]))/(many-few)/1024)
 	require.LessOrEqual(t, per, float64(heapBudgetPerTarget), "live heap per scraped target")
 
 	// INFERSCOPE_HEAP_STORE_ALL=1 measures the same with storeAllSeries (every series the
