@@ -1,12 +1,17 @@
 package collect
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/relabel"
@@ -147,5 +152,43 @@ func TestRealPageStoredSeries(t *testing.T) {
 		}
 		assert.Equal(t, 379, exposed)
 		assert.Equal(t, want[all], stored, "storeAllSeries=%v", all)
+	}
+}
+
+// TestStoreAllSeriesStoresThePage: a collector scraping the real vLLM 0.11 page stores 285
+// series for the target by default (the 280 the filter keeps, counted by hand in
+// TestRealPageStoredSeries, plus up and the four scrape_* series) and 384 (all 379 plus the
+// five) with storeAllSeries; a family the filter drops (python_gc_objects_collected_total,
+// three series on the page) is then queryable.
+func TestStoreAllSeriesStoresThePage(t *testing.T) {
+	page := readPage(t, page011)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(page))
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		all        bool
+		series, gc int
+	}{{false, 285, 0}, {true, 384, 3}} {
+		cfg := loadSettings(t, map[string]any{"scrapeInterval": "2s", "scrapeTimeout": "2s", "retention": "1h", "storeAllSeries": tc.all,
+			"targets": []map[string]any{{"name": "v", "url": srv.URL + "/metrics"}}}, nil)
+		c, err := Start(cfg, Options{Dir: t.TempDir()})
+		require.NoError(t, err)
+		// No time budget: bounded only so that a broken collector fails instead of hanging.
+		ok := assert.Eventually(t, func() bool {
+			for _, st := range c.Status() {
+				if st.Name == "v" {
+					return st.Up && st.Series == tc.series
+				}
+			}
+			return false
+		}, 5*time.Minute, 50*time.Millisecond, "storeAllSeries=%v: %d series stored", tc.all, tc.series)
+		if ok {
+			v, err := c.Querier().Query(context.Background(), `python_gc_objects_collected_total{job="v"}`, time.Now())
+			require.NoError(t, err)
+			assert.Len(t, v.(model.Vector), tc.gc, "storeAllSeries=%v", tc.all)
+		}
+		require.NoError(t, c.Close())
 	}
 }
