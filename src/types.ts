@@ -368,6 +368,8 @@ export interface InferscopeOptions extends DataSourceJsonData {
   storagePath?: string;
   bodySizeLimit?: number;
   sampleLimit?: number;
+  /** embedded mode: store every series of the scraped pages (raw history), not only what the catalogue reads (pkg/settings.Settings.StoreAllSeries). */
+  storeAllSeries?: boolean;
   /** SLO profiles (pkg/settings.SLOSettings); absent = the default profiles. */
   sloProfiles?: ProfileConfig[];
   /** embedded (default): scrape the targets; remote: read a Prometheus-compatible server at the data source's URL. */

@@ -67,8 +67,13 @@ const bucketLabel = "__tmp_inferscope_unused_bucket"
 // storeRelabel builds the metric_relabel_configs that store exactly what
 // catalog.Stores accepts: the catalogue's names and process_start_time_seconds,
 // plus every other family of an LLM engine without its _bucket samples (so
-// detection, availability and events see every family on the page).
-func storeRelabel() ([]*relabel.Config, error) {
+// detection, availability and events see every family on the page). With
+// all set (settings StoreAllSeries) it returns no rule: every sample of the
+// page is stored, as a plain Prometheus scrape would.
+func storeRelabel(all bool) ([]*relabel.Config, error) {
+	if all {
+		return nil, nil
+	}
 	keepRE, famRE, bucketRE := catalog.StoreRegexes()
 	bucket, err := relabel.NewRegexp(bucketRE)
 	if err != nil {
@@ -477,7 +482,7 @@ func userRelabel(t settings.Target) ([]*relabel.Config, error) {
 // stored series are the same as with one pool per endpoint. groups is keyed
 // by pool name; eps lists the endpoints in settings order.
 func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]*targetgroup.Group, []endpoint, error) {
-	metricRelabel, err := storeRelabel()
+	metricRelabel, err := storeRelabel(cfg.StoreAllSeries)
 	if err != nil {
 		return nil, nil, nil, err
 	}

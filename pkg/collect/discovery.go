@@ -123,7 +123,7 @@ func groupScrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[stri
 	if cfg.IsRemote() {
 		return nil, nil, nil
 	}
-	metricRelabel, err := storeRelabel()
+	metricRelabel, err := storeRelabel(cfg.StoreAllSeries)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,4 +47,26 @@ func TestLabelCollisionsResolvedInAFixedOrder(t *testing.T) {
 		assert.Equal(t, "a", l["target"], "run %d", run)
 		assert.Equal(t, "ttft", l["stage"], "run %d", run)
 	}
+}
+
+// A raw query for a family the store's filter drops (python_gc_objects_collected_total is on
+// every Python engine's page but no query reads it) answers no data with a notice that says
+// why and names the setting that stores it (storeAllSeries).
+func TestRawNoticeNamesStoreAllSeries(t *testing.T) {
+	h := newHandHistory(t)
+	t0 := time.Unix(1_700_000_100, 0)
+	for i := 0; i <= 40; i++ {
+		h.sample(t0.Add(time.Duration(i)*15*time.Second), "a", "vllm:num_requests_running", map[string]string{"model_name": "m"}, 3)
+	}
+	inst := h.instance(histTarget("a"))
+	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "raw", "metric": "python_gc_objects_collected_total"})
+	require.NoError(t, dr.Error)
+	found := false
+	for _, n := range noticeTexts(dr.Frames) {
+		if strings.Contains(n, "no series named python_gc_objects_collected_total") {
+			found = true
+			assert.Contains(t, n, "storeAllSeries", n)
+		}
+	}
+	assert.True(t, found, "the no-series notice: %q", noticeTexts(dr.Frames))
 }

@@ -38,7 +38,11 @@ func runRaw(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Raw) (data.Fra
 		return nil, err
 	}
 	if len(m) == 0 {
-		r.Notes.Add(analysis.Info, fmt.Sprintf("no series named %s is stored for the selected targets in the queried range (the collector stores only the families the catalogue reads, other engine families without their _bucket samples, and process_start_time_seconds)", q.Metric))
+		note := "the collector stores only the families the catalogue reads, other engine families without their _bucket samples, and process_start_time_seconds; the data source setting storeAllSeries stores every series of the pages"
+		if env.Settings != nil && env.Settings.StoreAllSeries {
+			note = "storeAllSeries is set: every series of the pages scraped since is stored"
+		}
+		r.Notes.Add(analysis.Info, fmt.Sprintf("no series named %s is stored for the selected targets in the queried range (%s)", q.Metric, note))
 	}
 	return frames.TimeSeries(analysis.FromMatrix(m, r.Steps, q.Metric, "", nil), meta(r, nil)), nil
 }

@@ -230,6 +230,11 @@ func TestScale(t *testing.T) {
 	page := newLinearPage(t, newVLLMModel())
 	base := strings.TrimSuffix(serve(t, http.StripPrefix("/t", page)), "/metrics")
 	jsonData := map[string]any{"scrapeInterval": interval.String(), "scrapeTimeout": min(interval, 10*time.Second).String()}
+	// SCALE_STORE_ALL=1: storeAllSeries, every series of the page stored (raw history).
+	storeAll := os.Getenv("SCALE_STORE_ALL") == "1"
+	if storeAll {
+		jsonData["storeAllSeries"] = true
+	}
 	// SCALE_DISCOVERY=file: the targets are one embedded target group's, found by file_sd (one
 	// entry per target: its path and a pod label, as a discovered fleet of pods); otherwise
 	// they are configured targets.
@@ -332,8 +337,8 @@ func TestScale(t *testing.T) {
 	if discovered {
 		kind = "discovered"
 	}
-	t.Logf("scale: %d %s targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB (heap in use %.0f MiB, stacks %.0f MiB for %.0f goroutines, runtime total %.0f MiB), latency query (TTFT p50+p99, all targets, %s) %s; plugin env %q",
-		n, kind, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, heap, stacks, goroutines, sys, 4*interval, qt.Round(time.Millisecond), env)
+	t.Logf("scale: %d %s targets at %s: instance created in %s, all scraped after %s, scrape CPU %.2f cores, RSS %d MiB (heap in use %.0f MiB, stacks %.0f MiB for %.0f goroutines, runtime total %.0f MiB), latency query (TTFT p50+p99, all targets, %s) %s; storeAllSeries %v; plugin env %q",
+		n, kind, interval, created.Round(time.Millisecond), allUp.Round(time.Millisecond), cpu, rss, heap, stacks, goroutines, sys, 4*interval, qt.Round(time.Millisecond), storeAll, env)
 	if discovered {
 		q0 = time.Now()
 		r = h.query(t, ds, time.Now().Add(-time.Minute), time.Now(), map[string]map[string]any{"A": {"queryType": "targets"}})["A"]
