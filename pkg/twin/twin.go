@@ -619,7 +619,7 @@ func Headroom(knee, load float64) float64 {
 // through the load history (requests/s over time), or, when the history covers at least two
 // days, through each day's peak (the highest value of each 24 h from the first point, so a
 // daily cycle is fitted where it matters: the peak reaches the knee first). +Inf when the
-// trend is flat or falling, 0 when the last fitted value is already past the knee, NaN with
+// trend is flat or falling, or rises by less than twice its standard error (noise), 0 when the last fitted value is already past the knee, NaN with
 // fewer than two points.
 func DaysToKnee(series []Point, knee float64) float64 {
 	pts := slices.DeleteFunc(slices.Clone(series), func(p Point) bool { return math.IsNaN(p.V) })
@@ -671,10 +671,28 @@ func linearDays(pts []Point, now time.Time, knee float64) float64 {
 	if at >= knee {
 		return 0
 	}
-	if slope <= 0 {
+	if slope <= 0 || !risesBeyondNoise(pts, t0, slope, icpt, den/n) {
 		return math.Inf(1)
 	}
 	return (knee - at) / slope
+}
+
+// risesBeyondNoise reports whether a fitted slope is more than twice its standard error
+// (the usual least-squares SE: sqrt(Σ residual² / (n−2) / Σ(x−x̄)²), x in days; sxxc is
+// Σ(x−x̄)²). A flat load with noise always fits some slope: over the demo's hour, the healthy
+// target's noise extrapolated to "5.7 days to the knee" beside a 10× headroom (issue 33);
+// a slope within two standard errors of 0 is read as flat (+Inf, "never").
+func risesBeyondNoise(pts []Point, t0 time.Time, slope, icpt, sxxc float64) bool {
+	if len(pts) < 3 || !(sxxc > 0) {
+		return true
+	}
+	var rss float64
+	for _, p := range pts {
+		r := p.V - (icpt + slope*p.T.Sub(t0).Hours()/24)
+		rss += r * r
+	}
+	se := math.Sqrt(rss / float64(len(pts)-2) / sxxc)
+	return slope > 2*se
 }
 
 // Replicas is the recommended replica count for a load: ceil(load / (utilisation × knee)),

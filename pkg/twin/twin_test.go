@@ -112,3 +112,21 @@ func BenchmarkEvaluateITL(b *testing.B) {
 		}
 	}
 }
+
+// An hour of flat load at 3.7 req/s with ±0.5 req/s of scrape noise and a rise of 0.001 req/s
+// over the hour (0.024 req/s per day, against a slope standard error of about
+// sqrt(0.25 / (720 × (1/24)² / 12)) ≈ 1.55 req/s per day) is flat: no days to a knee at 10×
+// the load. The plain least-squares line (the alternating noise adds to the slope) read 268
+// days.
+func TestDaysToKneeNoiseIsFlat(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var pts []Point
+	for i := 0; i < 720; i++ {
+		noise := -0.5
+		if i%2 == 1 {
+			noise = 0.5
+		}
+		pts = append(pts, Point{T: t0.Add(time.Duration(i) * 5 * time.Second), V: 3.7 + noise + 0.001*float64(i)/720})
+	}
+	assert.True(t, math.IsInf(DaysToKnee(pts, 37), 1), "got %v days", DaysToKnee(pts, 37))
+}

@@ -72,7 +72,7 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		WithTarget(capacityQuery()))
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Days to the knee").
-		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; empty when the trend is flat or falling, 0 when the load is already past the knee.").
+		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; never when the trend is flat, falling or within its noise (a slope under twice its standard error), past the knee now when the load already is.").
 		Datasource(dsRef).Span(8).Height(legendH).
 		Unit("d").Decimals(1).
 		Thresholds(lowerBad(7, 30)).
@@ -81,7 +81,8 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		GraphMode(common.BigValueGraphModeNone).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee`)}).
-		Mappings([]dashboard.ValueMapping{nullMap("never")}).
+		// 0 is a load already past the knee (issue 33: "0.0 day" read as a fault).
+		Mappings([]dashboard.ValueMapping{nullMap("never"), valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("past the knee now", red)})}).
 		DisplayName(capacityName).
 		NoValue(noHistory).
 		WithTarget(capacityQuery()))

@@ -202,6 +202,10 @@ func diagnosisMappings() []dashboard.ValueMapping {
 	})}
 }
 
+// deepDiveStats are the statistics of the latency deep dive's per-stage
+// charts, per target.
+var deepDiveStats = []string{"p50", "p95", "p99", "max"}
+
 // Latency is the deep dive: every stage's quantiles with their bands,
 // heatmaps of the bucketed stages, and the bucket advice.
 func Latency() *dashboard.DashboardBuilder {
@@ -211,19 +215,29 @@ func Latency() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
-		// Six statistics per target: the legend on the right, target first,
-		// worst max first (issue 33: a bottom legend showed 3 of 12 series).
-		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, legendH,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
+		// Four statistics per target, full width: the legend on the right,
+		// target first, worst max first (issue 33: a bottom legend showed 3 of
+		// 12 series; then a right legend on a half-width panel took 60 % of it
+		// and drew 12 overlapping lines). The mean is on the overview, p90 in the
+		// bucket advice.
+		p := quantileColours(latencyTS(st.title, latencyDesc, 24, legendH,
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", deepDiveStats, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
 			DisplayName(latencyBoundsTargetName).
-			Legend(legendRight(430))))
+			Legend(legendRight(430)))
+		if st.stage == "itl" {
+			// ITL's max is the top of its highest occupied bucket (often the
+			// last finite bound, 20 s): drawn, it flattened the millisecond
+			// quantiles to the axis (issue 33). It stays in the legend and tooltip.
+			p.OverrideByRegexp(maxSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": false, "tooltip": false})))
+		}
+		b.WithPanel(p)
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
 	}
 	b.WithRow(row("Bucket advice"))
-	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms).",
+	b.WithPanel(tbl("Bucket advice (all selected targets pooled)", "All selected targets' histograms pooled (select one target for its own: a pooled p99 is neither target's, and differs from the per-target p99 above). For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms).",
 		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
 			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true},
