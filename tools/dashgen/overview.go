@@ -237,6 +237,14 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(tbl("Telemetry gaps", "Per target, the signals the dashboards need that its engine does not export or that were not seen in the range (missing, approximated, frozen or contradictory telemetry; docs/telemetry-sanity.md): a panel that is empty for one target is explained here.",
 		12, 7, query("queryType", "targets", "targets", []string{"$target"}, "format", "telemetry")).
 		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull"}, "labelsToFields": true}),
+			// The telemetry format answers every target × signal, 1 where the
+			// family is missing and 0 where it is there: only the 1s are gaps
+			// (issue 33: vllm-healthy's queue, prefill and decode time read
+			// "missing" beside their 4.65 ms, 16.5 ms and 1.89 s).
+			transformation("filterByValue", map[string]any{
+				"type": "include", "match": "any",
+				"filters": []map[string]any{{"fieldName": "Last *", "config": map[string]any{"id": "greater", "options": map[string]any{"value": 0}}}},
+			}),
 			transformation("organize", map[string]any{"excludeByName": map[string]any{"Last *": true}, "renameByName": map[string]any{"Field": "gap"},
 				"indexByName": map[string]any{"target": 0, "signal": 1, "Field": 2}})}).
 		NoValue("No telemetry gap: every signal is exported and seen").
@@ -534,17 +542,17 @@ func endpointTable() *table.PanelBuilder {
 				{"title": "Diagnosis of ${__data.fields.target}", "url": "/d/" + UIDOverview + "?var-target=${__data.fields.target:percentencode}&${datasource:queryparam}&${profile:queryparam}&${__url_time_range}&viewPanel=" + fmt.Sprint(diagnosisNowPanelID)},
 			}),
 			prop("custom.width", 150))).
-		// Widths sum to about 1250 px of the 1540: the advice keeps the rest
+		// Widths sum to about 1200 px of the 1540: the advice keeps the rest
 		// and wraps (issue 33: it was cut to its first word).
-		OverrideByName("model", props(prop("custom.width", 230), prop("custom.wrapText", true))).
+		OverrideByName("model", props(prop("custom.width", 200), prop("custom.wrapText", true))).
 		OverrideByName("objective", props(prop("custom.width", 80))).
 		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 80))).
 		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 90))).
-		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 80))).
-		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 120))).
+		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 100))).
+		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
 		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 70))).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
-		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 170))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 150))).
 		OverrideByName("advice", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 250)))
 }
 
