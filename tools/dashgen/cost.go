@@ -127,11 +127,12 @@ func Cost() *dashboard.DashboardBuilder {
 	b.WithPanel(costTS("Idle share", "Share of each window with no request running (running-requests gauge at 0, each scrape counted once): hardware paid for and not serving.",
 		unitRatio, 12, legendH, costQuery("idle_share")).Max(1))
 	b.WithPanel(costTS("Cost per hour: idle, prefill, decode", "Cost per hour, the part spent idle, and the approximate prefill/decode split by token counts (computed prompt tokens vs output tokens; a decode token really costs more GPU time than a prefill token), in the settings' currency.",
-		unitMoney, 12, legendH, costQuery("cost_per_hour", "idle_cost_per_hour", "prefill_cost_per_hour", "decode_cost_per_hour")).
-		// Four series per target: the legend on the right (issue 33).
+		unitMoney, 24, legendH, costQuery("cost_per_hour", "idle_cost_per_hour", "prefill_cost_per_hour", "decode_cost_per_hour")).
+		// Four series per target: the legend on the right (issue 33), the
+		// panel full width so the legend takes a quarter of it, not half.
 		Legend(legendRight(420)))
 	b.WithPanel(costTS("Prefix-cache savings per hour", "Prompt tokens served from the prefix cache per second × the cost of a computed token, per hour, in the settings' currency.",
-		unitMoney, 12, legendH, costQuery("prefix_cache_savings_per_hour")))
+		unitMoney, 24, legendH, costQuery("prefix_cache_savings_per_hour")))
 	b.WithPanel(statPanel("Cost per 1M tokens over the range", "Mean over the dashboard's range of the cost per 1M tokens per target (windows without tokens left out), in the settings' currency.",
 		unitMoney, 24, 5, neutral(), costQuery("cost_per_1m_tokens")).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"mean"})).

@@ -362,12 +362,16 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(ts("Queue", "Requests running in the engines' batches and waiting for a slot, summed per target: a waiting count that does not drain is a full server.",
 		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`(running|waiting).*`)}).
-		// No fixed colour: one per series (issue 33: both targets' waiting were the same orange).
-		Legend(legendTable()))
+		// No fixed colour: one per series (issue 33: both targets' waiting were
+		// the same orange); named target first so a narrow legend keeps it.
+		Legend(legendTable()).
+		DisplayName("${__field.labels.target} ${__field.labels.signal}"))
 	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close.",
 		unitRatio, 8, legendH, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`KV-cache usage.*`), rowReduce("max", "max across engines", false), rowReduce("min", "min across engines", false)}).
 		Legend(legendTable()).
+		// Each engine named target first (the max and min rows have no labels).
+		OverrideByRegexp(`KV-cache usage.*`, props(prop("displayName", "${__field.labels.target} engine ${__field.labels.engine}"))).
 		Min(0).Max(1).
 		Thresholds(upperBad(0.8, 0.95)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
@@ -377,7 +381,8 @@ func Overview() *dashboard.DashboardBuilder {
 		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)}).
 		AxisLabel("preemptions/s").
-		Legend(legendTable()))
+		Legend(legendTable()).
+		DisplayName("${__field.labels.target}"))
 
 	// GPU summary.
 	b.WithRow(row("GPUs"))
