@@ -72,7 +72,7 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		WithTarget(capacityQuery()))
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Days to the knee").
-		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; never when the trend is flat, falling or within its noise (a slope under twice its standard error), past the knee now when the load already is.").
+		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; no rising trend when the trend is flat, falling or within its noise (a slope under twice its standard error) or the range is under a day (an hour's line is warm-up and noise, not growth: widen the range), past the knee now when the load already is.").
 		Datasource(dsRef).Span(8).Height(legendH).
 		Unit("d").Decimals(1).
 		Thresholds(lowerBad(7, 30)).
@@ -82,7 +82,7 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee`)}).
 		// 0 is a load already past the knee (issue 33: "0.0 day" read as a fault).
-		Mappings([]dashboard.ValueMapping{nullMap("never"), valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("past the knee now", red)})}).
+		Mappings([]dashboard.ValueMapping{nullMap("no rising trend (or under a day)"), valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("past the knee now", red)})}).
 		DisplayName(capacityName).
 		NoValue(noHistory).
 		WithTarget(capacityQuery()))
@@ -130,7 +130,7 @@ func Cost() *dashboard.DashboardBuilder {
 		unitMoney, 24, legendH, costQuery("cost_per_hour", "idle_cost_per_hour", "prefill_cost_per_hour", "decode_cost_per_hour")).
 		// Four series per target: the legend on the right (issue 33), the
 		// panel full width so the legend takes a quarter of it, not half.
-		Legend(legendRight(420)))
+		Legend(legendRight(560)))
 	b.WithPanel(costTS("Prefix-cache savings per hour", "Prompt tokens served from the prefix cache per second × the cost of a computed token, per hour, in the settings' currency.",
 		unitMoney, 24, legendH, costQuery("prefix_cache_savings_per_hour")))
 	b.WithPanel(statPanel("Cost per 1M tokens over the range", "Mean over the dashboard's range of the cost per 1M tokens per target (windows without tokens left out), in the settings' currency.",
