@@ -450,6 +450,9 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
             value={v.display}
             orientation={VizOrientation.Horizontal}
             displayMode={BarGaugeDisplayMode.Basic}
+            // Grafana's gauge panel writes each name in small text over its gauge; BarGauge's
+            // default title size grows with the row and cut the names to "vll…" (issue 33).
+            text={{ titleSize: 14, valueSize: 36 }}
             showUnfilled={true}
           />
         ))}
