@@ -206,6 +206,10 @@ func diagnosisMappings() []dashboard.ValueMapping {
 // charts, per target.
 var deepDiveStats = []string{"p50", "p95", "p99", "max"}
 
+// sloDiagnosisTitle is the SLO dashboard's diagnosis table (its rows capped
+// like the overview's: tableMaxRowHeight).
+const sloDiagnosisTitle = "Why: diagnosis now per target"
+
 // Latency is the deep dive: every stage's quantiles with their bands,
 // heatmaps of the bucketed stages, and the bucket advice.
 func Latency() *dashboard.DashboardBuilder {
@@ -340,19 +344,21 @@ func SLO() *dashboard.DashboardBuilder {
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
-	b.WithPanel(diagnosisNowTable(24, 6).Title("Why: diagnosis now per target"))
+	b.WithPanel(diagnosisNowTable(24, 8).Title(sloDiagnosisTitle))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
-		unitCount, 12, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
+		// Full width: seven windows × two objectives × targets need a legend
+		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
+		unitCount, 24, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
-		Legend(legendRight(300)).
+		Legend(legendRight(560)).
 		DisplayName(burnRateName).
 		Decimals(2).
 		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
 		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
 	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
-		unitRPS, 12, legendH, query(withProfile("queryType", "goodput")...)).
+		unitRPS, 24, legendH, query(withProfile("queryType", "goodput")...)).
 		Legend(legendTable()))
 	return b
 }

@@ -139,6 +139,7 @@ func compactCollapsedRows(ps []dashboard.PanelOrRowPanel) {
 var tableMaxRowHeight = map[string]float64{
 	"Endpoints, worst first":             60,
 	"Diagnosis now: evidence and advice": 100,
+	sloDiagnosisTitle:                    100,
 }
 
 // setMaxRowHeights sets maxRowHeight on the table panels of tableMaxRowHeight (open or in a
