@@ -382,6 +382,13 @@ func GPU() *dashboard.DashboardBuilder {
 		}).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("agent")}).
 		OverrideByRegexp(`Last.*|Max`, props(prop("decimals", 2))).
+		// One row per signal, so one unit per column cannot fit: the signal
+		// cell names its unit (issue 33: plain numbers without units).
+		OverrideByName("signal", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"temperature": textResult("temperature (°C)", ""), "power": textResult("power (W)", ""),
+			"power_limit": textResult("power limit (W)", ""), "saturation": textResult("saturation (0..1)", ""),
+		})}))).
+		OverrideByName("serving", props(prop("custom.width", 320))).
 		NoValue(noGPUAgent).
 		OverrideByRegexp(".*", emptyCell()))
 	b.WithPanel(gauge.NewPanelBuilder().

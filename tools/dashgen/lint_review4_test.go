@@ -233,3 +233,32 @@ func TestOverviewTablesCapWrappedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUSummaryNamesUnits: the GPU summary has one row per GPU and signal, so a column holds
+// °C, W and ratios at once; each signal's cell names its unit (plain numbers read 428.98 next
+// to 0.37).
+func TestGPUSummaryNamesUnits(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-gpu.json" || l.p["title"] != "GPU summary" {
+			continue
+		}
+		checked++
+		maps := ""
+		os, _ := get(l.p, "fieldConfig", "overrides").([]any)
+		for _, o := range os {
+			om := o.(map[string]any)
+			if get(om, "matcher", "options") == "signal" {
+				maps = jsonText(om["properties"])
+			}
+		}
+		for _, want := range []string{"°C", "(W)", "0..1"} {
+			if !strings.Contains(maps, want) {
+				t.Errorf("%s: the signal cells do not name the unit %s", l.where(), want)
+			}
+		}
+	}
+	if checked != 1 {
+		t.Errorf("%d GPU summary tables, want 1", checked)
+	}
+}
