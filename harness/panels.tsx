@@ -9,11 +9,18 @@
 //
 // Page: panels.html?dash=<dashboard uid>. Data: frames/<uid>/<panel id>.json,
 // written by test/asgrafana (INFERSCOPE_PANEL_FRAMES), see scripts/render-panels.sh.
+// Grafana's table (TableNG) is drawn by react-data-grid, whose cell layout (padding, wrapping,
+// row heights) is in this stylesheet. @grafana/ui imports it, but the package is marked
+// side-effect free, so esbuild dropped that import and the screenshots' tables had no cell
+// padding or wrapping (issue 33: "Pagevllm-kv-pressure", advice cut instead of wrapped);
+// Grafana ships it.
+import '@grafana/react-data-grid/lib/styles.css';
 import React, { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { lastValueFrom } from 'rxjs';
 
 import {
+  cacheFieldDisplayNames,
   applyFieldOverrides,
   createTheme,
   DataFrame,
@@ -43,9 +50,9 @@ import {
   BigValueJustifyMode,
   BigValueTextMode,
   PanelChrome,
-  Table,
   TimeSeries,
 } from '@grafana/ui';
+import { TableNG } from '@grafana/ui/unstable';
 
 import overview from '../dashboards/inferscope-overview.json';
 import latency from '../dashboards/inferscope-latency.json';
@@ -443,6 +450,9 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
             value={v.display}
             orientation={VizOrientation.Horizontal}
             displayMode={BarGaugeDisplayMode.Basic}
+            // Grafana's gauge panel writes each name in small text over its gauge; BarGauge's
+            // default title size grows with the row and cut the names to "vll…" (issue 33).
+            text={{ titleSize: 14, valueSize: 36 }}
             showUnfilled={true}
           />
         ))}
@@ -450,11 +460,32 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
     );
   }
   // table, and the panels whose component is Grafana's own (heatmap, state timeline).
-  const frame = frames.find((f) => f.length > 0) ?? frames[0];
+  // Grafana's table panel shows its noValue when there is no row: PanelDataErrorView without
+  // fields, TableNG's empty-table placeholder (noRowsFallback) with fields and no row (e.g.
+  // after a filterByValue that kept none). Drawn here as the placeholder's text.
+  const frame = frames.find((f) => f.length > 0);
   if (!frame) {
     return <div style={{ color: theme.colors.text.secondary, padding: 8 }}>{panel.fieldConfig?.defaults?.noValue ?? 'No data'}</div>;
   }
-  return <Table data={frame} width={width} height={height} cellHeight={opts.cellHeight} initialSortBy={opts.sortBy} />;
+  // Grafana 12.2 and later draw the table panel with TableNG (react-data-grid: column widths,
+  // wrapped text, gauge cells as Grafana shows them); @grafana/ui's Table is the legacy
+  // react-table one, which the screenshots used until issue 33's review found its cells
+  // unpadded and its wrapText ignored.
+  // Grafana's panel renderer caches each field's display name (an organize rename, a
+  // displayName override) before the table reads it; TableNG names its columns from that cache.
+  cacheFieldDisplayNames([frame]);
+  return (
+    <TableNG
+      data={frame}
+      width={width}
+      height={height}
+      cellHeight={opts.cellHeight}
+      sortBy={opts.sortBy}
+      noValue={panel.fieldConfig?.defaults?.noValue}
+      maxRowHeight={opts.maxRowHeight}
+      enableVirtualization={false}
+    />
+  );
 }
 
 function Panel({ uid, panel }: { uid: string; panel: Json }) {

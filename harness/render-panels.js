@@ -80,6 +80,11 @@ async function main() {
         const ps = [...document.querySelectorAll('.panel')];
         return ps.length > 0 && ps.every((p) => p.getAttribute('data-ready') === 'yes');
       }, null, { timeout: 60000 });
+      // The whole dashboard in the viewport: Grafana's table (TableNG, react-data-grid) draws
+      // only the cells of a grid that is in view, so a table below the first 900 px was an
+      // empty frame in a full-page screenshot; a user scrolling to it sees its rows.
+      const height = await page.evaluate(() => document.documentElement.scrollHeight);
+      await page.setViewportSize({ width: 1600, height });
       await page.waitForTimeout(1500);
       const file = path.join(out, `${name}.png`);
       await page.screenshot({ path: file, fullPage: true });

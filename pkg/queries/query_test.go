@@ -162,3 +162,17 @@ func TestGroupByAdapterSaysWhyNotSplit(t *testing.T) {
 		assert.Contains(t, strings.Join(texts, "\n"), "groupBy adapter: no engine in scope labels its request metrics by LoRA adapter", qt)
 	}
 }
+
+// TestGroupByEngineKeepsTargetsApart: engine "0" of two targets are two engines. Grouped by
+// the engine label alone, the demo's healthy server (KV cache ~7 %) and its saturated one
+// (~96 %) were averaged into one engine at ~52 %, and the overview's KV-cache peak showed
+// that mean instead of the saturated engine. groupBy engine therefore groups by target and
+// engine.
+func TestGroupByEngineKeepsTargetsApart(t *testing.T) {
+	s := testSettings(t)
+	to := time.Unix(1_800_000_000, 0)
+	d, err := decodeQuery(backend.DataQuery{RefID: "A", QueryType: "saturation", JSON: json.RawMessage(`{"groupBy":"engine"}`),
+		Interval: time.Second, MaxDataPoints: 100, TimeRange: backend.TimeRange{From: to.Add(-time.Hour), To: to}}, &s)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"target", "engine"}, d.Plan.Scope.By)
+}

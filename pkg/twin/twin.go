@@ -615,18 +615,37 @@ func Headroom(knee, load float64) float64 {
 	return knee / load
 }
 
+// minTrendHistory is the shortest load history DaysToKnee extrapolates: one day, a whole
+// daily cycle.
+const minTrendHistory = 24 * time.Hour
+
 // DaysToKnee returns the days until the load trend reaches knee: a least-squares line
 // through the load history (requests/s over time), or, when the history covers at least two
 // days, through each day's peak (the highest value of each 24 h from the first point, so a
 // daily cycle is fitted where it matters: the peak reaches the knee first). +Inf when the
-// trend is flat or falling, 0 when the last fitted value is already past the knee, NaN with
-// fewer than two points.
+// trend is flat or falling, or rises by less than twice its standard error (noise), 0 when the last fitted value (under minTrendHistory of history: the mean
+// load) is already past the knee, NaN with fewer than two points or, not past the knee, under
+// minTrendHistory of history.
 func DaysToKnee(series []Point, knee float64) float64 {
 	pts := slices.DeleteFunc(slices.Clone(series), func(p Point) bool { return math.IsNaN(p.V) })
 	if len(pts) < 2 {
 		return math.NaN()
 	}
 	t0 := pts[0].T
+	// Under a day of history the line fits the hour's noise and the engines' warm-up, not
+	// growth: the demo's healthy target, flat at 3.9 req/s after a ramp in its first minutes,
+	// read "2.2 days to the knee" beside a 10× headroom (issue 33). No number then.
+	if pts[len(pts)-1].T.Sub(t0) < minTrendHistory {
+		// A load already past the knee is past it whatever the trend.
+		var sum float64
+		for _, p := range pts {
+			sum += p.V
+		}
+		if sum/float64(len(pts)) >= knee {
+			return 0
+		}
+		return math.NaN()
+	}
 	if pts[len(pts)-1].T.Sub(t0) >= 48*time.Hour {
 		var peaks []Point
 		for _, p := range pts {
@@ -671,10 +690,28 @@ func linearDays(pts []Point, now time.Time, knee float64) float64 {
 	if at >= knee {
 		return 0
 	}
-	if slope <= 0 {
+	if slope <= 0 || !risesBeyondNoise(pts, t0, slope, icpt, den/n) {
 		return math.Inf(1)
 	}
 	return (knee - at) / slope
+}
+
+// risesBeyondNoise reports whether a fitted slope is more than twice its standard error
+// (the usual least-squares SE: sqrt(Σ residual² / (n−2) / Σ(x−x̄)²), x in days; sxxc is
+// Σ(x−x̄)²). A flat load with noise always fits some slope: over the demo's hour, the healthy
+// target's noise extrapolated to "5.7 days to the knee" beside a 10× headroom (issue 33);
+// a slope within two standard errors of 0 is read as flat (+Inf, "never").
+func risesBeyondNoise(pts []Point, t0 time.Time, slope, icpt, sxxc float64) bool {
+	if len(pts) < 3 || !(sxxc > 0) {
+		return true
+	}
+	var rss float64
+	for _, p := range pts {
+		r := p.V - (icpt + slope*p.T.Sub(t0).Hours()/24)
+		rss += r * r
+	}
+	se := math.Sqrt(rss / float64(len(pts)-2) / sxxc)
+	return slope > 2*se
 }
 
 // Replicas is the recommended replica count for a load: ceil(load / (utilisation × knee)),

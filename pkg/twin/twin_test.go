@@ -21,7 +21,7 @@ func TestDaysToKneeLinearTrend(t *testing.T) {
 	}
 	assert.InDelta(t, 7, DaysToKnee(pts, 20), 1e-9)
 	assert.Equal(t, 0.0, DaysToKnee(pts, 12), "already past the knee")
-	flat := []Point{{t0, 5}, {t0.Add(time.Hour), 5}}
+	flat := []Point{{t0, 5}, {t0.Add(25 * time.Hour), 5}}
 	assert.True(t, math.IsInf(DaysToKnee(flat, 20), 1))
 	assert.True(t, math.IsNaN(DaysToKnee(pts[:1], 20)))
 }
@@ -111,4 +111,35 @@ func BenchmarkEvaluateITL(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// 25 hours of flat load at 3.7 req/s with ±0.5 req/s of noise and a rise of 0.05 req/s over
+// them (0.048 req/s per day, against a slope standard error of about
+// sqrt(0.25 / (300 × (25/24)² / 12)) ≈ 0.096 req/s per day) is flat: no days to a knee at 10×
+// the load. The plain least-squares line (the alternating noise adds to the slope) gave a
+// finite number of days.
+func TestDaysToKneeNoiseIsFlat(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var pts []Point
+	for i := 0; i < 300; i++ {
+		noise := -0.5
+		if i%2 == 1 {
+			noise = 0.5
+		}
+		pts = append(pts, Point{T: t0.Add(time.Duration(i) * 5 * time.Minute), V: 3.7 + noise + 0.05*float64(i)/300})
+	}
+	assert.True(t, math.IsInf(DaysToKnee(pts, 37), 1), "got %v days", DaysToKnee(pts, 37))
+}
+
+// An hour of history, however steep its line, gives no days to the knee: the hour holds the
+// engines' warm-up and noise, not a daily cycle.
+func TestDaysToKneeNeedsADay(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var pts []Point
+	for i := 0; i < 720; i++ {
+		pts = append(pts, Point{T: t0.Add(time.Duration(i) * 5 * time.Second), V: 1 + float64(i)/720})
+	}
+	assert.True(t, math.IsNaN(DaysToKnee(pts, 20)))
+	// Mean load 1.5 req/s: past a knee of 1.2 now, whatever the trend.
+	assert.Equal(t, 0.0, DaysToKnee(pts, 1.2))
 }

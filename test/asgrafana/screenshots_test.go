@@ -23,15 +23,18 @@ const screenshotHistory = time.Hour
 
 // demoTarget is one target of the demo's data source
 // (provisioning/datasources/inferscope.yaml) with the scenario and seed its
-// simulator runs in docker-compose.yaml.
+// simulator runs in docker-compose.yaml, and the vLLM version it imitates there
+// (--vllm-version): without it both ran the simulator's default, and the targets
+// dashboard showed the demo's 0.13 server as 0.11-0.12.
 type demoTarget struct {
 	name, agent, scenario string
 	seed                  uint64
+	version               sim.Version
 }
 
 var demoTargets = []demoTarget{
-	{"vllm-healthy", "gpu-healthy", "healthy", 11},
-	{"vllm-kv-pressure", "gpu-kv-pressure", "kv-pressure", 12},
+	{"vllm-healthy", "gpu-healthy", "healthy", 11, sim.V011},
+	{"vllm-kv-pressure", "gpu-kv-pressure", "kv-pressure", 12, sim.V013},
 }
 
 // TestDashboardScreenshotFrames answers every panel and annotation query of
@@ -76,6 +79,7 @@ func TestDashboardScreenshotFrames(t *testing.T) {
 		cfg := sim.DefaultConfig()
 		require.NoError(t, sim.ApplyScenario(&cfg, dt.scenario))
 		cfg.Seed = dt.seed
+		cfg.Version = dt.version
 		s, err := sim.New(cfg, sim.Options{Start: start})
 		require.NoError(t, err)
 		srv := sim.NewServer(s)
@@ -157,5 +161,34 @@ func TestDashboardScreenshotFrames(t *testing.T) {
 				writePanelFrames(t, d.UID, p.ID, p.Title, dump)
 			}
 		}
+	}
+}
+
+// TestDemoTargetsRunTheComposeVersions: each screenshot target imitates the vLLM version and
+// scenario its simulator runs with in docker-compose.yaml (--vllm-version, --scenario), read
+// from that file, so the screenshots show the demo (sim-<scenario> serves target
+// vllm-<scenario>).
+func TestDemoTargetsRunTheComposeVersions(t *testing.T) {
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(root, "docker-compose.yaml"))
+	require.NoError(t, err)
+	var compose struct {
+		Services map[string]struct {
+			Command []string `yaml:"command"`
+		} `yaml:"services"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &compose))
+	for _, dt := range demoTargets {
+		svc, ok := compose.Services["sim-"+dt.scenario]
+		require.True(t, ok, "docker-compose.yaml has no service sim-%s", dt.scenario)
+		flags := map[string]string{}
+		for i := 0; i+1 < len(svc.Command); i++ {
+			flags[svc.Command[i]] = svc.Command[i+1]
+		}
+		require.Equal(t, dt.scenario, flags["--scenario"], dt.name)
+		v, err := sim.ParseVersion(flags["--vllm-version"])
+		require.NoError(t, err, dt.name)
+		require.Equal(t, v, dt.version, dt.name)
 	}
 }

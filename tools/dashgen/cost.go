@@ -72,7 +72,7 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		WithTarget(capacityQuery()))
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Days to the knee").
-		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; empty when the trend is flat or falling, 0 when the load is already past the knee.").
+		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; no rising trend when the trend is flat, falling or within its noise (a slope under twice its standard error) or the range is under a day (an hour's line is warm-up and noise, not growth: widen the range), past the knee now when the load already is.").
 		Datasource(dsRef).Span(8).Height(legendH).
 		Unit("d").Decimals(1).
 		Thresholds(lowerBad(7, 30)).
@@ -81,7 +81,8 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		GraphMode(common.BigValueGraphModeNone).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee`)}).
-		Mappings([]dashboard.ValueMapping{nullMap("never")}).
+		// 0 is a load already past the knee (issue 33: "0.0 day" read as a fault).
+		Mappings([]dashboard.ValueMapping{nullMap("no rising trend (or under a day)"), valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("past the knee now", red)})}).
 		DisplayName(capacityName).
 		NoValue(noHistory).
 		WithTarget(capacityQuery()))
@@ -126,11 +127,12 @@ func Cost() *dashboard.DashboardBuilder {
 	b.WithPanel(costTS("Idle share", "Share of each window with no request running (running-requests gauge at 0, each scrape counted once): hardware paid for and not serving.",
 		unitRatio, 12, legendH, costQuery("idle_share")).Max(1))
 	b.WithPanel(costTS("Cost per hour: idle, prefill, decode", "Cost per hour, the part spent idle, and the approximate prefill/decode split by token counts (computed prompt tokens vs output tokens; a decode token really costs more GPU time than a prefill token), in the settings' currency.",
-		unitMoney, 12, legendH, costQuery("cost_per_hour", "idle_cost_per_hour", "prefill_cost_per_hour", "decode_cost_per_hour")).
-		// Four series per target: the legend on the right (issue 33).
-		Legend(legendRight(420)))
+		unitMoney, 24, legendH, costQuery("cost_per_hour", "idle_cost_per_hour", "prefill_cost_per_hour", "decode_cost_per_hour")).
+		// Four series per target: the legend on the right (issue 33), the
+		// panel full width so the legend takes a quarter of it, not half.
+		Legend(legendRight(560)))
 	b.WithPanel(costTS("Prefix-cache savings per hour", "Prompt tokens served from the prefix cache per second × the cost of a computed token, per hour, in the settings' currency.",
-		unitMoney, 12, legendH, costQuery("prefix_cache_savings_per_hour")))
+		unitMoney, 24, legendH, costQuery("prefix_cache_savings_per_hour")))
 	b.WithPanel(statPanel("Cost per 1M tokens over the range", "Mean over the dashboard's range of the cost per 1M tokens per target (windows without tokens left out), in the settings' currency.",
 		unitMoney, 24, 5, neutral(), costQuery("cost_per_1m_tokens")).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"mean"})).

@@ -202,6 +202,14 @@ func diagnosisMappings() []dashboard.ValueMapping {
 	})}
 }
 
+// deepDiveStats are the statistics of the latency deep dive's per-stage
+// charts, per target.
+var deepDiveStats = []string{"p50", "p95", "p99", "max"}
+
+// sloDiagnosisTitle is the SLO dashboard's diagnosis table (its rows capped
+// like the overview's: tableMaxRowHeight).
+const sloDiagnosisTitle = "Why: diagnosis now per target"
+
 // Latency is the deep dive: every stage's quantiles with their bands,
 // heatmaps of the bucketed stages, and the bucket advice.
 func Latency() *dashboard.DashboardBuilder {
@@ -211,19 +219,29 @@ func Latency() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithRow(row("Quantiles with their bucket bounds"))
 	for _, st := range stageTitles {
-		// Six statistics per target: the legend on the right, target first,
-		// worst max first (issue 33: a bottom legend showed 3 of 12 series).
-		b.WithPanel(quantileColours(latencyTS(st.title, latencyDesc, 12, legendH,
-			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"mean", "p50", "p90", "p95", "p99", "max"}, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
+		// Four statistics per target, full width: the legend on the right,
+		// target first, worst max first (issue 33: a bottom legend showed 3 of
+		// 12 series; then a right legend on a half-width panel took 60 % of it
+		// and drew 12 overlapping lines). The mean is on the overview, p90 in the
+		// bucket advice.
+		p := quantileColours(latencyTS(st.title, latencyDesc, 24, legendH,
+			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", deepDiveStats, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
 			DisplayName(latencyBoundsTargetName).
-			Legend(legendRight(430))))
+			Legend(legendRight(430)))
+		if st.stage == "itl" {
+			// ITL's max is the top of its highest occupied bucket (often the
+			// last finite bound, 20 s): drawn, it flattened the millisecond
+			// quantiles to the axis (issue 33). It stays in the legend and tooltip.
+			p.OverrideByRegexp(maxSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": false, "tooltip": false})))
+		}
+		b.WithPanel(p)
 	}
 	b.WithRow(row("Distributions"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
 	}
 	b.WithRow(row("Bucket advice"))
-	b.WithPanel(tbl("Bucket advice", "For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms).",
+	b.WithPanel(tbl("Bucket advice (all selected targets pooled)", "All selected targets' histograms pooled (select one target for its own: a pooled p99 is neither target's, and differs from the per-target p99 above). For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms).",
 		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
 			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true},
@@ -326,19 +344,21 @@ func SLO() *dashboard.DashboardBuilder {
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
-	b.WithPanel(diagnosisNowTable(24, 6).Title("Why: diagnosis now per target"))
+	b.WithPanel(diagnosisNowTable(24, 8).Title(sloDiagnosisTitle))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
-		unitCount, 12, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
+		// Full width: seven windows × two objectives × targets need a legend
+		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
+		unitCount, 24, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
-		Legend(legendRight(330)).
+		Legend(legendRight(560)).
 		DisplayName(burnRateName).
 		Decimals(2).
 		AxisSoftMax(20). // keep the 6 and 14.4 lines in view
 		ScaleDistribution(common.NewScaleDistributionConfigBuilder().Type(common.ScaleDistributionLog).Log(10)))
 	b.WithPanel(ts("Goodput bounds", "Requests per second meeting every objective of the profile at once. From separate histograms only bounds are knowable (Fréchet): [max(0, a + b − 1), min(a, b)] × request rate.",
-		unitRPS, 12, legendH, query(withProfile("queryType", "goodput")...)).
+		unitRPS, 24, legendH, query(withProfile("queryType", "goodput")...)).
 		Legend(legendTable()))
 	return b
 }
@@ -362,6 +382,13 @@ func GPU() *dashboard.DashboardBuilder {
 		}).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("agent")}).
 		OverrideByRegexp(`Last.*|Max`, props(prop("decimals", 2))).
+		// One row per signal, so one unit per column cannot fit: the signal
+		// cell names its unit (issue 33: plain numbers without units).
+		OverrideByName("signal", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"temperature": textResult("temperature (°C)", ""), "power": textResult("power (W)", ""),
+			"power_limit": textResult("power limit (W)", ""), "saturation": textResult("saturation (0..1)", ""),
+		})}))).
+		OverrideByName("serving", props(prop("custom.width", 320))).
 		NoValue(noGPUAgent).
 		OverrideByRegexp(".*", emptyCell()))
 	b.WithPanel(gauge.NewPanelBuilder().
@@ -397,14 +424,14 @@ func GPU() *dashboard.DashboardBuilder {
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
 	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1 per GPU: SM active, DRAM active (memory bandwidth), tensor pipes active. High DRAM with low SM is a memory-bound decode; both low under load is a GPU waiting on the host.", unitRatio, 24, 8, gq("sm_active", "dram_active", "tensor_active")).
-		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(640)))
+		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(600)))
 	b.WithPanel(gpuTS("Power against its limit", "Power drawn and the enforced power limit (dashed), in watts, per GPU: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 24, 8, gq("power", "power_limit")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
 		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz, per GPU: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 24, 8, gq("sm_clock", "sm_clock_max")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)))
 	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(640)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").

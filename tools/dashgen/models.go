@@ -29,6 +29,10 @@ var modelsClasses = []struct{ class, title, desc string }{
 // spend come from a gateway's metrics, which engines alone do not export.
 const noGateway = "No gateway in the selection: add a LiteLLM proxy or an OpenTelemetry GenAI exporter as a target (docs/gateways.md); engines alone have no per-class errors or spend"
 
+// gatewayRowTitle is the collapsed row of the gateway's per-model and
+// per-provider tables, saying what fills them.
+const gatewayRowTitle = "Models and providers at the gateway (needs a LiteLLM proxy or OpenTelemetry GenAI target)"
+
 // modelLatencyName names a per-model latency series model first with its stage, statistic
 // and, for a bucket bound, the bound ("meta-llama/Llama-3.1-8B-Instruct ttft p99"): the
 // frames' "ttft p99 · model=…" put the model last (issue 33).
@@ -43,7 +47,11 @@ func Models() *dashboard.DashboardBuilder {
 	b := shell(UIDModels, "Inferscope — models and providers",
 		"Hosted and self-hosted models as a gateway (a LiteLLM proxy, OpenTelemetry GenAI instruments) sees them: requests, latency, errors in five classes (API timeout, rate limit, content filter, model error, client error) against their allowed shares, and spend, per model and provider (docs/gateways.md).",
 		targetVar(), modelVar(), profileVar())
-	b.WithPanel(tbl("Models", "One row per model at the end of the range: requests/s, errors/s, median TTFT and ITL (the gateway's buckets; ITL only where the source has an inter-chunk histogram), each error class's share of requests (red past its allowed share), the worst class's burn (share ÷ allowed share) and LiteLLM's spend per request and per 1M tokens (USD).",
+	// A gateway's panels: empty without one (the demo has none), so collapsed
+	// with what fills them in the title (issue 33: two "No data" tables and
+	// five empty charts opened the dashboard).
+	gateway := row(gatewayRowTitle).Collapsed(true)
+	gateway.WithPanel(tbl("Models", "One row per model at the end of the range: requests/s, errors/s, median TTFT and ITL (the gateway's buckets; ITL only where the source has an inter-chunk histogram), each error class's share of requests (red past its allowed share), the worst class's burn (share ÷ allowed share) and LiteLLM's spend per request and per 1M tokens (USD).",
 		24, 8, errorsQuery("format", "table", "groupBy", "model")).
 		Id(1).
 		NoValue(noGateway).
@@ -54,20 +62,22 @@ func Models() *dashboard.DashboardBuilder {
 		OverrideByName("spend_per_request", props(prop("unit", unitMoney), prop("decimals", 6))).
 		OverrideByName("spend_per_1m_tokens", props(prop("unit", unitMoney))).
 		OverrideByRegexp(".* share$", props(colorText())))
-	b.WithPanel(tbl("Providers", "The same per provider (LiteLLM api_provider, OpenTelemetry gen_ai.provider.name or the older gen_ai.system, read as one provider label): a slow or failing provider shows across all its models.",
+	gateway.WithPanel(tbl("Providers", "The same per provider (LiteLLM api_provider, OpenTelemetry gen_ai.provider.name or the older gen_ai.system, read as one provider label): a slow or failing provider shows across all its models.",
 		24, 6, errorsQuery("format", "table", "groupBy", "provider")).
 		NoValue(noGateway).
 		OverrideByRegexp(".*", emptyCell()).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("worst_burn").Desc(true)}).
 		OverrideByName("worst_burn", props(thresholdsProp(upperBad(1, 10)), colorBackground())).
 		OverrideByRegexp(".* share$", props(colorText())))
-	b.WithRow(row("Errors by class"))
+	b.WithRow(gateway)
+	errs := row("Errors by class (needs a gateway target)").Collapsed(true)
 	for i, c := range modelsClasses {
 		p := ts(c.title, c.desc, unitRatio, 8, legendH, errorsQuery("errorClasses", []string{c.class}, "groupBy", "model")).
 			Min(0).Legend(legendTable()).NoValue(noGateway).
 			ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
-		b.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
+		errs.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
 	}
+	b.WithRow(errs)
 	b.WithRow(row("Latency and traffic per model"))
 	b.WithPanel(latencyTS("TTFT per model", "Median, 95th and 99th percentile time to first token per model as the gateway measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold; bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
@@ -77,7 +87,11 @@ func Models() *dashboard.DashboardBuilder {
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
 	b.WithPanel(ts("Requests per model", "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()))
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()).
+		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
+		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
+		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
+		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
 	b.WithPanel(ts("Tokens per model", "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))

@@ -171,6 +171,11 @@ const kvPeakTitle = "KV-cache peak (range max)"
 // alert status: what the alert windows say now, not the budget spent.
 const burnAlertTileTitle = "Burn-rate alert firing now (any target)"
 
+// burnAlertNone is the burn-rate tile's text when no alert fires: short, on
+// a blue background (issue 33: "none now (budget: see left)" on grey could
+// not be read), never a green "OK" (the budget may still be overspent).
+const burnAlertNone = "none (see budget)"
+
 // burnAlertTileMappings are sloStatusMappings for the overview's status
 // tile, where the tile sits beside the error budget: status 0 reads "No
 // alert firing" in the neutral text colour, never a green "OK", since an
@@ -179,7 +184,7 @@ const burnAlertTileTitle = "Burn-rate alert firing now (any target)"
 func burnAlertTileMappings() []dashboard.ValueMapping {
 	return []dashboard.ValueMapping{
 		valueMap(map[string]dashboard.ValueMappingResult{
-			"0":   textResult("none now (budget: see left)", "text"),
+			"0":   textResult(burnAlertNone, blue),
 			"0.5": textResult("Possible", amber),
 			"1":   textResult("Ticket", orange),
 			"2":   textResult("Page", red),
@@ -229,28 +234,17 @@ func Overview() *dashboard.DashboardBuilder {
 	// Id 6: the engine alert rules link here.
 	b.WithPanel(diagnosisTimeline("Diagnosis over time", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md; the table above gives the evidence and advice of the current one.",
 		12, 7, query(sel("queryType", "diagnosis", "format", "timeline")...)).Id(6))
-	b.WithPanel(tbl("Regression verdicts", "Around each restart, engine, version, model or cache-configuration change of the selected targets in the range: per stage the verdict (regressed, improved, no change, not comparable) of the mean latency 30 minutes before against after, at comparable load (docs/benchmarks.md). Empty: no change in the range.",
-		12, 7, query("queryType", "regression", "targets", []string{"$target"}, "span", "30m")).
-		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
-			"excludeByName": map[string]any{"time": false, "title": true, "size_lower": true, "size_upper": true, "windows_before": true, "windows_after": true,
-				"windows_with_requests_before": true, "windows_with_requests_after": true, "running_before": true, "running_after": true, "verdict_value": true, "controlled_for": true},
-		})}).
-		NoValue("No restart, version, model or configuration change of the selected targets in the range").
-		OverrideByRegexp(".*", emptyCell()).
-		OverrideByName("verdict", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"regressed": textResult("regressed", red), "improved": textResult("improved", green), "no change": textResult("no change", blue), "not comparable": textResult("not comparable", grey)})}))).
-		OverrideByRegexp(`before|after`, props(prop("unit", unitSeconds))).
-		OverrideByName("size", props(prop("unit", unitRatio))))
-	b.WithPanel(tbl("Probe errors by class", "Client-side probe requests per second that failed, per target and error class (HTTP 429, 5xx, timeouts, cut streams; docs/probe.md), averaged over the range: failures users see that the engine's counters may not. Empty without a probe (settings probes[]).",
-		12, 6, query(sel("queryType", "probe", "view", "errors")...)).
-		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"mean", "max"}, "labelsToFields": true}),
-			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "signal": true, "source": true}})}).
-		NoValue("No probe: add one in the data source's settings (probes[], docs/probe.md) to see errors as users see them").
-		OverrideByRegexp(".*", emptyCell()).
-		OverrideByRegexp(`Mean|Max`, props(prop("unit", unitRPS), prop("decimals", 3))))
 	b.WithPanel(tbl("Telemetry gaps", "Per target, the signals the dashboards need that its engine does not export or that were not seen in the range (missing, approximated, frozen or contradictory telemetry; docs/telemetry-sanity.md): a panel that is empty for one target is explained here.",
-		12, 6, query("queryType", "targets", "targets", []string{"$target"}, "format", "telemetry")).
+		12, 7, query("queryType", "targets", "targets", []string{"$target"}, "format", "telemetry")).
 		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"lastNotNull"}, "labelsToFields": true}),
+			// The telemetry format answers every target × signal, 1 where the
+			// family is missing and 0 where it is there: only the 1s are gaps
+			// (issue 33: vllm-healthy's queue, prefill and decode time read
+			// "missing" beside their 4.65 ms, 16.5 ms and 1.89 s).
+			transformation("filterByValue", map[string]any{
+				"type": "include", "match": "any",
+				"filters": []map[string]any{{"fieldName": "Last *", "config": map[string]any{"id": "greater", "options": map[string]any{"value": 0}}}},
+			}),
 			transformation("organize", map[string]any{"excludeByName": map[string]any{"Last *": true}, "renameByName": map[string]any{"Field": "gap"},
 				"indexByName": map[string]any{"target": 0, "signal": 1, "Field": 2}})}).
 		NoValue("No telemetry gap: every signal is exported and seen").
@@ -272,27 +266,32 @@ func Overview() *dashboard.DashboardBuilder {
 		Transformations([]dashboard.DataTransformerConfig{rowReduce("mean", "GPU saturation", true)}).
 		NoValue(noGPUAgent).
 		Min(0).Max(1))
+	// Per target, named (issue 33: a mean of both targets named neither).
 	meanStat := func(stage string) queryBuilder {
-		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "none", "bounds", false)...)
+		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false)...)
 	}
-	b.WithPanel(statPanel("Mean TTFT", "Mean time to first token: rate of the histogram's _sum over rate of its _count, all selected targets merged. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
-		unitSeconds, 4, 4, neutral(), meanStat("ttft")))
-	b.WithPanel(statPanel("Mean ITL", "Mean inter-token latency: rate of the histogram's _sum over rate of its _count, all selected targets merged. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
-		unitSeconds, 4, 4, neutral(), meanStat("itl")))
+	b.WithPanel(perTargetTile(statPanel("Mean TTFT per target", "Mean time to first token per target: rate of the histogram's _sum over rate of its _count. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
+		unitSeconds, 4, 4, neutral(), meanStat("ttft"))))
+	b.WithPanel(perTargetTile(statPanel("Mean ITL per target", "Mean inter-token latency per target: rate of the histogram's _sum over rate of its _count. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
+		unitSeconds, 4, 4, neutral(), meanStat("itl"))))
 	satStat := func(title, desc, re, unit string, t *dashboard.ThresholdsConfigBuilder, reducer string) *stat.PanelBuilder {
 		p := statPanel(title, desc, unit, 4, 4, t, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 			Transformations([]dashboard.DataTransformerConfig{keepFields(re), rowReduce(reducer, title, true)})
 		return p
 	}
 	b.WithPanel(satStat("Running", "Requests in the engines' running batches, summed across engines.", `running.*`, unitCount, neutral(), "sum"))
-	b.WithPanel(satStat("Waiting", "Requests queued for a batch slot, summed across engines: a standing queue means the engines are full. Amber from 1, red from 20.", `waiting.*`, unitCount, upperBad(1, 20), "sum"))
+	b.WithPanel(perTargetTile(statPanel("Waiting per target", "Requests queued for a batch slot per target, summed across its engines: a standing queue means the engines are full. Amber from 1, red from 20.",
+		unitCount, 4, 4, upperBad(1, 20), query(sel("queryType", "saturation", "groupBy", "target")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`waiting.*`)})))
 	// The range's peak, not the last sample (issue 33): the diagnosis reads
 	// the max over its rate window (0.959 beside a tile showing the last
 	// value, 47.9 %), so a last value could contradict it; the peak over the
 	// range is at least the diagnosis's number.
 	b.WithPanel(satStat(kvPeakTitle, "The highest KV-cache usage (0..1) any engine reached over the dashboard's range (the max across engines per step, then the max over the range; the sparkline is the max across engines): the first engine to preempt. The diagnosis's KV-cache evidence is the max over its rate window ending now, so it is at most this number. Amber from 80 %, red from 95 %.", `KV-cache usage.*`, unitRatio, upperBad(0.8, 0.95), "max").
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"max"})))
-	b.WithPanel(satStat("Preemptions/s", "Requests preempted per second (KV cache exhausted), summed across engines. Red from any.", `preemptions/s.*`, unitCount, upperBad(0.001, 0.01), "sum"))
+	b.WithPanel(perTargetTile(statPanel("Preemptions/s per target", "Requests preempted per second (KV cache exhausted) per target, summed across its engines. Red from any.",
+		unitCount, 4, 4, upperBad(0.001, 0.01), query(sel("queryType", "saturation", "groupBy", "target")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)})))
 	b.WithPanel(satStat("Prefix-cache hits", "Prefix-cache hit ratio (hit tokens over queried tokens), mean across engines.", `prefix-cache hit ratio.*`, unitRatio, neutral(), "mean"))
 	// Targets down counts the inventory's not_up (state down, stale or not scraped yet), not the
 	// raw up series: a target whose scrapes stopped keeps its last up = 1 until the series goes
@@ -310,13 +309,16 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// Traffic and errors.
 	b.WithRow(row("Traffic and errors"))
-	b.WithPanel(ts("Finished requests by reason, per model", "Finished requests per second by finish reason (stop, length, abort, error), stacked per model: the stack's height is the model's request rate; abort and error are drawn red.",
+	b.WithPanel(ts("Finished requests by reason, per model", "Finished requests per second by finish reason (stop, length, abort, error), stacked per model: the stack's height is the model's request rate; stop is green, length purple, abort orange and error red on every dashboard.",
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
 		FillOpacity(60).
 		Legend(legendTable()).
-		OverrideByRegexp(`requests/s (abort|error).*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}))))
+		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
+		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
+		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
+		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
 	b.WithPanel(ts("Tokens/s", "Prompt (input) and generated (output) tokens per second, summed over the selected targets and models.",
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).
@@ -327,14 +329,16 @@ func Overview() *dashboard.DashboardBuilder {
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Min(0).AxisSoftMax(0.03))
-	b.WithPanel(ts("Finish reasons (share)", "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT).",
+	b.WithPanel(ts("Finish reasons (share)", "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT). Stop green, length purple, abort orange, error red.",
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModePercent).Group("A")).
 		FillOpacity(60).
 		Legend(legendTable()).
-		OverrideByRegexp(`requests/s error.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}))).
-		OverrideByRegexp(`requests/s abort.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": amber}))))
+		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
+		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
+		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
+		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
 
 	// Latency per target: p99 and max against the profile's threshold.
 	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
@@ -358,12 +362,16 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(ts("Queue", "Requests running in the engines' batches and waiting for a slot, summed per target: a waiting count that does not drain is a full server.",
 		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`(running|waiting).*`)}).
+		// No fixed colour: one per series (issue 33: both targets' waiting were
+		// the same orange); named target first so a narrow legend keeps it.
 		Legend(legendTable()).
-		OverrideByRegexp(`waiting.*`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": orange}))))
+		DisplayName("${__field.labels.target} ${__field.labels.signal}"))
 	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close.",
 		unitRatio, 8, legendH, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`KV-cache usage.*`), rowReduce("max", "max across engines", false), rowReduce("min", "min across engines", false)}).
 		Legend(legendTable()).
+		// Each engine named target first (the max and min rows have no labels).
+		OverrideByRegexp(`KV-cache usage.*`, props(prop("displayName", "${__field.labels.target} engine ${__field.labels.engine}"))).
 		Min(0).Max(1).
 		Thresholds(upperBad(0.8, 0.95)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
@@ -373,7 +381,8 @@ func Overview() *dashboard.DashboardBuilder {
 		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)}).
 		AxisLabel("preemptions/s").
-		Legend(legendTable()))
+		Legend(legendTable()).
+		DisplayName("${__field.labels.target}"))
 
 	// GPU summary.
 	b.WithRow(row("GPUs"))
@@ -389,11 +398,34 @@ func Overview() *dashboard.DashboardBuilder {
 		"bytes", 6, legendH, gq("fb_used")).Min(0))
 
 	// Empty by default: collapsed, with what fills them in their titles.
+	// Empty without a probe or without a change in the range (issue 33: both
+	// sat open in the why row as headers or "No data").
 	probe := row("Client-side probe (needs a probe in the settings: probes[])").Collapsed(true)
+	regressions := row("Regression verdicts (fill after a restart, version, model or configuration change in the range)").Collapsed(true)
+	regressions.WithPanel(tbl("Regression verdicts", "Around each restart, engine, version, model or cache-configuration change of the selected targets in the range: per stage the verdict (regressed, improved, no change, not comparable) of the mean latency 30 minutes before against after, at comparable load (docs/benchmarks.md). Empty: no change in the range.",
+		12, 7, query("queryType", "regression", "targets", []string{"$target"}, "span", "30m")).
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"time": false, "title": true, "size_lower": true, "size_upper": true, "windows_before": true, "windows_after": true,
+				"windows_with_requests_before": true, "windows_with_requests_after": true, "running_before": true, "running_after": true, "verdict_value": true, "controlled_for": true},
+		})}).
+		NoValue("No restart, version, model or configuration change of the selected targets in the range").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("verdict", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
+			"regressed": textResult("regressed", red), "improved": textResult("improved", green), "no change": textResult("no change", blue), "not comparable": textResult("not comparable", grey)})}))).
+		OverrideByRegexp(`before|after`, props(prop("unit", unitSeconds))).
+		OverrideByName("size", props(prop("unit", unitRatio))))
+	probe.WithPanel(tbl("Probe errors by class", "Client-side probe requests per second that failed, per target and error class (HTTP 429, 5xx, timeouts, cut streams; docs/probe.md), averaged over the range: failures users see that the engine's counters may not. Empty without a probe (settings probes[]).",
+		12, 6, query(sel("queryType", "probe", "view", "errors")...)).
+		Transformations([]dashboard.DataTransformerConfig{transformation("reduce", map[string]any{"mode": "seriesToRows", "reducers": []string{"mean", "max"}, "labelsToFields": true}),
+			transformation("organize", map[string]any{"excludeByName": map[string]any{"Field": true, "signal": true, "source": true}})}).
+		NoValue("No probe: add one in the data source's settings (probes[], docs/probe.md) to see errors as users see them").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByRegexp(`Mean|Max`, props(prop("unit", unitRPS), prop("decimals", 3))))
 	for _, p := range probePanels() {
 		probe.WithPanel(p)
 	}
 	b.WithRow(probe)
+	b.WithRow(regressions)
 	b.WithRow(row("HTTP status (needs a remote Prometheus that scrapes http_requests_total)").Collapsed(true).WithPanel(httpStatusPanel()))
 	b.WithRow(row("Prompt tokens by source (vLLM 0.13 and later: vllm:prompt_tokens_by_source_total)").Collapsed(true).WithPanel(promptBySourcePanel()))
 	b.WithRow(row("Engine sleep state (vLLM 0.11 and later: vllm:engine_sleep_state)").Collapsed(true).WithPanel(sleepStatePanel()))
@@ -515,17 +547,17 @@ func endpointTable() *table.PanelBuilder {
 				{"title": "Diagnosis of ${__data.fields.target}", "url": "/d/" + UIDOverview + "?var-target=${__data.fields.target:percentencode}&${datasource:queryparam}&${profile:queryparam}&${__url_time_range}&viewPanel=" + fmt.Sprint(diagnosisNowPanelID)},
 			}),
 			prop("custom.width", 150))).
-		// Widths sum to about 1250 px of the 1540: the advice keeps the rest
+		// Widths sum to about 1200 px of the 1540: the advice keeps the rest
 		// and wraps (issue 33: it was cut to its first word).
-		OverrideByName("model", props(prop("custom.width", 230), prop("custom.wrapText", true))).
+		OverrideByName("model", props(prop("custom.width", 200), prop("custom.wrapText", true))).
 		OverrideByName("objective", props(prop("custom.width", 80))).
 		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 80))).
 		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 90))).
-		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 80))).
-		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 120))).
+		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 100))).
+		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
 		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 70))).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
-		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 170))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 150))).
 		OverrideByName("advice", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 250)))
 }
 

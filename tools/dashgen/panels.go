@@ -330,3 +330,24 @@ func dashLink(title, uid string) cog.Builder[dashboard.DashboardLink] {
 		IncludeVars(true).
 		KeepTime(true)
 }
+
+// perTargetTile makes a stat tile of a query grouped by target show one
+// value per target, each named by its target (issue 33: the overview's "Now"
+// tiles merged both targets, or summed them, and named neither).
+func perTargetTile(p *stat.PanelBuilder) *stat.PanelBuilder {
+	return p.TextMode(common.BigValueTextModeValueAndName).DisplayName(perTargetTileName)
+}
+
+// perTargetTileName names a per-target tile's value by its target.
+const perTargetTileName = "${__field.labels.target}"
+
+// finishReasonColors is the colour of each finish reason on every dashboard
+// (issue 33: abort was red on one panel, amber on the next and green on the
+// models dashboard, length the palette's yellow beside an amber abort).
+var finishReasonColors = map[string]string{"stop": green, "length": "purple", "abort": orange, "error": red}
+
+// finishReasonColor is the override property of a finish reason's series:
+// its fixed colour from finishReasonColors.
+func finishReasonColor(reason string) []dashboard.DynamicConfigValue {
+	return props(prop("color", map[string]any{"mode": "fixed", "fixedColor": finishReasonColors[reason]}))
+}

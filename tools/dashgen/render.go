@@ -68,6 +68,9 @@ func Render() (map[string][]byte, error) {
 			}
 		}
 		compactCollapsedRows(d.Panels)
+		if err := setMaxRowHeights(d.Panels); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		// The SDK places links and annotation toggles in Grafana 13's
 		// controls menu by default, where users do not find them: leave the
 		// placement unset so they show above the panels.
@@ -124,4 +127,57 @@ func compactCollapsedRows(ps []dashboard.PanelOrRowPanel) {
 			shift += bottom - (rowY + 1)
 		}
 	}
+}
+
+// tableMaxRowHeight is the table panel option maxRowHeight (pixels; Grafana 12.2 and later:
+// a wrapped cell taller than it is cut, and opens whole on hover) by table title. The
+// foundation SDK's table options do not have it yet, so Render sets it on the built panel.
+// Issue 33: the endpoint table's wrapped advice (the rule's and the capacity twin's, a
+// dozen lines at its column width) made each burning row 200 px high and pushed the other
+// endpoints out of the panel; three lines say what to do, the rest is on hover and in the
+// diagnosis table below.
+var tableMaxRowHeight = map[string]float64{
+	"Endpoints, worst first":             60,
+	"Diagnosis now: evidence and advice": 100,
+	sloDiagnosisTitle:                    100,
+}
+
+// setMaxRowHeights sets maxRowHeight on the table panels of tableMaxRowHeight (open or in a
+// collapsed row).
+func setMaxRowHeights(ps []dashboard.PanelOrRowPanel) error {
+	set := func(p *dashboard.Panel) error {
+		if p.Type != "table" || p.Title == nil {
+			return nil
+		}
+		h, ok := tableMaxRowHeight[*p.Title]
+		if !ok {
+			return nil
+		}
+		raw, err := json.Marshal(p.Options)
+		if err != nil {
+			return err
+		}
+		opts := map[string]any{}
+		if err := json.Unmarshal(raw, &opts); err != nil {
+			return err
+		}
+		opts["maxRowHeight"] = h
+		p.Options = opts
+		return nil
+	}
+	for k := range ps {
+		if p := ps[k].Panel; p != nil {
+			if err := set(p); err != nil {
+				return err
+			}
+		}
+		if r := ps[k].RowPanel; r != nil {
+			for j := range r.Panels {
+				if err := set(&r.Panels[j]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
