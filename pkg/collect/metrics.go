@@ -277,7 +277,7 @@ func (a *meteredAppender) AppendHistogram(ref storage.SeriesRef, l labels.Labels
 }
 
 func (a *meteredAppender) Commit() error {
-	err := a.Appender.Commit()
+	err := commitAside(a.Appender)
 	if a.job == "" {
 		return err
 	}
@@ -303,4 +303,20 @@ func (a *meteredAppender) Commit() error {
 func (a *meteredAppender) Rollback() error {
 	a.n, a.sawUp, a.sawDur = 0, false, false
 	return a.Appender.Rollback()
+}
+
+// commitAside runs app.Commit on a goroutine of its own and waits for it. The TSDB head's
+// commit writes the scrape's WAL records Snappy-compressed (tsdbOptions), and
+// golang/snappy's amd64 encoder (encodeBlock) has a 32 KiB stack frame: run on the scrape
+// loop's goroutine, every commit grows that target's stack to 64 KiB, which the loop then
+// keeps while it waits for its next scrape (the runtime halves an idle stack only at a
+// collection, and the next commit grows it again): 64 MiB of stacks for 1,000 targets
+// (docs/performance.md, issue 34). A goroutine that ends with the commit hands its stack
+// back, so only commits in flight hold a large one; the WAL's own lock lets one commit at
+// a time compress anyway. The caller waits, so the scrape loop sees the same order and
+// error as before.
+func commitAside(app storage.Appender) error {
+	done := make(chan error, 1)
+	go func() { done <- app.Commit() }()
+	return <-done
 }

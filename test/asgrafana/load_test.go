@@ -28,7 +28,8 @@ import (
 // 60s), LOAD_CONCURRENCY (200) and SCALE_TARGETS (1000) tune them;
 // SCALE_PLUGIN_ENV (space-separated NAME=value, e.g. INFERSCOPE_MEMORY_LIMIT=400MiB)
 // is added to the scale run's plugin environment, and SCALE_HEAP_PROFILE names a
-// file where the scale run saves the plugin's heap profile in the steady state.
+// file where the scale run saves the plugin's heap profile in the steady state
+// (and, beside it with .goroutines.txt appended, its goroutines by stack).
 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
@@ -328,6 +329,13 @@ func TestScale(t *testing.T) {
 		_ = resp.Body.Close()
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(profile, b, 0o644))
+		// The goroutines beside it (text, counts by stack): what the stacks are spent on.
+		resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/goroutine?debug=1", pprofPort))
+		require.NoError(t, err)
+		b, err = io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(profile+".goroutines.txt", b, 0o644))
 	}
 	q0 := time.Now()
 	r := h.query(t, ds, time.Now().Add(-4*interval), time.Now(), map[string]map[string]any{"A": {"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50", "p99"}}})["A"]
