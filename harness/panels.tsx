@@ -53,6 +53,7 @@ import {
   TimeSeries,
 } from '@grafana/ui';
 import { TableNG } from '@grafana/ui/unstable';
+import { BarGaugeNamePlacement } from '@grafana/schema';
 
 import overview from '../dashboards/inferscope-overview.json';
 import latency from '../dashboards/inferscope-latency.json';
@@ -451,7 +452,10 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
             orientation={VizOrientation.Horizontal}
             displayMode={BarGaugeDisplayMode.Basic}
             // Grafana's gauge panel writes each name in small text over its gauge; BarGauge's
-            // default title size grows with the row and cut the names to "vll…" (issue 33).
+            // default title size grows with the row and cut the names to "vll…", and without a
+            // name placement it writes the name left of the bar in a third of the width, which
+            // cut "… on gpu-kv-pressure · GPU 0" to "· G…" (issue 33): above, full width.
+            namePlacement={BarGaugeNamePlacement.Top}
             text={{ titleSize: 14, valueSize: 36 }}
             showUnfilled={true}
           />

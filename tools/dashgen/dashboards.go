@@ -429,9 +429,12 @@ func GPU() *dashboard.DashboardBuilder {
 		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
 		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz, per GPU: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 24, 8, gq("sm_clock", "sm_clock_max")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
+		// The target's colour for both: the maximum dashed (issue 33).
+		OverrideByRegexp(`sm_clock_max.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
+		OverrideByRegexp(`fb_total.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").

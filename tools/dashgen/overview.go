@@ -261,9 +261,10 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(statPanel("Output tokens/s", "Generated (decode) tokens per second, summed over the selected targets and models.",
 		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`generation tokens/s.*`)}))
-	b.WithPanel(statPanel("GPU saturation", "Mean over the GPUs of the selected targets: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
+	// Per GPU, named by its target (issue 33: a mean over both targets' GPUs named neither).
+	b.WithPanel(statPanel("GPU saturation", "Per GPU of the selected targets, named target on agent · GPU n: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
 		unitRatio, 4, 4, upperBad(0.85, 0.95), query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})).
-		Transformations([]dashboard.DataTransformerConfig{rowReduce("mean", "GPU saturation", true)}).
+		TextMode(common.BigValueTextModeValueAndName).DisplayName(gpuName).
 		NoValue(noGPUAgent).
 		Min(0).Max(1))
 	// Per target, named (issue 33: a mean of both targets named neither).
@@ -351,11 +352,14 @@ func Overview() *dashboard.DashboardBuilder {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
 	}
 
-	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, stacked: means add up, quantiles do not.",
-		unitSeconds, 24, legendH, query(sel("queryType", "breakdown")...)).
-		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
-		FillOpacity(40).
-		Legend(legendTable()))
+	// Per target (issue 33: one stack of both targets' means, queue 2.11 s, was neither the
+	// KV-starved target's 19.5 s nor the healthy one's 5 ms): one line per target and stage,
+	// target first; not stacked, since a stack would add the targets' means together.
+	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, per target (named first in the legend). Means add up to the mean E2E, quantiles do not.",
+		unitSeconds, 24, legendH, query(sel("queryType", "breakdown", "groupBy", "target")...)).
+		DisplayName("${__field.labels.target} ${__field.labels.stage}").
+		FillOpacity(0).
+		Legend(legendRight(430)))
 
 	// Saturation.
 	b.WithRow(row("Saturation"))
@@ -365,7 +369,9 @@ func Overview() *dashboard.DashboardBuilder {
 		// No fixed colour: one per series (issue 33: both targets' waiting were
 		// the same orange); named target first so a narrow legend keeps it.
 		Legend(legendTable()).
-		DisplayName("${__field.labels.target} ${__field.labels.signal}"))
+		DisplayName("${__field.labels.target} ${__field.labels.signal}").
+		// One colour per target (setTargetColours); waiting dashed.
+		OverrideByRegexp(`.*waiting.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close.",
 		unitRatio, 8, legendH, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`KV-cache usage.*`), rowReduce("max", "max across engines", false), rowReduce("min", "min across engines", false)}).

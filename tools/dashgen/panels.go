@@ -273,6 +273,12 @@ func quantileColours(b *timeseries.PanelBuilder) *timeseries.PanelBuilder {
 	} {
 		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
 	}
+	// Where a target's colour replaces these (setTargetColours: one colour per target on
+	// every panel, issue 33), the statistic is told by its line: p99 solid and thick, p95
+	// long dashes, p50 dots, max short dashes (latencyTS).
+	b.OverrideByRegexp(`.* p99( ·.*)? ?`, props(prop("custom.lineWidth", 2)))
+	b.OverrideByRegexp(`.* p95( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{12, 6}})))
+	b.OverrideByRegexp(`.* p50( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2)))
 	return b
 }
 
