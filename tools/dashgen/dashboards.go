@@ -241,22 +241,31 @@ func Latency() *dashboard.DashboardBuilder {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
 	}
 	b.WithRow(row("Bucket advice"))
-	b.WithPanel(tbl("Bucket advice (all selected targets pooled)", "All selected targets' histograms pooled (select one target for its own: a pooled p99 is neither target's, and differs from the per-target p99 above). For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms).",
-		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
+	// Per target (issue 33: the pooled table's p99 was neither target's and named none), what
+	// it places with its unit (requested_label: "p99", "threshold 3 s"; requested showed a
+	// threshold as a bare 3), every column as wide as its header.
+	b.WithPanel(tbl("Bucket advice per target", "Per target (a column): for each stage's p50, p90, p95 and p99 and the profile's thresholds, the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms). A wide bucket is a layout to fix, not an incident: amber and orange, not red.",
+		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"}, "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
-			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true},
-			"renameByName": map[string]any{"signal": "stage", "requested": "quantile or threshold", "value": "value", "bucket_lower": "bucket from", "bucket_upper": "bucket to",
+			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true, "requested": true, "kind": true},
+			"renameByName": map[string]any{"signal": "stage", "requested_label": "quantile or threshold", "value": "value", "bucket_lower": "bucket from", "bucket_upper": "bucket to",
 				"relative_width": "bucket width / value", "flag": "paste into vLLM's arguments", "lies_in": "where it lies"},
+			"indexByName": map[string]any{"signal": 0, "target": 1, "requested_label": 2, "value": 3, "lies_in": 4, "bucket_lower": 5, "bucket_upper": 6,
+				"relative_width": 7, "exact": 8, "clamped": 9, "flag": 10},
 		})}).
-		OverrideByRegexp(`value|bucket from|bucket to`, props(prop("unit", unitSeconds), prop("custom.width", 90))).
-		OverrideByName("quantile or threshold", props(prop("unit", unitNone), prop("custom.width", 150))).
-		OverrideByName("bucket width / value", props(prop("unit", unitRatio), thresholdsProp(upperBad(0.1, 0.5)), colorBackground(), prop("custom.width", 150))).
+		OverrideByName("stage", props(prop("custom.width", 70))).
+		OverrideByName("target", props(prop("custom.width", 140))).
+		OverrideByName("value", props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("bucket from", props(prop("unit", unitSeconds), prop("custom.width", 100))).
+		OverrideByName("bucket to", props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("quantile or threshold", props(prop("custom.width", 180))).
+		OverrideByName("bucket width / value", props(prop("unit", unitRatio), thresholdsProp(thresholds(baseColor(green), from(0.1, amber), from(0.5, orange))), colorText(), prop("custom.width", 170))).
 		OverrideByName("exact", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText(), prop("custom.width", 100))).
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText(), prop("custom.width", 80))).
-		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400), prop("custom.wrapText", true))).
-		OverrideByName("where it lies", props(prop("custom.width", 220), prop("custom.wrapText", true))).
+		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 360), prop("custom.wrapText", true))).
+		OverrideByName("where it lies", props(prop("custom.width", 200), prop("custom.wrapText", true))).
 		NoValue("No histogram in the range for these stages").
 		OverrideByRegexp(".*", emptyCell()))
 	return withRegression(b)

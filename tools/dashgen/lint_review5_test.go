@@ -241,3 +241,60 @@ func TestGaugeNamesAboveTheirBar(t *testing.T) {
 		t.Error("harness/panels.tsx draws gauges without namePlacement={BarGaugeNamePlacement.Top}: their names are cut")
 	}
 }
+
+// TestBucketAdviceNamesTargetAndUnits: the latency dashboard's bucket advice has one row
+// group per target with the target as a column (a pooled p99 is neither target's), shows
+// what it places with its unit ("p99", "threshold 3 s", the frame's requested_label, not
+// the bare number 3 of requested), and gives every column it sets a width at least its
+// header's (about 7.5 px a character at Grafana's 14 px header font, plus 16 px padding), so
+// the headers do not run together.
+func TestBucketAdviceNamesTargetAndUnits(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-latency.json" || !strings.Contains(jsonText(l.p["targets"]), `"buckets"`) {
+			continue
+		}
+		checked++
+		for _, q := range l.queries() {
+			if q["groupBy"] != "target" {
+				t.Errorf("%s: buckets grouped by %v pools the targets; group by target", l.where(), q["groupBy"])
+			}
+		}
+		var org map[string]any
+		trs, _ := l.p["transformations"].([]any)
+		for _, tr := range trs {
+			if m := tr.(map[string]any); m["id"] == "organize" {
+				org, _ = m["options"].(map[string]any)
+			}
+		}
+		exclude, _ := org["excludeByName"].(map[string]any)
+		rename, _ := org["renameByName"].(map[string]any)
+		if exclude["target"] == true {
+			t.Errorf("%s: hides the target column", l.where())
+		}
+		if exclude["requested"] != true || rename["requested_label"] == nil {
+			t.Errorf("%s: shows requested (a quantile as 0.99 beside a threshold as a bare 3); show requested_label", l.where())
+		}
+		ovs, _ := get(l.p, "fieldConfig", "overrides").([]any)
+		for _, o := range ovs {
+			om := o.(map[string]any)
+			if get(om, "matcher", "id") != "byName" {
+				continue
+			}
+			header, _ := get(om, "matcher", "options").(string)
+			for _, pr := range om["properties"].([]any) {
+				pm := pr.(map[string]any)
+				if pm["id"] != "custom.width" {
+					continue
+				}
+				w, _ := pm["value"].(float64)
+				if need := 7.5*float64(len([]rune(header))) + 16; w < need {
+					t.Errorf("%s: column %q %v px wide, its header needs %.0f", l.where(), header, w, need)
+				}
+			}
+		}
+	}
+	if checked != 1 {
+		t.Errorf("%d bucket advice tables, want 1", checked)
+	}
+}
