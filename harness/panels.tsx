@@ -538,7 +538,9 @@ function App() {
   const d = dashboards[uid];
   const bottom = Math.max(...d.panels.map((p: Json) => (p.gridPos.y + p.gridPos.h) * (ROW + 8))) + 60;
   return (
-    <div style={{ position: 'relative', width: 1600, height: bottom, background: theme.colors.background.canvas, fontFamily: theme.typography.fontFamily }}>
+    // Text in the theme's primary colour, as Grafana's global styles set it on the body (issue
+    // 33: legends and gauge names inherited the page's black and read dark grey on near-black).
+    <div style={{ position: 'relative', width: 1600, height: bottom, background: theme.colors.background.canvas, color: theme.colors.text.primary, fontFamily: theme.typography.fontFamily }}>
       <div style={{ position: 'absolute', left: 20, top: 0, color: theme.colors.text.secondary, fontSize: 12 }}>{d.title}</div>
       {d.panels.map((p: Json) => (p.type === 'row' ? <Row key={p.id} panel={p} /> : <Panel key={p.id} uid={uid} panel={p} />))}
     </div>

@@ -298,3 +298,45 @@ func TestBucketAdviceNamesTargetAndUnits(t *testing.T) {
 		t.Errorf("%d bucket advice tables, want 1", checked)
 	}
 }
+
+// TestBudgetTileSaysSpentShareNotAFactor: the overview's budget tile names the budget spent
+// as a share of the budget ("6% of budget spent" beside 94 % left), not as a factor with the
+// unit x ("0.1 x spent" read as the 1 h burn rate, which the table shows as "burn 1h 0.1").
+func TestBudgetTileSaysSpentShareNotAFactor(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-overview.json" || !strings.Contains(jsonText(l.p["transformations"]), budgetSpentField) {
+			continue
+		}
+		checked++
+		ovs, _ := get(l.p, "fieldConfig", "overrides").([]any)
+		for _, o := range ovs {
+			om := o.(map[string]any)
+			for _, pr := range om["properties"].([]any) {
+				pm := pr.(map[string]any)
+				if get(om, "matcher", "options") == budgetSpentField && pm["id"] == "unit" && pm["value"] != unitRatio {
+					t.Errorf("%s: the spent budget's unit is %v, want %s (a share of the budget)", l.where(), pm["value"], unitRatio)
+				}
+				if name, _ := pm["value"].(string); pm["id"] == "displayName" && strings.Contains(name, budgetSpentField) && !strings.HasSuffix(name, "} of budget spent") {
+					t.Errorf("%s: the tile reads %q, want it to end \"of budget spent\"", l.where(), name)
+				}
+			}
+		}
+	}
+	if checked != 1 {
+		t.Errorf("%d budget tiles with the spent share, want 1", checked)
+	}
+}
+
+// TestHarnessTextInThemeColour: the screenshot page writes text in the theme's primary
+// colour, as Grafana's global styles do (legends and gauge names inherited the browser's
+// black and read dark grey on the near-black canvas).
+func TestHarnessTextInThemeColour(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "harness", "panels.tsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`background: theme\.colors\.background\.canvas, color: theme\.colors\.text\.primary`).Match(src) {
+		t.Error("harness/panels.tsx: the page's root sets no text colour")
+	}
+}

@@ -66,10 +66,14 @@ func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.Threshol
 }
 
 // budgetSpentField is the overview budget tile's calculated field: the
-// times the allowed bad requests were spent, 1 − budget_remaining (bad /
+// share of the allowed bad requests spent, 1 − budget_remaining (bad /
 // allowed over the period), named in the tile so an exhausted budget says
 // by how much (issue 33: −8161 % read as a rendering fault).
 const budgetSpentField = "budget_spent"
+
+// budgetTileName is the budget tile's name: the objective, the worst target and the share
+// of the budget spent ("6% of budget spent", "8262% of budget spent" once overspent).
+const budgetTileName = sloWorstName + " · ${__data.fields." + budgetSpentField + "} of budget spent"
 
 // budgetTileFields selects the budget tile's one drawn field by its display
 // name (Grafana's byRegexp matcher reads the display name, not the field's
@@ -93,8 +97,9 @@ func budgetWorstTiles(p *stat.PanelBuilder) *stat.PanelBuilder {
 		// Grafana matches reduceOptions.fields on the display name, which the
 		// override below sets (ending " spent"); budget_spent keeps its own.
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields(budgetTileFields)).
-		OverrideByName("budget_remaining", props(prop("displayName", sloWorstName+" · ${__data.fields."+budgetSpentField+"} spent"))).
-		OverrideByName(budgetSpentField, props(prop("unit", "x"), prop("decimals", 1)))
+		OverrideByName("budget_remaining", props(prop("displayName", budgetTileName))).
+		// A share of the budget (issue 33: "0.1 x spent" read as the 1 h burn rate).
+		OverrideByName(budgetSpentField, props(prop("unit", unitRatio), prop("decimals", 0)))
 }
 
 // sloStat is the overview's SLO stat tile: background colour, value and
