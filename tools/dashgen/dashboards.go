@@ -227,7 +227,9 @@ func Latency() *dashboard.DashboardBuilder {
 		p := quantileColours(latencyTS(st.title, latencyDesc, 24, legendH,
 			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", deepDiveStats, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
 			DisplayName(latencyBoundsTargetName).
-			Legend(legendRight(430)))
+			// 520 px: the longest demo name with its statistic, "vllm-kv-pressure p99",
+			// beside "1.33 mins" (issue 33: 430 px cut it to "vllm-kv-pressure ...").
+			Legend(legendRight(520)))
 		if st.stage == "itl" {
 			// ITL's max is the top of its highest occupied bucket (often the
 			// last finite bound, 20 s): drawn, it flattened the millisecond

@@ -340,3 +340,36 @@ func TestHarnessTextInThemeColour(t *testing.T) {
 		t.Error("harness/panels.tsx: the page's root sets no text colour")
 	}
 }
+
+// TestRegressionTableSaysWhatFillsIt: the latency dashboard's regression verdicts, empty in
+// a range without a change, say so instead of "No data".
+func TestRegressionTableSaysWhatFillsIt(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.p["title"] != "Regression verdicts after changes" {
+			continue
+		}
+		checked++
+		nv, _ := get(l.p, "fieldConfig", "defaults", "noValue").(string)
+		if !strings.Contains(nv, "change") {
+			t.Errorf("%s: noValue %q does not say that a change fills it", l.where(), nv)
+		}
+	}
+	if checked == 0 {
+		t.Error("no regression verdicts table")
+	}
+}
+
+// TestLatencyLegendsKeepTheStatistic: the latency deep dive's right legends are wide enough
+// for the longest demo name with its statistic ("vllm-kv-pressure p99", cut to
+// "vllm-kv-pressure ..." at 430 px beside "1.33 mins" columns).
+func TestLatencyLegendsKeepTheStatistic(t *testing.T) {
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-latency.json" || l.p["type"] != "timeseries" || get(l.p, "options", "legend", "placement") != "right" {
+			continue
+		}
+		if w, _ := get(l.p, "options", "legend", "width").(float64); w < 500 {
+			t.Errorf("%s: right legend %v px wide, want at least 500", l.where(), w)
+		}
+	}
+}
