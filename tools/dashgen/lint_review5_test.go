@@ -246,8 +246,7 @@ func TestGaugeNamesAboveTheirBar(t *testing.T) {
 // group per target with the target as a column (a pooled p99 is neither target's), shows
 // what it places with its unit ("p99", "threshold 3 s", the frame's requested_label, not
 // the bare number 3 of requested), and gives every column it sets a width at least its
-// header's (about 7.5 px a character at Grafana's 14 px header font, plus 16 px padding), so
-// the headers do not run together.
+// header's (headerWidth), so the headers do not run together.
 func TestBucketAdviceNamesTargetAndUnits(t *testing.T) {
 	checked := 0
 	for _, l := range onCallPanels(t) {
@@ -288,7 +287,7 @@ func TestBucketAdviceNamesTargetAndUnits(t *testing.T) {
 					continue
 				}
 				w, _ := pm["value"].(float64)
-				if need := 7.5*float64(len([]rune(header))) + 16; w < need {
+				if need := headerWidth(header); w < need {
 					t.Errorf("%s: column %q %v px wide, its header needs %.0f", l.where(), header, w, need)
 				}
 			}
@@ -370,6 +369,43 @@ func TestLatencyLegendsKeepTheStatistic(t *testing.T) {
 		}
 		if w, _ := get(l.p, "options", "legend", "width").(float64); w < 500 {
 			t.Errorf("%s: right legend %v px wide, want at least 500", l.where(), w)
+		}
+	}
+}
+
+// headerWidth is the width a table header of text needs: about 7 px a character at
+// Grafana's 14 px header font, plus 16 px of cell padding.
+func headerWidth(text string) float64 { return 7*float64(len([]rune(text))) + 16 }
+
+// TestTableColumnsFitTheirHeaders: every table column whose width a dashboard fixes is at
+// least as wide as its header (the overview's "objective ratio" read "bjective ratio").
+func TestTableColumnsFitTheirHeaders(t *testing.T) {
+	for _, l := range onCallPanels(t) {
+		if l.p["type"] != "table" {
+			continue
+		}
+		ovs, _ := get(l.p, "fieldConfig", "overrides").([]any)
+		for _, o := range ovs {
+			om := o.(map[string]any)
+			if get(om, "matcher", "id") != "byName" {
+				continue
+			}
+			header, _ := get(om, "matcher", "options").(string)
+			for _, pr := range om["properties"].([]any) {
+				pm := pr.(map[string]any)
+				if pm["id"] == "displayName" {
+					header, _ = pm["value"].(string)
+				}
+			}
+			for _, pr := range om["properties"].([]any) {
+				pm := pr.(map[string]any)
+				if pm["id"] != "custom.width" {
+					continue
+				}
+				if w, _ := pm["value"].(float64); w < headerWidth(header) {
+					t.Errorf("%s: column %q %v px wide, its header needs %.0f", l.where(), header, w, headerWidth(header))
+				}
+			}
 		}
 	}
 }
