@@ -269,7 +269,9 @@ func Overview() *dashboard.DashboardBuilder {
 	// Per GPU, named by its target (issue 33: a mean over both targets' GPUs named neither).
 	b.WithPanel(statPanel("GPU saturation", "Per GPU of the selected targets, named target on agent · GPU n: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
 		unitRatio, 4, 4, upperBad(0.85, 0.95), query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})).
-		TextMode(common.BigValueTextModeValueAndName).DisplayName(gpuName).
+		// The serving target and agent only: the tile is narrow, and the GPU number made the
+		// names too small to read.
+		TextMode(common.BigValueTextModeValueAndName).DisplayName("${__field.labels.serving}").
 		NoValue(noGPUAgent).
 		Min(0).Max(1))
 	// Per target, named (issue 33: a mean of both targets named neither).
