@@ -409,3 +409,39 @@ func TestTableColumnsFitTheirHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestTableOptionsAreGrafanaTableOptions: every option a dashboard sets on a table panel
+// (maxRowHeight among them) is one Grafana's table panel declares, in @grafana/schema's
+// table panel Options (read from node_modules; skipped where npm ci has not run). footer is
+// the pre-12.2 option (show false here), which Grafana still migrates on load.
+func TestTableOptionsAreGrafanaTableOptions(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "node_modules", "@grafana", "schema", "dist", "esm", "raw", "composable", "table", "panelcfg", "x", "TablePanelCfg_types.gen.d.ts"))
+	if err != nil {
+		t.Skip("no node_modules/@grafana/schema: run npm ci")
+	}
+	body := string(src)
+	if i := strings.Index(body, "export interface Options {"); i >= 0 {
+		body = body[i:]
+		if j := strings.Index(body, "\n}"); j >= 0 {
+			body = body[:j]
+		}
+	}
+	declared := map[string]bool{"footer": true}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(\w+)\??:`).FindAllStringSubmatch(body, -1) {
+		declared[m[1]] = true
+	}
+	if !declared["maxRowHeight"] {
+		t.Error("@grafana/schema's table Options has no maxRowHeight")
+	}
+	for _, l := range onCallPanels(t) {
+		if l.p["type"] != "table" {
+			continue
+		}
+		opts, _ := l.p["options"].(map[string]any)
+		for k := range opts {
+			if !declared[k] {
+				t.Errorf("%s: table option %q is not one Grafana's table panel reads", l.where(), k)
+			}
+		}
+	}
+}
