@@ -353,7 +353,10 @@ func Overview() *dashboard.DashboardBuilder {
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
 			8, legendH, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
-			DisplayName(latencyTargetName))
+			DisplayName(latencyTargetName).
+			// Max and last only: the mean column left the names no room, and
+			// "vllm-kv-pressure max" and "… p99" were both cut to "vllm-kv-pressure…".
+			Legend(legendTableMaxLast()))
 	}
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
@@ -366,7 +369,7 @@ func Overview() *dashboard.DashboardBuilder {
 		unitSeconds, 24, legendH, query(sel("queryType", "breakdown", "groupBy", "target")...)).
 		DisplayName("${__field.labels.target} ${__field.labels.stage}").
 		FillOpacity(0).
-		Legend(legendRight(430)))
+		Legend(legendRight(560)))
 
 	// Saturation.
 	b.WithRow(row("Saturation"))
@@ -562,7 +565,7 @@ func endpointTable() *table.PanelBuilder {
 			prop("custom.width", 150))).
 		// Widths sum to about 1200 px of the 1540: the advice keeps the rest
 		// and wraps (issue 33: it was cut to its first word).
-		OverrideByName("model", props(prop("custom.width", 200), prop("custom.wrapText", true))).
+		OverrideByName("model", props(prop("custom.width", 170), prop("custom.wrapText", true))).
 		OverrideByName("objective", props(prop("custom.width", 80))).
 		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 80))).
 		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 90))).
@@ -570,7 +573,7 @@ func endpointTable() *table.PanelBuilder {
 		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
 		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 70))).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
-		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 150))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 140))).
 		OverrideByName("advice", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 250)))
 }
 

@@ -175,6 +175,13 @@ func legendTable() *common.VizLegendOptionsBuilder {
 		Calcs([]string{"mean", "max", "lastNotNull"}).SortBy("Mean").SortDesc(true)
 }
 
+// legendTableMaxLast is legendTable with max and last only, largest max first, for narrow
+// panels whose series names are long (target and statistic).
+func legendTableMaxLast() *common.VizLegendOptionsBuilder {
+	return common.NewVizLegendOptionsBuilder().ShowLegend(true).DisplayMode(common.LegendDisplayModeTable).Placement(common.LegendPlacementBottom).
+		Calcs([]string{"max", "lastNotNull"}).SortBy("Max").SortDesc(true)
+}
+
 // legendRows is how many series a bottom table legend shows on a panel h
 // grid rows high (issue 33: the reviewer found 4-series legends cut to 3):
 // Grafana gives a bottom legend at most 35 % of the panel's content (h × 30
