@@ -18,10 +18,12 @@ var targetColours = []struct{ target, colour string }{
 }
 
 // targetSeries matches a display name that names target as a whole word: first
-// ("vllm-a p99 "), after a separator ("power · vllm-a on gpu-a GPU 0") or alone. Grafana
-// anchors a field-name regexp at both ends.
+// ("vllm-a p99 "), after a separator ("power · vllm-a on gpu-a GPU 0"), as a label value
+// ("running · target=vllm-a", "…, serving=vllm-a on gpu-a, …": the data source's own name,
+// which the matcher reads where a transformation ran first) or alone. Grafana anchors a
+// field-name regexp at both ends.
 func targetSeries(target string) string {
-	return `(.*[ ·])?` + regexp.QuoteMeta(target) + `([ ·].*)?`
+	return `(.*[ ·=])?` + regexp.QuoteMeta(target) + `([ ·,].*)?`
 }
 
 // shadedPanels are the time series with several lines per target that colours tell apart

@@ -85,7 +85,10 @@ func seriesColour(p map[string]any, name string) (mode, colour string) {
 func targetNames(target string) []string {
 	return []string{target, target + " p99 ", target + " p99", target + " max ", target + " queue",
 		"sm_active · " + target + " on gpu-x GPU 0", target + " on gpu-x · GPU 0", target + " · ttft-p99 1h",
-		target + " cost_per_request "}
+		target + " cost_per_request ",
+		// The data source's own names (displayNameFromDS), which Grafana's byRegexp matcher
+		// reads where a transformation ran before the panel's displayName applies.
+		"running · target=" + target, "saturation · gpu=0, serving=" + target + " on gpu-x, source=sm_active"}
 }
 
 // TestTargetsKeepOneColourOnEveryPanel: a target's series have one colour on every time

@@ -391,8 +391,10 @@ func Overview() *dashboard.DashboardBuilder {
 		Min(0).Max(1).
 		Thresholds(upperBad(0.8, 0.95)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
-		OverrideByName("max across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}), prop("custom.lineWidth", 2))).
-		OverrideByName("min across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": blue}), prop("custom.lineWidth", 2))))
+		// Grey and dashed (issue 33: red and blue, they were drawn as one line with a target's
+		// own colour); the engines keep their target's colour (setTargetColours).
+		OverrideByName("max across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": grey}), prop("custom.lineWidth", 1), prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))).
+		OverrideByName("min across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": grey}), prop("custom.lineWidth", 1), prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(ts("Preemptions/s", "Requests preempted per second because the KV cache ran out, per target.",
 		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)}).
