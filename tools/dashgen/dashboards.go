@@ -284,7 +284,7 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
 			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
 				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
-				"burn_2h": true, "burn_1d": true, "burn_3d": true},
+				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true},
 			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
@@ -294,14 +294,17 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		// Centred, so the coloured Status cell beside it never covers its
 		// first letter (the screenshots showed "tft-p99").
 		OverrideByName("Objective", props(prop("custom.minWidth", 110), prop("custom.align", "center"))).
-		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
-		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2))).
-		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0))).
-		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)))).
-		OverrideByName("Observed quantile", props(prop("unit", unitSeconds))).
-		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()))).
-		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()))).
-		OverrideByName("Why", props(prop("custom.width", 420)))
+		// Widths that keep every column in the panel (issue 33: the burn-rate columns and the
+		// reason were cut at "Burn 5n"); the signal is hidden (the objective names it).
+		OverrideByName("Target", props(prop("custom.width", 150))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 125))).
+		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 90))).
+		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 100))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
+		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
+		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 80))).
+		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.wrapText", true)))
 }
 
 // sloTileName names one slo row's tile "objective · target" (the slo

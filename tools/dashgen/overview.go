@@ -411,9 +411,12 @@ func Overview() *dashboard.DashboardBuilder {
 		unitRatio, 12, legendH, gq("saturation")).
 		Min(0).Max(1))
 	b.WithPanel(gpuTS("GPU power", "Power drawn per GPU, in watts; the GPU dashboard sets it against the enforced limit.",
-		"watt", 6, legendH, gq("power")).Min(0))
+		"watt", 6, legendH, gq("power")).Min(0).
+		// A list: a table legend's three numbers left the names "vllm-…" in a narrow panel.
+		Legend(legendList()))
 	b.WithPanel(gpuTS("GPU memory used", "Framebuffer memory used per GPU, in bytes, from 0.",
-		"bytes", 6, legendH, gq("fb_used")).Min(0))
+		"bytes", 6, legendH, gq("fb_used")).Min(0).
+		Legend(legendList()))
 
 	// Empty by default: collapsed, with what fills them in their titles.
 	// Empty without a probe or without a change in the range (issue 33: both
