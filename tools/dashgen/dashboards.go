@@ -304,7 +304,8 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
 		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
 		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 80))).
-		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.wrapText", true)))
+		// Not wrapped: the wrapped reason made one row fill the panel; hover or inspect reads it.
+		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true)))
 }
 
 // sloTileName names one slo row's tile "objective · target" (the slo

@@ -570,7 +570,7 @@ func endpointTable() *table.PanelBuilder {
 			prop("custom.width", 150))).
 		// Widths sum to about 1200 px of the 1540: the advice keeps the rest
 		// and wraps (issue 33: it was cut to its first word).
-		OverrideByName("model", props(prop("custom.width", 170), prop("custom.wrapText", true))).
+		OverrideByName("model", props(prop("custom.width", 160), prop("custom.wrapText", true))).
 		OverrideByName("objective", props(prop("custom.width", 80))).
 		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 80))).
 		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 90))).
@@ -578,7 +578,7 @@ func endpointTable() *table.PanelBuilder {
 		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
 		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 70))).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
-		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 140))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 150))).
 		OverrideByName("advice", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 250)))
 }
 
