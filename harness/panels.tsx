@@ -53,6 +53,7 @@ import {
   TimeSeries,
 } from '@grafana/ui';
 import { TableNG } from '@grafana/ui/unstable';
+import { BarGaugeNamePlacement } from '@grafana/schema';
 
 import overview from '../dashboards/inferscope-overview.json';
 import latency from '../dashboards/inferscope-latency.json';
@@ -451,7 +452,10 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
             orientation={VizOrientation.Horizontal}
             displayMode={BarGaugeDisplayMode.Basic}
             // Grafana's gauge panel writes each name in small text over its gauge; BarGauge's
-            // default title size grows with the row and cut the names to "vll…" (issue 33).
+            // default title size grows with the row and cut the names to "vll…", and without a
+            // name placement it writes the name left of the bar in a third of the width, which
+            // cut "… on gpu-kv-pressure · GPU 0" to "· G…" (issue 33): above, full width.
+            namePlacement={BarGaugeNamePlacement.Top}
             text={{ titleSize: 14, valueSize: 36 }}
             showUnfilled={true}
           />
@@ -534,7 +538,9 @@ function App() {
   const d = dashboards[uid];
   const bottom = Math.max(...d.panels.map((p: Json) => (p.gridPos.y + p.gridPos.h) * (ROW + 8))) + 60;
   return (
-    <div style={{ position: 'relative', width: 1600, height: bottom, background: theme.colors.background.canvas, fontFamily: theme.typography.fontFamily }}>
+    // Text in the theme's primary colour, as Grafana's global styles set it on the body (issue
+    // 33: legends and gauge names inherited the page's black and read dark grey on near-black).
+    <div style={{ position: 'relative', width: 1600, height: bottom, background: theme.colors.background.canvas, color: theme.colors.text.primary, fontFamily: theme.typography.fontFamily }}>
       <div style={{ position: 'absolute', left: 20, top: 0, color: theme.colors.text.secondary, fontSize: 12 }}>{d.title}</div>
       {d.panels.map((p: Json) => (p.type === 'row' ? <Row key={p.id} panel={p} /> : <Panel key={p.id} uid={uid} panel={p} />))}
     </div>

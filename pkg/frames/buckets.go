@@ -17,7 +17,8 @@ import (
 // that value as the command-line argument to paste into vLLM's arguments
 // (--custom-histogram-buckets '<json>', shell-quoted; empty where no bound
 // is needed), and lies_in: "p99 lies in 250–500 ms" where a quantile's
-// bucket is over 10 % of the value wide (buckets.LiesIn; empty otherwise).
+// bucket is over 10 % of the value wide (buckets.LiesIn; empty otherwise), and
+// requested_label: requested with its unit, "p99" or "threshold 3 s" (buckets.Requested).
 func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
 	labels := make([]map[string]string, len(rows))
 	for i, r := range rows {
@@ -60,5 +61,7 @@ func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
 	// Added for issue 33: "p99 lies in 250–500 ms" where the quantile's bucket
 	// is over buckets.MaxError wide (buckets.LiesIn), else "".
 	str("lies_in", func(r buckets.Row) string { return buckets.LiesIn(r.Advice) })
+	// Added for issue 33: requested with its unit, "p99" or "threshold 3 s" (buckets.Requested).
+	str("requested_label", func(r buckets.Row) string { return buckets.Requested(r.Advice) })
 	return withMeta(f, m)
 }

@@ -274,6 +274,9 @@ var goldenCases = []goldenCase{
 	{name: "cost_goodput", query: q("cost", "profile", "chat", "series", []string{"cost_per_1m_tokens", "cost_per_1m_good_tokens"}, "targets", []string{"vllm-a", "vllm-b"})},
 	{name: "cost_spike_ratio", query: q("cost", "series", []string{"cost_spike_ratio"}, "baseline", "1h", "window", "5m")},
 	{name: "buckets_profile_thresholds", query: q("buckets", "profile", "chat", "thresholds", []float64{0.25, 3}, "stats", []string{"p50", "p99"})},
+	// Per target (issue 33: the latency dashboard's bucket advice pooled both targets and had
+	// no target column): one row group per target, the target a column.
+	{name: "buckets_by_target", query: q("buckets", "profile", "chat", "stats", []string{"p99"}, "stages", []string{"ttft"}, "groupBy", "target")},
 
 	// capacity: the twins of vllm-a (healthy) and vllm-b (restarts, a small model) over the
 	// whole 30 minutes under both profiles (chat's e2e p99 ≤ 1.7 s holds at no load: the long

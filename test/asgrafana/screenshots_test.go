@@ -3,12 +3,14 @@ package asgrafana
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -117,9 +119,24 @@ func TestDashboardScreenshotFrames(t *testing.T) {
 	ds := dataSource{id: 1, uid: uid, jsonData: js, updatedMS: time.Now().UnixMilli()}
 	host := startPlugin(t)
 	host.queryTimeout = 5 * time.Minute
+	// Every target and agent scraped live before the first panel is captured (issue 33: the
+	// overview's "Targets down" was captured while an agent had not been scraped yet and read
+	// 1, beside a targets table captured later with all four up). A bounded number of polls,
+	// not a timed assertion: scrapes come every 5 s however loaded the machine is.
+	var notUp []string
+	for attempt := 0; attempt < 120; attempt++ {
+		now := time.Now()
+		r := host.query(t, ds, now.Add(-screenshotHistory), now, map[string]map[string]any{"A": {"queryType": "targets"}})["A"]
+		require.Empty(t, r.err, "targets query")
+		notUp = notUpTargets(r.frames)
+		if len(notUp) == 0 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	require.Empty(t, notUp, "targets still not up after 120 polls")
 	to := time.Now()
 	from := to.Add(-screenshotHistory)
-	host.query(t, ds, from, to, map[string]map[string]any{"A": {"queryType": "targets"}})
 
 	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
 	require.NoError(t, err)
@@ -191,4 +208,23 @@ func TestDemoTargetsRunTheComposeVersions(t *testing.T) {
 		require.NoError(t, err, dt.name)
 		require.Equal(t, v, dt.version, dt.name)
 	}
+}
+
+// notUpTargets are the targets query's rows whose not_up is not 0 (down, stale or not
+// scraped yet), by name.
+func notUpTargets(frames data.Frames) []string {
+	var out []string
+	for _, f := range frames {
+		name, _ := f.FieldByName("target")
+		nu, _ := f.FieldByName("not_up")
+		if name == nil || nu == nil {
+			continue
+		}
+		for i := 0; i < f.Rows(); i++ {
+			if v, ok := nu.ConcreteAt(i); ok && v != int64(0) {
+				out = append(out, fmt.Sprint(name.At(i)))
+			}
+		}
+	}
+	return out
 }

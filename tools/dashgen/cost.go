@@ -119,6 +119,7 @@ func Cost() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithPanel(costTS("Cost per 1M tokens", "Price per hour / 3600 / (prompt + generated tokens per second) × 1e6, and per 1M output tokens, per target over the rate window, in the settings' currency; energy included when energyPricePerKWh is set. The cost-spike alert fires when the first stays above twice its 7-day mean for 30 minutes.",
 		unitMoney, 12, legendH, costQuery("cost_per_1m_tokens", "cost_per_1m_output_tokens")).
+		OverrideByRegexp(`.*cost_per_1m_output_tokens.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))).
 		Id(1)) // the cost-spike alert rule links here
 	b.WithPanel(costTS("Cost per request", "Price per second / finished requests per second, per target, in the settings' currency.",
 		unitMoney, 12, legendH, costQuery("cost_per_request")))

@@ -227,7 +227,9 @@ func Latency() *dashboard.DashboardBuilder {
 		p := quantileColours(latencyTS(st.title, latencyDesc, 24, legendH,
 			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", deepDiveStats, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
 			DisplayName(latencyBoundsTargetName).
-			Legend(legendRight(430)))
+			// 520 px: the longest demo name with its statistic, "vllm-kv-pressure p99",
+			// beside "1.33 mins" (issue 33: 430 px cut it to "vllm-kv-pressure ...").
+			Legend(legendRight(520)))
 		if st.stage == "itl" {
 			// ITL's max is the top of its highest occupied bucket (often the
 			// last finite bound, 20 s): drawn, it flattened the millisecond
@@ -241,22 +243,31 @@ func Latency() *dashboard.DashboardBuilder {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 9))
 	}
 	b.WithRow(row("Bucket advice"))
-	b.WithPanel(tbl("Bucket advice (all selected targets pooled)", "All selected targets' histograms pooled (select one target for its own: a pooled p99 is neither target's, and differs from the per-target p99 above). For each stage's p50, p90, p95 and p99 and the profile's thresholds: the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms).",
-		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"})...)).
+	// Per target (issue 33: the pooled table's p99 was neither target's and named none), what
+	// it places with its unit (requested_label: "p99", "threshold 3 s"; requested showed a
+	// threshold as a bare 3), every column as wide as its header.
+	b.WithPanel(tbl("Bucket advice per target", "Per target (a column): for each stage's p50, p90, p95 and p99 and the profile's thresholds, the bucket the value falls in, its width relative to the value (the worst-case error of a quantile read from it), clamping, and, where the width is over 10 %, the exact vLLM argument to paste (--custom-histogram-buckets with the bounds that bring the error under 10 % added to the stage's current layout), and where it lies says the bracket to read instead of the single value (p99 lies in 250–500 ms). A wide bucket is a layout to fix, not an incident: amber and orange, not red.",
+		24, 10, query(withProfile("queryType", "buckets", "stages", []string{"ttft", "itl", "e2e", "queue_time"}, "stats", []string{"p50", "p90", "p95", "p99"}, "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
-			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true},
-			"renameByName": map[string]any{"signal": "stage", "requested": "quantile or threshold", "value": "value", "bucket_lower": "bucket from", "bucket_upper": "bucket to",
+			"excludeByName": map[string]any{"extra_bounds": true, "custom_histogram_buckets": true, "requested": true, "kind": true},
+			"renameByName": map[string]any{"signal": "stage", "requested_label": "quantile or threshold", "value": "value", "bucket_lower": "bucket from", "bucket_upper": "bucket to",
 				"relative_width": "bucket width / value", "flag": "paste into vLLM's arguments", "lies_in": "where it lies"},
+			"indexByName": map[string]any{"signal": 0, "target": 1, "requested_label": 2, "value": 3, "lies_in": 4, "bucket_lower": 5, "bucket_upper": 6,
+				"relative_width": 7, "exact": 8, "clamped": 9, "flag": 10},
 		})}).
-		OverrideByRegexp(`value|bucket from|bucket to`, props(prop("unit", unitSeconds), prop("custom.width", 90))).
-		OverrideByName("quantile or threshold", props(prop("unit", unitNone), prop("custom.width", 150))).
-		OverrideByName("bucket width / value", props(prop("unit", unitRatio), thresholdsProp(upperBad(0.1, 0.5)), colorBackground(), prop("custom.width", 150))).
+		OverrideByName("stage", props(prop("custom.width", 70))).
+		OverrideByName("target", props(prop("custom.width", 140))).
+		OverrideByName("value", props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("bucket from", props(prop("unit", unitSeconds), prop("custom.width", 100))).
+		OverrideByName("bucket to", props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("quantile or threshold", props(prop("custom.width", 180))).
+		OverrideByName("bucket width / value", props(prop("unit", unitRatio), thresholdsProp(thresholds(baseColor(green), from(0.1, amber), from(0.5, orange))), colorText(), prop("custom.width", 170))).
 		OverrideByName("exact", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"true": textResult("exact", green), "false": textResult("interpolated", amber)})}), colorText(), prop("custom.width", 100))).
 		OverrideByName("clamped", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"": textResult("no", green), "none": textResult("no", green)}), rangeMapAny()}), colorText(), prop("custom.width", 80))).
-		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 400), prop("custom.wrapText", true))).
-		OverrideByName("where it lies", props(prop("custom.width", 220), prop("custom.wrapText", true))).
+		OverrideByName("paste into vLLM's arguments", props(prop("custom.inspect", true), prop("custom.minWidth", 360), prop("custom.wrapText", true))).
+		OverrideByName("where it lies", props(prop("custom.width", 200), prop("custom.wrapText", true))).
 		NoValue("No histogram in the range for these stages").
 		OverrideByRegexp(".*", emptyCell()))
 	return withRegression(b)
@@ -273,7 +284,7 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
 			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
 				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
-				"burn_2h": true, "burn_1d": true, "burn_3d": true},
+				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true},
 			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
@@ -283,14 +294,18 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		// Centred, so the coloured Status cell beside it never covers its
 		// first letter (the screenshots showed "tft-p99").
 		OverrideByName("Objective", props(prop("custom.minWidth", 110), prop("custom.align", "center"))).
-		OverrideByName("Threshold", props(prop("unit", unitSeconds))).
-		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2))).
-		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0))).
-		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)))).
-		OverrideByName("Observed quantile", props(prop("unit", unitSeconds))).
-		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()))).
-		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()))).
-		OverrideByName("Why", props(prop("custom.width", 420)))
+		// Widths that keep every column in the panel (issue 33: the burn-rate columns and the
+		// reason were cut at "Burn 5n"); the signal is hidden (the objective names it).
+		OverrideByName("Target", props(prop("custom.width", 150))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 125))).
+		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 90))).
+		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 100))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
+		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
+		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 80))).
+		// Not wrapped: the wrapped reason made one row fill the panel; hover or inspect reads it.
+		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true)))
 }
 
 // sloTileName names one slo row's tile "objective · target" (the slo
@@ -429,9 +444,12 @@ func GPU() *dashboard.DashboardBuilder {
 		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
 		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz, per GPU: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 24, 8, gq("sm_clock", "sm_clock_max")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
+		// The target's colour for both: the maximum dashed (issue 33).
+		OverrideByRegexp(`sm_clock_max.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)))
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
+		OverrideByRegexp(`fb_total.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").

@@ -66,10 +66,14 @@ func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.Threshol
 }
 
 // budgetSpentField is the overview budget tile's calculated field: the
-// times the allowed bad requests were spent, 1 − budget_remaining (bad /
+// share of the allowed bad requests spent, 1 − budget_remaining (bad /
 // allowed over the period), named in the tile so an exhausted budget says
 // by how much (issue 33: −8161 % read as a rendering fault).
 const budgetSpentField = "budget_spent"
+
+// budgetTileName is the budget tile's name: the objective, the worst target and the share
+// of the budget spent ("6% of budget spent", "8262% of budget spent" once overspent).
+const budgetTileName = sloWorstName + " · ${__data.fields." + budgetSpentField + "} of budget spent"
 
 // budgetTileFields selects the budget tile's one drawn field by its display
 // name (Grafana's byRegexp matcher reads the display name, not the field's
@@ -93,8 +97,9 @@ func budgetWorstTiles(p *stat.PanelBuilder) *stat.PanelBuilder {
 		// Grafana matches reduceOptions.fields on the display name, which the
 		// override below sets (ending " spent"); budget_spent keeps its own.
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields(budgetTileFields)).
-		OverrideByName("budget_remaining", props(prop("displayName", sloWorstName+" · ${__data.fields."+budgetSpentField+"} spent"))).
-		OverrideByName(budgetSpentField, props(prop("unit", "x"), prop("decimals", 1)))
+		OverrideByName("budget_remaining", props(prop("displayName", budgetTileName))).
+		// A share of the budget (issue 33: "0.1 x spent" read as the 1 h burn rate).
+		OverrideByName(budgetSpentField, props(prop("unit", unitRatio), prop("decimals", 0)))
 }
 
 // sloStat is the overview's SLO stat tile: background colour, value and
@@ -261,9 +266,12 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(statPanel("Output tokens/s", "Generated (decode) tokens per second, summed over the selected targets and models.",
 		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`generation tokens/s.*`)}))
-	b.WithPanel(statPanel("GPU saturation", "Mean over the GPUs of the selected targets: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
+	// Per GPU, named by its target (issue 33: a mean over both targets' GPUs named neither).
+	b.WithPanel(statPanel("GPU saturation", "Per GPU of the selected targets, named target on agent · GPU n: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
 		unitRatio, 4, 4, upperBad(0.85, 0.95), query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})).
-		Transformations([]dashboard.DataTransformerConfig{rowReduce("mean", "GPU saturation", true)}).
+		// The serving target and agent only: the tile is narrow, and the GPU number made the
+		// names too small to read.
+		TextMode(common.BigValueTextModeValueAndName).DisplayName("${__field.labels.serving}").
 		NoValue(noGPUAgent).
 		Min(0).Max(1))
 	// Per target, named (issue 33: a mean of both targets named neither).
@@ -345,17 +353,23 @@ func Overview() *dashboard.DashboardBuilder {
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
 			8, legendH, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
-			DisplayName(latencyTargetName))
+			DisplayName(latencyTargetName).
+			// Max and last only: the mean column left the names no room, and
+			// "vllm-kv-pressure max" and "… p99" were both cut to "vllm-kv-pressure…".
+			Legend(legendTableMaxLast()))
 	}
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
 	}
 
-	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, stacked: means add up, quantiles do not.",
-		unitSeconds, 24, legendH, query(sel("queryType", "breakdown")...)).
-		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
-		FillOpacity(40).
-		Legend(legendTable()))
+	// Per target (issue 33: one stack of both targets' means, queue 2.11 s, was neither the
+	// KV-starved target's 19.5 s nor the healthy one's 5 ms): one line per target and stage,
+	// target first; not stacked, since a stack would add the targets' means together.
+	b.WithPanel(ts("Where the time goes (mean per stage)", "Mean queue, prefill and decode time and frontend overhead (E2E − queue − inference) per request, per target (named first in the legend). Means add up to the mean E2E, quantiles do not.",
+		unitSeconds, 24, legendH, query(sel("queryType", "breakdown", "groupBy", "target")...)).
+		DisplayName("${__field.labels.target} ${__field.labels.stage}").
+		FillOpacity(0).
+		Legend(legendRight(560)))
 
 	// Saturation.
 	b.WithRow(row("Saturation"))
@@ -365,7 +379,9 @@ func Overview() *dashboard.DashboardBuilder {
 		// No fixed colour: one per series (issue 33: both targets' waiting were
 		// the same orange); named target first so a narrow legend keeps it.
 		Legend(legendTable()).
-		DisplayName("${__field.labels.target} ${__field.labels.signal}"))
+		DisplayName("${__field.labels.target} ${__field.labels.signal}").
+		// One colour per target (setTargetColours); waiting dashed.
+		OverrideByRegexp(`.*waiting.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close.",
 		unitRatio, 8, legendH, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`KV-cache usage.*`), rowReduce("max", "max across engines", false), rowReduce("min", "min across engines", false)}).
@@ -375,8 +391,10 @@ func Overview() *dashboard.DashboardBuilder {
 		Min(0).Max(1).
 		Thresholds(upperBad(0.8, 0.95)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
-		OverrideByName("max across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": red}), prop("custom.lineWidth", 2))).
-		OverrideByName("min across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": blue}), prop("custom.lineWidth", 2))))
+		// Grey and dashed (issue 33: red and blue, they were drawn as one line with a target's
+		// own colour); the engines keep their target's colour (setTargetColours).
+		OverrideByName("max across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": grey}), prop("custom.lineWidth", 1), prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))).
+		OverrideByName("min across engines", props(prop("color", map[string]any{"mode": "fixed", "fixedColor": grey}), prop("custom.lineWidth", 1), prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(ts("Preemptions/s", "Requests preempted per second because the KV cache ran out, per target.",
 		unitCount, 8, legendH, query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)}).
@@ -393,9 +411,12 @@ func Overview() *dashboard.DashboardBuilder {
 		unitRatio, 12, legendH, gq("saturation")).
 		Min(0).Max(1))
 	b.WithPanel(gpuTS("GPU power", "Power drawn per GPU, in watts; the GPU dashboard sets it against the enforced limit.",
-		"watt", 6, legendH, gq("power")).Min(0))
+		"watt", 6, legendH, gq("power")).Min(0).
+		// A list: a table legend's three numbers left the names "vllm-…" in a narrow panel.
+		Legend(legendList()))
 	b.WithPanel(gpuTS("GPU memory used", "Framebuffer memory used per GPU, in bytes, from 0.",
-		"bytes", 6, legendH, gq("fb_used")).Min(0))
+		"bytes", 6, legendH, gq("fb_used")).Min(0).
+		Legend(legendList()))
 
 	// Empty by default: collapsed, with what fills them in their titles.
 	// Empty without a probe or without a change in the range (issue 33: both
@@ -505,7 +526,7 @@ func endpointTable() *table.PanelBuilder {
 		return t
 	}
 	return tbl("Endpoints, worst first", "One row per objective of the selected profile × target × model over the dashboard's range, the most overspent error budget first: status by the multi-window multi-burn-rate rule, the observed quantile at the objective's ratio (p99 for a 0.99 objective) against its threshold, attainment, error budget left over the period and the 1h burn rate; then the diagnosis that holds now for the target and its one-line advice. Click a target for its latency deep dive or its diagnosis.",
-		24, 9,
+		24, 10,
 		queryRef("A", withProfile("queryType", "slo", "groupBy", "target_model")...),
 		queryRef("B", sel("queryType", "diagnosis", "format", "table")...)).
 		Transformations([]dashboard.DataTransformerConfig{
@@ -549,11 +570,11 @@ func endpointTable() *table.PanelBuilder {
 			prop("custom.width", 150))).
 		// Widths sum to about 1200 px of the 1540: the advice keeps the rest
 		// and wraps (issue 33: it was cut to its first word).
-		OverrideByName("model", props(prop("custom.width", 200), prop("custom.wrapText", true))).
+		OverrideByName("model", props(prop("custom.width", 160), prop("custom.wrapText", true))).
 		OverrideByName("objective", props(prop("custom.width", 80))).
 		OverrideByRegexp(`observed|threshold`, props(prop("unit", unitSeconds), prop("custom.width", 80))).
 		OverrideByName("attainment", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 90))).
-		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 100))).
+		OverrideByName("objective ratio", props(prop("unit", unitRatio), prop("decimals", 1), prop("custom.width", 125))).
 		OverrideByName("budget left", props(prop("unit", unitRatio), prop("decimals", 0), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
 		OverrideByName("burn 1h", props(prop("unit", unitNone), prop("decimals", 1), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 70))).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).

@@ -175,6 +175,13 @@ func legendTable() *common.VizLegendOptionsBuilder {
 		Calcs([]string{"mean", "max", "lastNotNull"}).SortBy("Mean").SortDesc(true)
 }
 
+// legendTableMaxLast is legendTable with max and last only, largest max first, for narrow
+// panels whose series names are long (target and statistic).
+func legendTableMaxLast() *common.VizLegendOptionsBuilder {
+	return common.NewVizLegendOptionsBuilder().ShowLegend(true).DisplayMode(common.LegendDisplayModeTable).Placement(common.LegendPlacementBottom).
+		Calcs([]string{"max", "lastNotNull"}).SortBy("Max").SortDesc(true)
+}
+
 // legendRows is how many series a bottom table legend shows on a panel h
 // grid rows high (issue 33: the reviewer found 4-series legends cut to 3):
 // Grafana gives a bottom legend at most 35 % of the panel's content (h × 30
@@ -273,6 +280,12 @@ func quantileColours(b *timeseries.PanelBuilder) *timeseries.PanelBuilder {
 	} {
 		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
 	}
+	// Where a target's colour replaces these (setTargetColours: one colour per target on
+	// every panel, issue 33), the statistic is told by its line: p99 solid and thick, p95
+	// long dashes, p50 dots, max short dashes (latencyTS).
+	b.OverrideByRegexp(`.* p99( ·.*)? ?`, props(prop("custom.lineWidth", 2)))
+	b.OverrideByRegexp(`.* p95( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{12, 6}})))
+	b.OverrideByRegexp(`.* p50( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2)))
 	return b
 }
 

@@ -18,7 +18,9 @@ func withRegression(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 	b.Annotation(regressionAnnotation())
 	b.WithRow(row("Regression after changes"))
 	b.WithPanel(tbl("Regression verdicts after changes", "Around each restart, engine or version change, model change or vLLM cache-configuration change of the selected targets: per stage, the mean latency in the 30 minutes before and after at comparable arrival rate and prompt/output length mix, the size of the change with its 95 % bootstrap interval, and the verdict (regressed, improved, no change, not comparable when load or mix changed with it). docs/benchmarks.md gives the method.",
-		24, 9, query("queryType", "regression", "targets", []string{"$target"}, "span", "30m")).Id(regressionPanelID))
+		24, 9, query("queryType", "regression", "targets", []string{"$target"}, "span", "30m")).Id(regressionPanelID).
+		NoValue("No restart, engine, version, model or configuration change of the selected targets in the range: a verdict appears 30 minutes after one.").
+		OverrideByRegexp(".*", emptyCell()))
 	return b
 }
 

@@ -68,6 +68,7 @@ func Render() (map[string][]byte, error) {
 			}
 		}
 		compactCollapsedRows(d.Panels)
+		setTargetColours(d.Panels)
 		if err := setMaxRowHeights(d.Panels); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -129,7 +130,8 @@ func compactCollapsedRows(ps []dashboard.PanelOrRowPanel) {
 	}
 }
 
-// tableMaxRowHeight is the table panel option maxRowHeight (pixels; Grafana 12.2 and later:
+// tableMaxRowHeight is the table panel option maxRowHeight (pixels; Grafana 12.2 and later,
+// @grafana/schema's table Options.maxRowHeight, read by @grafana/ui's TableNG:
 // a wrapped cell taller than it is cut, and opens whole on hover) by table title. The
 // foundation SDK's table options do not have it yet, so Render sets it on the built panel.
 // Issue 33: the endpoint table's wrapped advice (the rule's and the capacity twin's, a

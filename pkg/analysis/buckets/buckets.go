@@ -219,6 +219,17 @@ func LiesIn(a Advice) string {
 	}
 }
 
+// Requested names what a row of advice places, with its unit: "p99" for a quantile (p
+// followed by 100 × Requested, 0.999 → p99.9), "threshold 3 s" or "threshold 50 ms" for a
+// threshold of Requested seconds (issue 33: the table showed a threshold as a bare "3"
+// beside quantiles as 0.99).
+func Requested(a Advice) string {
+	if a.Kind == KindThreshold {
+		return "threshold " + seconds(a.Requested)
+	}
+	return "p" + strconv.FormatFloat(math.Round(a.Requested*1e4)/1e2, 'f', -1, 64)
+}
+
 // seconds renders v seconds as "250 ms" (below one second) or "2.5 s".
 func seconds(v float64) string {
 	s := number(v, v < 1)

@@ -85,3 +85,13 @@ func TestLiesIn(t *testing.T) {
 	// TestQuantileAdvice's p90: 3.75 s in (2.5, 5].
 	assert.Equal(t, "p90 lies in 2.5–5 s", LiesIn(ForQuantile(0.9, ttft)))
 }
+
+// TestRequested: a quantile by its p-name, a threshold with its unit (ms below a second).
+func TestRequested(t *testing.T) {
+	assert.Equal(t, "p99", Requested(Advice{Kind: KindQuantile, Requested: 0.99}))
+	assert.Equal(t, "p99.9", Requested(Advice{Kind: KindQuantile, Requested: 0.999}))
+	assert.Equal(t, "p50", Requested(Advice{Kind: KindQuantile, Requested: 0.5}))
+	assert.Equal(t, "threshold 3 s", Requested(Advice{Kind: KindThreshold, Requested: 3}))
+	assert.Equal(t, "threshold 50 ms", Requested(Advice{Kind: KindThreshold, Requested: 0.05}))
+	assert.Equal(t, "threshold 2.5 s", Requested(Advice{Kind: KindThreshold, Requested: 2.5}))
+}
