@@ -215,7 +215,8 @@ func TestAlertRules(t *testing.T) {
 				require.NotEmpty(t, rule.Annotations[k], "annotation %s", k)
 			}
 			require.NotEmpty(t, rule.Labels["severity"])
-			res := evalRule(t, host, ds, rule, time.Now().Add(-1500*time.Millisecond))
+			evalAt := time.Now().Add(-1500 * time.Millisecond)
+			res := evalRule(t, host, ds, rule, evalAt)
 			require.Empty(t, res.err)
 			require.True(t, strings.HasPrefix(rule.Annotations["runbook_url"], "https://"), "runbook_url is a link")
 			if quiet[rule.UID] {
@@ -224,9 +225,48 @@ func TestAlertRules(t *testing.T) {
 			}
 			assert.True(t, res.firingFor(w), "%s should fire for %v: %s", rule.UID, w, ruleSummary(res))
 			for _, k := range []string{"target", "job"} {
-				assert.False(t, res.firingFor(map[string]string{k: "healthy"}), "%s fires on the healthy scenario: %s", rule.UID, ruleSummary(res))
-				assert.False(t, res.firingFor(map[string]string{k: "healthy-gpu"}), "%s fires on the healthy GPU: %s", rule.UID, ruleSummary(res))
+				for _, name := range []string{"healthy", "healthy-gpu"} {
+					for _, l := range res.firing {
+						if l[k] != name {
+							continue
+						}
+						// The availability objective counts a failed scrape as down time, which is
+						// right: what the store holds decides, not the scenario's name. On a loaded
+						// machine the healthy target's scrapes can fail (the simulator answers late,
+						// or the plugin could not keep up), so a firing availability row on it is
+						// accepted exactly when the store holds an up = 0 sample of it in the last
+						// 10 minutes (issue 32: exactness asserted on what the store holds).
+						if l["objective"] == "availability" {
+							if n := failedScrapes(t, host, ds, name, evalAt); n > 0 {
+								t.Logf("%s: availability fires on %s, whose store holds %d failed scrapes (machine under load)", rule.UID, name, n)
+								continue
+							}
+						}
+						t.Errorf("%s fires on the healthy scenario (%s=%s): %s", rule.UID, k, name, ruleSummary(res))
+					}
+				}
 			}
 		})
 	}
+}
+
+// failedScrapes counts the stored up = 0 samples of target over the 10 minutes before at,
+// read through the raw query type at a 1 s step (the scenario's scrape interval), or 0 for a
+// name that is not a configured scrape target (an agent's name on an objective row).
+func failedScrapes(t *testing.T, host *pluginHost, ds dataSource, target string, at time.Time) int {
+	t.Helper()
+	res := host.query(t, ds, at.Add(-10*time.Minute), at, map[string]map[string]any{
+		"A": {"queryType": "raw", "metric": "up", "targets": []string{target}}})["A"]
+	if res.err != "" {
+		return 0
+	}
+	n := 0
+	for _, s := range seriesOf(t, res.frames) {
+		for _, v := range s.values {
+			if v == 0 {
+				n++
+			}
+		}
+	}
+	return n
 }
