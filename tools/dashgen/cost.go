@@ -1,11 +1,16 @@
 package main
 
 import (
+	"maps"
+	"regexp"
+	"slices"
+
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/gauge"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
@@ -28,13 +33,53 @@ func costQuery(stats ...string) queryBuilder {
 // costTS is a cost time series: one series per target and stat, a table legend with mean,
 // max and last (the numbers are the point of the panel).
 func costTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.PanelBuilder {
-	return ts(title, desc, unit, w, h, q).Legend(legendTable()).Min(0).NoValue(noPrices).DisplayName(costName)
+	p := ts(title, desc, unit, w, h, q).Legend(legendTable()).Min(0).NoValue(noPrices).DisplayName(costName)
+	// Each statistic by its readable name (issue 33: legends read "cost_per_1m_output_tokens",
+	// "idle_share", "decode_cost_per_hour"): an override per statistic that matches its series
+	// by the frame's name ("cost per hour · target=…") or by costName ("vllm-a cost_per_hour "),
+	// most specific last.
+	for _, st := range slices.Sorted(maps.Keys(costStatNames)) {
+		p = p.OverrideByRegexp(`(?:.* `+st+`( .*)?|`+regexp.QuoteMeta(costStatNames[st])+` · .*)`,
+			props(prop("displayName", "${__field.labels.target} "+costStatNames[st]+" ${__field.labels.bound}")))
+	}
+	return p
+}
+
+// costStatNames are the cost query's statistics by their readable names, as the data source
+// names its frames (docs/cost.md).
+var costStatNames = map[string]string{
+	"cost_per_1m_output_tokens": "cost per 1M output tokens", "cost_per_1m_tokens": "cost per 1M tokens",
+	"cost_per_hour": "cost per hour", "cost_per_request": "cost per request",
+	"decode_cost_per_hour": "decode cost per hour (approximate)", "energy_cost_per_hour": "energy cost per hour",
+	"energy_per_output_token": "energy per output token", "idle_cost_per_hour": "idle cost per hour",
+	"idle_share": "idle share", "prefill_cost_per_hour": "prefill cost per hour (approximate)",
+	"prefix_cache_savings_per_hour": "prefix-cache savings per hour",
 }
 
 // costName names a cost series target first ("vllm-a cost_per_1m_tokens"):
 // the frames' "cost per 1M tokens · target=vllm-a" was cut before the
 // target in a 12-wide legend (issue 33).
 const costName = "${__field.labels.target} ${__field.labels.stat} ${__field.labels.bound}"
+
+// capacityColumns and whatIfColumns are the column headers of the capacity tables by frame
+// field (issue 33: "knee_error", "days_to_knee", "ttft_p99_error" as headers); the frames'
+// field names stay as they are (the capacity query's contract).
+var (
+	capacityColumns = map[string]string{"knee_error": "knee error", "days_to_knee": "days to knee",
+		"utilisation": "load / knee"}
+	whatIfColumns = map[string]string{"ttft_p50": "TTFT p50", "ttft_p99": "TTFT p99", "ttft_p99_error": "TTFT p99 error",
+		"tpot_p50": "TPOT p50", "tpot_p99": "TPOT p99", "tpot_p99_error": "TPOT p99 error",
+		"e2e_p50": "E2E p50", "e2e_p99": "E2E p99", "e2e_p99_error": "E2E p99 error", "worst_objective": "worst objective"}
+)
+
+// readableColumns is a table's displayName override per frame field, in the fields' order
+// (sorted, so the generated JSON is stable).
+func readableColumns(p *table.PanelBuilder, names map[string]string) *table.PanelBuilder {
+	for _, f := range slices.Sorted(maps.Keys(names)) {
+		p = p.OverrideByName(f, props(prop("displayName", names[f])))
+	}
+	return p
+}
 
 // noPrices is the hint of a cost panel without data.
 const noPrices = "No price for the selected targets: set targets[].costPerHour or gpuAgents[].costPerGPUHour (and energyPricePerKWh) in the data source's settings"
@@ -89,23 +134,23 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 	b.WithPanel(ts("Recommended replicas", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s at each step and the knee of its twin over the whole range (one series per target and profile). Ready as an HPA/KEDA external metric: the target value is this count.",
 		unitNone, 8, legendH, capacityQuery("format", "replicas")).Min(0).Decimals(0).Legend(legendTable()).NoValue(noHistory).
 		DisplayName("${__field.labels.target} · ${__field.labels.profile}"))
-	b.WithPanel(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee, recommended replicas at 80 % of the knee and the objectives the twin scored (latency objectives only).",
+	b.WithPanel(readableColumns(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee, recommended replicas at 80 % of the knee and the objectives the twin scored (latency objectives only).",
 		24, 6, capacityQuery()).
 		NoValue(noHistory).
 		// Worst first: the least headroom on top.
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("headroom")}).
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground(), prop("unit", "x"), prop("decimals", 2))).
-		OverrideByName("objectives", props(prop("custom.wrapText", true), prop("custom.minWidth", 300))))
-	b.WithPanel(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p50 and p99 (with the p99's error band from the validation; none for the current configuration), the lowest attainment over the profile's objectives and whether the profile holds.",
+		OverrideByName("objectives", props(prop("custom.wrapText", true), prop("custom.minWidth", 300))), capacityColumns))
+	b.WithPanel(readableColumns(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p50 and p99 (with the p99's error band from the validation; none for the current configuration), the lowest attainment over the profile's objectives and whether the profile holds.",
 		24, 10, capacityQuery("format", "whatif")).
 		NoValue(noHistory).
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("holds", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
-			"true": textResult("holds", green), "false": textResult("breaks", red)})}), colorText())))
-	b.WithPanel(tbl("Calibrated parameters", "Each parameter of each target's twin with where it came from: data (read from the history), fit (fitted by simulating the twin until its mean ITL and prefill time match the history's) or default (vLLM does not export it: max_num_seqs and the token budget, unless set in the query).",
+			"true": textResult("holds", green), "false": textResult("breaks", red)})}), colorText())), whatIfColumns))
+	b.WithPanel(readableColumns(tbl("Calibrated parameters", "Each parameter of each target's twin with where it came from: data (read from the history), fit (fitted by simulating the twin until its mean ITL and prefill time match the history's) or default (vLLM does not export it: max_num_seqs and the token budget, unless set in the query).",
 		24, 8, capacityQuery("format", "parameters")).NoValue(noHistory).
-		OverrideByRegexp(".*", emptyCell()))
+		OverrideByRegexp(".*", emptyCell()), map[string]string{"fit_error": "fit error"}))
 }
 
 // Cost is the cost dashboard: what serving costs per target, per token and per request, how

@@ -144,7 +144,7 @@ const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 an
 // heatmap format: de-accumulated bucket rates, one field per upper bound).
 func heatmapPanel(stage, title string, w, h uint32) *heatmap.PanelBuilder {
 	return heatmap.NewPanelBuilder().
-		Title(title).
+		Title(title + allTargets).
 		Description("Requests per second in each histogram bucket of the stage over the rate window (rate of each _bucket series minus the bucket below it), all selected targets and models merged. Darker cells hold more requests; the y axis is the buckets' upper bounds in seconds.").
 		Datasource(dsRef).Span(w).Height(h).
 		WithTarget(query(sel("queryType", "latency", "stages", []string{stage}, "format", "heatmap")...)).
@@ -297,15 +297,18 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		// Widths that keep every column in the panel (issue 33: the burn-rate columns and the
 		// reason were cut at "Burn 5n"); the signal is hidden (the objective names it).
 		OverrideByName("Target", props(prop("custom.width", 150))).
-		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 90))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 85))).
 		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 125))).
-		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 90))).
+		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
 		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 100))).
 		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
 		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
-		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 80))).
-		// Not wrapped: the wrapped reason made one row fill the panel; hover or inspect reads it.
-		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true)))
+		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 75))).
+		// The fixed widths above leave the Why column its 200 px inside the panel; wrapped, each
+		// row at most three lines (tableMaxRowHeight; issue 33: cut to "burn
+		// rate 79.3 over 1h a…" unwrapped, one row filled the panel wrapped without a cap);
+		// hover or inspect reads the rest.
+		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true), prop("custom.wrapText", true)))
 }
 
 // sloTileName names one slo row's tile "objective · target" (the slo
@@ -357,9 +360,9 @@ func SLO() *dashboard.DashboardBuilder {
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|budget_remaining`)}).
 		DisplayName(sloTileName))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
-		24, 8, query(withProfile("queryType", "slo", "groupBy", "target")...)))
+		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
-	b.WithPanel(diagnosisNowTable(24, 8).Title(sloDiagnosisTitle))
+	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight).Title(sloDiagnosisTitle))
 	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
 		// Full width: seven windows × two objectives × targets need a legend
 		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
@@ -438,17 +441,17 @@ func GPU() *dashboard.DashboardBuilder {
 		Legend(legendTable()).
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
-	b.WithPanel(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1 per GPU: SM active, DRAM active (memory bandwidth), tensor pipes active. High DRAM with low SM is a memory-bound decode; both low under load is a GPU waiting on the host.", unitRatio, 24, 8, gq("sm_active", "dram_active", "tensor_active")).
-		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(600)))
-	b.WithPanel(gpuTS("Power against its limit", "Power drawn and the enforced power limit (dashed), in watts, per GPU: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 24, 8, gq("power", "power_limit")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
+	b.WithPanel(gpuSignalNames(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1 per GPU: SM active, DRAM active (memory bandwidth), tensor pipes active. High DRAM with low SM is a memory-bound decode; both low under load is a GPU waiting on the host.", unitRatio, 24, 8, gq("sm_active", "dram_active", "tensor_active")).
+		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(600)), "sm_active", "dram_active", "tensor_active"))
+	b.WithPanel(gpuSignalNames(gpuTS("Power against its limit", "Power drawn and the enforced power limit (dashed), in watts, per GPU: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 24, 8, gq("power", "power_limit")).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)), "power", "power_limit").
 		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz, per GPU: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 24, 8, gq("sm_clock", "sm_clock_max")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
+	b.WithPanel(gpuSignalNames(gpuTS("SM clock against its maximum", "Current and maximum SM clock in hertz, per GPU: a current clock well below the maximum under load means the GPU is being held back (see throttle reasons).", "hertz", 24, 8, gq("sm_clock", "sm_clock_max")).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)), "sm_clock", "sm_clock_max").
 		// The target's colour for both: the maximum dashed (issue 33).
 		OverrideByRegexp(`sm_clock_max.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
-		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)).
+	b.WithPanel(gpuSignalNames(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
+		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)), "fb_used", "fb_total").
 		OverrideByRegexp(`fb_total.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
@@ -495,7 +498,7 @@ func Targets() *dashboard.DashboardBuilder {
 		OverrideByName("models", props(prop("custom.width", 260), prop("custom.wrapText", true))).
 		OverrideByName("url", props(prop("custom.width", 200))).
 		OverrideByName("scrape_duration", props(prop("unit", unitSeconds))).
-		OverrideByName("last_scrape", props(prop("unit", "dateTimeFromNow"))).
+		OverrideByName("last_scrape", props(prop("unit", "dateTimeFromNow"), prop("displayName", "last scrape"))).
 		OverrideByName("last_error", props(colorText(), prop("mappings", []dashboard.ValueMapping{regexMap(`.+`, "${__value.text}", red)}))))
 	b.WithPanel(tbl("Events", "Engine restarts, up/down transitions, model, engine, version and configuration changes per target in the dashboard's range, newest first, from the stored counters and labels.",
 		24, 8, query("queryType", "events", "targets", []string{"$target"})).

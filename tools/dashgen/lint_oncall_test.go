@@ -463,7 +463,7 @@ func TestBurnStatusTilesDoNotContradictTheBudget(t *testing.T) {
 // state and no prompt-tokens-by-source panel (the parity rows said "not yet").
 func TestParityPanelsExist(t *testing.T) {
 	want := map[string][]string{
-		"inferscope-overview.json": {"Engine sleep state", "Prompt tokens by source"},
+		"inferscope-overview.json": {"Engine sleep state", "Prompt tokens by source" + allTargets},
 	}
 	have := map[string]map[string]lintPanel{}
 	for _, l := range onCallPanels(t) {

@@ -79,23 +79,23 @@ func Models() *dashboard.DashboardBuilder {
 	}
 	b.WithRow(errs)
 	b.WithRow(row("Latency and traffic per model"))
-	b.WithPanel(latencyTS("TTFT per model", "Median, 95th and 99th percentile time to first token per model as the gateway measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold; bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
+	b.WithPanel(latencyTS("TTFT per model"+allTargets, "Median, 95th and 99th percentile time to first token per model as the gateway measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold; bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(latencyTS("Time per output token / chunk per model", "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, bucket bounds on hover; LiteLLM exports neither.",
+	b.WithPanel(latencyTS("Time per output token / chunk per model"+allTargets, "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, bucket bounds on hover; LiteLLM exports neither.",
 		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(latencyTS("E2E per model", "Median, 95th and 99th percentile and max end-to-end request latency per model at the gateway, against the selected profile's threshold; bucket bounds on hover.",
+	b.WithPanel(latencyTS("E2E per model"+allTargets, "Median, 95th and 99th percentile and max end-to-end request latency per model at the gateway, against the selected profile's threshold; bucket bounds on hover.",
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(ts("Requests per model", "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
+	b.WithPanel(ts("Requests per model"+allTargets, "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()).
 		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
 		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
 		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
 		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
-	b.WithPanel(ts("Tokens per model", "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
+	b.WithPanel(ts("Tokens per model"+allTargets, "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))
-	b.WithPanel(ts("Stage breakdown with gateway and network time", "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
+	b.WithPanel(ts("Stage breakdown with gateway and network time"+allTargets, "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
 		unitSeconds, 12, legendH, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
 	return b
 }

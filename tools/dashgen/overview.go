@@ -172,6 +172,11 @@ func sloStatusMappings() []dashboard.ValueMapping {
 // (issue 33), so it cannot read lower than the diagnosis's window max.
 const kvPeakTitle = "KV-cache peak (range max)"
 
+// allTargets ends the title of a panel that pools the selected targets into one value or
+// series (issue 33: the overview's "Now" tiles, traffic panels and heatmaps, and the models
+// dashboard, mixed a healthy target with a bad one and did not say so).
+const allTargets = " (all targets)"
+
 // burnAlertTileTitle names the overview tile that shows the burn-rate
 // alert status: what the alert windows say now, not the budget spent.
 const burnAlertTileTitle = "Burn-rate alert firing now (any target)"
@@ -235,7 +240,7 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// The why: what the diagnosis found now per target, with its evidence and advice.
 	b.WithRow(row("Why: diagnosis, probe errors, regressions, telemetry gaps"))
-	b.WithPanel(diagnosisNowTable(24, 9))
+	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight))
 	// Id 6: the engine alert rules link here.
 	b.WithPanel(diagnosisTimeline("Diagnosis over time", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md; the table above gives the evidence and advice of the current one.",
 		12, 7, query(sel("queryType", "diagnosis", "format", "timeline")...)).Id(6))
@@ -257,13 +262,13 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// Real-time row: sparklines of the last hour.
 	b.WithRow(row("Now"))
-	b.WithPanel(statPanel("Requests/s", "Finished requests per second, all finish reasons, summed over the selected targets and models.",
+	b.WithPanel(statPanel("Requests/s"+allTargets, "Finished requests per second, all finish reasons, summed over the selected targets and models (the endpoint table has each target's).",
 		unitRPS, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(requestsTotal("requests/s")))
-	b.WithPanel(statPanel("Input tokens/s", "Prompt (prefill) tokens per second, summed over the selected targets and models.",
+	b.WithPanel(statPanel("Input tokens/s"+allTargets, "Prompt (prefill) tokens per second, summed over the selected targets and models.",
 		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens/s.*`)}))
-	b.WithPanel(statPanel("Output tokens/s", "Generated (decode) tokens per second, summed over the selected targets and models.",
+	b.WithPanel(statPanel("Output tokens/s"+allTargets, "Generated (decode) tokens per second, summed over the selected targets and models.",
 		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`generation tokens/s.*`)}))
 	// Per GPU, named by its target (issue 33: a mean over both targets' GPUs named neither).
@@ -278,8 +283,14 @@ func Overview() *dashboard.DashboardBuilder {
 	meanStat := func(stage string) queryBuilder {
 		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false)...)
 	}
-	b.WithPanel(perTargetTile(statPanel("Mean TTFT per target", "Mean time to first token per target: rate of the histogram's _sum over rate of its _count. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
-		unitSeconds, 4, 4, neutral(), meanStat("ttft"))))
+	// Coloured by the selected profile's TTFT threshold (issue 33: "46.0 s" in neutral blue at
+	// 15× the 3 s objective, beside red Waiting and Preemptions tiles): with a profile the data
+	// source sets each ttft series' thresholds, green below the objective's threshold and red
+	// from it; the panel's blue stays for a profile without a TTFT objective. The profile also
+	// adds the spike markers (0/1 per window), which are not tiles.
+	b.WithPanel(perTargetTile(statPanel("Mean TTFT per target", "Mean time to first token per target: rate of the histogram's _sum over rate of its _count, red from the selected profile's TTFT threshold (green below it). The SLO tiles above judge the profile's quantile itself.",
+		unitSeconds, 4, 4, neutral(), query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false)...)).
+		Transformations([]dashboard.DataTransformerConfig{dropFields(spikeSeries)})))
 	b.WithPanel(perTargetTile(statPanel("Mean ITL per target", "Mean inter-token latency per target: rate of the histogram's _sum over rate of its _count. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
 		unitSeconds, 4, 4, neutral(), meanStat("itl"))))
 	satStat := func(title, desc, re, unit string, t *dashboard.ThresholdsConfigBuilder, reducer string) *stat.PanelBuilder {
@@ -287,7 +298,10 @@ func Overview() *dashboard.DashboardBuilder {
 			Transformations([]dashboard.DataTransformerConfig{keepFields(re), rowReduce(reducer, title, true)})
 		return p
 	}
-	b.WithPanel(satStat("Running", "Requests in the engines' running batches, summed across engines.", `running.*`, unitCount, neutral(), "sum"))
+	// Per target (issue 33: one number over both targets hid which one was full).
+	b.WithPanel(perTargetTile(statPanel("Running", "Requests in the engines' running batches per target, summed across its engines.",
+		unitCount, 4, 4, neutral(), query(sel("queryType", "saturation", "groupBy", "target")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`running.*`)})))
 	b.WithPanel(perTargetTile(statPanel("Waiting per target", "Requests queued for a batch slot per target, summed across its engines: a standing queue means the engines are full. Amber from 1, red from 20.",
 		unitCount, 4, 4, upperBad(1, 20), query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`waiting.*`)})))
@@ -300,7 +314,11 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithPanel(perTargetTile(statPanel("Preemptions/s per target", "Requests preempted per second (KV cache exhausted) per target, summed across its engines. Red from any.",
 		unitCount, 4, 4, upperBad(0.001, 0.01), query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)})))
-	b.WithPanel(satStat("Prefix-cache hits", "Prefix-cache hit ratio (hit tokens over queried tokens), mean across engines.", `prefix-cache hit ratio.*`, unitRatio, neutral(), "mean"))
+	// Per target (issue 33: the pooled 14.2 % averaged the healthy target's ~29 % with the
+	// KV-pressured one's ~0 %, hiding the fact the advice "enable prefix caching" rests on).
+	b.WithPanel(perTargetTile(statPanel("Prefix-cache hits", "Prefix-cache hit ratio (hit tokens over queried tokens) per target: rate of its engines' hits over rate of their queries.",
+		unitRatio, 4, 4, neutral(), query(sel("queryType", "saturation", "groupBy", "target")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`prefix-cache hit ratio.*`)})))
 	// Targets down counts the inventory's not_up (state down, stale or not scraped yet), not the
 	// raw up series: a target whose scrapes stopped keeps its last up = 1 until the series goes
 	// stale, and read "all up" here while the targets dashboard said stale (review, issue 33).
@@ -317,7 +335,7 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// Traffic and errors.
 	b.WithRow(row("Traffic and errors"))
-	b.WithPanel(ts("Finished requests by reason, per model", "Finished requests per second by finish reason (stop, length, abort, error), stacked per model: the stack's height is the model's request rate; stop is green, length purple, abort orange and error red on every dashboard.",
+	b.WithPanel(ts("Finished requests by reason, per model"+allTargets, "Finished requests per second by finish reason (stop, length, abort, error), stacked per model: the stack's height is the model's request rate; stop is green, length purple, abort orange and error red on every dashboard.",
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
@@ -327,17 +345,17 @@ func Overview() *dashboard.DashboardBuilder {
 		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
 		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
 		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
-	b.WithPanel(ts("Tokens/s", "Prompt (input) and generated (output) tokens per second, summed over the selected targets and models.",
+	b.WithPanel(ts("Tokens/s"+allTargets, "Prompt (input) and generated (output) tokens per second, summed over the selected targets and models.",
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).
 		Legend(legendTable()))
-	b.WithPanel(ts("Error rate", "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning (0.8 %) and critical (2 %) levels; the profile's error-ratio objective is judged in the SLO tiles.",
+	b.WithPanel(ts("Error rate"+allTargets, "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning (0.8 %) and critical (2 %) levels; the profile's error-ratio objective is judged in the SLO tiles.",
 		unitRatio, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(errorRatio()).
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Min(0).AxisSoftMax(0.03))
-	b.WithPanel(ts("Finish reasons (share)", "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT). Stop green, length purple, abort orange, error red.",
+	b.WithPanel(ts("Finish reasons (share)"+allTargets, "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT). Stop green, length purple, abort orange, error red.",
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModePercent).Group("A")).
@@ -457,7 +475,7 @@ func Overview() *dashboard.DashboardBuilder {
 // promptBySourcePanel stacks vLLM's prompt tokens by source (the throughput
 // query's prompt tokens by source series, vLLM 0.13 and later).
 func promptBySourcePanel() *timeseries.PanelBuilder {
-	return ts("Prompt tokens by source", "Prompt tokens per second by where their KV came from (vLLM's prompt_tokens_by_source, 0.13 and later), stacked, all selected targets and models: local_compute was prefilled here, local_cache_hit came from this engine's prefix cache, external_kv_transfer from a KV connector (another instance or an offload tier). A growing local_compute share at steady traffic is the prefix cache losing hits.",
+	return ts("Prompt tokens by source"+allTargets, "Prompt tokens per second by where their KV came from (vLLM's prompt_tokens_by_source, 0.13 and later), stacked, all selected targets and models: local_compute was prefilled here, local_cache_hit came from this engine's prefix cache, external_kv_transfer from a KV connector (another instance or an offload tier). A growing local_compute share at steady traffic is the prefix cache losing hits.",
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens by source.*`)}).
 		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
@@ -505,6 +523,26 @@ func gpuTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.Pa
 // gpuSignalName names a series of a panel with several GPU signals
 // ("power_limit · vllm-healthy on gpu-healthy GPU 0").
 const gpuSignalName = "${__field.labels.signal} · ${__field.labels.serving} GPU ${__field.labels.gpu}"
+
+// gpuSignalLabels are the readable names of the GPU agent's signals in the multi-signal
+// panels' legends, units where the axis has none for the second series (issue 33: the
+// legends read the frames' signal labels, "fb_used", "sm_clock_max", "power_limit").
+var gpuSignalLabels = map[string]string{
+	"sm_active": "SM active", "dram_active": "DRAM active", "tensor_active": "tensor pipes active",
+	"power": "power drawn", "power_limit": "power limit",
+	"sm_clock": "SM clock", "sm_clock_max": "SM clock maximum",
+	"fb_used": "framebuffer used", "fb_total": "framebuffer installed",
+}
+
+// gpuSignalNames names each signal's series of a multi-signal GPU panel by
+// gpuSignalLabels with its GPU: an override per signal matching the frames'
+// display name ("power_limit · gpu=0, …") that sets the series' displayName.
+func gpuSignalNames(p *timeseries.PanelBuilder, signals ...string) *timeseries.PanelBuilder {
+	for _, sig := range signals {
+		p = p.OverrideByRegexp(sig+" · .*", props(prop("displayName", gpuSignalLabels[sig]+" · ${__field.labels.serving} GPU ${__field.labels.gpu}")))
+	}
+	return p
+}
 
 // noGPUAgent is the hint of a GPU panel without data.
 const noGPUAgent = "No GPU agent for the selected targets: set targets[].agent (the Inferscope GPU agent or dcgm-exporter) in the data source's settings"
@@ -582,6 +620,10 @@ func endpointTable() *table.PanelBuilder {
 		OverrideByName("advice", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 250)))
 }
 
+// diagnosisNowHeight is the "Diagnosis now" table's height in grid rows: a header and two
+// targets' rows of up to tableMaxRowHeight (120 px) each.
+const diagnosisNowHeight = 10
+
 // diagnosisNowPanelID is the "Diagnosis now" table's panel id on the
 // overview (pinned: the endpoint table's data links open it).
 const diagnosisNowPanelID = 30
@@ -608,9 +650,14 @@ func diagnosisNowTable(w, h uint32) *table.PanelBuilder {
 		OverrideByName("gpu", props(prop("custom.width", 50))).
 		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 180))).
 		OverrideByName("confidence", props(prop("custom.width", 90))).
-		// Long sentences wrap (the row grows) and open whole on hover.
+		// Long sentences wrap (the row grows, up to tableMaxRowHeight) and open whole on hover.
+		// What could not be checked is short or empty: a narrow column, so that the summary,
+		// evidence and advice share the width (issue 33: "The prefix-cache hit ratio is
+		// not…" and "enable prefix cachin…" were cut in 150 px columns beside an empty one).
 		OverrideByRegexp(`summary|evidence|advice|not checked`, props(prop("custom.inspect", true),
-			prop("custom.wrapText", true)))
+			prop("custom.wrapText", true))).
+		OverrideByName("not checked", props(prop("custom.width", 120))).
+		OverrideByRegexp(`summary|evidence|advice`, props(prop("custom.minWidth", 300)))
 }
 
 // perTargetModelTable is one row per target and model over the range

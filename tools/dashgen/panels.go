@@ -151,6 +151,11 @@ func keepFields(re string) dashboard.DataTransformerConfig {
 	return transformation("filterFieldsByName", map[string]any{"include": map[string]any{"pattern": "^(?:Time|time|" + re + ")$"}})
 }
 
+// dropFields removes the fields whose display name matches re (anchored).
+func dropFields(re string) dashboard.DataTransformerConfig {
+	return transformation("filterFieldsByName", map[string]any{"exclude": map[string]any{"pattern": "^(?:" + re + ")$"}})
+}
+
 // rowTotal replaces the fields by their sum per row (time step), named alias.
 func rowReduce(reducer, alias string, replace bool) dashboard.DataTransformerConfig {
 	return transformation("calculateField", map[string]any{

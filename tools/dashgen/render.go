@@ -140,8 +140,9 @@ func compactCollapsedRows(ps []dashboard.PanelOrRowPanel) {
 // diagnosis table below.
 var tableMaxRowHeight = map[string]float64{
 	"Endpoints, worst first":             60,
-	"Diagnosis now: evidence and advice": 100,
-	sloDiagnosisTitle:                    100,
+	"Diagnosis now: evidence and advice": 120,
+	sloDiagnosisTitle:                    120,
+	"Objectives":                         60,
 }
 
 // setMaxRowHeights sets maxRowHeight on the table panels of tableMaxRowHeight (open or in a
