@@ -47,7 +47,7 @@ func costTS(title, desc, unit string, w, h uint32, q queryBuilder) *timeseries.P
 
 // costStatNames are the cost query's statistics by their readable names, as the data source
 // names its frames (docs/cost.md).
-var costStatNames = map[string]string{
+var costStatNames = map[string]string{ // #nosec G101 -- display names of cost statistics ("…tokens"), not credentials
 	"cost_per_1m_output_tokens": "cost per 1M output tokens", "cost_per_1m_tokens": "cost per 1M tokens",
 	"cost_per_hour": "cost per hour", "cost_per_request": "cost per request",
 	"decode_cost_per_hour": "decode cost per hour (approximate)", "energy_cost_per_hour": "energy cost per hour",
