@@ -54,6 +54,9 @@ type dashPanel struct {
 			Include struct {
 				Pattern string `json:"pattern"`
 			} `json:"include"`
+			Exclude struct {
+				Pattern string `json:"pattern"`
+			} `json:"exclude"`
 		} `json:"options"`
 	} `json:"transformations"`
 }
@@ -114,6 +117,13 @@ func (p dashPanel) filtered(t *testing.T, display string) bool {
 			re, err := regexp.Compile("^(?:" + tr.Options.Include.Pattern + ")$")
 			require.NoError(t, err)
 			if !re.MatchString(display) {
+				return false
+			}
+		}
+		if tr.ID == "filterFieldsByName" && tr.Options.Exclude.Pattern != "" {
+			re, err := regexp.Compile("^(?:" + tr.Options.Exclude.Pattern + ")$")
+			require.NoError(t, err)
+			if re.MatchString(display) {
 				return false
 			}
 		}
@@ -249,12 +259,12 @@ func TestDashboardsRender(t *testing.T) {
 								continue
 							}
 							// Tables set units per column (overrides); heatmaps count requests per bucket.
-							if p.Type == "table" || p.Type == "heatmap" || p.computes() || !p.filtered(t, fld.Config.DisplayNameFromDS) {
-								continue
-							}
 							display := fld.Config.DisplayNameFromDS
 							if display == "" {
 								display = f.Name
+							}
+							if p.Type == "table" || p.Type == "heatmap" || p.computes() || !p.filtered(t, display) {
+								continue
 							}
 							assert.Equal(t, p.unitFor(t, display), fld.Config.Unit, "field %q of frame %q (labels %v)", fld.Name, f.Name, fld.Labels)
 						}
