@@ -249,7 +249,21 @@ func TestRemoteModeSameAnswersThanosLive(t *testing.T) {
 		t.Skip("runs two Prometheus servers and Thanos for about a minute")
 	}
 	needBinaries(t, "prometheus", "thanos")
-	sameAnswersLive(t, liveBackend{name: "Thanos " + thanosVersion + " (2 shards)", start: startThanos})
+	sameAnswersLive(t, liveBackend{name: "Thanos " + thanosVersion + " (2 shards)", start: startThanos,
+		// The pooled latency (both targets summed before the quantile) spans the hand-over
+		// of replay-v1: at the one or two steps where both shards' samples of it meet,
+		// Thanos's replica deduplication picks one shard's sample per instant and the 10 s
+		// windows' sums differ from the embedded store's by up to 11 %, enough to move a
+		// pooled quantile's bucket (a clean-clone CI run: queue mean 0.227 vs 0.203 s,
+		// inference p50's lower bound 0.8 vs 1.5 s at 2 of 21 steps; it passed on rerun).
+		// Per target, where each series is deduplicated alone, every value is compared
+		// exactly ("latency by target"), so only the pooled case's shape is compared here.
+		tol: func(what, _ string, def float64) float64 {
+			if what == "latency over both targets" {
+				return -1
+			}
+			return def
+		}})
 }
 
 // TestRemoteModeSameAnswersVictoriaMetricsLive is TestRemoteModeSameAnswersLive
