@@ -63,9 +63,14 @@ func TestCollectorHeapPerTarget(t *testing.T) {
 		for k := range targets {
 			targets[k] = map[string]any{"name": fmt.Sprintf("vllm-%04d", k), "url": fmt.Sprintf("%s/t/%d/metrics", srv.URL, k)}
 		}
-		// A long timeout: on a loaded machine a scrape cut by its timeout stores only the
-		// synthetic series, which is not the steady state this measures.
-		cfg := loadSettings(t, map[string]any{"scrapeInterval": "5s", "scrapeTimeout": "5s", "retention": "1h", "targets": targets, "storeAllSeries": all}, nil)
+		// A long interval and timeout. The timeout: on a loaded machine a scrape cut by it
+		// stores only the synthetic series, which is not the steady state this measures. The
+		// interval: the heap is read between scrapes, and a scrape in flight holds its page
+		// buffer, parser and uncommitted samples (about 60 KB). At a 5 s interval on a machine
+		// at load average 55-68, most targets were mid-scrape whenever the heap was read (458 KiB
+		// a target, stacks 33 KiB against 7); at 30 s a scrape's few milliseconds of CPU are a
+		// small share of the interval even when the machine is that busy.
+		cfg := loadSettings(t, map[string]any{"scrapeInterval": "30s", "scrapeTimeout": "30s", "retention": "1h", "targets": targets, "storeAllSeries": all}, nil)
 		before := heapLive()
 		c, err := Start(cfg, Options{Dir: t.TempDir()})
 		require.NoError(t, err)

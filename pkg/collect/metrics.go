@@ -149,6 +149,13 @@ func forgetDataSource(uid string) {
 // or, when the scrape failed, rolls the page back and commits the report
 // alone; so each commit carrying an up sample is one scrape attempt.
 //
+// A scrape the plugin itself gave up on (ErrParseTimeout: the page had arrived but could not
+// be stored within the scrape timeout) is counted as an attempt and an overload, but its
+// up = 0 sample is not stored: the target did answer, so an availability objective must not
+// charge the plugin's own shortage to the target's error budget (issue 32). Its page series
+// still go stale, and the availability query reads such a step as the last state stored
+// within the 5-minute lookback, or as unknown after it.
+//
 // It also enforces, while the page is parsed, the sample limit and the
 // scrape timeout (see pageLimits): Prometheus's own sample_limit lets the
 // scrape loop parse the rest of the page after the limit (to count it), and
@@ -224,7 +231,7 @@ type meteredAppender struct {
 
 // pageLimits returns the error that stops the page at its current sample:
 // over the sample limit, or past the scrape timeout.
-func (a *meteredAppender) pageLimits(l labels.Labels, v float64) error {
+func (a *meteredAppender) pageLimits(l labels.Labels, t int64, v float64) error {
 	if value.IsStaleNaN(v) || reportNames[l.Get(labels.MetricName)] {
 		return nil
 	}
@@ -236,6 +243,7 @@ func (a *meteredAppender) pageLimits(l labels.Labels, v float64) error {
 	if !a.deadline.IsZero() && a.page%deadlineEvery == 0 && a.now().After(a.deadline) {
 		if job := l.Get("job"); job != "" {
 			scrapeOverloadsTotal.WithLabelValues(a.st.uid, job).Inc()
+			a.st.markOverloaded(job, t)
 		}
 		return pageLimitError{kind: ErrParseTimeout, msg: fmt.Sprintf(
 			"scrape timeout exceeded: the page was still being parsed and stored %s after the scrape started (scrapeTimeout), after %d samples; parsing stopped there and nothing of this scrape was stored. The page had arrived: the plugin could not keep up (its host is short of CPU, or the page is too large to store within scrapeTimeout)", a.timeout, a.page)}
@@ -244,8 +252,18 @@ func (a *meteredAppender) pageLimits(l labels.Labels, v float64) error {
 }
 
 func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
-	if err := a.pageLimits(l, v); err != nil {
+	if err := a.pageLimits(l, t, v); err != nil {
 		return 0, err
+	}
+	name := l.Get(labels.MetricName)
+	if name == "up" && a.st.wasOverloaded(l.Get("job"), t) {
+		// The report of a scrape given up while storing its page: no up sample (see
+		// meteredAppendable). The attempt is still counted at Commit.
+		if a.job == "" {
+			a.job = l.Get("job")
+		}
+		a.up, a.sawUp = v, true
+		return 0, nil
 	}
 	r, err := a.Appender.Append(ref, l, t, v)
 	if err == nil && !value.IsStaleNaN(v) {
@@ -256,7 +274,7 @@ func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64
 	if a.job == "" {
 		a.job = l.Get("job")
 	}
-	switch l.Get(labels.MetricName) {
+	switch name {
 	case "up":
 		a.up, a.sawUp = v, true
 	case "scrape_duration_seconds":
@@ -269,7 +287,7 @@ func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64
 // limits, as Prometheus does.
 func (a *meteredAppender) AppendHistogram(ref storage.SeriesRef, l labels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
 	if (h == nil || !value.IsStaleNaN(h.Sum)) && (fh == nil || !value.IsStaleNaN(fh.Sum)) {
-		if err := a.pageLimits(l, 0); err != nil {
+		if err := a.pageLimits(l, t, 0); err != nil {
 			return 0, err
 		}
 	}

@@ -46,6 +46,17 @@ func scrapedSamples(t *testing.T, c *Collector, job string) (float64, bool) {
 	return float64(vec[0].Value), true
 }
 
+// maxUp is the largest up sample of job stored over the last hour (-1: none).
+func maxUp(t *testing.T, c *Collector, job string) float64 {
+	v, err := c.Querier().Query(context.Background(), `max_over_time(up{job="`+job+`"}[1h])`, time.Now())
+	require.NoError(t, err)
+	vec := v.(model.Vector)
+	if len(vec) == 0 {
+		return -1
+	}
+	return float64(vec[0].Value)
+}
+
 // frozenClock is a page clock that never moves: the scrape timeout never passes while a page
 // is parsed, whatever the machine's speed.
 func frozenClock() func() time.Time {
@@ -94,6 +105,8 @@ func TestSampleLimitWhileParsing(t *testing.T) {
 	v, err := c.Querier().Query(context.Background(), `count(vllm:num_requests_running{job="big"})`, time.Now())
 	require.NoError(t, err)
 	assert.Empty(t, v.(model.Vector), "nothing of the page stored")
+	// The page is the target's to fix: its scrape counts as down, as in Prometheus.
+	assert.Equal(t, 0.0, maxUp(t, c, "big"), "a sample-limited scrape stores up = 0")
 	t.Logf("scrape: %s, %.0f samples parsed", st.LastDuration, n)
 }
 
@@ -126,5 +139,12 @@ func TestScrapeTimeoutWhileParsing(t *testing.T) {
 	v, err := c.Querier().Query(context.Background(), `count(vllm:num_requests_running{job="big"})`, time.Now())
 	require.NoError(t, err)
 	assert.Empty(t, v.(model.Vector), "nothing of the page stored")
+	// The target answered; the plugin could not keep up: the attempt is counted, but no up = 0
+	// is stored to spend the target's availability budget (every scrape here is given up).
+	v, err = c.Querier().Query(context.Background(), `count_over_time(up{job="big"}[1h])`, time.Now())
+	require.NoError(t, err)
+	assert.Empty(t, v.(model.Vector), "no up sample of an overloaded scrape")
+	assert.GreaterOrEqual(t, testutil.ToFloat64(scrapesTotal.WithLabelValues("overload-test", "big")), 1.0, "the attempt is counted")
+	assert.GreaterOrEqual(t, testutil.ToFloat64(scrapeFailuresTotal.WithLabelValues("overload-test", "big")), 1.0, "and counted as failed")
 	t.Logf("scrape: %s, %.0f samples parsed; %s", st.LastDuration, n, st.LastError)
 }

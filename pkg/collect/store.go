@@ -312,6 +312,9 @@ type store struct {
 	// commits is the time of the last commit carrying an up sample per job
 	// (a scrape attempt, successful or not), for the staleness sweep.
 	commits map[string]time.Time
+	// overloaded is, per job, the timestamp (ms) of the last scrape the plugin gave up on
+	// while storing its page (ErrParseTimeout): that scrape's up sample is not stored.
+	overloaded map[string]int64
 }
 
 // appendFailure is a scrape whose samples could not be written.
@@ -423,7 +426,7 @@ func openStore(dir string, o storeOptions) (*store, error) {
 		}
 		return nil, err
 	}
-	s := &store{uid: o.uid, owner: o.owner, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}}
+	s := &store{uid: o.uid, owner: o.owner, dir: dir, lock: lock, appendErrs: map[string]appendFailure{}, commits: map[string]time.Time{}, overloaded: map[string]int64{}}
 	for _, legacy := range o.legacyDirs {
 		moved, err := moveLegacy(legacy, dir, o.lockWait)
 		if err != nil {
@@ -572,6 +575,23 @@ func (s *store) recordAppend(job string, err error) {
 		return
 	}
 	s.appendErrs[job] = appendFailure{at: time.Now(), err: err.Error()}
+}
+
+// markOverloaded records that the scrape of job at t (ms) was given up while its page was
+// stored (ErrParseTimeout).
+func (s *store) markOverloaded(job string, t int64) {
+	stores.Lock()
+	defer stores.Unlock()
+	s.overloaded[job] = t
+}
+
+// wasOverloaded reports whether the scrape of job at t (ms) was given up while its page was
+// stored.
+func (s *store) wasOverloaded(job string, t int64) bool {
+	stores.Lock()
+	defer stores.Unlock()
+	at, ok := s.overloaded[job]
+	return ok && at == t
 }
 
 // appendFailure returns the last unrecovered commit failure of job.
