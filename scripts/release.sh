@@ -79,6 +79,11 @@ done
 rm -rf "$stage"
 (cd release && sha256sum "$(basename "$archive")" > "$(basename "$archive").sha256")
 
-INFERSCOPE_RELEASE_ARCHIVE="$PWD/$archive" INFERSCOPE_RELEASE_PLATFORMS="$platforms" \
-  go test ./pkg/release -run 'TestReleaseArchive$' -count=1 -v | grep -v '^=== RUN'
+# An archive that fails its check is removed with its checksum, so that no one ships it.
+if ! INFERSCOPE_RELEASE_ARCHIVE="$PWD/$archive" INFERSCOPE_RELEASE_PLATFORMS="$platforms" \
+  go test ./pkg/release -run 'TestReleaseArchive$' -count=1 -v | grep -v '^=== RUN'; then
+  rm -f "$archive" "$archive.sha256"
+  echo "release.sh: $archive failed its check (above) and was removed with its checksum" >&2
+  exit 1
+fi
 echo "release: $archive ($(du -h "$archive" | cut -f1)), $archive.sha256; platforms: $platforms"
