@@ -204,7 +204,7 @@ func TestTableLegendsShowFourSeries(t *testing.T) {
 }
 
 // TestSeriesNamedTargetOrModelFirst: the latency deep dive, the cost dashboard and the
-// models dashboard name their series target or model first (the frames' "ttft p99 ·
+// models dashboard name their series target first (the frames' "ttft p99 ·
 // target=vllm-kv-pressure" and "replicas · profile=code-co…" were cut before the target),
 // and the deep dive's legend is on the right (six statistics per target).
 func TestSeriesNamedTargetOrModelFirst(t *testing.T) {
@@ -221,7 +221,8 @@ func TestSeriesNamedTargetOrModelFirst(t *testing.T) {
 			case l.dash == "inferscope-cost.json" && (q["queryType"] == "cost" || q["queryType"] == "capacity"):
 				group = "target"
 			case l.dash == "inferscope-models.json" && q["queryType"] == "latency":
-				group = "model"
+				// Per target and model since the seventh review (issue 33): target first.
+				group = "target"
 			}
 		}
 		if group == "" {

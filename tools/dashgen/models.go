@@ -33,10 +33,11 @@ const noGateway = "No gateway in the selection: add a LiteLLM proxy or an OpenTe
 // per-provider tables, saying what fills them.
 const gatewayRowTitle = "Models and providers at the gateway (needs a LiteLLM proxy or OpenTelemetry GenAI target)"
 
-// modelLatencyName names a per-model latency series model first with its stage, statistic
-// and, for a bucket bound, the bound ("meta-llama/Llama-3.1-8B-Instruct ttft p99"): the
-// frames' "ttft p99 · model=…" put the model last (issue 33).
-const modelLatencyName = "${__field.labels.model} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound}"
+// modelLatencyName names a per-target-and-model latency series target first, then its model,
+// stage, statistic and, for a bucket bound, the bound ("vllm-a · meta-llama/Llama-3.1-8B-Instruct
+// ttft p99 "): the frames' "ttft p99 · model=…, target=…" put both last (issue 33), and the
+// target's colour overrides match its name first.
+const modelLatencyName = "${__field.labels.target} · ${__field.labels.model} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound}"
 
 // Models is the "Models and providers" dashboard: the per-model table of a gateway (LiteLLM
 // proxy, OpenTelemetry GenAI instruments) with requests, TTFT and ITL medians, errors by class
@@ -78,22 +79,25 @@ func Models() *dashboard.DashboardBuilder {
 		errs.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
 	}
 	b.WithRow(errs)
-	b.WithRow(row("Latency and traffic per model"))
-	b.WithPanel(latencyTS("TTFT per model"+allTargets, "Median, 95th and 99th percentile time to first token per model as the gateway measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold; bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(latencyTS("Time per output token / chunk per model"+allTargets, "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, bucket bounds on hover; LiteLLM exports neither.",
-		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(latencyTS("E2E per model"+allTargets, "Median, 95th and 99th percentile and max end-to-end request latency per model at the gateway, against the selected profile's threshold; bucket bounds on hover.",
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(ts("Requests per model"+allTargets, "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
-		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
+	// Per target and model (issue 33: one series per model pooled a healthy and a KV-starved
+	// server of the same model, and its p99 was the palette's green): each target in its hue,
+	// each statistic in its shade of it (setTargetColours, quantileColours).
+	b.WithRow(row("Latency and traffic per target and model"))
+	b.WithPanel(quantileColours(latencyTS("TTFT per target and model", "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold (dashed); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it.",
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
+	b.WithPanel(quantileColours(latencyTS("Time per output token / chunk per target and model", "Median time per output token (OpenTelemetry server instruments, engines) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per target and model, bucket bounds on hover; LiteLLM exports neither.",
+		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
+	b.WithPanel(quantileColours(latencyTS("E2E per target and model", "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's threshold (dashed); bucket bounds on hover. Each target has its colour, each statistic its shade of it.",
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
+	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason, named in the legend), each target in its colour.",
+		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()).
 		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
 		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
 		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
 		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
-	b.WithPanel(ts("Tokens per model"+allTargets, "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
-		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
+	b.WithPanel(ts("Tokens per target and model", "Prompt and generated tokens/s per target and model, from the engines' counters or the providers' usage fields.",
+		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))
 	b.WithPanel(ts("Stage breakdown with gateway and network time"+allTargets, "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
 		unitSeconds, 12, legendH, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))

@@ -170,7 +170,14 @@ func sloStatusMappings() []dashboard.ValueMapping {
 
 // kvPeakTitle names the overview's KV-cache tile: the range's maximum
 // (issue 33), so it cannot read lower than the diagnosis's window max.
-const kvPeakTitle = "KV-cache peak (range max)"
+const kvPeakTitle = "KV peak (range max)"
+
+// meanTTFTTitle names the overview's mean TTFT tile.
+const meanTTFTTitle = "Mean TTFT (range)"
+
+// meanTileWindow is the rate window of the overview's mean latency tiles: the dashboard's
+// range, the window of the per-target-and-model table's means.
+const meanTileWindow = "$__range"
 
 // allTargets ends the title of a panel that pools the selected targets into one value or
 // series (issue 33: the overview's "Now" tiles, traffic panels and heatmaps, and the models
@@ -262,15 +269,18 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// Real-time row: sparklines of the last hour.
 	b.WithRow(row("Now"))
+	// Titles that fit their tiles (issue 33: "(all targets)" was cut at "Requests/s (all
+	// targ…" in 4-wide tiles; titleFits): the pooled tiles are 6 wide, input and output
+	// tokens one tile with two values.
 	b.WithPanel(statPanel("Requests/s"+allTargets, "Finished requests per second, all finish reasons, summed over the selected targets and models (the endpoint table has each target's).",
-		unitRPS, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
+		unitRPS, 6, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(requestsTotal("requests/s")))
-	b.WithPanel(statPanel("Input tokens/s"+allTargets, "Prompt (prefill) tokens per second, summed over the selected targets and models.",
-		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens/s.*`)}))
-	b.WithPanel(statPanel("Output tokens/s"+allTargets, "Generated (decode) tokens per second, summed over the selected targets and models.",
-		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`generation tokens/s.*`)}))
+	b.WithPanel(statPanel("Tokens/s in, out"+allTargets, "Prompt (input, prefill) and generated (output, decode) tokens per second, summed over the selected targets and models.",
+		unitTokens, 6, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`(prompt|generation) tokens/s.*`)}).
+		TextMode(common.BigValueTextModeValueAndName).
+		OverrideByRegexp(`prompt tokens/s.*`, props(prop("displayName", "in"))).
+		OverrideByRegexp(`generation tokens/s.*`, props(prop("displayName", "out"))))
 	// Per GPU, named by its target (issue 33: a mean over both targets' GPUs named neither).
 	b.WithPanel(statPanel("GPU saturation", "Per GPU of the selected targets, named target on agent · GPU n: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
 		unitRatio, 4, 4, upperBad(0.85, 0.95), query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})).
@@ -279,19 +289,23 @@ func Overview() *dashboard.DashboardBuilder {
 		TextMode(common.BigValueTextModeValueAndName).DisplayName("${__field.labels.serving}").
 		NoValue(noGPUAgent).
 		Min(0).Max(1))
-	// Per target, named (issue 33: a mean of both targets named neither).
-	meanStat := func(stage string) queryBuilder {
-		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false)...)
+	// Per target, named (issue 33: a mean of both targets named neither), over the
+	// dashboard's range like the per-target-and-model table's mean E2E below (issue 33: a
+	// 46 s mean TTFT over the last rate window sat above a 32 s mean E2E over the range):
+	// each tile's value is the range's mean, its sparkline the mean over the range's length
+	// ending at each step.
+	meanStat := func(stage string, kv ...any) queryBuilder {
+		return query(sel(append([]any{"queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false, "window", meanTileWindow}, kv...)...)...)
 	}
 	// Coloured by the selected profile's TTFT threshold (issue 33: "46.0 s" in neutral blue at
 	// 15× the 3 s objective, beside red Waiting and Preemptions tiles): with a profile the data
 	// source sets each ttft series' thresholds, green below the objective's threshold and red
 	// from it; the panel's blue stays for a profile without a TTFT objective. The profile also
 	// adds the spike markers (0/1 per window), which are not tiles.
-	b.WithPanel(perTargetTile(statPanel("Mean TTFT per target", "Mean time to first token per target: rate of the histogram's _sum over rate of its _count, red from the selected profile's TTFT threshold (green below it). The SLO tiles above judge the profile's quantile itself.",
-		unitSeconds, 4, 4, neutral(), query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false)...)).
+	b.WithPanel(perTargetTile(statPanel(meanTTFTTitle, "Mean time to first token per target over the dashboard's range (the same requests as the per-target-and-model table's mean E2E below): rate of the histogram's _sum over rate of its _count over the range, red from the selected profile's TTFT threshold (green below it). The SLO tiles above judge the profile's quantile itself.",
+		unitSeconds, 4, 4, neutral(), meanStat("ttft", "profile", "$profile")).
 		Transformations([]dashboard.DataTransformerConfig{dropFields(spikeSeries)})))
-	b.WithPanel(perTargetTile(statPanel("Mean ITL per target", "Mean inter-token latency per target: rate of the histogram's _sum over rate of its _count. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
+	b.WithPanel(perTargetTile(statPanel("Mean ITL (range)", "Mean inter-token latency per target over the dashboard's range: rate of the histogram's _sum over rate of its _count over the range. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
 		unitSeconds, 4, 4, neutral(), meanStat("itl"))))
 	satStat := func(title, desc, re, unit string, t *dashboard.ThresholdsConfigBuilder, reducer string) *stat.PanelBuilder {
 		p := statPanel(title, desc, unit, 4, 4, t, query(sel("queryType", "saturation", "groupBy", "engine")...)).
@@ -311,7 +325,7 @@ func Overview() *dashboard.DashboardBuilder {
 	// range is at least the diagnosis's number.
 	b.WithPanel(satStat(kvPeakTitle, "The highest KV-cache usage (0..1) any engine reached over the dashboard's range (the max across engines per step, then the max over the range; the sparkline is the max across engines): the first engine to preempt. The diagnosis's KV-cache evidence is the max over its rate window ending now, so it is at most this number. Amber from 80 %, red from 95 %.", `KV-cache usage.*`, unitRatio, upperBad(0.8, 0.95), "max").
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"max"})))
-	b.WithPanel(perTargetTile(statPanel("Preemptions/s per target", "Requests preempted per second (KV cache exhausted) per target, summed across its engines. Red from any.",
+	b.WithPanel(perTargetTile(statPanel("Preemptions/s", "Requests preempted per second (KV cache exhausted) per target, summed across its engines. Red from any.",
 		unitCount, 4, 4, upperBad(0.001, 0.01), query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)})))
 	// Per target (issue 33: the pooled 14.2 % averaged the healthy target's ~29 % with the
