@@ -284,7 +284,7 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
 			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
 				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
-				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true},
+				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true, "period": true},
 			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
@@ -311,9 +311,9 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true), prop("custom.wrapText", true)))
 }
 
-// sloTileName names one slo row's tile "objective · target" (the slo
-// frame's objective and target columns, grouped by target).
-const sloTileName = "${__data.fields.objective} · ${__data.fields.target}"
+// sloTileName names one slo row's tile "objective · target · 30d budget" (the slo
+// frame's objective, target and period columns, grouped by target).
+const sloTileName = "${__data.fields.objective} · ${__data.fields.target} · " + periodBudget
 
 // burnRateName names a burn-rate series target first ("vllm-a · ttft-p99
 // 1h"), so a legend cut at its width still says whose budget burns.
@@ -346,8 +346,8 @@ func SLO() *dashboard.DashboardBuilder {
 		targetVar(), modelVar(), profileVar()).
 		Annotation(eventsAnnotation())
 	b.WithPanel(stat.NewPanelBuilder().
-		Title("Error budget left").
-		Description("Per objective: 1 − bad requests / allowed bad requests over the objective's period (request-weighted). Red once overspent (below 0), amber under 25 % left.").
+		Title("Error budget left over each objective's period").
+		Description("Per objective and target: 1 − bad requests / allowed bad requests over the objective's period, which each tile names (30d budget: the last 30 days; month budget: the calendar month), or the part of it the history covers (request-weighted). Red once overspent (below 0), amber under 25 % left.").
 		Datasource(dsRef).Span(24).Height(5).Unit(unitRatio).Decimals(1).
 		Thresholds(budgetThresholds()).
 		ColorMode(common.BigValueColorModeBackground).
@@ -357,7 +357,7 @@ func SLO() *dashboard.DashboardBuilder {
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
 		// One tile per row, named by its objective and target.
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|budget_remaining`)}).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|period|budget_remaining`)}).
 		DisplayName(sloTileName))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))

@@ -335,8 +335,8 @@ func TestBudgetTileSaysSpentShareNotAFactor(t *testing.T) {
 				if get(om, "matcher", "options") == budgetSpentField && pm["id"] == "unit" && pm["value"] != unitRatio {
 					t.Errorf("%s: the spent budget's unit is %v, want %s (a share of the budget)", l.where(), pm["value"], unitRatio)
 				}
-				if name, _ := pm["value"].(string); pm["id"] == "displayName" && strings.Contains(name, budgetSpentField) && !strings.HasSuffix(name, "} of budget spent") {
-					t.Errorf("%s: the tile reads %q, want it to end \"of budget spent\"", l.where(), name)
+				if name, _ := pm["value"].(string); pm["id"] == "displayName" && strings.Contains(name, budgetSpentField) && !strings.HasSuffix(name, "} budget spent") {
+					t.Errorf("%s: the tile reads %q, want it to end \"of <period> budget spent\"", l.where(), name)
 				}
 			}
 		}

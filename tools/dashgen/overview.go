@@ -72,8 +72,13 @@ func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.Threshol
 const budgetSpentField = "budget_spent"
 
 // budgetTileName is the budget tile's name: the objective, the worst target and the share
-// of the budget spent ("6% of budget spent", "8262% of budget spent" once overspent).
-const budgetTileName = sloWorstName + " · ${__data.fields." + budgetSpentField + "} of budget spent"
+// of the budget spent over the objective's period ("6% of 30d budget spent", "8262% of 30d
+// budget spent" once overspent).
+const budgetTileName = sloWorstName + " · ${__data.fields." + budgetSpentField + "} of " + periodBudget + " spent"
+
+// periodBudget names an error budget by its objective's period ("30d budget", "month
+// budget"): the slo frame's period field.
+const periodBudget = "${__data.fields.period} budget"
 
 // budgetTileFields selects the budget tile's one drawn field by its display
 // name (Grafana's byRegexp matcher reads the display name, not the field's
@@ -120,8 +125,8 @@ func sloStat(title, desc, unit string, w uint32, t *dashboard.ThresholdsConfigBu
 
 // worstPerObjective reduces the slo frame grouped by target to one row per
 // objective: sorted on field (descending when desc), then grouped by
-// objective with reducer over field; with reducer "first" the target of
-// that row is kept too (named target), so the row is the worst target's.
+// objective with reducer over field; with reducer "first" the target and period of
+// that row are kept too (named target and period), so the row is the worst target's.
 // The groupBy transformation names its outputs "field (reducer)": they are
 // renamed back, so display names can use ${__data.fields.target}. The
 // rename sets the fields' displayName, which a panel default does not
@@ -135,6 +140,10 @@ func worstPerObjective(field, reducer string, desc bool) []dashboard.DataTransfo
 	if reducer == "first" {
 		fields["target"] = map[string]any{"operation": "aggregate", "aggregations": []string{"first"}}
 		rename["target (first)"] = "target"
+		// The objective's period ("30d"), for the budget tile's name (issue 33: the tiles did
+		// not say over how long the budget counts).
+		fields["period"] = map[string]any{"operation": "aggregate", "aggregations": []string{"first"}}
+		rename["period (first)"] = "period"
 	}
 	return []dashboard.DataTransformerConfig{
 		transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": field, "desc": desc}}}),
@@ -185,8 +194,11 @@ const meanTileWindow = "$__range"
 const allTargets = " (all targets)"
 
 // burnAlertTileTitle names the overview tile that shows the burn-rate
-// alert status: what the alert windows say now, not the budget spent.
-const burnAlertTileTitle = "Burn-rate alert firing now (any target)"
+// alert status: what the alert windows (5m to 3d) say now, not the budget spent.
+const burnAlertTileTitle = "Burn alert firing now (5m–3d)"
+
+// budgetTileTitle names the overview's budget tile; its value names the period.
+const budgetTileTitle = "Error budget left over the SLO period, worst target"
 
 // burnAlertNone is the burn-rate tile's text when no alert fires: short, on
 // a blue background (issue 33: "none now (budget: see left)" on grey could
@@ -227,15 +239,15 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(budgetWorstTiles(sloWorstTiles("Error budget left, worst target", "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period (or the part the history covers). An overspent budget (0 or below) reads exhausted, in red, and the tile's name says how many times the allowed bad requests were spent (bad / allowed = 1 − budget left: 82.6× for −8161 %); amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
+	b.WithPanel(budgetWorstTiles(sloWorstTiles(budgetTileTitle, "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period, which the tile names (30d: the last 30 days; month: the calendar month), or the part of it the history covers. An overspent budget (0 or below) reads exhausted, in red, and the tile's name says how many times the allowed bad requests were spent (bad / allowed = 1 − budget left: 82.6× for −8161 %); amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
 		"budget_remaining", unitRatio, 9, budgetThresholds()).
 		Decimals(1).
 		Mappings(append(budgetMappings(), nullMap("no requests")))))
-	b.WithPanel(sloWorstTiles("Attainment, worst target", "Per objective of the selected SLO profile, the target with the lowest attainment and its attainment: the share of its requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted. Red below 99 %, amber below 99.5 %.",
+	b.WithPanel(sloWorstTiles("Attainment over the range, worst target", "Per objective of the selected SLO profile, the target with the lowest attainment and its attainment: the share of its requests over the dashboard's range (not the budget's period) that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted. Red below 99 %, amber below 99.5 %.",
 		"attainment", unitRatio, 9, lowerBad(0.99, 0.995)).
 		Decimals(2).
 		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
-	b.WithPanel(sloStat(burnAlertTileTitle, "Per objective of the selected SLO profile, the most severe burn-rate alert of any selected target now, by the multi-window multi-burn-rate rule (docs/slo.md): none, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in Error budget left, worst target (left, red below 0) while this tile says none now. The endpoint table below says which target and model burn.",
+	b.WithPanel(sloStat(burnAlertTileTitle, "Per objective of the selected SLO profile, the most severe burn-rate alert of any selected target now, by the multi-window multi-burn-rate rule (docs/slo.md): none, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in the Error budget left tile (left, red below 0) while this tile says none now. Page: 1h and 5m burn above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1 (the 30d period's factors). The endpoint table below says which target and model burn.",
 		unitCount, 6, neutral()).
 		Transformations(worstPerObjective("status_value", "max", true)).
 		OverrideByName("status_value", props(prop("displayName", sloObjectiveName))).
@@ -595,7 +607,7 @@ func endpointTable() *table.PanelBuilder {
 			scoped(transformation("organize", map[string]any{
 				"excludeByName": map[string]any{"profile": true, "signal": true, "attainment_lower": true, "attainment_upper": true, "threshold_exact": true,
 					"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true, "burn_5m": true, "burn_30m": true,
-					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true},
+					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true, "period": true},
 				// Display names set before the join survive it (unnamed, the joined
 				// fields would read "objective slo", "threshold slo", …).
 				"renameByName": map[string]any{"status_value": "status", "model": "model", "objective": "objective", "quantile": "observed", "threshold": "threshold",
