@@ -137,7 +137,11 @@ var stageTitles = []struct{ stage, title string }{
 	{"inference_time", "Inference time (prefill + decode)"},
 }
 
-const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed threshold line."
+// latencyQuantilesRow is the deep dive's first row: the quantiles are lines, their bucket
+// bounds in the tooltip (issue 33: the row promised "their bucket bounds" and drew none).
+const latencyQuantilesRow = "Quantiles per target (hover a line for its bucket bounds)"
+
+const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed red threshold line."
 
 // heatmapPanel draws a stage's latency distribution over time: per step, the
 // requests per second that fell in each histogram bucket (the latency query's
@@ -217,7 +221,7 @@ func Latency() *dashboard.DashboardBuilder {
 		"Every latency stage with its quantiles and their honest bounds, and where the histograms' buckets are too coarse.",
 		targetVar(), modelVar(), profileVar(), estimatorVar()).
 		Annotation(eventsAnnotation())
-	b.WithRow(row("Quantiles with their bucket bounds"))
+	b.WithRow(row(latencyQuantilesRow))
 	for _, st := range stageTitles {
 		// Four statistics per target, full width: the legend on the right,
 		// target first, worst max first (issue 33: a bottom legend showed 3 of
@@ -363,7 +367,7 @@ func SLO() *dashboard.DashboardBuilder {
 		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
 	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight).Title(sloDiagnosisTitle))
-	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
+	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period.",
 		// Full width: seven windows × two objectives × targets need a legend
 		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
 		unitCount, 24, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).

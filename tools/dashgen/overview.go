@@ -375,7 +375,7 @@ func Overview() *dashboard.DashboardBuilder {
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).
 		Legend(legendTable()))
-	b.WithPanel(ts("Error rate"+allTargets, "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning (0.8 %) and critical (2 %) levels; the profile's error-ratio objective is judged in the SLO tiles.",
+	b.WithPanel(ts("Error rate"+allTargets, "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning level, amber at 0.8 %, and the critical level, red at 2 %; the profile's error-ratio objective is judged in the SLO tiles.",
 		unitRatio, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(errorRatio()).
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
@@ -395,13 +395,14 @@ func Overview() *dashboard.DashboardBuilder {
 	// Latency per target: p99 and max against the profile's threshold.
 	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
-		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
+		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile): where the p99's bucket is wide, the table below says which bracket it lies in.",
 			8, legendH, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
 			DisplayName(latencyTargetName).
 			// Max and last only: the mean column left the names no room, and
 			// "vllm-kv-pressure max" and "… p99" were both cut to "vllm-kv-pressure…".
 			Legend(legendTableMaxLast()))
 	}
+	b.WithPanel(p99LiesInTable())
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
 	}
@@ -426,7 +427,7 @@ func Overview() *dashboard.DashboardBuilder {
 		DisplayName("${__field.labels.target} ${__field.labels.signal}").
 		// One colour per target (setTargetColours); waiting dashed.
 		OverrideByRegexp(`.*waiting.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close.",
+	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close. The dashed lines: amber at 80 % (preemptions come close), red at 95 % (the engine preempts).",
 		unitRatio, 8, legendH, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`KV-cache usage.*`), rowReduce("max", "max across engines", false), rowReduce("min", "min across engines", false)}).
 		Legend(legendTable()).
@@ -496,6 +497,35 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithRow(row("Engine sleep state (vLLM 0.11 and later: vllm:engine_sleep_state)").Collapsed(true).WithPanel(sleepStatePanel()))
 	withParityRows(b)
 	return b
+}
+
+// p99LiesInTitle names the overview's "where p99 lies" cue.
+const p99LiesInTitle = "Where each p99 lies (wide buckets only)"
+
+// p99LiesInTable is the overview's cue under its p99 panels (issue 33: "p99 lies in 250–500
+// ms" where the bucket is wide): the buckets query's lies_in per target and stage, only the
+// rows where the p99's bucket is over 10 % of its value wide (lies_in is empty otherwise).
+func p99LiesInTable() *table.PanelBuilder {
+	return tbl(p99LiesInTitle, "Per target and stage (TTFT, TPOT, E2E), where the p99 over the dashboard's range lies when its histogram bucket is over 10 % of the value wide (p99 lies in 250–500 ms): the line above is interpolated inside that bucket, and the true p99 can be anywhere in the bracket. The bucket advice on the latency dashboard has the bounds to add to vLLM's --custom-histogram-buckets.",
+		24, 5, query(sel("queryType", "buckets", "stages", []string{"ttft", "tpot", "e2e"}, "stats", []string{"p99"}, "groupBy", "target")...)).
+		Transformations([]dashboard.DataTransformerConfig{
+			transformation("filterByValue", map[string]any{
+				"type": "include", "match": "all",
+				"filters": []map[string]any{{"fieldName": "lies_in", "config": map[string]any{"id": "regex", "options": map[string]any{"value": ".+"}}}},
+			}),
+			transformation("organize", map[string]any{
+				"excludeByName": map[string]any{"kind": true, "requested": true, "requested_label": true, "exact": true, "clamped": true, "extra_bounds": true, "custom_histogram_buckets": true, "flag": true},
+				"indexByName":   map[string]any{"target": 0, "signal": 1, "lies_in": 2, "value": 3, "bucket_lower": 4, "bucket_upper": 5, "relative_width": 6},
+				"renameByName":  map[string]any{"signal": "stage", "lies_in": "where p99 lies", "value": "p99 drawn", "bucket_lower": "bucket from", "bucket_upper": "bucket to", "relative_width": "bucket width / p99"},
+			}),
+		}).
+		NoValue("Every p99 lies in a bucket under 10 % of its value wide: read the lines above as drawn").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("target", props(prop("custom.width", 170))).
+		OverrideByName("stage", props(prop("custom.width", 80))).
+		OverrideByName("where p99 lies", props(prop("custom.width", 360))).
+		OverrideByRegexp(`p99 drawn|bucket from|bucket to`, props(prop("unit", unitSeconds), prop("custom.width", 120))).
+		OverrideByName("bucket width / p99", props(prop("unit", unitRatio), prop("decimals", 0), thresholdsProp(thresholds(baseColor(green), from(0.1, amber), from(0.5, orange))), colorText()))
 }
 
 // promptBySourcePanel stacks vLLM's prompt tokens by source (the throughput
