@@ -33,11 +33,16 @@ const noGateway = "No gateway in the selection: add a LiteLLM proxy or an OpenTe
 // per-provider tables, saying what fills them.
 const gatewayRowTitle = "Models and providers at the gateway (needs a LiteLLM proxy or OpenTelemetry GenAI target)"
 
-// modelLatencyName names a per-target-and-model latency series target first, then its model,
-// stage, statistic and, for a bucket bound, the bound ("vllm-a · meta-llama/Llama-3.1-8B-Instruct
-// ttft p99 "): the frames' "ttft p99 · model=…, target=…" put both last (issue 33), and the
-// target's colour overrides match its name first.
-const modelLatencyName = "${__field.labels.target} · ${__field.labels.model} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound}"
+// modelLatencyName names a per-target-and-model latency series target first with its stage,
+// statistic and, for a bucket bound, the bound, then its model ("vllm-a ttft p99  ·
+// meta-llama/Llama-3.1-8B-Instruct", two spaces where the bound is empty): a narrow legend
+// keeps the target and the statistic (issue 33: the frames' "ttft p99 · model=…" put the
+// model first, then "vllm-a · meta-llama/Llama-3.1-8B-Instruct tt…" cut the statistic).
+const modelLatencyName = "${__field.labels.target} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound} · ${__field.labels.model}"
+
+// modelRequestsName names a per-target-and-model request series target first with its finish
+// reason ("vllm-a requests/s stop · meta-llama/…").
+const modelRequestsName = "${__field.labels.target} requests/s ${__field.labels.reason} · ${__field.labels.model}"
 
 // Models is the "Models and providers" dashboard: the per-model table of a gateway (LiteLLM
 // proxy, OpenTelemetry GenAI instruments) with requests, TTFT and ITL medians, errors by class
@@ -89,16 +94,25 @@ func Models() *dashboard.DashboardBuilder {
 		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
 	b.WithPanel(quantileColours(latencyTS("E2E per target and model", "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it.",
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
-	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason, named in the legend), each target in its colour.",
+	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour.",
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()).
+		DisplayName(modelRequestsName).
 		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
 		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
 		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
-		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
-	b.WithPanel(ts("Tokens per target and model", "Prompt and generated tokens/s per target and model, from the engines' counters or the providers' usage fields.",
+		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")).
+		// Each target in its colour (setTargetColours, which wins over the reasons' colours):
+		// the reasons told apart by their lines.
+		OverrideByRegexp(`requests/s length.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2))).
+		OverrideByRegexp(`requests/s abort.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}))).
+		OverrideByRegexp(`requests/s error.*`, props(prop("custom.lineWidth", 3))))
+	b.WithPanel(ts("Tokens per target and model", "Prompt (solid) and generated (dashed) tokens/s per target and model, from the engines' counters or the providers' usage fields.",
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`(prompt|generation) tokens/s.*`)}).Legend(legendTable()).
+		OverrideByRegexp(`prompt tokens/s.*`, props(prop("displayName", "${__field.labels.target} prompt tokens/s · ${__field.labels.model}"))).
+		OverrideByRegexp(`generation tokens/s.*`, props(prop("displayName", "${__field.labels.target} generated tokens/s · ${__field.labels.model}"),
+			prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}))))
 	b.WithPanel(ts("Stage breakdown with gateway and network time"+allTargets, "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
 		unitSeconds, 12, legendH, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
 	return b

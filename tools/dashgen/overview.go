@@ -507,7 +507,7 @@ const p99LiesInTitle = "Where each p99 lies (wide buckets only)"
 // rows where the p99's bucket is over 10 % of its value wide (lies_in is empty otherwise).
 func p99LiesInTable() *table.PanelBuilder {
 	return tbl(p99LiesInTitle, "Per target and stage (TTFT, TPOT, E2E), where the p99 over the dashboard's range lies when its histogram bucket is over 10 % of the value wide (p99 lies in 250–500 ms): the line above is interpolated inside that bucket, and the true p99 can be anywhere in the bracket. The bucket advice on the latency dashboard has the bounds to add to vLLM's --custom-histogram-buckets.",
-		24, 5, query(sel("queryType", "buckets", "stages", []string{"ttft", "tpot", "e2e"}, "stats", []string{"p99"}, "groupBy", "target")...)).
+		24, 8, query(sel("queryType", "buckets", "stages", []string{"ttft", "tpot", "e2e"}, "stats", []string{"p99"}, "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{
 			transformation("filterByValue", map[string]any{
 				"type": "include", "match": "all",

@@ -276,9 +276,9 @@ const boundSeries = `.* (lower|upper)( ·.*)?`
 const latencyBoundsTargetName = "${__field.labels.target} ${__field.labels.stat} ${__field.labels.bound}"
 
 // maxSeries matches the display names of the max series (stat max); the
-// trailing " ?" takes latencyBoundsTargetName's empty bound (Grafana anchors
-// a field-name regexp at both ends).
-const maxSeries = `.* max( ·.*)? ?`
+// " ?"s take latencyBoundsTargetName's and modelLatencyName's empty bound
+// (Grafana anchors a field-name regexp at both ends).
+const maxSeries = `.* max ?( ·.*)? ?`
 
 // quantileColours gives each statistic of a latency panel its own colour where no target
 // colour applies (a target the generator was not told about, targetPalette): none is a status
@@ -288,14 +288,14 @@ const maxSeries = `.* max( ·.*)? ?`
 // dashboard.
 func quantileColours(b *timeseries.PanelBuilder) *timeseries.PanelBuilder {
 	for _, c := range quantileColour {
-		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
+		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))? ?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
 	}
 	// The statistic is also told by its line (issue 33), for readers who cannot tell the
 	// shades apart: p99 solid and thick, p95 long dashes, p50 dots, max short dashes
 	// (latencyTS).
-	b.OverrideByRegexp(`.* p99( ·.*)? ?`, props(prop("custom.lineWidth", 2)))
-	b.OverrideByRegexp(`.* p95( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{12, 6}})))
-	b.OverrideByRegexp(`.* p50( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2)))
+	b.OverrideByRegexp(`.* p99 ?( ·.*)? ?`, props(prop("custom.lineWidth", 2)))
+	b.OverrideByRegexp(`.* p95 ?( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{12, 6}})))
+	b.OverrideByRegexp(`.* p50 ?( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2)))
 	return b
 }
 
