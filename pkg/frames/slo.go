@@ -20,8 +20,8 @@ import (
 // its number (0/0.5/1/2) and a one-sentence reason; then what requests
 // counts (count_unit: requests, token gaps or seconds), the burn-rate rows
 // not evaluated because the store does not cover their long window, and the
-// rows that can never fire for the objective's period and target.
-// Non-finite numbers are nulls.
+// rows that can never fire for the objective's period and target, and the period as the
+// profile names it ("30d", "month"). Non-finite numbers are nulls.
 func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	labels := make([]map[string]string, len(rows))
 	for i, r := range rows {
@@ -72,5 +72,7 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	str("count_unit", func(r slo.Report) string { return r.Unit })
 	str("not_evaluated", func(r slo.Report) string { return strings.Join(r.Evaluation.NotEvaluated, ", ") })
 	str("never_fires", func(r slo.Report) string { return strings.Join(r.Evaluation.Never, "; ") })
+	// Added for issue 33 (the dashboards' tiles name the budget's period, "30d budget"):
+	str("period", func(r slo.Report) string { return r.PeriodName })
 	return withMeta(f, m)
 }

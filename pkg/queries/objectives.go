@@ -35,8 +35,12 @@ func (s selected) spec() slo.Spec {
 	if s.obj.Kind == settings.KindErrorRatio {
 		th = math.NaN()
 	}
+	period := model.Duration(s.obj.Period).String()
+	if s.obj.CalendarMonth {
+		period = settings.PeriodCalendarMonth
+	}
 	return slo.Spec{Profile: s.profile, Objective: s.obj.Name, Kind: s.obj.Kind, Signal: s.obj.Signal,
-		Threshold: th, Target: s.obj.Target, Period: s.obj.Period}
+		Threshold: th, Target: s.obj.Target, Period: s.obj.Period, PeriodName: period}
 }
 
 func (s selected) signal() catalog.Signal {

@@ -137,7 +137,11 @@ var stageTitles = []struct{ stage, title string }{
 	{"inference_time", "Inference time (prefill + decode)"},
 }
 
-const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed threshold line."
+// latencyQuantilesRow is the deep dive's first row: the quantiles are lines, their bucket
+// bounds in the tooltip (issue 33: the row promised "their bucket bounds" and drew none).
+const latencyQuantilesRow = "Quantiles per target (hover a line for its bucket bounds)"
+
+const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, interpolated inside the bucket exactly as Prometheus histogram_quantile does (or with the refined estimator). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed red threshold line."
 
 // heatmapPanel draws a stage's latency distribution over time: per step, the
 // requests per second that fell in each histogram bucket (the latency query's
@@ -217,7 +221,7 @@ func Latency() *dashboard.DashboardBuilder {
 		"Every latency stage with its quantiles and their honest bounds, and where the histograms' buckets are too coarse.",
 		targetVar(), modelVar(), profileVar(), estimatorVar()).
 		Annotation(eventsAnnotation())
-	b.WithRow(row("Quantiles with their bucket bounds"))
+	b.WithRow(row(latencyQuantilesRow))
 	for _, st := range stageTitles {
 		// Four statistics per target, full width: the legend on the right,
 		// target first, worst max first (issue 33: a bottom legend showed 3 of
@@ -284,7 +288,7 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
 			"excludeByName": map[string]any{"profile": true, "status_value": true, "threshold_exact": true, "attainment_lower": true, "attainment_upper": true,
 				"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true,
-				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true},
+				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true, "period": true},
 			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
 				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
@@ -311,9 +315,9 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true), prop("custom.wrapText", true)))
 }
 
-// sloTileName names one slo row's tile "objective · target" (the slo
-// frame's objective and target columns, grouped by target).
-const sloTileName = "${__data.fields.objective} · ${__data.fields.target}"
+// sloTileName names one slo row's tile "objective · target · 30d budget" (the slo
+// frame's objective, target and period columns, grouped by target).
+const sloTileName = "${__data.fields.objective} · ${__data.fields.target} · " + periodBudget
 
 // burnRateName names a burn-rate series target first ("vllm-a · ttft-p99
 // 1h"), so a legend cut at its width still says whose budget burns.
@@ -346,8 +350,8 @@ func SLO() *dashboard.DashboardBuilder {
 		targetVar(), modelVar(), profileVar()).
 		Annotation(eventsAnnotation())
 	b.WithPanel(stat.NewPanelBuilder().
-		Title("Error budget left").
-		Description("Per objective: 1 − bad requests / allowed bad requests over the objective's period (request-weighted). Red once overspent (below 0), amber under 25 % left.").
+		Title("Error budget left over each objective's period").
+		Description("Per objective and target: 1 − bad requests / allowed bad requests over the objective's period, which each tile names (30d budget: the last 30 days; month budget: the calendar month), or the part of it the history covers (request-weighted). Red once overspent (below 0), amber under 25 % left.").
 		Datasource(dsRef).Span(24).Height(5).Unit(unitRatio).Decimals(1).
 		Thresholds(budgetThresholds()).
 		ColorMode(common.BigValueColorModeBackground).
@@ -357,13 +361,13 @@ func SLO() *dashboard.DashboardBuilder {
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
 		// One tile per row, named by its objective and target.
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|budget_remaining`)}).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|period|budget_remaining`)}).
 		DisplayName(sloTileName))
 	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
 		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
 	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight).Title(sloDiagnosisTitle))
-	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: 1 spends the budget exactly over the period, 6 (6h and 30m) and 14.4 (1h and 5m) are the page levels.",
+	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period.",
 		// Full width: seven windows × two objectives × targets need a legend
 		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
 		unitCount, 24, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).

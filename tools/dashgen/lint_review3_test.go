@@ -83,7 +83,7 @@ func TestOverspentBudgetsReadExhausted(t *testing.T) {
 				// names: it must match the tile's name and not budget_spent's.
 				fields, _ := get(l.p, "options", "reduceOptions", "fields").(string)
 				re, err := regexp.Compile(fields)
-				name := sloWorstName + " · ${__data.fields." + budgetSpentField + "} of budget spent"
+				name := sloWorstName + " · ${__data.fields." + budgetSpentField + "} of ${__data.fields.period} budget spent"
 				if fields == "" || err != nil || !re.MatchString(name) || re.MatchString(budgetSpentField) || !strings.Contains(overrideDisplayNames(l.p), name) {
 					t.Errorf("%s: reduceOptions.fields %q must match the display name %q and not %q (the spent factor would be a tile of its own, or no field drawn)", l.where(), fields, name, budgetSpentField)
 				}
@@ -204,7 +204,7 @@ func TestTableLegendsShowFourSeries(t *testing.T) {
 }
 
 // TestSeriesNamedTargetOrModelFirst: the latency deep dive, the cost dashboard and the
-// models dashboard name their series target or model first (the frames' "ttft p99 ·
+// models dashboard name their series target first (the frames' "ttft p99 ·
 // target=vllm-kv-pressure" and "replicas · profile=code-co…" were cut before the target),
 // and the deep dive's legend is on the right (six statistics per target).
 func TestSeriesNamedTargetOrModelFirst(t *testing.T) {
@@ -221,7 +221,8 @@ func TestSeriesNamedTargetOrModelFirst(t *testing.T) {
 			case l.dash == "inferscope-cost.json" && (q["queryType"] == "cost" || q["queryType"] == "capacity"):
 				group = "target"
 			case l.dash == "inferscope-models.json" && q["queryType"] == "latency":
-				group = "model"
+				// Per target and model since the seventh review (issue 33): target first.
+				group = "target"
 			}
 		}
 		if group == "" {

@@ -110,23 +110,39 @@ func TestTargetsKeepOneColourOnEveryPanel(t *testing.T) {
 					t.Errorf("%s: series %q takes the palette's colour, which differs from panel to panel; give target %s a fixed colour", l.where(), n, tg)
 					continue
 				}
-				if prev, ok := colourOf[tg]; ok && prev != c {
+				// A latency statistic has its own shade of the target's hue since the seventh
+				// review (issue 33): one colour per target and statistic.
+				key := tg + " "
+				if strings.Contains(jsonText(l.p["targets"]), `"latency"`) {
+					key += statOfName(tg, n)
+				}
+				if prev, ok := colourOf[key]; ok && prev != c {
 					t.Errorf("%s: series %q is %s, %s elsewhere", l.where(), n, c, prev)
 				}
-				colourOf[tg] = c
+				colourOf[key] = c
 			}
 		}
 	}
 	seen := map[string]string{}
-	for tg, c := range colourOf {
-		if other, ok := seen[c]; ok {
-			t.Errorf("targets %s and %s share the colour %s", tg, other, c)
+	for key, c := range colourOf {
+		if other, ok := seen[c]; ok && strings.Fields(other)[0] != strings.Fields(key)[0] {
+			t.Errorf("targets %s and %s share the colour %s", key, other, c)
 		}
-		seen[c] = tg
+		seen[c] = key
 	}
 	if checked < 30 {
 		t.Errorf("%d time series checked, want every dashboard's", checked)
 	}
+}
+
+// statOfName is the latency statistic (p50, p95, p99, max) series name n of target tg names
+// after the target, "" for none.
+func statOfName(tg, n string) string {
+	rest := strings.Fields(strings.TrimPrefix(n, tg))
+	if len(rest) > 0 && (rest[0] == "p50" || rest[0] == "p95" || rest[0] == "p99" || rest[0] == "max") {
+		return rest[0]
+	}
+	return ""
 }
 
 // thresholdColours are the colours the dashboards use for good, warning and bad (threshold
@@ -319,8 +335,8 @@ func TestBudgetTileSaysSpentShareNotAFactor(t *testing.T) {
 				if get(om, "matcher", "options") == budgetSpentField && pm["id"] == "unit" && pm["value"] != unitRatio {
 					t.Errorf("%s: the spent budget's unit is %v, want %s (a share of the budget)", l.where(), pm["value"], unitRatio)
 				}
-				if name, _ := pm["value"].(string); pm["id"] == "displayName" && strings.Contains(name, budgetSpentField) && !strings.HasSuffix(name, "} of budget spent") {
-					t.Errorf("%s: the tile reads %q, want it to end \"of budget spent\"", l.where(), name)
+				if name, _ := pm["value"].(string); pm["id"] == "displayName" && strings.Contains(name, budgetSpentField) && !strings.HasSuffix(name, "} budget spent") {
+					t.Errorf("%s: the tile reads %q, want it to end \"of <period> budget spent\"", l.where(), name)
 				}
 			}
 		}

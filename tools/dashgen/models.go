@@ -18,11 +18,11 @@ func errorsQuery(kv ...any) queryBuilder {
 // modelsClasses are the five error classes with their panel titles and descriptions, in the
 // order of the dashboard (and of catalog.ErrorClasses).
 var modelsClasses = []struct{ class, title, desc string }{
-	{"api_timeout", "API timeouts", "Share of requests whose upstream (the provider's API or the engine behind the gateway) did not answer in time: LiteLLM Timeout / APITimeoutError (408) and 504, OpenTelemetry error_type timeout or *Timeout*. Allowed share 1 % (dashed line)."},
-	{"rate_limit", "Rate limits", "Share of requests refused with 429 or a RateLimitError by the provider or the gateway's own limits. Allowed share 0.5 % (dashed line); the provider's remaining requests and tokens are in the rate-limit panel."},
-	{"content_filter", "Content filter", "Share of requests refused by a content policy (LiteLLM ContentPolicyViolationError, error_type content_filter, finish_reason content_filter). Allowed share 1 % (dashed line)."},
-	{"model_error", "Model errors", "Share of requests the provider or engine failed: 5xx, APIError, InternalServerError, ServiceUnavailableError, APIConnectionError and any error type not recognised. Allowed share 0.1 % (dashed line)."},
-	{"client_error", "Client errors", "Share of requests at fault: 4xx other than 408 and 429 (BadRequestError, AuthenticationError, NotFoundError, ContextWindowExceededError, BudgetExceededError). Allowed share 0.5 % (dashed line)."},
+	{"api_timeout", "API timeouts", "Share of requests whose upstream (the provider's API or the engine behind the gateway) did not answer in time: LiteLLM Timeout / APITimeoutError (408) and 504, OpenTelemetry error_type timeout or *Timeout*. Allowed share 1 % (the dashed red line)."},
+	{"rate_limit", "Rate limits", "Share of requests refused with 429 or a RateLimitError by the provider or the gateway's own limits. Allowed share 0.5 % (the dashed red line); the provider's remaining requests and tokens are in the rate-limit panel."},
+	{"content_filter", "Content filter", "Share of requests refused by a content policy (LiteLLM ContentPolicyViolationError, error_type content_filter, finish_reason content_filter). Allowed share 1 % (the dashed red line)."},
+	{"model_error", "Model errors", "Share of requests the provider or engine failed: 5xx, APIError, InternalServerError, ServiceUnavailableError, APIConnectionError and any error type not recognised. Allowed share 0.1 % (the dashed red line)."},
+	{"client_error", "Client errors", "Share of requests at fault: 4xx other than 408 and 429 (BadRequestError, AuthenticationError, NotFoundError, ContextWindowExceededError, BudgetExceededError). Allowed share 0.5 % (the dashed red line)."},
 }
 
 // noGateway is the hint of a models panel without data: the per-model error classes and
@@ -33,10 +33,16 @@ const noGateway = "No gateway in the selection: add a LiteLLM proxy or an OpenTe
 // per-provider tables, saying what fills them.
 const gatewayRowTitle = "Models and providers at the gateway (needs a LiteLLM proxy or OpenTelemetry GenAI target)"
 
-// modelLatencyName names a per-model latency series model first with its stage, statistic
-// and, for a bucket bound, the bound ("meta-llama/Llama-3.1-8B-Instruct ttft p99"): the
-// frames' "ttft p99 · model=…" put the model last (issue 33).
-const modelLatencyName = "${__field.labels.model} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound}"
+// modelLatencyName names a per-target-and-model latency series target first with its stage,
+// statistic and, for a bucket bound, the bound, then its model ("vllm-a ttft p99  ·
+// meta-llama/Llama-3.1-8B-Instruct", two spaces where the bound is empty): a narrow legend
+// keeps the target and the statistic (issue 33: the frames' "ttft p99 · model=…" put the
+// model first, then "vllm-a · meta-llama/Llama-3.1-8B-Instruct tt…" cut the statistic).
+const modelLatencyName = "${__field.labels.target} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound} · ${__field.labels.model}"
+
+// modelRequestsName names a per-target-and-model request series target first with its finish
+// reason ("vllm-a requests/s stop · meta-llama/…").
+const modelRequestsName = "${__field.labels.target} requests/s ${__field.labels.reason} · ${__field.labels.model}"
 
 // Models is the "Models and providers" dashboard: the per-model table of a gateway (LiteLLM
 // proxy, OpenTelemetry GenAI instruments) with requests, TTFT and ITL medians, errors by class
@@ -78,23 +84,35 @@ func Models() *dashboard.DashboardBuilder {
 		errs.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
 	}
 	b.WithRow(errs)
-	b.WithRow(row("Latency and traffic per model"))
-	b.WithPanel(latencyTS("TTFT per model"+allTargets, "Median, 95th and 99th percentile time to first token per model as the gateway measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's threshold; bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk).",
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(latencyTS("Time per output token / chunk per model"+allTargets, "Median time per output token (OpenTelemetry server instruments) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per model, bucket bounds on hover; LiteLLM exports neither.",
-		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(latencyTS("E2E per model"+allTargets, "Median, 95th and 99th percentile and max end-to-end request latency per model at the gateway, against the selected profile's threshold; bucket bounds on hover.",
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "model")...)).DisplayName(modelLatencyName))
-	b.WithPanel(ts("Requests per model"+allTargets, "Requests/s per model at the gateway (failures included; an engine's by finish reason).",
-		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
+	// Per target and model (issue 33: one series per model pooled a healthy and a KV-starved
+	// server of the same model, and its p99 was the palette's green): each target in its hue,
+	// each statistic in its shade of it (setTargetColours, quantileColours).
+	b.WithRow(row("Latency and traffic per target and model"))
+	b.WithPanel(quantileColours(latencyTS("TTFT per target and model", "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's TTFT threshold (the dashed red line); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it.",
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
+	b.WithPanel(quantileColours(latencyTS("Time per output token / chunk per target and model", "Median time per output token (OpenTelemetry server instruments, engines) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per target and model, bucket bounds on hover, against the selected profile's TPOT threshold where it has one (the dashed red line); LiteLLM exports neither.",
+		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
+	b.WithPanel(quantileColours(latencyTS("E2E per target and model", "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it.",
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
+	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour.",
+		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()).
+		DisplayName(modelRequestsName).
 		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
 		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
 		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
-		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
-	b.WithPanel(ts("Tokens per model"+allTargets, "Prompt and generated tokens/s per model at the gateway, from the providers' usage fields.",
-		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).Legend(legendTable()))
+		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")).
+		// Each target in its colour (setTargetColours, which wins over the reasons' colours):
+		// the reasons told apart by their lines.
+		OverrideByRegexp(`requests/s length.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2))).
+		OverrideByRegexp(`requests/s abort.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}))).
+		OverrideByRegexp(`requests/s error.*`, props(prop("custom.lineWidth", 3))))
+	b.WithPanel(ts("Tokens per target and model", "Prompt (solid) and generated (dashed) tokens/s per target and model, from the engines' counters or the providers' usage fields.",
+		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`(prompt|generation) tokens/s.*`)}).Legend(legendTable()).
+		OverrideByRegexp(`prompt tokens/s.*`, props(prop("displayName", "${__field.labels.target} prompt tokens/s · ${__field.labels.model}"))).
+		OverrideByRegexp(`generation tokens/s.*`, props(prop("displayName", "${__field.labels.target} generated tokens/s · ${__field.labels.model}"),
+			prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}))))
 	b.WithPanel(ts("Stage breakdown with gateway and network time"+allTargets, "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
 		unitSeconds, 12, legendH, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
 	return b

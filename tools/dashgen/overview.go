@@ -72,8 +72,13 @@ func sloWorstTiles(title, desc, re, unit string, w uint32, t *dashboard.Threshol
 const budgetSpentField = "budget_spent"
 
 // budgetTileName is the budget tile's name: the objective, the worst target and the share
-// of the budget spent ("6% of budget spent", "8262% of budget spent" once overspent).
-const budgetTileName = sloWorstName + " · ${__data.fields." + budgetSpentField + "} of budget spent"
+// of the budget spent over the objective's period ("6% of 30d budget spent", "8262% of 30d
+// budget spent" once overspent).
+const budgetTileName = sloWorstName + " · ${__data.fields." + budgetSpentField + "} of " + periodBudget + " spent"
+
+// periodBudget names an error budget by its objective's period ("30d budget", "month
+// budget"): the slo frame's period field.
+const periodBudget = "${__data.fields.period} budget"
 
 // budgetTileFields selects the budget tile's one drawn field by its display
 // name (Grafana's byRegexp matcher reads the display name, not the field's
@@ -120,8 +125,8 @@ func sloStat(title, desc, unit string, w uint32, t *dashboard.ThresholdsConfigBu
 
 // worstPerObjective reduces the slo frame grouped by target to one row per
 // objective: sorted on field (descending when desc), then grouped by
-// objective with reducer over field; with reducer "first" the target of
-// that row is kept too (named target), so the row is the worst target's.
+// objective with reducer over field; with reducer "first" the target and period of
+// that row are kept too (named target and period), so the row is the worst target's.
 // The groupBy transformation names its outputs "field (reducer)": they are
 // renamed back, so display names can use ${__data.fields.target}. The
 // rename sets the fields' displayName, which a panel default does not
@@ -135,6 +140,10 @@ func worstPerObjective(field, reducer string, desc bool) []dashboard.DataTransfo
 	if reducer == "first" {
 		fields["target"] = map[string]any{"operation": "aggregate", "aggregations": []string{"first"}}
 		rename["target (first)"] = "target"
+		// The objective's period ("30d"), for the budget tile's name (issue 33: the tiles did
+		// not say over how long the budget counts).
+		fields["period"] = map[string]any{"operation": "aggregate", "aggregations": []string{"first"}}
+		rename["period (first)"] = "period"
 	}
 	return []dashboard.DataTransformerConfig{
 		transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": field, "desc": desc}}}),
@@ -170,7 +179,14 @@ func sloStatusMappings() []dashboard.ValueMapping {
 
 // kvPeakTitle names the overview's KV-cache tile: the range's maximum
 // (issue 33), so it cannot read lower than the diagnosis's window max.
-const kvPeakTitle = "KV-cache peak (range max)"
+const kvPeakTitle = "KV peak (range max)"
+
+// meanTTFTTitle names the overview's mean TTFT tile.
+const meanTTFTTitle = "Mean TTFT (range)"
+
+// meanTileWindow is the rate window of the overview's mean latency tiles: the dashboard's
+// range, the window of the per-target-and-model table's means.
+const meanTileWindow = "$__range"
 
 // allTargets ends the title of a panel that pools the selected targets into one value or
 // series (issue 33: the overview's "Now" tiles, traffic panels and heatmaps, and the models
@@ -178,8 +194,11 @@ const kvPeakTitle = "KV-cache peak (range max)"
 const allTargets = " (all targets)"
 
 // burnAlertTileTitle names the overview tile that shows the burn-rate
-// alert status: what the alert windows say now, not the budget spent.
-const burnAlertTileTitle = "Burn-rate alert firing now (any target)"
+// alert status: what the alert windows (5m to 3d) say now, not the budget spent.
+const burnAlertTileTitle = "Burn alert firing now (5m–3d)"
+
+// budgetTileTitle names the overview's budget tile; its value names the period.
+const budgetTileTitle = "Error budget left over the SLO period, worst target"
 
 // burnAlertNone is the burn-rate tile's text when no alert fires: short, on
 // a blue background (issue 33: "none now (budget: see left)" on grey could
@@ -220,15 +239,15 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(budgetWorstTiles(sloWorstTiles("Error budget left, worst target", "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period (or the part the history covers). An overspent budget (0 or below) reads exhausted, in red, and the tile's name says how many times the allowed bad requests were spent (bad / allowed = 1 − budget left: 82.6× for −8161 %); amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
+	b.WithPanel(budgetWorstTiles(sloWorstTiles(budgetTileTitle, "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period, which the tile names (30d: the last 30 days; month: the calendar month), or the part of it the history covers. An overspent budget (0 or below) reads exhausted, in red, and the tile's name says how many times the allowed bad requests were spent (bad / allowed = 1 − budget left: 82.6× for −8161 %); amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
 		"budget_remaining", unitRatio, 9, budgetThresholds()).
 		Decimals(1).
 		Mappings(append(budgetMappings(), nullMap("no requests")))))
-	b.WithPanel(sloWorstTiles("Attainment, worst target", "Per objective of the selected SLO profile, the target with the lowest attainment and its attainment: the share of its requests over the dashboard's range that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted. Red below 99 %, amber below 99.5 %.",
+	b.WithPanel(sloWorstTiles("Attainment over the range, worst target", "Per objective of the selected SLO profile, the target with the lowest attainment and its attainment: the share of its requests over the dashboard's range (not the budget's period) that met the objective (latency ≤ threshold, no error finish, target serving), request-weighted. Red below 99 %, amber below 99.5 %.",
 		"attainment", unitRatio, 9, lowerBad(0.99, 0.995)).
 		Decimals(2).
 		Mappings([]dashboard.ValueMapping{nullMap("no requests")}))
-	b.WithPanel(sloStat(burnAlertTileTitle, "Per objective of the selected SLO profile, the most severe burn-rate alert of any selected target now, by the multi-window multi-burn-rate rule (docs/slo.md): none, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in Error budget left, worst target (left, red below 0) while this tile says none now. The endpoint table below says which target and model burn.",
+	b.WithPanel(sloStat(burnAlertTileTitle, "Per objective of the selected SLO profile, the most severe burn-rate alert of any selected target now, by the multi-window multi-burn-rate rule (docs/slo.md): none, Possible (only the unfavourable bound of the attainment bracket fires), Ticket or Page. It judges how fast the budget burns in the alert windows (5m to 3d), not how much of it is already spent: a budget overspent earlier in the period shows in the Error budget left tile (left, red below 0) while this tile says none now. Page: 1h and 5m burn above 14.4, or 6h and 30m above 6; ticket: 1d and 2h above 3, or 3d and 6h above 1 (the 30d period's factors). The endpoint table below says which target and model burn.",
 		unitCount, 6, neutral()).
 		Transformations(worstPerObjective("status_value", "max", true)).
 		OverrideByName("status_value", props(prop("displayName", sloObjectiveName))).
@@ -262,15 +281,18 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// Real-time row: sparklines of the last hour.
 	b.WithRow(row("Now"))
+	// Titles that fit their tiles (issue 33: "(all targets)" was cut at "Requests/s (all
+	// targ…" in 4-wide tiles; titleFits): the pooled tiles are 6 wide, input and output
+	// tokens one tile with two values.
 	b.WithPanel(statPanel("Requests/s"+allTargets, "Finished requests per second, all finish reasons, summed over the selected targets and models (the endpoint table has each target's).",
-		unitRPS, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
+		unitRPS, 6, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(requestsTotal("requests/s")))
-	b.WithPanel(statPanel("Input tokens/s"+allTargets, "Prompt (prefill) tokens per second, summed over the selected targets and models.",
-		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`prompt tokens/s.*`)}))
-	b.WithPanel(statPanel("Output tokens/s"+allTargets, "Generated (decode) tokens per second, summed over the selected targets and models.",
-		unitTokens, 4, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`generation tokens/s.*`)}))
+	b.WithPanel(statPanel("Tokens/s in, out"+allTargets, "Prompt (input, prefill) and generated (output, decode) tokens per second, summed over the selected targets and models.",
+		unitTokens, 6, 4, neutral(), query(sel("queryType", "throughput", "groupBy", "none")...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`(prompt|generation) tokens/s.*`)}).
+		TextMode(common.BigValueTextModeValueAndName).
+		OverrideByRegexp(`prompt tokens/s.*`, props(prop("displayName", "in"))).
+		OverrideByRegexp(`generation tokens/s.*`, props(prop("displayName", "out"))))
 	// Per GPU, named by its target (issue 33: a mean over both targets' GPUs named neither).
 	b.WithPanel(statPanel("GPU saturation", "Per GPU of the selected targets, named target on agent · GPU n: SM active where profiling metrics exist, else graphics-engine activity, else utilisation. Amber from 85 %, red from 95 %.",
 		unitRatio, 4, 4, upperBad(0.85, 0.95), query("queryType", "gpu", "targets", []string{"$target"}, "signals", []string{"saturation"})).
@@ -279,19 +301,23 @@ func Overview() *dashboard.DashboardBuilder {
 		TextMode(common.BigValueTextModeValueAndName).DisplayName("${__field.labels.serving}").
 		NoValue(noGPUAgent).
 		Min(0).Max(1))
-	// Per target, named (issue 33: a mean of both targets named neither).
-	meanStat := func(stage string) queryBuilder {
-		return query(sel("queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false)...)
+	// Per target, named (issue 33: a mean of both targets named neither), over the
+	// dashboard's range like the per-target-and-model table's mean E2E below (issue 33: a
+	// 46 s mean TTFT over the last rate window sat above a 32 s mean E2E over the range):
+	// each tile's value is the range's mean, its sparkline the mean over the range's length
+	// ending at each step.
+	meanStat := func(stage string, kv ...any) queryBuilder {
+		return query(sel(append([]any{"queryType", "latency", "stages", []string{stage}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false, "window", meanTileWindow}, kv...)...)...)
 	}
 	// Coloured by the selected profile's TTFT threshold (issue 33: "46.0 s" in neutral blue at
 	// 15× the 3 s objective, beside red Waiting and Preemptions tiles): with a profile the data
 	// source sets each ttft series' thresholds, green below the objective's threshold and red
 	// from it; the panel's blue stays for a profile without a TTFT objective. The profile also
 	// adds the spike markers (0/1 per window), which are not tiles.
-	b.WithPanel(perTargetTile(statPanel("Mean TTFT per target", "Mean time to first token per target: rate of the histogram's _sum over rate of its _count, red from the selected profile's TTFT threshold (green below it). The SLO tiles above judge the profile's quantile itself.",
-		unitSeconds, 4, 4, neutral(), query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"mean"}, "groupBy", "target", "bounds", false)...)).
+	b.WithPanel(perTargetTile(statPanel(meanTTFTTitle, "Mean time to first token per target over the dashboard's range (the same requests as the per-target-and-model table's mean E2E below): rate of the histogram's _sum over rate of its _count over the range, red from the selected profile's TTFT threshold (green below it). The SLO tiles above judge the profile's quantile itself.",
+		unitSeconds, 4, 4, neutral(), meanStat("ttft", "profile", "$profile")).
 		Transformations([]dashboard.DataTransformerConfig{dropFields(spikeSeries)})))
-	b.WithPanel(perTargetTile(statPanel("Mean ITL per target", "Mean inter-token latency per target: rate of the histogram's _sum over rate of its _count. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
+	b.WithPanel(perTargetTile(statPanel("Mean ITL (range)", "Mean inter-token latency per target over the dashboard's range: rate of the histogram's _sum over rate of its _count over the range. A mean has no objective: the SLO tiles above judge the profile's quantiles.",
 		unitSeconds, 4, 4, neutral(), meanStat("itl"))))
 	satStat := func(title, desc, re, unit string, t *dashboard.ThresholdsConfigBuilder, reducer string) *stat.PanelBuilder {
 		p := statPanel(title, desc, unit, 4, 4, t, query(sel("queryType", "saturation", "groupBy", "engine")...)).
@@ -311,7 +337,7 @@ func Overview() *dashboard.DashboardBuilder {
 	// range is at least the diagnosis's number.
 	b.WithPanel(satStat(kvPeakTitle, "The highest KV-cache usage (0..1) any engine reached over the dashboard's range (the max across engines per step, then the max over the range; the sparkline is the max across engines): the first engine to preempt. The diagnosis's KV-cache evidence is the max over its rate window ending now, so it is at most this number. Amber from 80 %, red from 95 %.", `KV-cache usage.*`, unitRatio, upperBad(0.8, 0.95), "max").
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"max"})))
-	b.WithPanel(perTargetTile(statPanel("Preemptions/s per target", "Requests preempted per second (KV cache exhausted) per target, summed across its engines. Red from any.",
+	b.WithPanel(perTargetTile(statPanel("Preemptions/s", "Requests preempted per second (KV cache exhausted) per target, summed across its engines. Red from any.",
 		unitCount, 4, 4, upperBad(0.001, 0.01), query(sel("queryType", "saturation", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`preemptions/s.*`)})))
 	// Per target (issue 33: the pooled 14.2 % averaged the healthy target's ~29 % with the
@@ -349,7 +375,7 @@ func Overview() *dashboard.DashboardBuilder {
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).
 		Legend(legendTable()))
-	b.WithPanel(ts("Error rate"+allTargets, "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning (0.8 %) and critical (2 %) levels; the profile's error-ratio objective is judged in the SLO tiles.",
+	b.WithPanel(ts("Error rate"+allTargets, "Share of finished requests that ended with finish reason error, per step; client aborts (finish reason abort, the client's choice) are not errors and count only in the denominator. The dashed lines are the warning level, amber at 0.8 %, and the critical level, red at 2 %; the profile's error-ratio objective is judged in the SLO tiles.",
 		unitRatio, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations(errorRatio()).
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
@@ -369,13 +395,14 @@ func Overview() *dashboard.DashboardBuilder {
 	// Latency per target: p99 and max against the profile's threshold.
 	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
-		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile); the latency dashboard shows their bounds.",
+		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile): where the p99's bucket is wide, the table below says which bracket it lies in.",
 			8, legendH, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
 			DisplayName(latencyTargetName).
 			// Max and last only: the mean column left the names no room, and
 			// "vllm-kv-pressure max" and "… p99" were both cut to "vllm-kv-pressure…".
 			Legend(legendTableMaxLast()))
 	}
+	b.WithPanel(p99LiesInTable())
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(heatmapPanel(st.stage, st.title+" heatmap", 8, 8))
 	}
@@ -400,7 +427,7 @@ func Overview() *dashboard.DashboardBuilder {
 		DisplayName("${__field.labels.target} ${__field.labels.signal}").
 		// One colour per target (setTargetColours); waiting dashed.
 		OverrideByRegexp(`.*waiting.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close.",
+	b.WithPanel(ts("KV-cache usage: max and spread across engines", "KV-cache usage (0..1) of every engine (vLLM data-parallel rank) with the max and min across them: a wide spread is load imbalance, a max near 1 means preemptions are close. The dashed lines: amber at 80 % (preemptions come close), red at 95 % (the engine preempts).",
 		unitRatio, 8, legendH, query(sel("queryType", "saturation", "groupBy", "engine")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`KV-cache usage.*`), rowReduce("max", "max across engines", false), rowReduce("min", "min across engines", false)}).
 		Legend(legendTable()).
@@ -470,6 +497,35 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithRow(row("Engine sleep state (vLLM 0.11 and later: vllm:engine_sleep_state)").Collapsed(true).WithPanel(sleepStatePanel()))
 	withParityRows(b)
 	return b
+}
+
+// p99LiesInTitle names the overview's "where p99 lies" cue.
+const p99LiesInTitle = "Where each p99 lies (wide buckets only)"
+
+// p99LiesInTable is the overview's cue under its p99 panels (issue 33: "p99 lies in 250–500
+// ms" where the bucket is wide): the buckets query's lies_in per target and stage, only the
+// rows where the p99's bucket is over 10 % of its value wide (lies_in is empty otherwise).
+func p99LiesInTable() *table.PanelBuilder {
+	return tbl(p99LiesInTitle, "Per target and stage (TTFT, TPOT, E2E), where the p99 over the dashboard's range lies when its histogram bucket is over 10 % of the value wide (p99 lies in 250–500 ms): the line above is interpolated inside that bucket, and the true p99 can be anywhere in the bracket. The bucket advice on the latency dashboard has the bounds to add to vLLM's --custom-histogram-buckets.",
+		24, 8, query(sel("queryType", "buckets", "stages", []string{"ttft", "tpot", "e2e"}, "stats", []string{"p99"}, "groupBy", "target")...)).
+		Transformations([]dashboard.DataTransformerConfig{
+			transformation("filterByValue", map[string]any{
+				"type": "include", "match": "all",
+				"filters": []map[string]any{{"fieldName": "lies_in", "config": map[string]any{"id": "regex", "options": map[string]any{"value": ".+"}}}},
+			}),
+			transformation("organize", map[string]any{
+				"excludeByName": map[string]any{"kind": true, "requested": true, "requested_label": true, "exact": true, "clamped": true, "extra_bounds": true, "custom_histogram_buckets": true, "flag": true},
+				"indexByName":   map[string]any{"target": 0, "signal": 1, "lies_in": 2, "value": 3, "bucket_lower": 4, "bucket_upper": 5, "relative_width": 6},
+				"renameByName":  map[string]any{"signal": "stage", "lies_in": "where p99 lies", "value": "p99 drawn", "bucket_lower": "bucket from", "bucket_upper": "bucket to", "relative_width": "bucket width / p99"},
+			}),
+		}).
+		NoValue("Every p99 lies in a bucket under 10 % of its value wide: read the lines above as drawn").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("target", props(prop("custom.width", 170))).
+		OverrideByName("stage", props(prop("custom.width", 80))).
+		OverrideByName("where p99 lies", props(prop("custom.width", 360))).
+		OverrideByRegexp(`p99 drawn|bucket from|bucket to`, props(prop("unit", unitSeconds), prop("custom.width", 120))).
+		OverrideByName("bucket width / p99", props(prop("unit", unitRatio), prop("decimals", 0), thresholdsProp(thresholds(baseColor(green), from(0.1, amber), from(0.5, orange))), colorText()))
 }
 
 // promptBySourcePanel stacks vLLM's prompt tokens by source (the throughput
@@ -581,7 +637,7 @@ func endpointTable() *table.PanelBuilder {
 			scoped(transformation("organize", map[string]any{
 				"excludeByName": map[string]any{"profile": true, "signal": true, "attainment_lower": true, "attainment_upper": true, "threshold_exact": true,
 					"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true, "burn_5m": true, "burn_30m": true,
-					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true},
+					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true, "period": true},
 				// Display names set before the join survive it (unnamed, the joined
 				// fields would read "objective slo", "threshold slo", …).
 				"renameByName": map[string]any{"status_value": "status", "model": "model", "objective": "objective", "quantile": "observed", "threshold": "threshold",

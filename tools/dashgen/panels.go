@@ -257,6 +257,12 @@ func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.
 		OverrideByRegexp(spikeSeries, props(prop("custom.hideFrom", map[string]any{"viz": true, "legend": true, "tooltip": false}), prop("unit", unitCount)))
 }
 
+// quantileColour is each statistic's colour where the target has none of its own: light to
+// dark as the quantile rises, max in the theme's text colour (dashed).
+var quantileColour = []struct{ stat, colour string }{
+	{"mean", "#A9B4C2"}, {"p50", "#C0D8FF"}, {"p90", "#6ED0E0"}, {"p95", "#8AB8FF"}, {"p99", "#8F3BB8"}, {"max", grey},
+}
+
 // spikeSeries matches the display names of the spike markers (stat spike).
 const spikeSeries = `.*spike.*`
 
@@ -270,27 +276,26 @@ const boundSeries = `.* (lower|upper)( ·.*)?`
 const latencyBoundsTargetName = "${__field.labels.target} ${__field.labels.stat} ${__field.labels.bound}"
 
 // maxSeries matches the display names of the max series (stat max); the
-// trailing " ?" takes latencyBoundsTargetName's empty bound (Grafana anchors
-// a field-name regexp at both ends).
-const maxSeries = `.* max( ·.*)? ?`
+// " ?"s take latencyBoundsTargetName's and modelLatencyName's empty bound
+// (Grafana anchors a field-name regexp at both ends).
+const maxSeries = `.* max ?( ·.*)? ?`
 
-// quantileColours gives each statistic of a merged latency panel its own
-// colour, the same on every dashboard: mean blue, p50 green, p90 yellow,
-// p95 orange, p99 red, max purple (bounds take their quantile's colour in
-// the tooltip). Panels with one series per target keep the palette, so
-// targets stay apart, and tell max from p99 by its dashes.
+// quantileColours gives each statistic of a latency panel its own colour where no target
+// colour applies (a target the generator was not told about, targetPalette): none is a status
+// colour (issue 33: the models dashboard drew p99 in green, which reads "good", and red p99s
+// read as the SLO line). The demo's and the listed targets get their hue's shade per
+// statistic instead (setTargetColours): the same statistic, the same shade, on every
+// dashboard.
 func quantileColours(b *timeseries.PanelBuilder) *timeseries.PanelBuilder {
-	for _, c := range []struct{ stat, colour string }{
-		{"mean", "blue"}, {"p50", "green"}, {"p90", "yellow"}, {"p95", "orange"}, {"p99", "red"}, {"max", "purple"},
-	} {
-		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
+	for _, c := range quantileColour {
+		b.OverrideByRegexp(`.* `+c.stat+`( (lower|upper))? ?( ·.*)? ?`, props(prop("color", map[string]any{"mode": "fixed", "fixedColor": c.colour})))
 	}
-	// Where a target's colour replaces these (setTargetColours: one colour per target on
-	// every panel, issue 33), the statistic is told by its line: p99 solid and thick, p95
-	// long dashes, p50 dots, max short dashes (latencyTS).
-	b.OverrideByRegexp(`.* p99( ·.*)? ?`, props(prop("custom.lineWidth", 2)))
-	b.OverrideByRegexp(`.* p95( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{12, 6}})))
-	b.OverrideByRegexp(`.* p50( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2)))
+	// The statistic is also told by its line (issue 33), for readers who cannot tell the
+	// shades apart: p99 solid and thick, p95 long dashes, p50 dots, max short dashes
+	// (latencyTS).
+	b.OverrideByRegexp(`.* p99 ?( ·.*)? ?`, props(prop("custom.lineWidth", 2)))
+	b.OverrideByRegexp(`.* p95 ?( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{12, 6}})))
+	b.OverrideByRegexp(`.* p50 ?( ·.*)? ?`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2)))
 	return b
 }
 

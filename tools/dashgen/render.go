@@ -10,6 +10,13 @@ import (
 // Render builds every dashboard and returns file name → indented JSON with a
 // trailing newline, exactly the bytes committed under dashboards/.
 func Render() (map[string][]byte, error) {
+	targets := colourTargets
+	if targets == nil {
+		var err error
+		if targets, err = datasourceTargets(datasourceFile); err != nil {
+			return nil, err
+		}
+	}
 	out := map[string][]byte{}
 	for name, b := range All() {
 		d, err := b.Build()
@@ -68,7 +75,7 @@ func Render() (map[string][]byte, error) {
 			}
 		}
 		compactCollapsedRows(d.Panels)
-		setTargetColours(d.Panels)
+		setTargetColours(d.Panels, targets)
 		if err := setMaxRowHeights(d.Panels); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

@@ -17,6 +17,10 @@ type Spec struct {
 	// Threshold in seconds (NaN for error-ratio objectives); Target a ratio 0..1.
 	Threshold, Target float64
 	Period            time.Duration
+	// PeriodName is the period as the profile names it: "30d" (Prometheus notation) for a
+	// rolling period, "month" for the calendar month, so a dashboard can say whose budget it
+	// shows ("of 30d budget spent").
+	PeriodName string
 }
 
 // Report is one row of the slo table: an objective over one group.
