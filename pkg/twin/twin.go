@@ -57,6 +57,7 @@ type Known struct {
 // into them.
 func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	cfg := enginemodel.DefaultConfig()
+	def := cfg
 	cfg.ClientTimeout = 0
 	var ps []Param
 	add := func(name string, v any, s Source) {
@@ -72,9 +73,21 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 		return Twin{}, fmt.Errorf("twin: prompt lengths: %w", err)
 	}
 	add("prompt tokens (lognormal mean, sigma)", fmt.Sprintf("%.0f, %.2f", cfg.Prompt.Mean, cfg.Prompt.Sigma), FromData)
+	// The requests' max_tokens before the output lengths: an output the history shows past
+	// the simulator's default of 1024 would be cut there (the demo's KV-pressure target,
+	// max_tokens 4096 and outputs of about 1,200 tokens, had its twin's outputs cut to
+	// 1,024 tokens at most and its queue, hence TTFT p99, a fraction of the observed).
+	if o.MaxTokensMean >= 1 {
+		cfg.MaxTokens = int(math.Round(o.MaxTokensMean))
+		add("max_tokens (request parameter, mean)", cfg.MaxTokens, FromData)
+	} else {
+		add("max_tokens (request parameter, mean)", cfg.MaxTokens, FromDefault)
+	}
 	if cfg.Output, err = fitLognormal(o.OutputMean, o.OutputBuckets, cfg.Output); err != nil {
 		return Twin{}, fmt.Errorf("twin: output lengths: %w", err)
 	}
+	cfg.Output.Max = min(cfg.Output.Max, max(cfg.MaxTokens, def.Output.Max))
+	cfg.Prompt.Max = min(cfg.Prompt.Max, max(cfg.Model.MaxModelLen-cfg.MaxTokens, def.Prompt.Max))
 	add("output tokens (lognormal mean, sigma)", fmt.Sprintf("%.0f, %.2f", cfg.Output.Mean, cfg.Output.Sigma), FromData)
 	if o.BlockSize > 0 {
 		cfg.BlockSize = o.BlockSize
@@ -162,7 +175,9 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // fitLognormal fits a lognormal of mean mean (the histogram's sum/count) whose shape sigma
 // minimises the squared distance between its CDF and the histogram's at each finite bound
-// (grid 0.02..2.5 by 0.01); Min and Max stay those of def, raised to hold the data.
+// (grid 0.02..2.5 by 0.01); Min stays def's, and Max too unless the histogram shows lengths
+// past it: when the highest bucket holding observations starts at or above def.Max, Max is
+// raised to that bucket's upper bound (the caller caps it at max_tokens or the model length).
 func fitLognormal(mean float64, bs []Bucket, def enginemodel.LengthDist) (enginemodel.LengthDist, error) {
 	if !(mean >= 1) {
 		return def, fmt.Errorf("no mean length in the history")
@@ -172,6 +187,9 @@ func fitLognormal(mean float64, bs []Bucket, def enginemodel.LengthDist) (engine
 		return d, nil
 	}
 	total := bs[len(bs)-1].Count
+	if top := topBucket(bs); top > 0 && !math.IsInf(bs[top].Le, 1) && bs[top-1].Le >= float64(def.Max) {
+		d.Max = int(bs[top].Le)
+	}
 	best, bestErr := def.Sigma, math.Inf(1)
 	for s := 0.02; s <= 2.5; s += 0.01 {
 		mu := math.Log(mean) - s*s/2
@@ -190,6 +208,18 @@ func fitLognormal(mean float64, bs []Bucket, def enginemodel.LengthDist) (engine
 	}
 	d.Sigma = best
 	return d, nil
+}
+
+// topBucket is the index of the first bucket of cumulative bs holding every observation
+// (the highest bucket with observations in it).
+func topBucket(bs []Bucket) int {
+	total := bs[len(bs)-1].Count
+	for i, b := range bs {
+		if b.Count >= total {
+			return i
+		}
+	}
+	return len(bs) - 1
 }
 
 // calibrationSpan is the simulated time of one calibration run (after warmUp).
