@@ -13,21 +13,25 @@ import (
 
 // Metric names the twin's calibration reads (vLLM V1).
 const (
-	TwinFinished       = "vllm:request_success_total"
-	TwinPromptTokens   = "vllm:request_prompt_tokens"     // #nosec G101 -- a metric name, not a credential
-	TwinOutputTokens   = "vllm:request_generation_tokens" // #nosec G101 -- a metric name, not a credential
-	TwinITL            = "vllm:inter_token_latency_seconds"
-	TwinITLBefore011   = "vllm:time_per_output_token_seconds" // the ITL data's name up to vLLM 0.10
-	TwinPrefill        = "vllm:request_prefill_time_seconds"
-	TwinPrefixHits     = "vllm:prefix_cache_hits_total"
-	TwinPrefixQueries  = "vllm:prefix_cache_queries_total"
-	TwinRunning        = "vllm:num_requests_running"
-	TwinKVUsage        = "vllm:kv_cache_usage_perc"
-	TwinKVUsageV0Name  = "vllm:gpu_cache_usage_perc"
-	TwinCacheConfig    = "vllm:cache_config_info"
-	TwinIterTokens     = "vllm:iteration_tokens_total"  // #nosec G101 -- a metric name, not a credential
-	TwinGenTokens      = "vllm:generation_tokens_total" // #nosec G101 -- a metric name, not a credential
-	TwinTTFT           = "vllm:time_to_first_token_seconds"
+	TwinFinished      = "vllm:request_success_total"
+	TwinPromptTokens  = "vllm:request_prompt_tokens"     // #nosec G101 -- a metric name, not a credential
+	TwinOutputTokens  = "vllm:request_generation_tokens" // #nosec G101 -- a metric name, not a credential
+	TwinITL           = "vllm:inter_token_latency_seconds"
+	TwinITLBefore011  = "vllm:time_per_output_token_seconds" // the ITL data's name up to vLLM 0.10
+	TwinPrefill       = "vllm:request_prefill_time_seconds"
+	TwinPrefixHits    = "vllm:prefix_cache_hits_total"
+	TwinPrefixQueries = "vllm:prefix_cache_queries_total"
+	TwinRunning       = "vllm:num_requests_running"
+	TwinKVUsage       = "vllm:kv_cache_usage_perc"
+	TwinKVUsageV0Name = "vllm:gpu_cache_usage_perc"
+	TwinCacheConfig   = "vllm:cache_config_info"
+	TwinIterTokens    = "vllm:iteration_tokens_total"  // #nosec G101 -- a metric name, not a credential
+	TwinGenTokens     = "vllm:generation_tokens_total" // #nosec G101 -- a metric name, not a credential
+	TwinTTFT          = "vllm:time_to_first_token_seconds"
+	// TwinMaxTokens is the histogram of the requests' max_tokens parameter: the twin's
+	// generated requests carry its mean, so that outputs the history shows are not cut at the
+	// simulator's default of 1024 tokens.
+	TwinMaxTokens      = "vllm:request_params_max_tokens" // #nosec G101 -- a metric name, not a credential
 	twinWindowNotation = "%s%s[%s]"
 )
 

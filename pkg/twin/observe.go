@@ -34,6 +34,9 @@ type Observed struct {
 	// sum/count.
 	PromptBuckets, OutputBuckets []Bucket
 	PromptMean, OutputMean       float64
+	// MaxTokensMean is the mean of the requests' max_tokens parameter
+	// (vllm:request_params_max_tokens sum/count), NaN when not exported.
+	MaxTokensMean float64
 	// ITLMean is the mean inter-token latency (s), PrefillMean the mean prefill time (s).
 	ITLMean, PrefillMean float64
 	// RunningMean is the mean of the running-requests gauge, KVUsageMean of the KV usage.
@@ -112,6 +115,7 @@ func Observe(ctx context.Context, q source.Querier, job string, to time.Time, sp
 	}
 	o.PromptMean = ratio(catalog.TwinPromptTokens+"_sum", catalog.TwinPromptTokens+"_count")
 	o.OutputMean = ratio(catalog.TwinOutputTokens+"_sum", catalog.TwinOutputTokens+"_count")
+	o.MaxTokensMean = ratio(catalog.TwinMaxTokens+"_sum", catalog.TwinMaxTokens+"_count")
 	o.ITLMean = ratio(catalog.TwinITL+"_sum", catalog.TwinITL+"_count")
 	if math.IsNaN(o.ITLMean) { // vLLM 0.10 and earlier V1 releases: the ITL data under the old name
 		o.ITLMean = ratio(catalog.TwinITLBefore011+"_sum", catalog.TwinITLBefore011+"_count")
