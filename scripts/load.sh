@@ -7,7 +7,7 @@
 #              instance: start time, scrape CPU, memory, latency query time.
 #              SCALE_DISCOVERY=file: the targets are one target group's, found
 #              by file_sd; SCALE_SETTLE (e.g. 35m) waits before measuring (a
-#              head chunk fills for 30 min at 15 s); SCALE_HEAP_PROFILE=<file>
+#              head chunk fills for 15 min at 15 s); SCALE_HEAP_PROFILE=<file>
 #              saves the heap profile; SCALE_PLUGIN_ENV adds plugin environment;
 #              SCALE_STORE_ALL=1 sets storeAllSeries (every series of the page stored);
 #              LOAD_TIMEOUT (20m) is go test's -timeout (raise it with SCALE_SETTLE).

@@ -302,8 +302,9 @@ func TestScale(t *testing.T) {
 		return true
 	}, 20*interval, time.Second)
 	allUp := time.Since(t0)
-	// SCALE_SETTLE (e.g. 35m) waits before measuring: an open head chunk fills for 120
-	// scrapes (30 min at 15 s) before it is cut and written out, so a minute after the start
+	// SCALE_SETTLE (e.g. 35m) waits before measuring: an open head chunk fills for 60
+	// scrapes (15 min at 15 s; the first after a start may run on to the next 2 h block
+	// boundary, up to about 28 min) before it is cut and written out, so a minute after the start
 	// the head holds less than it will later.
 	if d := os.Getenv("SCALE_SETTLE"); d != "" {
 		settle, err := time.ParseDuration(d)
