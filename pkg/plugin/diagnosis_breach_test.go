@@ -51,7 +51,11 @@ func breachInvariant(t *testing.T, inst *Instance, from, to time.Time, step time
 				// NaN compares false: no data is no breach. A per-gap reading of a TPOT
 				// objective (PerGap: no per-request TPOT histogram) under target does not
 				// establish a breach of the per-request objective either.
-				if s < len(o.Good) && o.Good[s] < o.Target && !o.PerGap {
+				// A reading from fewer than diagnose.MinBreachCount requests in the
+				// window does not establish a breach (issue 35: a window of three
+				// requests cannot).
+				few := o.Count != nil && (s >= len(o.Count) || !(o.Count[s] >= diagnose.MinBreachCount))
+				if s < len(o.Good) && o.Good[s] < o.Target && !o.PerGap && !few {
 					breached = append(breached, o.Name)
 				}
 			}

@@ -31,7 +31,9 @@ func primaryAt(t *testing.T, in Input) (Class, []Finding) {
 
 // TestBreachIsNeverHealthy is issue 35's invariant on random inputs: at every
 // step where an objective's attainment is below its target, the primary
-// class is neither healthy nor under_utilised (nor small_batches).
+// class is neither healthy nor under_utilised (nor small_batches). A window
+// counted by the objective's histogram as holding fewer than 10 requests
+// does not establish a breach.
 func TestBreachIsNeverHealthy(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 35))
 	all := []Signal{Up, UpMin, Running, Waiting, RunningAvg, WaitingAvg, WaitingSpan, KVUsage, Preemptions, Finished, Aborted,
@@ -58,13 +60,21 @@ func TestBreachIsNeverHealthy(t *testing.T) {
 			for i := range g {
 				g[i] = []float64{1, 0.995, 0.9, 0.5, math.NaN()}[r.IntN(5)]
 			}
-			ti.Objectives = append(ti.Objectives, ObjectiveInput{Name: sig, Signal: sig, Threshold: 1, Target: 0.99, Good: g})
+			o := ObjectiveInput{Name: sig, Signal: sig, Threshold: 1, Target: 0.99, Good: g}
+			if r.IntN(3) > 0 { // a count of requests per window: too few (3) or enough (50)
+				o.Count = make([]float64, n)
+				for i := range o.Count {
+					o.Count[i] = []float64{3, 50}[r.IntN(2)]
+				}
+			}
+			ti.Objectives = append(ti.Objectives, o)
 		}
 		res := Diagnose(Input{Steps: steps(n, 15*time.Second), Window: time.Minute, Targets: []TargetInput{ti}}, settings.DefaultDiagnosis())
 		for i, cl := range res.Targets[0].Primary {
 			breached := false
 			for _, o := range ti.Objectives {
-				breached = breached || o.Good[i] < o.Target
+				// fewer than MinBreachCount (10) requests do not establish a breach
+				breached = breached || o.Good[i] < o.Target && (o.Count == nil || o.Count[i] >= 10)
 			}
 			if !breached {
 				continue
@@ -278,4 +288,71 @@ func TestDecodeAgainstPerGapTPOT(t *testing.T) {
 	in.Targets[0].Objectives[1].Good = constant(n, 0.995)
 	cl, _ = primaryAt(t, in)
 	assert.Equal(t, Healthy, cl)
+}
+
+// TestFewRequestsDoNotEstablishABreach (issue 35): a TPOT objective read
+// under target (0.9 of requests within the threshold, target 0.99) while ITL
+// follows the running batch (20 ↔ 120 running, 15 ↔ 60 ms) is unstable
+// batching when the window counted 10 requests (MinBreachCount), and not
+// when it counted 3 (one slow request in three reads 0.67): the objective
+// is then neither met nor breached, so the batching rule, which needs a
+// breached per-token objective, does not hold and no breach is claimed.
+func TestFewRequestsDoNotEstablishABreach(t *testing.T) {
+	const n = 10
+	v := base(n)
+	runv, itl := make([]float64, n), make([]float64, n)
+	for i := range runv {
+		if i%2 == 0 {
+			runv[i], itl[i] = 20, 0.015
+		} else {
+			runv[i], itl[i] = 120, 0.06
+		}
+	}
+	v[RunningAvg], v[ITLMean] = runv, itl
+	at := func(count float64) (Class, bool) {
+		o := objective(n, "tpot-p99", "tpot", 0.9)
+		o.Count = constant(n, count)
+		r := run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: v,
+			Objectives: []ObjectiveInput{o}})
+		return r.Primary[n-1], o.breachedAt(n - 1)
+	}
+	cl, breached := at(10)
+	assert.Equal(t, UnstableBatching, cl)
+	assert.True(t, breached)
+	cl, breached = at(3)
+	assert.NotEqual(t, UnstableBatching, cl)
+	assert.NotEqual(t, SLOBreachUnexplained, cl)
+	assert.False(t, breached)
+	// An unknown count (NaN) is too few as well.
+	cl, breached = at(math.NaN())
+	assert.NotEqual(t, UnstableBatching, cl)
+	assert.False(t, breached)
+}
+
+// TestClearedFindingEndsWhenObjectivesAreMet (issue 35): unstable batching
+// holds over ten 1-minute steps while the TPOT objective is breached (0.9 <
+// 0.99); at steps 10 and 11 every request meets it (1.0). The batching rule
+// needs a breached objective, so it has cleared there, and with every
+// objective met the finding is over: healthy, not kept for another window
+// (on the 8 000 001 evaluation seeds such kept findings were every 15 s
+// false alarm).
+func TestClearedFindingEndsWhenObjectivesAreMet(t *testing.T) {
+	const n = 12
+	v := base(n)
+	runv, itl := make([]float64, n), make([]float64, n)
+	for i := range runv {
+		if i%2 == 0 {
+			runv[i], itl[i] = 20, 0.015
+		} else {
+			runv[i], itl[i] = 120, 0.06
+		}
+	}
+	v[RunningAvg], v[ITLMean] = runv, itl
+	o := objective(n, "tpot-p99", "tpot", 0.9)
+	o.Good[10], o.Good[11] = 1, 1
+	r := run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: v,
+		Objectives: []ObjectiveInput{o}})
+	assert.Equal(t, UnstableBatching, r.Primary[9])
+	assert.Equal(t, Healthy, r.Primary[10])
+	assert.Equal(t, Healthy, r.Primary[11])
 }

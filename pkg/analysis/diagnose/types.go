@@ -232,7 +232,23 @@ type ObjectiveInput struct {
 	// where the gaps' share reaches Target (metAt; see docs/diagnosis.md,
 	// "TPOT from the gap histogram").
 	PerGap bool
+	// Count is the number of observations (requests; gaps for a per-token
+	// or PerGap reading) the window's histogram counted at each step (its
+	// windowed bucket rate × window), NaN where unknown. nil when the input
+	// does not carry it (a hand-built input): every reading then counts.
+	// A reading under Target from fewer than MinBreachCount observations
+	// is neither met nor breached (breachedAt): too few requests to
+	// establish a breach.
+	Count []float64
 }
+
+// MinBreachCount is the fewest observations (requests) in a window from
+// which an objective's reading under target establishes a breach (issue
+// 35). Below it one or two slow requests, or the interpolation inside the
+// bucket holding the threshold, make the reading: the objective is then
+// unknown for the breach (neither met nor breached), so it opens neither
+// the breach invariant nor the rules anchored on a breached objective.
+const MinBreachCount = 10
 
 // known reports whether o has a reading at step i.
 func (o ObjectiveInput) known(i int) bool { return i < len(o.Good) && !math.IsNaN(o.Good[i]) }
@@ -246,7 +262,13 @@ func (o ObjectiveInput) metAt(i int) bool { return o.known(i) && o.Good[i] >= o.
 // nor breached: the requests' attainment bracket it gives is not entirely
 // below Target.
 func (o ObjectiveInput) breachedAt(i int) bool {
-	return o.known(i) && o.Good[i] < o.Target && !o.PerGap
+	return o.known(i) && o.Good[i] < o.Target && !o.PerGap && o.enough(i)
+}
+
+// enough reports whether o's reading at step i counts enough observations
+// to establish a breach: at least MinBreachCount, or no count carried.
+func (o ObjectiveInput) enough(i int) bool {
+	return o.Count == nil || i < len(o.Count) && o.Count[i] >= MinBreachCount
 }
 
 // TargetInput is one target's signals on the step grid (Input.Steps).
