@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -54,7 +55,8 @@ func breachInvariant(t *testing.T, inst *Instance, from, to time.Time, step time
 				// A reading from fewer than diagnose.MinBreachCount requests in the
 				// window does not establish a breach (issue 35: a window of three
 				// requests cannot).
-				few := o.Count != nil && (s >= len(o.Count) || !(o.Count[s] >= diagnose.MinBreachCount))
+				// The count is rate × window, an estimate of a whole number: rounded.
+				few := o.Count != nil && (s >= len(o.Count) || !(math.Round(o.Count[s]) >= diagnose.MinBreachCount))
 				if s < len(o.Good) && o.Good[s] < o.Target && !o.PerGap && !few {
 					breached = append(breached, o.Name)
 				}

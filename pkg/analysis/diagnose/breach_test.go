@@ -61,10 +61,10 @@ func TestBreachIsNeverHealthy(t *testing.T) {
 				g[i] = []float64{1, 0.995, 0.9, 0.5, math.NaN()}[r.IntN(5)]
 			}
 			o := ObjectiveInput{Name: sig, Signal: sig, Threshold: 1, Target: 0.99, Good: g}
-			if r.IntN(3) > 0 { // a count of requests per window: too few (3) or enough (50)
+			if r.IntN(3) > 0 { // a count of requests per window: too few (3, 9.4) or enough (9.998: 10 extrapolated, 50)
 				o.Count = make([]float64, n)
 				for i := range o.Count {
-					o.Count[i] = []float64{3, 50}[r.IntN(2)]
+					o.Count[i] = []float64{3, 9.4, 9.998, 50}[r.IntN(4)]
 				}
 			}
 			ti.Objectives = append(ti.Objectives, o)
@@ -73,8 +73,9 @@ func TestBreachIsNeverHealthy(t *testing.T) {
 		for i, cl := range res.Targets[0].Primary {
 			breached := false
 			for _, o := range ti.Objectives {
-				// fewer than MinBreachCount (10) requests do not establish a breach
-				breached = breached || o.Good[i] < o.Target && (o.Count == nil || o.Count[i] >= 10)
+				// fewer than MinBreachCount (10) requests, the count rounded to a
+				// whole request, do not establish a breach
+				breached = breached || o.Good[i] < o.Target && (o.Count == nil || math.Round(o.Count[i]) >= 10)
 			}
 			if !breached {
 				continue
@@ -355,4 +356,49 @@ func TestClearedFindingEndsWhenObjectivesAreMet(t *testing.T) {
 	assert.Equal(t, UnstableBatching, r.Primary[9])
 	assert.Equal(t, Healthy, r.Primary[10])
 	assert.Equal(t, Healthy, r.Primary[11])
+}
+
+// TestCountJitterDoesNotSplitABreach (issue 35): a window holding exactly
+// 10 requests is read by rate() × window as 9.998 at one step and 10.004 at
+// the next (the increase between the window's first and last samples,
+// extrapolated to its edges, moves with where the scrapes fall). The TPOT
+// objective reads 0.9 < 0.99 at every step, so every step is breached;
+// nothing explains it (10 running, no queue) and there is no GPU data, so
+// the breach is insufficient_data: one finding over the whole range, not
+// one per step counted 10.004 (what comparing the unrounded count with
+// MinBreachCount gave). A count of 9.4 (nine requests and a fraction of
+// extrapolation) stays too few: no breach, healthy.
+func TestCountJitterDoesNotSplitABreach(t *testing.T) {
+	const n = 8
+	at := func(count func(i int) float64) TargetResult {
+		o := objective(n, "tpot-p99", "tpot", 0.9)
+		o.Count = make([]float64, n)
+		for i := range o.Count {
+			o.Count[i] = count(i)
+		}
+		return run1(t, n, time.Second, 10*time.Second, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: base(n),
+			Objectives: []ObjectiveInput{o}})
+	}
+	r := at(func(i int) float64 { return []float64{9.998, 10.004}[i%2] })
+	var got []Finding
+	for _, f := range r.Findings {
+		if f.Class != Healthy {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, "one finding: %v", r.Primary)
+	assert.Equal(t, InsufficientData, got[0].Class)
+	assert.Equal(t, steps(n, time.Second)[0], got[0].Start)
+	assert.Equal(t, steps(n, time.Second)[n-1], got[0].End)
+	assert.True(t, got[0].Current)
+	r = at(func(int) float64 { return 9.4 })
+	for i, cl := range r.Primary {
+		assert.Equal(t, Healthy, cl, "step %d", i)
+	}
+	for _, c := range []float64{9.998, 10.004, 10, 9.5, 50} {
+		assert.True(t, EnoughCount(c), "%v", c)
+	}
+	for _, c := range []float64{9.4, 3, math.NaN(), math.Inf(-1)} {
+		assert.False(t, EnoughCount(c), "%v", c)
+	}
 }

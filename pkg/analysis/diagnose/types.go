@@ -237,8 +237,8 @@ type ObjectiveInput struct {
 	// windowed bucket rate × window), NaN where unknown. nil when the input
 	// does not carry it (a hand-built input): every reading then counts.
 	// A reading under Target from fewer than MinBreachCount observations
-	// is neither met nor breached (breachedAt): too few requests to
-	// establish a breach.
+	// (the count rounded to a whole request, EnoughCount) is neither met
+	// nor breached (breachedAt): too few requests to establish a breach.
 	Count []float64
 }
 
@@ -266,10 +266,25 @@ func (o ObjectiveInput) breachedAt(i int) bool {
 }
 
 // enough reports whether o's reading at step i counts enough observations
-// to establish a breach: at least MinBreachCount, or no count carried.
+// to establish a breach (EnoughCount), or o carries no count.
 func (o ObjectiveInput) enough(i int) bool {
-	return o.Count == nil || i < len(o.Count) && o.Count[i] >= MinBreachCount
+	return o.Count == nil || i < len(o.Count) && EnoughCount(o.Count[i])
 }
+
+// EnoughCount reports whether a window's count of observations (requests),
+// as the histogram's windowed rate × window gives it, establishes a breach:
+// rounded to the nearest whole request, at least MinBreachCount; NaN is
+// not enough. The count is rounded because it is an estimate of a whole
+// number: rate() extrapolates the increase between the window's first and
+// last samples to the window's edges, so a window holding exactly 10
+// requests reads 9.998 or 10.01 depending on where the scrapes fall in it,
+// and two stores scraping the same page a fraction of a second apart (or
+// one store from step to step) read either. Compared unrounded, the
+// threshold then split one breach into findings that start and end at
+// arbitrary steps (issue 35: the embedded and remote diagnosis tables of
+// TestRemoteModeSameAnswersLive differed by a row when a replayed page
+// counted exactly 10 requests per 10 s window).
+func EnoughCount(n float64) bool { return math.Round(n) >= MinBreachCount }
 
 // TargetInput is one target's signals on the step grid (Input.Steps).
 type TargetInput struct {
