@@ -73,9 +73,10 @@ func TestBreachIsNeverHealthy(t *testing.T) {
 		for i, cl := range res.Targets[0].Primary {
 			breached := false
 			for _, o := range ti.Objectives {
-				// fewer than MinBreachCount (10) requests, the count rounded to a
-				// whole request, do not establish a breach
-				breached = breached || o.Good[i] < o.Target && (o.Count == nil || math.Round(o.Count[i]) >= 10)
+				// a run of readings under target none of which counted
+				// MinBreachCount (10) requests, rounded to a whole request,
+				// does not establish a breach
+				breached = breached || runBreached(o.Good, o.Count, o.Target, i)
 			}
 			if !breached {
 				continue
@@ -358,6 +359,34 @@ func TestClearedFindingEndsWhenObjectivesAreMet(t *testing.T) {
 	assert.Equal(t, Healthy, r.Primary[11])
 }
 
+// runBreached is the breach definition written out for the tests: step i
+// reads under target and its run of consecutive readings under target
+// (NaN and met readings end it) holds a window that counted at least 10
+// requests, rounded to a whole request; every reading counts without a
+// count.
+func runBreached(good, count []float64, target float64, i int) bool {
+	under := func(k int) bool { return k >= 0 && k < len(good) && good[k] < target }
+	if !under(i) {
+		return false
+	}
+	if count == nil {
+		return true
+	}
+	lo, hi := i, i
+	for under(lo - 1) {
+		lo--
+	}
+	for under(hi + 1) {
+		hi++
+	}
+	for k := lo; k <= hi; k++ {
+		if k < len(count) && math.Round(count[k]) >= 10 {
+			return true
+		}
+	}
+	return false
+}
+
 // TestCountJitterDoesNotSplitABreach (issue 35): a window holding exactly
 // 10 requests is read by rate() × window as 9.998 at one step and 10.004 at
 // the next (the increase between the window's first and last samples,
@@ -394,6 +423,31 @@ func TestCountJitterDoesNotSplitABreach(t *testing.T) {
 	r = at(func(int) float64 { return 9.4 })
 	for i, cl := range r.Primary {
 		assert.Equal(t, Healthy, cl, "step %d", i)
+	}
+	// Partial windows (a scrape late or missing inside them: 9.3 and 8.6 of
+	// the 10 requests; the history's first window, 6.2) inside a run that
+	// counted 10 elsewhere are the same breach: one finding from step 0 to
+	// the end, neither split at step 2 or 5 nor starting at step 1.
+	partial := []float64{6.2, 10, 9.3, 10.004, 9.998, 8.6, 10, 10}
+	r = at(func(i int) float64 { return partial[i] })
+	got = nil
+	for _, f := range r.Findings {
+		if f.Class != Healthy {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, "one finding: %v", r.Primary)
+	assert.Equal(t, InsufficientData, got[0].Class)
+	assert.Equal(t, steps(n, time.Second)[0], got[0].Start)
+	assert.Equal(t, steps(n, time.Second)[n-1], got[0].End)
+	// A met step ends the run: the partial windows after it (9.3, 8.6 …)
+	// establish nothing on their own.
+	o := objective(n, "tpot-p99", "tpot", 0.9)
+	o.Good[3] = 1
+	o.Count = []float64{10, 10, 10, 10, 9.3, 8.6, 9.1, 9.4}
+	for i, want := range []bool{true, true, true, false, false, false, false, false} {
+		assert.Equal(t, want, o.breachedAt(i), "step %d", i)
+		assert.Equal(t, want, o.breachSteps()[i], "step %d", i)
 	}
 	for _, c := range []float64{9.998, 10.004, 10, 9.5, 50} {
 		assert.True(t, EnoughCount(c), "%v", c)
