@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -51,7 +52,20 @@ func breachInvariant(t *testing.T, inst *Instance, from, to time.Time, step time
 				// NaN compares false: no data is no breach. A per-gap reading of a TPOT
 				// objective (PerGap: no per-request TPOT histogram) under target does not
 				// establish a breach of the per-request objective either.
-				if s < len(o.Good) && o.Good[s] < o.Target && !o.PerGap {
+				// A run of readings under target none of which counted
+				// diagnose.MinBreachCount requests (rate × window, an estimate of
+				// a whole number: rounded) does not establish a breach (issue 35:
+				// a window of three requests cannot); one that did is breached at
+				// each of its steps.
+				under := func(k int) bool { return k >= 0 && k < len(o.Good) && o.Good[k] < o.Target && !o.PerGap }
+				established := o.Count == nil
+				for k := s; !established && under(k); k-- {
+					established = k < len(o.Count) && math.Round(o.Count[k]) >= diagnose.MinBreachCount
+				}
+				for k := s + 1; !established && under(k); k++ {
+					established = k < len(o.Count) && math.Round(o.Count[k]) >= diagnose.MinBreachCount
+				}
+				if under(s) && established {
 					breached = append(breached, o.Name)
 				}
 			}

@@ -31,7 +31,9 @@ func primaryAt(t *testing.T, in Input) (Class, []Finding) {
 
 // TestBreachIsNeverHealthy is issue 35's invariant on random inputs: at every
 // step where an objective's attainment is below its target, the primary
-// class is neither healthy nor under_utilised (nor small_batches).
+// class is neither healthy nor under_utilised (nor small_batches). A window
+// counted by the objective's histogram as holding fewer than 10 requests
+// does not establish a breach.
 func TestBreachIsNeverHealthy(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 35))
 	all := []Signal{Up, UpMin, Running, Waiting, RunningAvg, WaitingAvg, WaitingSpan, KVUsage, Preemptions, Finished, Aborted,
@@ -58,13 +60,23 @@ func TestBreachIsNeverHealthy(t *testing.T) {
 			for i := range g {
 				g[i] = []float64{1, 0.995, 0.9, 0.5, math.NaN()}[r.IntN(5)]
 			}
-			ti.Objectives = append(ti.Objectives, ObjectiveInput{Name: sig, Signal: sig, Threshold: 1, Target: 0.99, Good: g})
+			o := ObjectiveInput{Name: sig, Signal: sig, Threshold: 1, Target: 0.99, Good: g}
+			if r.IntN(3) > 0 { // a count of requests per window: too few (3, 9.4) or enough (9.998: 10 extrapolated, 50)
+				o.Count = make([]float64, n)
+				for i := range o.Count {
+					o.Count[i] = []float64{3, 9.4, 9.998, 50}[r.IntN(4)]
+				}
+			}
+			ti.Objectives = append(ti.Objectives, o)
 		}
 		res := Diagnose(Input{Steps: steps(n, 15*time.Second), Window: time.Minute, Targets: []TargetInput{ti}}, settings.DefaultDiagnosis())
 		for i, cl := range res.Targets[0].Primary {
 			breached := false
 			for _, o := range ti.Objectives {
-				breached = breached || o.Good[i] < o.Target
+				// a run of readings under target none of which counted
+				// MinBreachCount (10) requests, rounded to a whole request,
+				// does not establish a breach
+				breached = breached || runBreached(o.Good, o.Count, o.Target, i)
 			}
 			if !breached {
 				continue
@@ -278,4 +290,169 @@ func TestDecodeAgainstPerGapTPOT(t *testing.T) {
 	in.Targets[0].Objectives[1].Good = constant(n, 0.995)
 	cl, _ = primaryAt(t, in)
 	assert.Equal(t, Healthy, cl)
+}
+
+// TestFewRequestsDoNotEstablishABreach (issue 35): a TPOT objective read
+// under target (0.9 of requests within the threshold, target 0.99) while ITL
+// follows the running batch (20 ↔ 120 running, 15 ↔ 60 ms) is unstable
+// batching when the window counted 10 requests (MinBreachCount), and not
+// when it counted 3 (one slow request in three reads 0.67): the objective
+// is then neither met nor breached, so the batching rule, which needs a
+// breached per-token objective, does not hold and no breach is claimed.
+func TestFewRequestsDoNotEstablishABreach(t *testing.T) {
+	const n = 10
+	v := base(n)
+	runv, itl := make([]float64, n), make([]float64, n)
+	for i := range runv {
+		if i%2 == 0 {
+			runv[i], itl[i] = 20, 0.015
+		} else {
+			runv[i], itl[i] = 120, 0.06
+		}
+	}
+	v[RunningAvg], v[ITLMean] = runv, itl
+	at := func(count float64) (Class, bool) {
+		o := objective(n, "tpot-p99", "tpot", 0.9)
+		o.Count = constant(n, count)
+		r := run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: v,
+			Objectives: []ObjectiveInput{o}})
+		return r.Primary[n-1], o.breachedAt(n - 1)
+	}
+	cl, breached := at(10)
+	assert.Equal(t, UnstableBatching, cl)
+	assert.True(t, breached)
+	cl, breached = at(3)
+	assert.NotEqual(t, UnstableBatching, cl)
+	assert.NotEqual(t, SLOBreachUnexplained, cl)
+	assert.False(t, breached)
+	// An unknown count (NaN) is too few as well.
+	cl, breached = at(math.NaN())
+	assert.NotEqual(t, UnstableBatching, cl)
+	assert.False(t, breached)
+}
+
+// TestClearedFindingEndsWhenObjectivesAreMet (issue 35): unstable batching
+// holds over ten 1-minute steps while the TPOT objective is breached (0.9 <
+// 0.99); at steps 10 and 11 every request meets it (1.0). The batching rule
+// needs a breached objective, so it has cleared there, and with every
+// objective met the finding is over: healthy, not kept for another window
+// (on the 8 000 001 evaluation seeds such kept findings were every 15 s
+// false alarm).
+func TestClearedFindingEndsWhenObjectivesAreMet(t *testing.T) {
+	const n = 12
+	v := base(n)
+	runv, itl := make([]float64, n), make([]float64, n)
+	for i := range runv {
+		if i%2 == 0 {
+			runv[i], itl[i] = 20, 0.015
+		} else {
+			runv[i], itl[i] = 120, 0.06
+		}
+	}
+	v[RunningAvg], v[ITLMean] = runv, itl
+	o := objective(n, "tpot-p99", "tpot", 0.9)
+	o.Good[10], o.Good[11] = 1, 1
+	r := run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: v,
+		Objectives: []ObjectiveInput{o}})
+	assert.Equal(t, UnstableBatching, r.Primary[9])
+	assert.Equal(t, Healthy, r.Primary[10])
+	assert.Equal(t, Healthy, r.Primary[11])
+}
+
+// runBreached is the breach definition written out for the tests: step i
+// reads under target and its run of consecutive readings under target
+// (NaN and met readings end it) holds a window that counted at least 10
+// requests, rounded to a whole request; every reading counts without a
+// count.
+func runBreached(good, count []float64, target float64, i int) bool {
+	under := func(k int) bool { return k >= 0 && k < len(good) && good[k] < target }
+	if !under(i) {
+		return false
+	}
+	if count == nil {
+		return true
+	}
+	lo, hi := i, i
+	for under(lo - 1) {
+		lo--
+	}
+	for under(hi + 1) {
+		hi++
+	}
+	for k := lo; k <= hi; k++ {
+		if k < len(count) && math.Round(count[k]) >= 10 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCountJitterDoesNotSplitABreach (issue 35): a window holding exactly
+// 10 requests is read by rate() × window as 9.998 at one step and 10.004 at
+// the next (the increase between the window's first and last samples,
+// extrapolated to its edges, moves with where the scrapes fall). The TPOT
+// objective reads 0.9 < 0.99 at every step, so every step is breached;
+// nothing explains it (10 running, no queue) and there is no GPU data, so
+// the breach is insufficient_data: one finding over the whole range, not
+// one per step counted 10.004 (what comparing the unrounded count with
+// MinBreachCount gave). A count of 9.4 (nine requests and a fraction of
+// extrapolation) stays too few: no breach, healthy.
+func TestCountJitterDoesNotSplitABreach(t *testing.T) {
+	const n = 8
+	at := func(count func(i int) float64) TargetResult {
+		o := objective(n, "tpot-p99", "tpot", 0.9)
+		o.Count = make([]float64, n)
+		for i := range o.Count {
+			o.Count[i] = count(i)
+		}
+		return run1(t, n, time.Second, 10*time.Second, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: base(n),
+			Objectives: []ObjectiveInput{o}})
+	}
+	r := at(func(i int) float64 { return []float64{9.998, 10.004}[i%2] })
+	var got []Finding
+	for _, f := range r.Findings {
+		if f.Class != Healthy {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, "one finding: %v", r.Primary)
+	assert.Equal(t, InsufficientData, got[0].Class)
+	assert.Equal(t, steps(n, time.Second)[0], got[0].Start)
+	assert.Equal(t, steps(n, time.Second)[n-1], got[0].End)
+	assert.True(t, got[0].Current)
+	r = at(func(int) float64 { return 9.4 })
+	for i, cl := range r.Primary {
+		assert.Equal(t, Healthy, cl, "step %d", i)
+	}
+	// Partial windows (a scrape late or missing inside them: 9.3 and 8.6 of
+	// the 10 requests; the history's first window, 6.2) inside a run that
+	// counted 10 elsewhere are the same breach: one finding from step 0 to
+	// the end, neither split at step 2 or 5 nor starting at step 1.
+	partial := []float64{6.2, 10, 9.3, 10.004, 9.998, 8.6, 10, 10}
+	r = at(func(i int) float64 { return partial[i] })
+	got = nil
+	for _, f := range r.Findings {
+		if f.Class != Healthy {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, "one finding: %v", r.Primary)
+	assert.Equal(t, InsufficientData, got[0].Class)
+	assert.Equal(t, steps(n, time.Second)[0], got[0].Start)
+	assert.Equal(t, steps(n, time.Second)[n-1], got[0].End)
+	// A met step ends the run: the partial windows after it (9.3, 8.6 …)
+	// establish nothing on their own.
+	o := objective(n, "tpot-p99", "tpot", 0.9)
+	o.Good[3] = 1
+	o.Count = []float64{10, 10, 10, 10, 9.3, 8.6, 9.1, 9.4}
+	for i, want := range []bool{true, true, true, false, false, false, false, false} {
+		assert.Equal(t, want, o.breachedAt(i), "step %d", i)
+		assert.Equal(t, want, o.breachSteps()[i], "step %d", i)
+	}
+	for _, c := range []float64{9.998, 10.004, 10, 9.5, 50} {
+		assert.True(t, EnoughCount(c), "%v", c)
+	}
+	for _, c := range []float64{9.4, 3, math.NaN(), math.Inf(-1)} {
+		assert.False(t, EnoughCount(c), "%v", c)
+	}
 }

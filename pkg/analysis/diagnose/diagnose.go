@@ -42,6 +42,14 @@ var ruleOrder = func() []Class {
 
 func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResult {
 	n := len(in.Steps)
+	// Each objective's breached steps, once (breachedAt reads a whole run of
+	// readings under target), on a copy: the caller's input is not changed.
+	tc := *t
+	tc.Objectives = slices.Clone(t.Objectives)
+	for k := range tc.Objectives {
+		tc.Objectives[k].breach = tc.Objectives[k].breachSteps()
+	}
+	t = &tc
 	c := &tctx{in: t, th: th, ceiling: t.RunningCeiling, stopRun: -1, steps: in.Steps, stallD: in.StallWindow,
 		stall: durationText(in.StallWindow), window: durationText(in.Window), windowS: in.Window.Seconds(), scrapeD: in.Scrape}
 	if c.ceiling <= 0 {

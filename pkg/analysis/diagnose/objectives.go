@@ -55,13 +55,15 @@ func ObjectiveInputs(o settings.Objective, m model.Matrix, steps []time.Time, wi
 	for _, g := range groups {
 		h := hs[g.Key]
 		good := make([]float64, len(steps))
+		n := make([]float64, len(steps))
 		for i := range good {
-			good[i] = math.NaN()
+			good[i], n[i] = math.NaN(), math.NaN()
 			if i < len(h.Counts) {
 				good[i], _, _ = h.Counts[i].Attainment()
+				n[i] = h.Counts[i].Total
 			}
 		}
-		out[g.Labels["target"]] = ObjectiveInput{Name: o.Name, Signal: o.Signal, Threshold: o.Threshold, Target: o.Target, Good: good}
+		out[g.Labels["target"]] = ObjectiveInput{Name: o.Name, Signal: o.Signal, Threshold: o.Threshold, Target: o.Target, Good: good, Count: n}
 	}
 	return out
 }

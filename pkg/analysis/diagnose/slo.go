@@ -53,9 +53,10 @@ func (c *tctx) breachedOn(i int, stages ...string) []string {
 // verdict to mention. Faults (stall, frozen gauges, throttling, errors)
 // stay: they are findings whatever the latency. A performance class that
 // was a finding for a whole rate window of steps before (active) is kept
-// for up to a minute of met steps (gateSteps), with a note: an objective
-// read over a short window is met and breached by turns, and a sustained
-// finding would flap with it.
+// for up to a minute of met steps (gateSteps), with a note, while its own
+// rule still holds: an objective read over a short window is met and
+// breached by turns, and a sustained finding would flap with it. A finding
+// kept only by hold (its rule cleared) is not kept on a met step.
 func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []verdict {
 	if c.gateHold == nil {
 		c.gateHold = map[Class]int{}
@@ -71,7 +72,10 @@ func (c *tctx) sloGate(i int, got map[Class]verdict, active map[Class][]bool) []
 			c.gateHold[cl] = 0
 			continue
 		}
-		if c.gateHold[cl] > 0 && c.gateHold[cl] < c.gateSteps() || c.gateHold[cl] == 0 && sustained(active[cl], i, c.maxHold()) {
+		// A finding whose own rule has cleared (kept only by hold, heldFor > 0)
+		// is over once every objective is met again: neither its evidence nor
+		// the latency holds (issue 35: these were the false alarms at 15 s).
+		if v.heldFor == 0 && (c.gateHold[cl] > 0 && c.gateHold[cl] < c.gateSteps() || c.gateHold[cl] == 0 && sustained(active[cl], i, c.maxHold())) {
 			c.gateHold[cl]++
 			v.evidence = append(slices.Clone(v.evidence), Evidence{Signal: "slo_met", Value: float64(c.gateHold[cl]), Unit: "steps",
 				Note: fmt.Sprintf("every objective is met again; the finding is kept for up to %d steps (one minute) so it does not flap with the objectives", c.gateSteps())})

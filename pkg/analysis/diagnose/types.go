@@ -232,7 +232,34 @@ type ObjectiveInput struct {
 	// where the gaps' share reaches Target (metAt; see docs/diagnosis.md,
 	// "TPOT from the gap histogram").
 	PerGap bool
+	// Count is the number of observations (requests; gaps for a per-token
+	// or PerGap reading) the window's histogram counted at each step (its
+	// windowed bucket rate × window), NaN where unknown. nil when the input
+	// does not carry it (a hand-built input): every reading then counts.
+	// A reading under Target is a breach (breachedAt) when some step of
+	// its run of readings under Target counted at least MinBreachCount
+	// observations (the count rounded to a whole request, EnoughCount);
+	// a run that never did is neither met nor breached: too few requests
+	// to establish a breach.
+	Count []float64
+	// breach caches breachSteps (set by Diagnose; nil: computed per call).
+	breach []bool
 }
+
+// MinBreachCount is the fewest observations (requests) in a window from
+// which an objective's reading under target establishes a breach (issue
+// 35). Below it one or two slow requests, or the interpolation inside the
+// bucket holding the threshold, make the reading: a run of readings under
+// target none of which counted that many is unknown for the breach
+// (neither met nor breached), so it opens neither the breach invariant nor
+// the rules anchored on a breached objective. Once one window of the run
+// has established the breach, the run's other windows under target are
+// breached too, whatever they counted: a window that counted fewer (a
+// scrape late or missing inside it, the first windows of a history, a
+// lull) is partial evidence of the same episode, not evidence that it
+// ended, and must not split or shift the finding (the embedded store and
+// a remote Prometheus scraping the same page miss different scrapes).
+const MinBreachCount = 10
 
 // known reports whether o has a reading at step i.
 func (o ObjectiveInput) known(i int) bool { return i < len(o.Good) && !math.IsNaN(o.Good[i]) }
@@ -245,9 +272,73 @@ func (o ObjectiveInput) metAt(i int) bool { return o.known(i) && o.Good[i] >= o.
 // reading of a per-request objective (PerGap) under Target is neither met
 // nor breached: the requests' attainment bracket it gives is not entirely
 // below Target.
+// A reading under Target is a breach when its run of consecutive readings
+// under Target (see MinBreachCount) holds a step that counted enough.
 func (o ObjectiveInput) breachedAt(i int) bool {
-	return o.known(i) && o.Good[i] < o.Target && !o.PerGap
+	if o.breach != nil {
+		return i < len(o.breach) && o.breach[i]
+	}
+	if !o.under(i) {
+		return false
+	}
+	for k := i; k >= 0 && o.under(k); k-- {
+		if o.enough(k) {
+			return true
+		}
+	}
+	for k := i + 1; o.under(k); k++ {
+		if o.enough(k) {
+			return true
+		}
+	}
+	return false
 }
+
+// under reports whether o reads under Target at step i on a reading of
+// its own population (not PerGap).
+func (o ObjectiveInput) under(i int) bool { return o.known(i) && o.Good[i] < o.Target && !o.PerGap }
+
+// breachSteps is breachedAt at every step of o.Good, in one pass per run
+// of readings under Target.
+func (o ObjectiveInput) breachSteps() []bool {
+	out := make([]bool, len(o.Good))
+	for i := 0; i < len(out); {
+		if !o.under(i) {
+			i++
+			continue
+		}
+		j, ok := i, false
+		for ; j < len(out) && o.under(j); j++ {
+			ok = ok || o.enough(j)
+		}
+		for k := i; k < j; k++ {
+			out[k] = ok
+		}
+		i = j
+	}
+	return out
+}
+
+// enough reports whether o's reading at step i counts enough observations
+// to establish a breach (EnoughCount), or o carries no count.
+func (o ObjectiveInput) enough(i int) bool {
+	return o.Count == nil || i < len(o.Count) && EnoughCount(o.Count[i])
+}
+
+// EnoughCount reports whether a window's count of observations (requests),
+// as the histogram's windowed rate × window gives it, establishes a breach:
+// rounded to the nearest whole request, at least MinBreachCount; NaN is
+// not enough. The count is rounded because it is an estimate of a whole
+// number: rate() extrapolates the increase between the window's first and
+// last samples to the window's edges, so a window holding exactly 10
+// requests reads 9.998 or 10.01 depending on where the scrapes fall in it,
+// and two stores scraping the same page a fraction of a second apart (or
+// one store from step to step) read either. Compared unrounded, the
+// threshold then split one breach into findings that start and end at
+// arbitrary steps (issue 35: the embedded and remote diagnosis tables of
+// TestRemoteModeSameAnswersLive differed by a row when a replayed page
+// counted exactly 10 requests per 10 s window).
+func EnoughCount(n float64) bool { return math.Round(n) >= MinBreachCount }
 
 // TargetInput is one target's signals on the step grid (Input.Steps).
 type TargetInput struct {
