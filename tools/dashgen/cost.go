@@ -66,7 +66,7 @@ const costName = "${__field.labels.target} ${__field.labels.stat} ${__field.labe
 // field names stay as they are (the capacity query's contract).
 var (
 	capacityColumns = map[string]string{"knee_error": "knee error", "days_to_knee": "days to knee",
-		"utilisation": "load / knee"}
+		"utilisation": "replica load target (of knee)"}
 	whatIfColumns = map[string]string{"ttft_p50": "TTFT p50", "ttft_p99": "TTFT p99", "ttft_p99_error": "TTFT p99 error",
 		"tpot_p50": "TPOT p50", "tpot_p99": "TPOT p99", "tpot_p99_error": "TPOT p99 error",
 		"e2e_p50": "E2E p50", "e2e_p99": "E2E p99", "e2e_p99_error": "E2E p99 error", "worst_objective": "worst objective"}

@@ -477,3 +477,26 @@ func TestRelatedTilesShareAWindow(t *testing.T) {
 		t.Errorf("%d mean latency tiles and table %v, want the TTFT and ITL tiles and the per-target-and-model table", means, table)
 	}
 }
+
+// TestCapacityUtilisationIsNamedAsATarget (seventh review): the capacity table's `utilisation`
+// column is the share of its knee each recommended replica is planned to carry (a setting,
+// 0.8 by default; docs/capacity.md: replicas = ⌈load / (utilisation × knee)⌉), not the current
+// load over the knee. Headed "load / knee" it read 80 % beside a headroom of 0.50 x (load at
+// twice the knee), which the reviewer took for a contradiction.
+func TestCapacityUtilisationIsNamedAsATarget(t *testing.T) {
+	d := committedDashboards(t)["inferscope-cost.json"]
+	found := false
+	for _, p := range d.Panels {
+		name, ok := overrideDisplayNamesByMatcher(p)["utilisation"]
+		if !ok {
+			continue
+		}
+		found = true
+		if strings.Contains(name, "load / knee") || !strings.Contains(name, "target") {
+			t.Errorf("%q: the utilisation column is headed %q; it is the replicas' planned share of the knee, a target, not load / knee", p["title"], name)
+		}
+	}
+	if !found {
+		t.Error("no capacity table names its utilisation column")
+	}
+}
