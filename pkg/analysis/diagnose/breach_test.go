@@ -301,16 +301,7 @@ func TestDecodeAgainstPerGapTPOT(t *testing.T) {
 // breached per-token objective, does not hold and no breach is claimed.
 func TestFewRequestsDoNotEstablishABreach(t *testing.T) {
 	const n = 10
-	v := base(n)
-	runv, itl := make([]float64, n), make([]float64, n)
-	for i := range runv {
-		if i%2 == 0 {
-			runv[i], itl[i] = 20, 0.015
-		} else {
-			runv[i], itl[i] = 120, 0.06
-		}
-	}
-	v[RunningAvg], v[ITLMean] = runv, itl
+	v := swingingBatch(n)
 	at := func(count float64) (Class, bool) {
 		o := objective(n, "tpot-p99", "tpot", 0.9)
 		o.Count = constant(n, count)
@@ -340,16 +331,7 @@ func TestFewRequestsDoNotEstablishABreach(t *testing.T) {
 // false alarm).
 func TestClearedFindingEndsWhenObjectivesAreMet(t *testing.T) {
 	const n = 12
-	v := base(n)
-	runv, itl := make([]float64, n), make([]float64, n)
-	for i := range runv {
-		if i%2 == 0 {
-			runv[i], itl[i] = 20, 0.015
-		} else {
-			runv[i], itl[i] = 120, 0.06
-		}
-	}
-	v[RunningAvg], v[ITLMean] = runv, itl
+	v := swingingBatch(n)
 	o := objective(n, "tpot-p99", "tpot", 0.9)
 	o.Good[10], o.Good[11] = 1, 1
 	r := run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: v,

@@ -356,16 +356,7 @@ func TestIssue20Point10AbortsWithoutCounter(t *testing.T) {
 // (0.125 ≥ 0.05).
 func TestIssue20Point13NewClasses(t *testing.T) {
 	const n = 10
-	v := base(n)
-	runv, itl := make([]float64, n), make([]float64, n)
-	for i := range runv {
-		if i%2 == 0 {
-			runv[i], itl[i] = 20, 0.015
-		} else {
-			runv[i], itl[i] = 120, 0.06
-		}
-	}
-	v[RunningAvg], v[ITLMean] = runv, itl
+	v := swingingBatch(n)
 	r := run1(t, n, time.Minute, 5*time.Minute, TargetInput{Name: "u", Engine: "vllm", Generation: "v1", Values: v,
 		Objectives: []ObjectiveInput{objective(n, "itl-p99", "itl", 0.9)}})
 	assert.Equal(t, UnstableBatching, r.Primary[n-1])
@@ -452,4 +443,21 @@ func TestIssue20SLOGateKeepsAFindingForOneWindow(t *testing.T) {
 	v[Slowdown], v[ClockRatio], v[GPUUtil], v[PowerCapped] = constant(3, 0), constant(3, 0.6), constant(3, 0.95), constant(3, 1)
 	r = run1(t, 3, 15*time.Second, time.Minute, TargetInput{Name: "g", Values: v, Objectives: []ObjectiveInput{o}})
 	assert.Equal(t, []Class{PowerCap, Healthy, Healthy}, r.Primary)
+}
+
+// swingingBatch is base(n) with the running batch swinging 20 ↔ 120 sequences
+// step by step and the mean ITL following it, 15 ↔ 60 ms: the shape of unstable
+// batching (ITL correlated with the batch, r = 1).
+func swingingBatch(n int) map[Signal][]float64 {
+	v := base(n)
+	runv, itl := make([]float64, n), make([]float64, n)
+	for i := range runv {
+		if i%2 == 0 {
+			runv[i], itl[i] = 20, 0.015
+		} else {
+			runv[i], itl[i] = 120, 0.06
+		}
+	}
+	v[RunningAvg], v[ITLMean] = runv, itl
+	return v
 }
