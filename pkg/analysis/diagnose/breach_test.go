@@ -391,12 +391,7 @@ func TestCountJitterDoesNotSplitABreach(t *testing.T) {
 			Objectives: []ObjectiveInput{o}})
 	}
 	r := at(func(i int) float64 { return []float64{9.998, 10.004}[i%2] })
-	var got []Finding
-	for _, f := range r.Findings {
-		if f.Class != Healthy {
-			got = append(got, f)
-		}
-	}
+	got := unhealthyFindings(r)
 	require.Len(t, got, 1, "one finding: %v", r.Primary)
 	assert.Equal(t, InsufficientData, got[0].Class)
 	assert.Equal(t, steps(n, time.Second)[0], got[0].Start)
@@ -412,12 +407,7 @@ func TestCountJitterDoesNotSplitABreach(t *testing.T) {
 	// the end, neither split at step 2 or 5 nor starting at step 1.
 	partial := []float64{6.2, 10, 9.3, 10.004, 9.998, 8.6, 10, 10}
 	r = at(func(i int) float64 { return partial[i] })
-	got = nil
-	for _, f := range r.Findings {
-		if f.Class != Healthy {
-			got = append(got, f)
-		}
-	}
+	got = unhealthyFindings(r)
 	require.Len(t, got, 1, "one finding: %v", r.Primary)
 	assert.Equal(t, InsufficientData, got[0].Class)
 	assert.Equal(t, steps(n, time.Second)[0], got[0].Start)
@@ -437,4 +427,15 @@ func TestCountJitterDoesNotSplitABreach(t *testing.T) {
 	for _, c := range []float64{9.4, 3, math.NaN(), math.Inf(-1)} {
 		assert.False(t, EnoughCount(c), "%v", c)
 	}
+}
+
+// unhealthyFindings are r's findings of any class but healthy, in order.
+func unhealthyFindings(r TargetResult) []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Class != Healthy {
+			out = append(out, f)
+		}
+	}
+	return out
 }
