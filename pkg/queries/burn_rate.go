@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -147,6 +148,12 @@ func runBurnRate(ctx context.Context, env *fetch.Env, p fetch.Plan, q *BurnRate)
 			// long window (slo.History.StatusSeries).
 			burn, _ := h.BurnSeries(s.obj.Target, factorPeriod(s, end))
 			status := h.StatusSeries(s.obj.Target, factorPeriod(s, end), 2*env.Settings.ScrapeInterval)
+			// The windows' series only (status, sustained and budget formats draw none): the
+			// status already counts a row only once the history covers its long window.
+			if uncovered := slo.MaskUncovered(burn, h.CoveredAt(), 2*env.Settings.ScrapeInterval); len(uncovered) > 0 && !statusOnly && !sustained && !budgetOnly {
+				r.Notes.Add(analysis.Info, fmt.Sprintf("objective %s/%s: burn rates over %s are not drawn where the stored history is shorter than the window (at the range's end it covers about %s): a longer window would read the same requests as a shorter one",
+					s.profile, s.obj.Name, strings.Join(uncovered, ", "), shortDuration(lastCovered(h.CoveredAt()))))
+			}
 			if v, ok := verdicts.Find(g.Labels); ok && v.Disproved(0) {
 				// The histogram contradicts itself over the range: no burn rate or status is
 				// drawn from it (status value null: an alert rule's no data, never ok).
@@ -300,4 +307,12 @@ func rangeVerdicts(ctx context.Context, r *fetch.Run, s selected, p fetch.Plan) 
 		return nil, err
 	}
 	return sanity.JudgeWindow(s.obj.Signal, concat(vs, bq), concat(vs, sq), concat(vs, cq), p.End), nil
+}
+
+// lastCovered is the history's coverage at its last step (0 for none).
+func lastCovered(cov []time.Duration) time.Duration {
+	if len(cov) == 0 {
+		return 0
+	}
+	return cov[len(cov)-1]
 }

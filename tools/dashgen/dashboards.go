@@ -343,6 +343,14 @@ func budgetThresholds() *dashboard.ThresholdsConfigBuilder {
 	return lowerBad(0, 0.25)
 }
 
+// sloBurnReadings says what each burn figure of the Objectives table is (issue 33, review 7:
+// 82.85 in Burn 1h, 79.4 in the Why sentence and 82.80 in the chart's Last for one objective).
+const sloBurnReadings = "The Burn columns are point estimates at the range's end; the Why sentence quotes the burn rates on the bound of the attainment bracket that decided the status (in the service's favour unless it says otherwise) and then the point estimates. A Burn cell is empty while the stored history is shorter than its window (a 6h burn from an hour of data would repeat the 1h one); the Why sentence lists the rows not evaluated."
+
+// burnChartReadings says what the burn chart's points are and why its last point may differ
+// from the Objectives table in the second decimal.
+const burnChartReadings = "Each point is the burn over the window ending at that step, from request counts summed over steps, so the Last value is at the last whole step and can differ slightly from the Objectives table (read at the range's end). A window's line starts only once the stored history covers it: with an hour stored, 2h, 6h, 1d and 3d are not drawn."
+
 // SLO is attainment, budget, burn rates and goodput.
 func SLO() *dashboard.DashboardBuilder {
 	b := shell(UIDSLO, "Inferscope — SLO and error budget",
@@ -363,11 +371,11 @@ func SLO() *dashboard.DashboardBuilder {
 		// One tile per row, named by its objective and target.
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|period|budget_remaining`)}).
 		DisplayName(sloTileName))
-	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1.",
+	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1. "+sloBurnReadings,
 		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
 	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight).Title(sloDiagnosisTitle))
-	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period.",
+	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period. "+burnChartReadings,
 		// Full width: seven windows × two objectives × targets need a legend
 		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
 		unitCount, 24, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).

@@ -619,7 +619,7 @@ func endpointTable() *table.PanelBuilder {
 		t.Filter = byRef(ref)
 		return t
 	}
-	return tbl("Endpoints, worst first", "One row per objective of the selected profile × target × model over the dashboard's range, the most overspent error budget first: status by the multi-window multi-burn-rate rule, the observed quantile at the objective's ratio (p99 for a 0.99 objective) against its threshold, attainment, error budget left over the period and the 1h burn rate; then the diagnosis that holds now for the target and its one-line advice. Click a target for its latency deep dive or its diagnosis.",
+	return tbl("Endpoints, worst first", "One row per objective of the selected profile × target × model over the dashboard's range, the most overspent error budget first: status by the multi-window multi-burn-rate rule, the observed quantile at the objective's ratio (p99 for a 0.99 objective) against its threshold, attainment, error budget left over the period and the 1h burn rate (the point estimate at the range's end, as the SLO page's Burn 1h column); then the diagnosis that holds now for the target and its one-line advice. Click a target for its latency deep dive or its diagnosis.",
 		24, 10,
 		queryRef("A", withProfile("queryType", "slo", "groupBy", "target_model")...),
 		queryRef("B", sel("queryType", "diagnosis", "format", "table")...)).

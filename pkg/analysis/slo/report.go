@@ -115,7 +115,11 @@ func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Dura
 	r.Budget = BudgetRemaining(w.Period, spec.Target)
 	for _, win := range Windows {
 		c, ok := w.Burn[win]
-		if !ok {
+		// A window longer than the stored history reads that history only (issue 33: with an
+		// hour stored, the 2h, 6h, 1d and 3d burn rates all equalled the 1h one): no burn rate
+		// until the store covers it, as its rows are not evaluated (EvaluateBracket). A
+		// coverage of 0 is unknown (no sample count read), not an empty store: kept.
+		if !ok || (covered > 0 && covered < win) {
 			r.Burn[win], r.BurnFavourable[win], r.BurnPessimistic[win] = nan, nan, nan
 			continue
 		}
@@ -134,6 +138,13 @@ func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Dura
 	}
 	r.Evaluation = EvaluateBracket(r.BurnFavourable, r.BurnPessimistic, spec.Period, spec.Target, covered)
 	r.Status, r.Reason = r.Evaluation.Status, r.Evaluation.Reason
+	if f := r.Evaluation.Fired; f != nil {
+		// The sentence's burn rates are on a bound of the attainment bracket; the Burn
+		// columns hold the point estimates (issue 33: "burn rate 79.4 over 1h" in the Why
+		// column beside Burn 1h 82.85 in the same row): both are named.
+		r.Reason += fmt.Sprintf(" (burn rates on the bound of the attainment bracket %s; the point estimates are %.4g over %s and %.4g over %s)",
+			f.Bound, r.Burn[f.Long], WindowName(f.Long), r.Burn[f.Short], WindowName(f.Short))
+	}
 	if r.Status == OK && r.Budget.Remaining < 0 {
 		r.Reason = fmt.Sprintf("budget overspent (%.1f%% left) but no burn-rate rule fires now; %s", 100*r.Budget.Remaining, r.Reason)
 	}

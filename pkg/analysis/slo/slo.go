@@ -264,7 +264,7 @@ func StatusOf(burn map[time.Duration]float64, period time.Duration) Status {
 }
 
 func evaluate(burn map[time.Duration]float64, period time.Duration, why bool) (Status, string) {
-	st, reason := fire(PlanRows(period, math.NaN()), burn, period)
+	st, reason, _ := fire(PlanRows(period, math.NaN()), burn, period)
 	if st != OK {
 		return st, reason
 	}

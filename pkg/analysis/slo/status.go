@@ -75,6 +75,17 @@ type Evaluation struct {
 	NotEvaluated []string
 	// Never holds a sentence per row that can never fire (RowPlan.Never).
 	Never []string
+	// Fired is the row whose burn rates the Reason quotes (nil when none fires), with the
+	// bound they were read on.
+	Fired *FiredRow
+}
+
+// FiredRow is the row an Evaluation's Reason quotes: its windows and the bound of the
+// attainment bracket its burn rates were read on ("in the service's favour" or "against the
+// service").
+type FiredRow struct {
+	Long, Short time.Duration
+	Bound       string
 }
 
 // EvaluateBracket applies PlanRows(period, target) to two sets of burn
@@ -97,12 +108,18 @@ func EvaluateBracket(favourable, pessimistic map[time.Duration]float64, period t
 			e.NotEvaluated = append(e.NotEvaluated, r.Name())
 		}
 	}
-	fav, why := fire(rows, favourable, covered)
-	worst, whyWorst := fire(rows, pessimistic, covered)
+	fav, why, favRow := fire(rows, favourable, covered)
+	worst, whyWorst, worstRow := fire(rows, pessimistic, covered)
 	if rank(worst) < rank(fav) {
 		worst = fav
 	}
 	e.Status, e.Worst = fav, worst
+	switch {
+	case fav != OK:
+		e.Fired = &FiredRow{Long: favRow.Long, Short: favRow.Short, Bound: "in the service's favour"}
+	case worst != OK:
+		e.Fired = &FiredRow{Long: worstRow.Long, Short: worstRow.Short, Bound: "against the service"}
+	}
 	switch {
 	case fav == worst && fav != OK:
 		e.Reason = why
@@ -116,7 +133,11 @@ func EvaluateBracket(favourable, pessimistic map[time.Duration]float64, period t
 		if math.IsNaN(fast) {
 			e.Reason = "no requests in the last 5m; no burn-rate rule fires on the longer windows"
 		} else {
-			e.Reason = fmt.Sprintf("no burn-rate rule fires (burn %.3g over 5m, %.3g over 1h, on the bound of the attainment bracket in the service's favour)", fast, favourable[time.Hour])
+			burns := fmt.Sprintf("burn %.3g over 5m", fast)
+			if h := favourable[time.Hour]; !math.IsNaN(h) {
+				burns += fmt.Sprintf(", %.3g over 1h", h)
+			}
+			e.Reason = fmt.Sprintf("no burn-rate rule fires (%s, on the bound of the attainment bracket in the service's favour)", burns)
 		}
 	}
 	if len(e.NotEvaluated) > 0 {
@@ -139,7 +160,7 @@ func rank(s Status) int {
 
 // fire returns the status of the first firing row (page rows first) and
 // its sentence.
-func fire(rows []RowPlan, burn map[time.Duration]float64, covered time.Duration) (Status, string) {
+func fire(rows []RowPlan, burn map[time.Duration]float64, covered time.Duration) (Status, string, RowPlan) {
 	for _, sev := range []Status{Page, Ticket} {
 		for _, r := range rows {
 			if r.Severity != sev || r.Never != "" || covered < r.Long {
@@ -148,11 +169,11 @@ func fire(rows []RowPlan, burn map[time.Duration]float64, covered time.Duration)
 			long, short := burn[r.Long], burn[r.Short]
 			if long > r.Factor && short > r.Factor {
 				return sev, fmt.Sprintf("burn rate %.3g over %s and %.3g over %s both exceed %.3g: at this pace %.0f%% of the budget goes in %s",
-					long, WindowName(r.Long), short, WindowName(r.Short), r.Factor, 100*r.BudgetShare, WindowName(r.Long))
+					long, WindowName(r.Long), short, WindowName(r.Short), r.Factor, 100*r.BudgetShare, WindowName(r.Long)), r
 			}
 		}
 	}
-	return OK, ""
+	return OK, "", RowPlan{}
 }
 
 // BurnBracket returns the burn rates of a window on both bounds of its
@@ -201,12 +222,33 @@ func (h History) StatusSeries(target float64, period, slack time.Duration) []Sta
 			f[w], p[w] = BurnBracket(fav[w][i], target)
 		}
 		c := cov[i] + slack
-		s, _ := fire(rows, f, c)
-		worst, _ := fire(rows, p, c)
+		s, _, _ := fire(rows, f, c)
+		worst, _, _ := fire(rows, p, c)
 		if s == OK && worst != OK {
 			s = Possible
 		}
 		out[i] = s
+	}
+	return out
+}
+
+// MaskUncovered sets to NaN, in burn (per window of Windows, one value per step), every step
+// whose history (covered, CoveredAt, plus slack) is shorter than the window: there a window
+// reads the same requests as a shorter one (issue 33: with an hour stored, the 2h, 6h, 1d and
+// 3d lines all equalled the 1h one). It returns the names of the windows not covered at the
+// last step, shortest first.
+func MaskUncovered(burn map[time.Duration][]float64, covered []time.Duration, slack time.Duration) []string {
+	var out []string
+	for _, w := range Windows {
+		vals := burn[w]
+		for i := range vals {
+			if i < len(covered) && covered[i]+slack < w {
+				vals[i] = math.NaN()
+			}
+		}
+		if n := len(covered); n > 0 && covered[n-1]+slack < w {
+			out = append(out, WindowName(w))
+		}
 	}
 	return out
 }
