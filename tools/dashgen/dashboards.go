@@ -137,7 +137,11 @@ var stageTitles = []struct{ stage, title string }{
 	{"inference_time", "Inference time (prefill + decode)"},
 }
 
-// latencyQuantilesRow is the deep dive's first row: the quantiles are lines, their bucket
+// thresholdLineNote ends the title of a chart that draws the profile's threshold (an
+// objective may be set on any latency stage: settings.LatencyStageNames).
+const thresholdLineNote = " · dashed red: the $profile threshold, where set"
+
+// latencyQuantilesRow is the deep dive's quantiles row (under the verdict row): the quantiles are lines, their bucket
 // bounds in the tooltip (issue 33: the row promised "their bucket bounds" and drew none).
 const latencyQuantilesRow = "Quantiles per target (hover a line for its bucket bounds)"
 
@@ -221,6 +225,7 @@ func Latency() *dashboard.DashboardBuilder {
 		"Every latency stage with its quantiles and their honest bounds, and where the histograms' buckets are too coarse.",
 		targetVar(), modelVar(), profileVar(), estimatorVar()).
 		Annotation(eventsAnnotation())
+	latencyVerdictRow(b)
 	b.WithRow(row(latencyQuantilesRow))
 	for _, st := range stageTitles {
 		// Four statistics per target, full width: the legend on the right,
@@ -228,7 +233,11 @@ func Latency() *dashboard.DashboardBuilder {
 		// 12 series; then a right legend on a half-width panel took 60 % of it
 		// and drew 12 overlapping lines). The mean is on the overview, p90 in the
 		// bucket advice.
-		p := quantileColours(latencyTS(st.title, latencyDesc, 24, legendH,
+		// Grafana draws thresholds without a legend entry: the title names the line (issue 33,
+		// review 7: "the red 3 s / 50 ms lines are not in the legend"); the first row's SLO
+		// table gives its value.
+		title := st.title + thresholdLineNote
+		p := quantileColours(latencyTS(title, latencyDesc, 24, legendH,
 			query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", deepDiveStats, "estimator", "$estimator", "bounds", true, "groupBy", "target")...)).
 			DisplayName(latencyBoundsTargetName).
 			// 520 px: the longest demo name with its statistic, "vllm-kv-pressure p99",
@@ -275,6 +284,58 @@ func Latency() *dashboard.DashboardBuilder {
 		NoValue("No histogram in the range for these stages").
 		OverrideByRegexp(".*", emptyCell()))
 	return withRegression(b)
+}
+
+// latencyVerdictRowTitle is the latency deep dive's first row: the five-second answers before
+// the charts (issue 33, review 7: the page had no SLO status and no cause).
+const latencyVerdictRowTitle = "Is the SLO met, which endpoint is bad, why (profile $profile)"
+
+// latencyWhyTitle is the deep dive's compact diagnosis table (class and evidence only).
+const latencyWhyTitle = "Why now: diagnosis and evidence per target"
+
+// latencyVerdictRow adds the deep dive's compact first row: per objective of the selected
+// profile and target, the status, threshold (the value of the charts' dashed red line),
+// observed quantile and attainment (the slo query, as on the SLO page); beside it the
+// diagnosis that holds now per target with its evidence (the diagnosis query, as on the
+// overview).
+func latencyVerdictRow(b *dashboard.DashboardBuilder) {
+	b.WithRow(row(latencyVerdictRowTitle))
+	b.WithPanel(tbl("SLO status per target", "Per objective of the selected profile and target: status by the multi-window multi-burn-rate rule (as on the SLO page), the objective's threshold (the dashed red line in the charts below), the observed quantile at the objective's ratio over the range, attainment over the range and error budget left over the period. Red once the budget is overspent or the rule pages.",
+		12, 6, query(withProfile("queryType", "slo", "groupBy", "target")...)).
+		Transformations([]dashboard.DataTransformerConfig{
+			keepFields(`status|objective|target|threshold|quantile|attainment|budget_remaining`),
+			transformation("organize", map[string]any{
+				"renameByName": map[string]any{"status": "Status", "objective": "Objective", "target": "Target", "threshold": "Threshold", "quantile": "Observed quantile", "attainment": "Attainment", "budget_remaining": "Budget left"},
+				"indexByName":  map[string]any{"status": 0, "target": 1, "objective": 2, "threshold": 3, "quantile": 4, "attainment": 5, "budget_remaining": 6},
+			}),
+		}).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("Budget left")}).
+		NoValue("No objective in the selected profile, or no request in the range").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 80))).
+		OverrideByName("Target", props(prop("custom.width", 140))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 85))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
+		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 2), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 95))).
+		OverrideByName("Budget left", props(prop("unit", unitRatio), prop("decimals", 1), colorText(), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()))))
+	b.WithPanel(tbl(latencyWhyTitle, "Per target, the bottleneck class that holds at the end of the range (docs/diagnosis.md) and the evidence the rule read, signal values against their levels; the overview's Diagnosis now panel adds the summary and the advice.",
+		12, 6, query(sel("queryType", "diagnosis", "format", "table")...)).
+		Transformations([]dashboard.DataTransformerConfig{
+			transformation("filterByValue", map[string]any{
+				"type": "include", "match": "all",
+				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
+			}),
+			keepFields(`target|class|evidence`),
+			transformation("organize", map[string]any{
+				"indexByName":  map[string]any{"target": 0, "class": 1, "evidence": 2},
+				"renameByName": map[string]any{"class": "diagnosis"},
+			}),
+		}).
+		NoValue("No diagnosis for the selected targets").
+		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("target", props(prop("custom.width", 140))).
+		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 170))).
+		OverrideByName("evidence", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 300))))
 }
 
 // rangeMapAny is a catch-all regex mapping colouring any other value red.

@@ -48,3 +48,48 @@ func TestBurnFiguresSayWhatTheyAre(t *testing.T) {
 		t.Errorf("%d slo tables with burn rates and %d burn charts checked, want the overview's and the SLO page's", tables, charts)
 	}
 }
+
+// TestLatencyPageAnswersTheFiveSecondTest: the latency deep dive's first row (before any
+// chart) holds the SLO status per target against the selected profile (an slo query with
+// $profile grouped by target, showing status and threshold) and the diagnosis class per
+// target (a diagnosis table's current rows); every chart that draws the profile's threshold
+// line names it in its title, since Grafana gives a threshold no legend entry.
+func TestLatencyPageAnswersTheFiveSecondTest(t *testing.T) {
+	var slo, why, charts int
+	firstRow := ""
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-latency.json" {
+			continue
+		}
+		if firstRow == "" {
+			firstRow = l.row
+		}
+		q := jsonText(l.p["targets"])
+		tr := jsonText(l.p["transformations"])
+		title, _ := l.p["title"].(string)
+		if l.row == firstRow && l.p["type"] == "table" {
+			switch {
+			case strings.Contains(q, `"queryType":"slo"`) && strings.Contains(q, `"profile":"$profile"`) && strings.Contains(q, `"groupBy":"target"`) &&
+				strings.Contains(tr, "status") && strings.Contains(tr, "threshold"):
+				slo++
+			case strings.Contains(q, `"queryType":"diagnosis"`) && strings.Contains(tr, "current") && strings.Contains(tr, "class"):
+				why++
+			}
+		}
+		if l.p["type"] == "timeseries" && strings.Contains(q, `"profile":"$profile"`) && strings.Contains(q, `"queryType":"latency"`) {
+			mode, _ := get(l.p, "fieldConfig", "defaults", "custom", "thresholdsStyle", "mode").(string)
+			if mode != "" && mode != "off" {
+				charts++
+				if !strings.Contains(title, "threshold") {
+					t.Errorf("%s: draws the profile's threshold line and its title does not name it", l.where())
+				}
+			}
+		}
+	}
+	if slo != 1 || why != 1 {
+		t.Errorf("latency page's first row %q: %d SLO status tables and %d diagnosis tables, want one each", firstRow, slo, why)
+	}
+	if charts < 4 {
+		t.Errorf("%d latency charts with the profile's threshold checked, want TTFT, ITL, TPOT and E2E", charts)
+	}
+}
