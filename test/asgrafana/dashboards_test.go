@@ -134,12 +134,12 @@ func (p dashPanel) filtered(t *testing.T, display string) bool {
 // asSent turns a panel query into what the front end sends the backend
 // with every variable at its default: "All" drops $target, $model and $gpu
 // from their lists, $profile is the first default profile and $estimator
-// prometheus.
+// refined (the latency page's default).
 func asSent(t *testing.T, q map[string]any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(q)
 	require.NoError(t, err)
-	s := strings.NewReplacer(`"$profile"`, `"interactive-chat"`, `"$estimator"`, `"prometheus"`).Replace(string(b))
+	s := strings.NewReplacer(`"$profile"`, `"interactive-chat"`, `"$estimator"`, `"refined"`).Replace(string(b))
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(s), &m))
 	for _, k := range []string{"targets", "models", "gpus"} {

@@ -22,13 +22,16 @@ type hue struct{ name, p50, p95, p99, max string }
 // green, yellow, orange or red: those mean good, warning and bad on thresholds and SLO lines.
 // The first two are Grafana's named blue and purple shades; the others have no named shades
 // in Grafana's palette and are written as hex. After six targets the hues repeat.
+//
+// p50 is the light shade, not the super-light one (issue 33, review 7: both targets' p50 were
+// near-white dotted lines with identical legend swatches); p95 sits between it and the hue.
 var targetPalette = []hue{
-	{"blue", "super-light-blue", "light-blue", "blue", "dark-blue"},
-	{"purple", "super-light-purple", "light-purple", "purple", "dark-purple"},
-	{"cyan", "#B3F0F7", "#6ED0E0", "#1FB8CF", "#0A7E91"},
-	{"magenta", "#F5C2EE", "#E88FDB", "#D65CC6", "#A3339A"},
-	{"slate", "#D0D7E0", "#A9B4C2", "#7F8C9D", "#56606E"},
-	{"indigo", "#C5C2F5", "#9D97EB", "#7067DE", "#4A40B8"},
+	{"blue", "light-blue", "#5E96EC", "blue", "dark-blue"},
+	{"purple", "light-purple", "#B673D8", "purple", "dark-purple"},
+	{"cyan", "#6ED0E0", "#47C4D8", "#1FB8CF", "#0A7E91"},
+	{"magenta", "#E88FDB", "#DF76D1", "#D65CC6", "#A3339A"},
+	{"slate", "#A9B4C2", "#94A0B0", "#7F8C9D", "#56606E"},
+	{"indigo", "#9D97EB", "#877FE5", "#7067DE", "#4A40B8"},
 }
 
 // shade is the colour of statistic stat of a target of hue h ("" for a statistic without

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -91,5 +95,133 @@ func TestLatencyPageAnswersTheFiveSecondTest(t *testing.T) {
 	}
 	if charts < 4 {
 		t.Errorf("%d latency charts with the profile's threshold checked, want TTFT, ITL, TPOT and E2E", charts)
+	}
+}
+
+// TestDeepDiveQuantilesAreNotReadAsMeasurements: the latency deep dive's quantile charts use
+// the estimator variable, whose default is refined (placed in the bucket with the window's
+// mean: the healthy queue p50 at 150 ms mid-bucket beside a 4.65 ms mean was Prometheus's
+// interpolation), and the row above them says, without hovering, that the values are placed
+// inside a bucket and that a line flat at a bucket edge is a clamp.
+func TestDeepDiveQuantilesAreNotReadAsMeasurements(t *testing.T) {
+	var d struct {
+		Templating struct {
+			List []struct {
+				Name    string         `json:"name"`
+				Current map[string]any `json:"current"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(readDashboard(t, "inferscope-latency.json"), &d); err != nil {
+		t.Fatal(err)
+	}
+	def := ""
+	for _, v := range d.Templating.List {
+		if v.Name == "estimator" {
+			def = jsonText(v.Current["value"])
+		}
+	}
+	if def != `"refined"` {
+		t.Errorf("latency page: estimator default %s, want \"refined\"", def)
+	}
+	charts := 0
+	for _, l := range onCallPanels(t) {
+		q := jsonText(l.p["targets"])
+		if l.dash != "inferscope-latency.json" || l.p["type"] != "timeseries" || !strings.Contains(q, `"queryType":"latency"`) {
+			continue
+		}
+		charts++
+		if !strings.Contains(q, `"estimator":"$estimator"`) {
+			t.Errorf("%s: does not use the estimator variable", l.where())
+		}
+		for _, want := range []string{"inside the bucket", "clamped"} {
+			if !strings.Contains(l.row, want) {
+				t.Errorf("%s: its row %q does not say %q", l.where(), l.row, want)
+			}
+		}
+	}
+	if charts < 8 {
+		t.Errorf("%d deep-dive quantile charts checked, want every stage's", charts)
+	}
+}
+
+// grafanaShades are the hex values of Grafana's named shades the target palette uses (its
+// classic palette, packages/grafana-data/src/themes/colors), for the luminance check.
+var grafanaShades = map[string]string{
+	"super-light-blue": "#C0D8FF", "light-blue": "#8AB8FF", "blue": "#3274D9", "dark-blue": "#1250B0",
+	"super-light-purple": "#DEB6F2", "light-purple": "#CA95E5", "purple": "#A352CC", "dark-purple": "#7C2EA3",
+}
+
+// luminance is the WCAG relative luminance (0 black … 1 white) of a #RRGGBB colour or a named
+// shade; -1 when unknown.
+func luminance(c string) float64 {
+	if h, ok := grafanaShades[c]; ok {
+		c = h
+	}
+	if len(c) != 7 || c[0] != '#' {
+		return -1
+	}
+	lin := func(s string) float64 {
+		v, err := strconv.ParseUint(s, 16, 8)
+		if err != nil {
+			return math.NaN()
+		}
+		x := float64(v) / 255
+		if x <= 0.03928 {
+			return x / 12.92
+		}
+		return math.Pow((x+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(c[1:3]) + 0.7152*lin(c[3:5]) + 0.0722*lin(c[5:7])
+}
+
+// TestLuminanceByHand: white 1, black 0, light-blue #8AB8FF 0.469 (by hand: 0.2126 × 0.254 +
+// 0.7152 × 0.479 + 0.0722 × 1).
+func TestLuminanceByHand(t *testing.T) {
+	if l := luminance("#FFFFFF"); math.Abs(l-1) > 1e-9 {
+		t.Errorf("white: %v", l)
+	}
+	if l := luminance("#000000"); l != 0 {
+		t.Errorf("black: %v", l)
+	}
+	if l := luminance("light-blue"); math.Abs(l-0.469) > 0.002 {
+		t.Errorf("light-blue: %v, want 0.469", l)
+	}
+}
+
+// TestP50KeepsTheTargetsColour: on the latency deep dive each demo target's p50 is a shade of
+// its own hue dark enough to read as that hue on the dark theme (luminance under 0.5; the
+// super-light shades read near-white, 0.55 and 0.68), and the targets' p50 colours differ.
+func TestP50KeepsTheTargetsColour(t *testing.T) {
+	targets, err := datasourceTargets(datasourceFile)
+	if err != nil || len(targets) < 2 {
+		t.Fatalf("demo targets: %v %v", targets, err)
+	}
+	seen := map[string]string{}
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-latency.json" || l.p["type"] != "timeseries" {
+			continue
+		}
+		for _, q := range l.queries() {
+			if q["queryType"] != "latency" || !slices.Contains(strs(q["stats"]), "p50") {
+				continue
+			}
+			checked++
+			for _, tg := range targets {
+				name := displayNameFor(l.p, map[string]string{"target": tg, "stat": "p50", "stage": strs(q["stages"])[0], "bound": ""})
+				_, c := seriesColour(l.p, name)
+				if lum := luminance(c); lum < 0 || lum >= 0.5 {
+					t.Errorf("%s: %q is %s (luminance %.2f): near-white, not its target's hue", l.where(), name, c, lum)
+				}
+				if other, ok := seen[c]; ok && other != tg {
+					t.Errorf("%s: %s's and %s's p50 share %s", l.where(), tg, other, c)
+				}
+				seen[c] = tg
+			}
+		}
+	}
+	if checked < 8 {
+		t.Errorf("%d latency charts with a p50 checked, want every stage's", checked)
 	}
 }
