@@ -189,7 +189,31 @@ func diagnosisTimeline(title, desc string, w, h uint32, q queryBuilder) *stateti
 		MergeValues(true).
 		Thresholds(neutral()).
 		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
-		Mappings(diagnosisMappings())
+		Mappings(diagnosisTimelineMappings())
+}
+
+// diagnosisShortNames are the diagnosis classes' names on a state timeline, at most ten
+// characters, so a state a few minutes long still shows its name (issue 33, review 7: "KV-cache
+// pres" cut in the bar); the tables keep the full names (diagnosisMappings).
+var diagnosisShortNames = map[string]string{
+	"healthy": "healthy", "under_utilised": "under-used", "idle_stale_gauges": "idle", "cannot_tell": "can't tell",
+	"queue_saturation": "queue", "kv_cache_pressure": "KV cache", "prefill_compute_bound": "prefill",
+	"decode_memory_bound": "decode", "head_of_line_blocking": "HOL block", "gpu_throttled": "throttled",
+	"power_capped": "power cap", "frontend_overhead": "frontend", "aborted_traffic": "aborts", "stalled": "stalled",
+	"error_surge": "errors", "insufficient_data": "no data", "small_batches": "small runs", "unstable_batching": "unstable",
+}
+
+// diagnosisTimelineMappings are diagnosisMappings with the short names, colours unchanged.
+func diagnosisTimelineMappings() []dashboard.ValueMapping {
+	full := diagnosisMappings()[0].ValueMap.Options
+	out := map[string]dashboard.ValueMappingResult{}
+	for class, r := range full {
+		if short, ok := diagnosisShortNames[class]; ok {
+			r.Text = ptr(short)
+		}
+		out[class] = r
+	}
+	return []dashboard.ValueMapping{valueMap(out)}
 }
 
 // diagnosisMappings names and colours the diagnosis classes (red: the
@@ -434,6 +458,7 @@ func SLO() *dashboard.DashboardBuilder {
 		ColorMode(common.BigValueColorModeBackground).
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValueAndName).
+		Text(readableNames()).
 		Mappings(append(budgetMappings(), nullMap("no requests"))).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).

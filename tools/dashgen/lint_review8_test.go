@@ -225,3 +225,67 @@ func TestP50KeepsTheTargetsColour(t *testing.T) {
 		t.Errorf("%d latency charts with a p50 checked, want every stage's", checked)
 	}
 }
+
+// TestStatNamesAreReadable: on the overview and the SLO page, every stat tile whose name
+// carries the answer (an slo tile: objective, worst target, budget spent; a gpu tile: the
+// serving target and agent) fixes the name's font size at 12 px or more (Grafana's auto size
+// drew about 6 px under the big value).
+func TestStatNamesAreReadable(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.p["type"] != "stat" || (l.dash != "inferscope-overview.json" && l.dash != "inferscope-slo.json") {
+			continue
+		}
+		q := jsonText(l.p["targets"])
+		if !strings.Contains(q, `"queryType":"slo"`) && !strings.Contains(q, `"queryType":"gpu"`) {
+			continue
+		}
+		if mode, _ := get(l.p, "options", "textMode").(string); mode != "value_and_name" {
+			continue
+		}
+		checked++
+		if size, _ := get(l.p, "options", "text", "titleSize").(float64); size < 12 {
+			t.Errorf("%s: name size %v px, want 12 or more", l.where(), size)
+		}
+	}
+	if checked < 5 {
+		t.Errorf("%d tiles checked, want the overview's SLO and GPU tiles and the SLO page's budget tiles", checked)
+	}
+}
+
+// TestTimelineStateNamesFit: every state timeline mapping diagnosis classes names each class
+// in at most ten characters (a few minutes' bar on a 12-wide panel; "KV-cache pressure" was
+// cut to "KV-cache pres"), the colours those of the tables' mappings.
+func TestTimelineStateNamesFit(t *testing.T) {
+	full := diagnosisMappings()[0].ValueMap.Options
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.p["type"] != "state-timeline" || !strings.Contains(jsonText(l.p["targets"]), `"queryType":"diagnosis"`) {
+			continue
+		}
+		checked++
+		maps, _ := get(l.p, "fieldConfig", "defaults", "mappings").([]any)
+		seen := 0
+		for _, m := range maps {
+			opts, _ := get(m.(map[string]any), "options").(map[string]any)
+			for class, r := range opts {
+				rm, _ := r.(map[string]any)
+				text, _ := rm["text"].(string)
+				colour, _ := rm["color"].(string)
+				seen++
+				if len([]rune(text)) > 10 {
+					t.Errorf("%s: class %s is named %q, %d characters", l.where(), class, text, len([]rune(text)))
+				}
+				if f, ok := full[class]; ok && f.Color != nil && *f.Color != colour {
+					t.Errorf("%s: class %s is %s, %s in the tables", l.where(), class, colour, *f.Color)
+				}
+			}
+		}
+		if seen < len(full) {
+			t.Errorf("%s: %d classes mapped, want all %d", l.where(), seen, len(full))
+		}
+	}
+	if checked == 0 {
+		t.Error("no diagnosis state timeline checked")
+	}
+}

@@ -107,6 +107,17 @@ func budgetWorstTiles(p *stat.PanelBuilder) *stat.PanelBuilder {
 		OverrideByName(budgetSpentField, props(prop("unit", unitRatio), prop("decimals", 0)))
 }
 
+// statNameSize is the font size in px of the names under a big stat value that carry the
+// answer (the objective and worst target of an SLO tile, the target and agent of a GPU tile):
+// Grafana sizes them to the tile otherwise, and the screenshots read about 6 px there (issue
+// 33, review 7).
+const statNameSize = 13
+
+// readableNames fixes a stat tile's name size at statNameSize (the value keeps its auto size).
+func readableNames() *common.VizTextDisplayOptionsBuilder {
+	return common.NewVizTextDisplayOptionsBuilder().TitleSize(statNameSize)
+}
+
 // sloStat is the overview's SLO stat tile: background colour, value and
 // name, one value per row of the slo query grouped by target.
 func sloStat(title, desc, unit string, w uint32, t *dashboard.ThresholdsConfigBuilder) *stat.PanelBuilder {
@@ -117,6 +128,7 @@ func sloStat(title, desc, unit string, w uint32, t *dashboard.ThresholdsConfigBu
 		ColorMode(common.BigValueColorModeBackground).
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValueAndName).
+		Text(readableNames()).
 		JustifyMode(common.BigValueJustifyModeCenter).
 		Orientation(common.VizOrientationAuto).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
@@ -261,7 +273,7 @@ func Overview() *dashboard.DashboardBuilder {
 	b.WithRow(row("Why: diagnosis, probe errors, regressions, telemetry gaps"))
 	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight))
 	// Id 6: the engine alert rules link here.
-	b.WithPanel(diagnosisTimeline("Diagnosis over time", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md; the table above gives the evidence and advice of the current one.",
+	b.WithPanel(diagnosisTimeline("Diagnosis over time", "The bottleneck class found per target over time (queue saturation, KV-cache pressure, prefill compute, decode bandwidth, GPU throttling, frontend, stalled, healthy), from the rules in docs/diagnosis.md; the table above gives the evidence and advice of the current one. The bars carry short names so that a short state still shows one (KV cache: KV-cache pressure, queue: queue saturation, HOL block: head-of-line blocking, prefill and decode: compute- and memory-bound); the tooltip and the tables give the full class.",
 		12, 7, query(sel("queryType", "diagnosis", "format", "timeline")...)).Id(6))
 	b.WithPanel(tbl("Telemetry gaps", "Per target, the signals the dashboards need that its engine does not export or that were not seen in the range (missing, approximated, frozen or contradictory telemetry; docs/telemetry-sanity.md): a panel that is empty for one target is explained here.",
 		12, 7, query("queryType", "targets", "targets", []string{"$target"}, "format", "telemetry")).
@@ -299,6 +311,7 @@ func Overview() *dashboard.DashboardBuilder {
 		// The serving target and agent only: the tile is narrow, and the GPU number made the
 		// names too small to read.
 		TextMode(common.BigValueTextModeValueAndName).DisplayName("${__field.labels.serving}").
+		Text(readableNames()).
 		NoValue(noGPUAgent).
 		Min(0).Max(1))
 	// Per target, named (issue 33: a mean of both targets named neither), over the
