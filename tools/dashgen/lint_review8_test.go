@@ -289,3 +289,35 @@ func TestTimelineStateNamesFit(t *testing.T) {
 		t.Error("no diagnosis state timeline checked")
 	}
 }
+
+// TestProbeRowDoesNotClaimAMissingProbe: the demo's settings configure a probe
+// (provisioning probes[]), so the overview's probe row title says what the row holds, not
+// that a probe is needed.
+func TestProbeRowDoesNotClaimAMissingProbe(t *testing.T) {
+	var ds struct {
+		Datasources []struct {
+			JSONData struct {
+				Probes []struct {
+					Name string `yaml:"name"`
+				} `yaml:"probes"`
+			} `yaml:"jsonData"`
+		} `yaml:"datasources"`
+	}
+	readYAML(t, "provisioning/datasources/inferscope.yaml", &ds)
+	if len(ds.Datasources) == 0 || len(ds.Datasources[0].JSONData.Probes) == 0 {
+		t.Skip("the demo configures no probe")
+	}
+	found := false
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-overview.json" || !strings.Contains(strings.ToLower(l.row), "probe") {
+			continue
+		}
+		found = true
+		if strings.Contains(strings.ToLower(l.row), "needs") {
+			t.Errorf("%s: its row %q says a probe is needed, though the demo configures %q", l.where(), l.row, ds.Datasources[0].JSONData.Probes[0].Name)
+		}
+	}
+	if !found {
+		t.Error("no probe row on the overview")
+	}
+}

@@ -107,6 +107,9 @@ func budgetWorstTiles(p *stat.PanelBuilder) *stat.PanelBuilder {
 		OverrideByName(budgetSpentField, props(prop("unit", unitRatio), prop("decimals", 0)))
 }
 
+// probeRowTitle is the overview's collapsed probe row.
+const probeRowTitle = "Client-side probe: TTFT, errors and token jitter as users see them (filled per target with a probe in the settings, probes[])"
+
 // statNameSize is the font size in px of the names under a big stat value that carry the
 // answer (the objective and worst target of an SLO tile, the target and agent of a GPU tile):
 // Grafana sizes them to the tile otherwise, and the screenshots read about 6 px there (issue
@@ -479,7 +482,10 @@ func Overview() *dashboard.DashboardBuilder {
 	// Empty by default: collapsed, with what fills them in their titles.
 	// Empty without a probe or without a change in the range (issue 33: both
 	// sat open in the why row as headers or "No data").
-	probe := row("Client-side probe (needs a probe in the settings: probes[])").Collapsed(true)
+	// The title says what the row holds and for which targets, not that a probe is missing
+	// (issue 33, review 7: "needs a probe in the settings" read as "not configured" on a demo
+	// that configures one, probe-healthy).
+	probe := row(probeRowTitle).Collapsed(true)
 	regressions := row("Regression verdicts (fill after a restart, version, model or configuration change in the range)").Collapsed(true)
 	regressions.WithPanel(tbl("Regression verdicts", "Around each restart, engine, version, model or cache-configuration change of the selected targets in the range: per stage the verdict (regressed, improved, no change, not comparable) of the mean latency 30 minutes before against after, at comparable load (docs/benchmarks.md). Empty: no change in the range.",
 		12, 7, query("queryType", "regression", "targets", []string{"$target"}, "span", "30m")).
