@@ -321,3 +321,26 @@ func TestProbeRowDoesNotClaimAMissingProbe(t *testing.T) {
 		t.Error("no probe row on the overview")
 	}
 }
+
+// TestOverviewLatencyRowSaysFlatTopsAreClamps: the overview's p99-and-max charts read
+// histogram_quantile's value (a rank in the +Inf bucket is the highest finite edge, 80 s and
+// 120 s in the demo): their row says a flat line at a bucket edge is clamped and names the
+// dashed red line.
+func TestOverviewLatencyRowSaysFlatTopsAreClamps(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		q := jsonText(l.p["targets"])
+		if l.dash != "inferscope-overview.json" || l.p["type"] != "timeseries" || !strings.Contains(q, `"queryType":"latency"`) || !strings.Contains(q, `"p99"`) || strings.Contains(q, `"source":"probe"`) {
+			continue
+		}
+		checked++
+		for _, want := range []string{"clamped", "dashed red"} {
+			if !strings.Contains(l.row, want) {
+				t.Errorf("%s: its row %q does not say %q", l.where(), l.row, want)
+			}
+		}
+	}
+	if checked < 3 {
+		t.Errorf("%d overview p99 charts checked, want TTFT, TPOT and E2E", checked)
+	}
+}

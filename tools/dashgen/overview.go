@@ -409,7 +409,9 @@ func Overview() *dashboard.DashboardBuilder {
 		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
 
 	// Latency per target: p99 and max against the profile's threshold.
-	b.WithRow(row("Latency per target (p99, max, the profile's threshold)"))
+	// The row says, without hovering, that a flat top is a bucket edge (issue 33, review 7: TTFT
+	// p99 flat at 80 s and 120 s read as measurements).
+	b.WithRow(row("Latency per target (p99, max, dashed red: the profile's threshold; a line flat at a bucket edge is clamped, at least that edge)"))
 	for _, st := range []struct{ stage, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E latency"}} {
 		b.WithPanel(latencyTS(st.title+" p99 and max per target", "Per target: p99 (solid) and max (dashed: the upper bound of the highest occupied bucket in the window) over the rate window, with the selected profile's threshold for this stage as the dashed red line. A max that jumps while the p99 stays flat is a short spike; both rising is sustained degradation. Quantiles are interpolated inside the bucket (histogram_quantile): where the p99's bucket is wide, the table below says which bracket it lies in.",
 			8, legendH, query(withProfile("queryType", "latency", "stages", []string{st.stage}, "stats", []string{"p99", "max"}, "groupBy", "target", "bounds", false)...)).
