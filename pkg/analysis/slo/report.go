@@ -118,8 +118,9 @@ func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Dura
 		// A window longer than the stored history reads that history only (issue 33: with an
 		// hour stored, the 2h, 6h, 1d and 3d burn rates all equalled the 1h one): no burn rate
 		// until the store covers it, as its rows are not evaluated (EvaluateBracket). A
-		// coverage of 0 is unknown (no sample count read), not an empty store: kept.
-		if !ok || (covered > 0 && covered < win) {
+		// coverage of 0 is unknown (no sample count read), not an empty store: kept. The
+		// shortest window is always kept: it is the burn now, with nothing shorter to read.
+		if !ok || (covered > 0 && covered < win && win != Windows[0]) {
 			r.Burn[win], r.BurnFavourable[win], r.BurnPessimistic[win] = nan, nan, nan
 			continue
 		}

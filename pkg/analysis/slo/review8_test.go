@@ -42,13 +42,18 @@ func TestReportNamesTheBoundAndLeavesUncoveredWindowsOut(t *testing.T) {
 
 // TestMaskUncoveredLeavesOutWindowsLongerThanTheHistory: three steps covering 20 m, 40 m and
 // 70 m (slack 0): the 30m window is out at the first step only, the 1h window at the first two,
-// the 2h window and longer at all three; the 5m window is kept everywhere.
+// the 2h window and longer at all three; the 5m window is kept everywhere, also at a step
+// covering 1 m (the burn now).
 func TestMaskUncoveredLeavesOutWindowsLongerThanTheHistory(t *testing.T) {
 	burn := map[time.Duration][]float64{}
 	for _, w := range Windows {
 		burn[w] = []float64{1, 1, 1}
 	}
 	out := MaskUncovered(burn, []time.Duration{20 * time.Minute, 40 * time.Minute, 70 * time.Minute}, 0)
+	short := map[time.Duration][]float64{5 * time.Minute: {1}, 30 * time.Minute: {1}}
+	MaskUncovered(short, []time.Duration{time.Minute}, 0)
+	require.Equal(t, 1.0, short[5*time.Minute][0], "5m at a minute of history")
+	require.True(t, math.IsNaN(short[30*time.Minute][0]), "30m at a minute of history")
 	require.Equal(t, []string{"2h", "6h", "1d", "3d"}, out)
 	isNaN := func(w time.Duration) []bool {
 		var b []bool

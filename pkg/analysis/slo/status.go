@@ -232,14 +232,15 @@ func (h History) StatusSeries(target float64, period, slack time.Duration) []Sta
 	return out
 }
 
-// MaskUncovered sets to NaN, in burn (per window of Windows, one value per step), every step
+// MaskUncovered sets to NaN, in burn (per window of Windows but the first, one value per step), every step
 // whose history (covered, CoveredAt, plus slack) is shorter than the window: there a window
 // reads the same requests as a shorter one (issue 33: with an hour stored, the 2h, 6h, 1d and
 // 3d lines all equalled the 1h one). It returns the names of the windows not covered at the
-// last step, shortest first.
+// last step, shortest first. The shortest window (5m) is always kept: it is the burn now,
+// with nothing shorter to read instead.
 func MaskUncovered(burn map[time.Duration][]float64, covered []time.Duration, slack time.Duration) []string {
 	var out []string
-	for _, w := range Windows {
+	for _, w := range Windows[1:] {
 		vals := burn[w]
 		for i := range vals {
 			if i < len(covered) && covered[i]+slack < w {
