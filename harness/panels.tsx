@@ -78,6 +78,10 @@ const dashboards: Record<string, Json> = {
 
 // The SLO profile the screenshots select (test/asgrafana asSent sends it for $profile).
 const PROFILE = 'interactive-chat';
+// The dashboard variables titles may name, at the values asSent sends (Grafana interpolates
+// panel and row titles): $profile and the latency page's $estimator (default refined).
+const TITLE_VARS: Record<string, string> = { profile: PROFILE, estimator: 'refined' };
+const titleVars = (s: string): string => s.replace(/\$(profile|estimator)\b/g, (m, name) => TITLE_VARS[name] ?? m);
 
 const theme = createTheme({ colors: { mode: 'dark' } });
 const COL = 1560 / 24; // px per grid column
@@ -515,7 +519,7 @@ function Panel({ uid, panel }: { uid: string; panel: Json }) {
       data-ready={frames !== null || error !== '' ? 'yes' : 'no'}
       style={{ position: 'absolute', left: g.x * COL + 20, top: g.y * (ROW + 8) + 20 }}
     >
-      <PanelChrome width={width} height={height} title={panel.title + drawnAs} description={panel.description} statusMessage={error || undefined}>
+      <PanelChrome width={width} height={height} title={titleVars(panel.title) + drawnAs} description={panel.description} statusMessage={error || undefined}>
         {(w, h) => (frames ? <Viz panel={panel} frames={frames} width={w} height={h} /> : null)}
       </PanelChrome>
     </div>
@@ -527,7 +531,7 @@ function Row({ panel }: { panel: Json }) {
   return (
     <div className="panel" data-ready="yes" style={{ position: 'absolute', left: 20, top: g.y * (ROW + 8) + 20, color: theme.colors.text.primary, fontSize: 16, fontWeight: 500 }}>
       {panel.collapsed ? '▸ ' : '▾ '}
-      {panel.title.replace('$profile', PROFILE)}
+      {titleVars(panel.title)}
       {panel.collapsed ? ` (collapsed: ${(panel.panels ?? []).length} panels)` : ''}
     </div>
   );
