@@ -426,6 +426,8 @@ function Viz({ panel, frames, width, height }: { panel: Json; frames: DataFrame[
             graphMode={(opts.graphMode as BigValueGraphMode) ?? BigValueGraphMode.Area}
             justifyMode={BigValueJustifyMode.Center}
             textMode={(opts.textMode as BigValueTextMode) ?? BigValueTextMode.Auto}
+            // Grafana's stat panel passes options.text (fixed name and value sizes) the same way.
+            text={opts.text}
           />
         ))}
       </div>
