@@ -73,11 +73,18 @@ type WhatIfRow struct {
 	WorstObjective                 string
 	Holds                          bool
 	Advice                         string
+	// Added for issue 33 (review 8): the observed TTFT and E2E p99 over the twin's history
+	// (seconds; NaN, a null, on the changes' rows) and a note: on the current row whether
+	// the prediction lies in the band around the observed p99 ("off: …" when not,
+	// twin.CheckCurrent), on a change's row why it predicts the same as the current one.
+	TTFTP99Observed, E2EP99Observed float64
+	Note                            string
 }
 
 // CapacityWhatIf is the frame "capacity_whatif": target, profile, change, load (reqps),
 // ttft_p50, ttft_p99 (s), ttft_p99_error (percentunit), the same for tpot and e2e,
-// attainment (percentunit), worst_objective, holds and advice.
+// attainment (percentunit), worst_objective, holds and advice; then (added for issue 33)
+// ttft_p99_observed and e2e_p99_observed (s, null but on the current rows) and note.
 func CapacityWhatIf(rows []WhatIfRow, m Meta) data.Frames {
 	f := data.NewFrame("capacity_whatif")
 	stringColumn(f, rows, "target", func(r WhatIfRow) string { return r.Target })
@@ -104,5 +111,8 @@ func CapacityWhatIf(rows []WhatIfRow, m Meta) data.Frames {
 	}
 	f.Fields = append(f.Fields, data.NewField("holds", nil, holds))
 	stringColumn(f, rows, "advice", func(r WhatIfRow) string { return r.Advice })
+	numberColumn(f, rows, "ttft_p99_observed", "s", func(r WhatIfRow) float64 { return r.TTFTP99Observed })
+	numberColumn(f, rows, "e2e_p99_observed", "s", func(r WhatIfRow) float64 { return r.E2EP99Observed })
+	stringColumn(f, rows, "note", func(r WhatIfRow) string { return r.Note })
 	return withMeta(f, m)
 }
