@@ -16,12 +16,17 @@ type CapacityRow struct {
 	Replicas              float64
 	Utilisation           float64
 	Objectives            string
+	// DaysToKneeNote says DaysToKnee in words (added for issue 33, review 8: a null read "no
+	// rising trend (or under a day)", which merged a safe target and an unread trend):
+	// "in 3.2 days", "past the knee now", "no rising trend" (+Inf) or "no trend read: the
+	// range is under a day" (NaN).
+	DaysToKneeNote string
 }
 
 // CapacityTable is the capacity query's table frame "capacity": target, profile, load (reqps),
 // knee (reqps), knee_error (percentunit), headroom (ratio, "x"), days_to_knee (d),
 // replicas, utilisation (percentunit) and objectives (the profile's objectives the twin
-// scored, in words).
+// scored, in words); then (added for issue 33) days_to_knee_note, the days in words.
 func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 	f := data.NewFrame("capacity")
 	stringColumn(f, rows, "target", func(r CapacityRow) string { return r.Target })
@@ -34,6 +39,7 @@ func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 	numberColumn(f, rows, "replicas", "none", func(r CapacityRow) float64 { return r.Replicas })
 	numberColumn(f, rows, "utilisation", "percentunit", func(r CapacityRow) float64 { return r.Utilisation })
 	stringColumn(f, rows, "objectives", func(r CapacityRow) string { return r.Objectives })
+	stringColumn(f, rows, "days_to_knee_note", func(r CapacityRow) string { return r.DaysToKneeNote })
 	return withMeta(f, m)
 }
 

@@ -64,3 +64,15 @@ func TestSameOutcome(t *testing.T) {
 		t.Error("an outcome without predictions reads as the same")
 	}
 }
+
+// TestDaysToKneeWords: the four cases a null days figure used to merge, by hand.
+func TestDaysToKneeWords(t *testing.T) {
+	for days, want := range map[float64]string{3.24: "in 3.2 days", 0: "past the knee now", math.Inf(1): "no rising trend", 45: "in 45.0 days"} {
+		if got := DaysToKneeWords(days); got != want {
+			t.Errorf("DaysToKneeWords(%v) = %q, want %q", days, got, want)
+		}
+	}
+	if got := DaysToKneeWords(math.NaN()); got != "no trend read: the range is under a day" {
+		t.Errorf("DaysToKneeWords(NaN) = %q", got)
+	}
+}
