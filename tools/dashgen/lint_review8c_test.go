@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The eighth review of issue 33 (an on-call SRE on the models, cost & capacity and GPU
@@ -196,5 +197,107 @@ func TestModelsOpensWithTheFiveSecondAnswer(t *testing.T) {
 	}
 	if !slo || !diagnosis {
 		t.Errorf("the first panel %q has slo by target and model %v, diagnosis %v; want both", panels[1]["title"], slo, diagnosis)
+	}
+}
+
+// costPanel is the cost dashboard's panel titled title (or whose title starts with it).
+func costPanel(t *testing.T, title string) map[string]any {
+	t.Helper()
+	for _, l := range onCallPanels(t) {
+		if got, _ := l.p["title"].(string); l.dash == "inferscope-cost.json" && strings.HasPrefix(got, title) {
+			return l.p
+		}
+	}
+	t.Fatalf("no cost panel %q", title)
+	return nil
+}
+
+// TestReplicasSayWhichLoadTheyAreSizedFor: the capacity table's replicas are sized for the
+// range's mean load and the chart's for each step's load over a window; each says which (the
+// table's 3 beside the chart's last 2 read as a contradiction), and the chart's window is a
+// stabilisation window of at least 10 minutes, not the minute's rate that jumped 2, 5, 2.
+func TestReplicasSayWhichLoadTheyAreSizedFor(t *testing.T) {
+	chart := costPanel(t, "Recommended replicas")
+	q := (lintPanel{p: chart}).queries()[0]
+	w, _ := q["window"].(string)
+	if d, err := time.ParseDuration(w); err != nil || d < 10*time.Minute {
+		t.Errorf("the replicas chart's window is %q, want 10m or more", w)
+	}
+	if title, _ := chart["title"].(string); w == "" || !strings.Contains(title, w) {
+		t.Errorf("the replicas chart's title %q does not name its load window %q", title, w)
+	}
+	if desc, _ := chart["description"].(string); !strings.Contains(desc, "averaged over the whole range") {
+		t.Error("the replicas chart does not say why the table's count can differ")
+	}
+	names := overrideDisplayNamesByMatcher(costPanel(t, "Capacity per target and profile"))
+	if !strings.Contains(names["replicas"], "mean load") {
+		t.Errorf("the capacity table's replicas column is headed %q, not by the load it is sized for", names["replicas"])
+	}
+}
+
+// TestDaysToKneeTellsSafeFromUnread: the days-to-the-knee tile shows the days in words (the
+// frame's days_to_knee_note), and "no rising trend" and a range too short to read a trend map
+// to different texts and colours (one text, "no rising trend (or under a day)", merged them).
+func TestDaysToKneeTellsSafeFromUnread(t *testing.T) {
+	p := costPanel(t, "Days to the knee")
+	if f, _ := get(p, "options", "reduceOptions", "fields").(string); !strings.Contains(f, "days_to_knee_note") {
+		t.Errorf("the tile reads field %q, not days_to_knee_note", f)
+	}
+	maps := jsonText(get(p, "fieldConfig", "defaults", "mappings"))
+	if strings.Contains(maps, "or under a day") {
+		t.Error("a mapping still merges no trend and under a day")
+	}
+	colour := func(value string) string {
+		ms, _ := get(p, "fieldConfig", "defaults", "mappings").([]any)
+		for _, m := range ms {
+			pattern, _ := get(m.(map[string]any), "options", "pattern").(string)
+			if re, err := regexp.Compile(pattern); pattern != "" && err == nil && re.MatchString(value) {
+				c, _ := get(m.(map[string]any), "options", "result", "color").(string)
+				return c
+			}
+		}
+		return ""
+	}
+	// The texts are the backend's (twin.DaysToKneeWords); the colours lowerBad(7, 30)'s.
+	for value, want := range map[string]string{"no rising trend": green, "no trend read: the range is under a day": grey,
+		"past the knee now": red, "in 3.2 days": red, "in 12.0 days": amber, "in 45.0 days": green} {
+		if got := colour(value); got != want {
+			t.Errorf("%q is coloured %q, want %q", value, got, want)
+		}
+	}
+}
+
+// TestWhatIfFlagsTheTwinsMiss: the what-if table shows the observed p99s beside the
+// predictions and the twin check, red where it starts "off"; it puts the lowest attainment
+// first and is tall enough for two targets' six rows each (by hand: 13 rows of 36 px and a
+// 40 px title are 508 px; 14 grid rows are 14 × 30 + 13 × 8 = 524 px), and the calibrated
+// parameters for 2 × 15 rows (1156 px: 31 grid rows, 1170 px).
+func TestWhatIfFlagsTheTwinsMiss(t *testing.T) {
+	p := costPanel(t, "What if")
+	names := overrideDisplayNamesByMatcher(p)
+	for _, f := range []string{"ttft_p99_observed", "e2e_p99_observed", "note"} {
+		if names[f] == "" {
+			t.Errorf("the what-if table does not name its %s column", f)
+		}
+	}
+	if tr := jsonText(p["transformations"]); strings.Contains(tr, `"note":true`) || strings.Contains(tr, `"ttft_p99_observed":true`) {
+		t.Error("the what-if table hides the twin's check")
+	}
+	red := false
+	for _, m := range overrideMatchers(p, "mappings") {
+		if m == "note" && strings.Contains(jsonText(p), `"pattern":"^off.*"`) {
+			red = true
+		}
+	}
+	if !red {
+		t.Error("an \"off\" twin check is not mapped red")
+	}
+	if s := jsonText(get(p, "options", "sortBy")); !strings.Contains(s, `"displayName":"attainment"`) {
+		t.Errorf("the what-if table is sorted by %s, not the lowest attainment first", s)
+	}
+	for title, want := range map[string]float64{"What if": 14, "Calibrated parameters": 31} {
+		if h, _ := get(costPanel(t, title), "gridPos", "h").(float64); h < want {
+			t.Errorf("%s: %v grid rows high, want %v", title, h, want)
+		}
 	}
 }
