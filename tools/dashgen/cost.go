@@ -171,6 +171,8 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		Thresholds(lowerBad(7, 30)).
 		ColorMode(common.BigValueColorModeValue).
 		TextMode(common.BigValueTextModeValueAndName).
+		// Fixed sizes (issue 33: auto-sized, the target's name read about 6 px high).
+		Text(common.NewVizTextDisplayOptionsBuilder().TitleSize(14).ValueSize(22)).
 		GraphMode(common.BigValueGraphModeNone).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee_note`)}).
 		// The days in words (the frame's days_to_knee_note), coloured as the thresholds would

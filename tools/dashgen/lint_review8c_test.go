@@ -301,3 +301,97 @@ func TestWhatIfFlagsTheTwinsMiss(t *testing.T) {
 		}
 	}
 }
+
+// gpuPanel is the GPU dashboard's panel whose title starts with title.
+func gpuPanel(t *testing.T, title string) map[string]any {
+	t.Helper()
+	for _, l := range onCallPanels(t) {
+		if got, _ := l.p["title"].(string); l.dash == "inferscope-gpu.json" && strings.HasPrefix(got, title) {
+			return l.p
+		}
+	}
+	t.Fatalf("no GPU panel %q", title)
+	return nil
+}
+
+// TestGPUActivitySignalsDifferByLine: on "SM, DRAM and tensor activity" a target's three
+// signals keep the target's colour and differ by line (one colour per target made SM, DRAM
+// and tensor activity indistinguishable).
+func TestGPUActivitySignalsDifferByLine(t *testing.T) {
+	p := gpuPanel(t, "SM, DRAM and tensor activity")
+	for _, tg := range provisionedTargets(t) {
+		looks := map[string]string{}
+		colours := map[string]bool{}
+		for _, sig := range []string{"SM active", "DRAM active", "tensor pipes active"} {
+			name := sig + " · " + tg + " on gpu-x GPU 0"
+			look := lineLook(p, name)
+			if other, ok := looks[look]; ok {
+				t.Errorf("%q is drawn like %q (%s)", name, other, look)
+			}
+			looks[look] = name
+			_, c := seriesColour(p, name)
+			colours[c] = true
+		}
+		if len(colours) != 1 || colours[""] {
+			t.Errorf("%s's signals take colours %v, want the target's one", tg, colours)
+		}
+	}
+}
+
+// TestGPUThresholdLinesAreNamedInTheTitle: a GPU chart drawing dashed threshold lines names
+// each step's colour and value in its title, where the screenshot shows it (the lines at 85 %
+// and 95 % had no label on the panel).
+func TestGPUThresholdLinesAreNamedInTheTitle(t *testing.T) {
+	checked := 0
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-gpu.json" || l.p["type"] != "timeseries" {
+			continue
+		}
+		if mode, _ := get(l.p, "fieldConfig", "defaults", "custom", "thresholdsStyle", "mode").(string); mode == "" || mode == "off" {
+			continue
+		}
+		title, _ := l.p["title"].(string)
+		unit, _ := get(l.p, "fieldConfig", "defaults", "unit").(string)
+		steps, _ := get(l.p, "fieldConfig", "defaults", "thresholds", "steps").([]any)
+		for _, s := range steps {
+			v, ok := s.(map[string]any)["value"].(float64)
+			if !ok {
+				continue
+			}
+			checked++
+			word := thresholdColourWords[s.(map[string]any)["color"].(string)]
+			if re := regexp.MustCompile(word + ` ` + stepValueText(v, unit)); !re.MatchString(title) {
+				t.Errorf("%s: the title does not name the %s line at %v (want %q)", l.where(), word, v, re)
+			}
+		}
+	}
+	if checked != 4 {
+		t.Errorf("%d threshold steps checked, want 4 (saturation and temperature, amber and red)", checked)
+	}
+}
+
+// TestGPUPageSaysWhereKVCacheLives: the GPU dashboard opens with a row saying that KV-cache
+// usage is on the overview and that a framebuffer near full is vLLM's pre-allocation (both
+// GPUs read 72.5 of 80 GiB, which a new on-call took for "memory is fine").
+func TestGPUPageSaysWhereKVCacheLives(t *testing.T) {
+	panels := committedDashboardsRaw(t)["inferscope-gpu.json"]
+	if len(panels) == 0 || panels[0]["type"] != "row" {
+		t.Fatal("the GPU dashboard does not open with a row")
+	}
+	title, _ := panels[0]["title"].(string)
+	for _, w := range []string{"KV-cache usage is on the overview", "pre-allocation"} {
+		if !strings.Contains(title, w) {
+			t.Errorf("the first row %q does not say %q", title, w)
+		}
+	}
+}
+
+// TestSmallTilesFixTheirTextSize: the GPU gauges and the days-to-the-knee tile fix their
+// names' text size (auto-sized, the names read about 6 px high).
+func TestSmallTilesFixTheirTextSize(t *testing.T) {
+	for _, p := range []map[string]any{gpuPanel(t, "Temperature now"), gpuPanel(t, "Power now"), costPanel(t, "Days to the knee")} {
+		if s, _ := get(p, "options", "text", "titleSize").(float64); s < 12 {
+			t.Errorf("%q: title text size %v, want 12 px or more", p["title"], s)
+		}
+	}
+}
