@@ -58,6 +58,11 @@ const modelLegendWidth = 300
 // (issue 33: "an unlabelled red line").
 const sloLineTitle = " (red dashes: SLO threshold)"
 
+// sloLineIfTitle is sloLineTitle for a stage not every profile has an objective on (the
+// shipped interactive-chat profile has none on E2E or ITL, service none on TPOT): no line is
+// promised that the selected profile does not draw.
+const sloLineIfTitle = " (red dashes: SLO, if the profile has one)"
+
 // stageBreakdownTitle is the models dashboard's stage breakdown, per target, saying what its
 // gateway row needs (issue 33: "Stage breakdown with gateway and network time" promised a
 // series the demo has none of, and "(all targets)" pooled a 4 ms and a 19 s mean queue).
@@ -123,16 +128,16 @@ func Models() *dashboard.DashboardBuilder {
 	b.WithPanel(quantileColours(latencyTS("TTFT per target and model"+sloLineTitle, "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's TTFT threshold (the dashed red line); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it. "+modelLegendNote,
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
-	b.WithPanel(quantileColours(latencyTS("E2E per target and model"+sloLineTitle, "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold where it has one (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it. "+modelLegendNote,
+	b.WithPanel(quantileColours(latencyTS("E2E per target and model"+sloLineIfTitle, "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold where it has one (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it. "+modelLegendNote,
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
 	// Time per output token and the inter-chunk gap in panels of their own, p50 and p99
 	// (issue 33: one panel of four p50 series, TPOT and ITL alike, in near-white dotted
 	// swatches, no p99 and no SLO line, was unreadable).
-	b.WithPanel(quantileColours(latencyTS("TPOT per target and model"+sloLineTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the time per output token per target and model (OpenTelemetry server instruments, engines), bucket bounds on hover, against the selected profile's TPOT threshold (the dashed red line; 50 ms in interactive-chat). LiteLLM exports none. "+modelLegendNote,
+	b.WithPanel(quantileColours(latencyTS("TPOT per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the time per output token per target and model (OpenTelemetry server instruments, engines), bucket bounds on hover, against the selected profile's TPOT threshold where it has one (the dashed red line; 50 ms in interactive-chat, none in service). LiteLLM exports none. "+modelLegendNote,
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"tpot"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
-	b.WithPanel(quantileColours(latencyTS("ITL / chunk gap per target and model"+sloLineTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the inter-token latency per target and model: the engine's gap between two tokens of a stream, or an OpenTelemetry client's gap between two chunks (a chunk may carry several tokens), bucket bounds on hover, against the selected profile's ITL threshold where it has one (the dashed red line; the service profile's itl-p95 at 100 ms, none in interactive-chat). LiteLLM exports none. "+modelLegendNote,
+	b.WithPanel(quantileColours(latencyTS("ITL / chunk gap per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the inter-token latency per target and model: the engine's gap between two tokens of a stream, or an OpenTelemetry client's gap between two chunks (a chunk may carry several tokens), bucket bounds on hover, against the selected profile's ITL threshold where it has one (the dashed red line; the service profile's itl-p95 at 100 ms, none in interactive-chat). LiteLLM exports none. "+modelLegendNote,
 		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"itl"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
 	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour. "+modelLegendNote,
