@@ -61,3 +61,26 @@ func TestReviewTwinCheckFlagsTheKVPressureMiss(t *testing.T) {
 	assert.True(t, strings.HasPrefix(note, "off: TTFT p99 observed"), "note %q", note)
 	assert.Nil(t, cell(fr, "ttft_p99_observed", 1), "a change's row has no observed p99")
 }
+
+// TestReviewTwinCheckSaysWhyAChangeDoesNothing (issue 33, review 8): at 2 req/s of the
+// simulator's default requests a few run at once (rate × E2E), so halving max_num_seqs from
+// 256 to 128 changes nothing: the
+// what-if's row was identical to the current one and read as a broken what-if. Its note now
+// says the limit does not bind at this load.
+func TestReviewTwinCheckSaysWhyAChangeDoesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates")
+	}
+	f := newReviewCapacityFixture(t)
+	dr := f.query(context.Background(), t, `{"targets":["v1"],"profiles":["chat"],"format":"whatif","whatIf":{"maxNumSeqs":128}}`, f.start, f.end, time.Minute)
+	require.NoError(t, dr.Error)
+	require.NotEmpty(t, dr.Frames)
+	fr := dr.Frames[0]
+	require.Equal(t, 2, fr.Rows(), "current and max-num-seqs 128; notices: %v", noticeTexts(dr.Frames))
+	for _, sig := range []string{"ttft_p99", "e2e_p99"} {
+		require.InEpsilon(t, cell(fr, sig, 0), cell(fr, sig, 1), 5e-3, "%s: the change does bind here, the fixture changed", sig)
+	}
+	note, _ := cell(fr, "note", 1).(string)
+	t.Logf("note %q; current's %q", note, cell(fr, "note", 0))
+	assert.True(t, strings.HasPrefix(note, "same as current: max-num-seqs does not bind at this load"), "note %q", note)
+}
