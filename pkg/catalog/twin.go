@@ -28,6 +28,7 @@ const (
 	TwinIterTokens    = "vllm:iteration_tokens_total"  // #nosec G101 -- a metric name, not a credential
 	TwinGenTokens     = "vllm:generation_tokens_total" // #nosec G101 -- a metric name, not a credential
 	TwinTTFT          = "vllm:time_to_first_token_seconds"
+	TwinE2E           = "vllm:e2e_request_latency_seconds"
 	// TwinMaxTokens is the histogram of the requests' max_tokens parameter: the twin's
 	// generated requests carry its mean, so that outputs the history shows are not cut at the
 	// simulator's default of 1024 tokens.

@@ -16,12 +16,17 @@ type CapacityRow struct {
 	Replicas              float64
 	Utilisation           float64
 	Objectives            string
+	// DaysToKneeNote says DaysToKnee in words (added for issue 33, review 8: a null read "no
+	// rising trend (or under a day)", which merged a safe target and an unread trend):
+	// "in 3.2 days", "past the knee now", "no rising trend" (+Inf) or "no trend read: the
+	// range is under a day" (NaN).
+	DaysToKneeNote string
 }
 
 // CapacityTable is the capacity query's table frame "capacity": target, profile, load (reqps),
 // knee (reqps), knee_error (percentunit), headroom (ratio, "x"), days_to_knee (d),
 // replicas, utilisation (percentunit) and objectives (the profile's objectives the twin
-// scored, in words).
+// scored, in words); then (added for issue 33) days_to_knee_note, the days in words.
 func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 	f := data.NewFrame("capacity")
 	stringColumn(f, rows, "target", func(r CapacityRow) string { return r.Target })
@@ -34,6 +39,7 @@ func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 	numberColumn(f, rows, "replicas", "none", func(r CapacityRow) float64 { return r.Replicas })
 	numberColumn(f, rows, "utilisation", "percentunit", func(r CapacityRow) float64 { return r.Utilisation })
 	stringColumn(f, rows, "objectives", func(r CapacityRow) string { return r.Objectives })
+	stringColumn(f, rows, "days_to_knee_note", func(r CapacityRow) string { return r.DaysToKneeNote })
 	return withMeta(f, m)
 }
 
@@ -73,11 +79,18 @@ type WhatIfRow struct {
 	WorstObjective                 string
 	Holds                          bool
 	Advice                         string
+	// Added for issue 33 (review 8): the observed TTFT and E2E p99 over the twin's history
+	// (seconds; NaN, a null, on the changes' rows) and a note: on the current row whether
+	// the prediction lies in the band around the observed p99 ("off: …" when not,
+	// twin.CheckCurrent), on a change's row why it predicts the same as the current one.
+	TTFTP99Observed, E2EP99Observed float64
+	Note                            string
 }
 
 // CapacityWhatIf is the frame "capacity_whatif": target, profile, change, load (reqps),
 // ttft_p50, ttft_p99 (s), ttft_p99_error (percentunit), the same for tpot and e2e,
-// attainment (percentunit), worst_objective, holds and advice.
+// attainment (percentunit), worst_objective, holds and advice; then (added for issue 33)
+// ttft_p99_observed and e2e_p99_observed (s, null but on the current rows) and note.
 func CapacityWhatIf(rows []WhatIfRow, m Meta) data.Frames {
 	f := data.NewFrame("capacity_whatif")
 	stringColumn(f, rows, "target", func(r WhatIfRow) string { return r.Target })
@@ -104,5 +117,8 @@ func CapacityWhatIf(rows []WhatIfRow, m Meta) data.Frames {
 	}
 	f.Fields = append(f.Fields, data.NewField("holds", nil, holds))
 	stringColumn(f, rows, "advice", func(r WhatIfRow) string { return r.Advice })
+	numberColumn(f, rows, "ttft_p99_observed", "s", func(r WhatIfRow) float64 { return r.TTFTP99Observed })
+	numberColumn(f, rows, "e2e_p99_observed", "s", func(r WhatIfRow) float64 { return r.E2EP99Observed })
+	stringColumn(f, rows, "note", func(r WhatIfRow) string { return r.Note })
 	return withMeta(f, m)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/twin"
 )
@@ -208,6 +209,8 @@ type capacityTarget struct {
 	name, key string
 	observed  twin.Observed
 	twin      twin.Twin
+	// from and to are the history the twin is calibrated on.
+	from, to time.Time
 	// skip, when set, is the notice saying why the target has no twin.
 	skip string
 }
@@ -302,9 +305,10 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 				replicas = math.NaN()
 				r.Notes.Add(analysis.Warning, fmt.Sprintf("profile %s does not hold on target %s's twin even at %.3g req/s (1/64 of its load): its objectives are out of reach at any load, so no replica count meets them", name, t.name, math.Max(load, 0.5)/64))
 			}
+			days := twin.DaysToKnee(t.observed.RateSeries, knee)
 			rows = append(rows, frames.CapacityRow{Target: t.name, Profile: name, Load: load, Knee: knee, KneeError: twin.KneeErrorBand,
-				Headroom: twin.Headroom(knee, load), DaysToKnee: twin.DaysToKnee(t.observed.RateSeries, knee),
-				Replicas: replicas, Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", ")})
+				Headroom: twin.Headroom(knee, load), DaysToKnee: days,
+				Replicas: replicas, Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", "), DaysToKneeNote: twin.DaysToKneeWords(days)})
 		}
 	}
 	capacityLate(r, late, "its knees are", "their knees are")
@@ -438,7 +442,7 @@ func capacityCalibrate(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, 
 	if err != nil {
 		return capacityTarget{}, err
 	}
-	t := capacityTarget{name: target, key: key, observed: v.(twin.Observed)}
+	t := capacityTarget{name: target, key: key, observed: v.(twin.Observed), from: from, to: to}
 	if n := t.observed.Rate * span.Seconds(); !(n >= capacityMinRequests) {
 		t.skip = fmt.Sprintf("target %s finished %.0f requests in the %s of history: too little history to calibrate its twin (it needs at least %d); no capacity figures", target, n, model.Duration(span), capacityMinRequests)
 		return t, nil
@@ -600,6 +604,10 @@ func capacityWhatIfs(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 		if len(tps) == 0 {
 			continue
 		}
+		observed, err := capacityObservedP99(ctx, r, t)
+		if err != nil {
+			return nil, err
+		}
 		for j, c := range changes {
 			out := outs[base+j]
 			if pending[base+j] {
@@ -622,7 +630,15 @@ func capacityWhatIfs(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 					TTFTP50: out.P50["ttft"], TTFTP99: out.P99["ttft"], TTFTP99Error: twin.ErrorBand(c, "ttft"),
 					TPOTP50: out.P50["tpot"], TPOTP99: out.P99["tpot"], TPOTP99Error: twin.ErrorBand(c, "tpot"),
 					E2EP50: out.P50["e2e"], E2EP99: out.P99["e2e"], E2EP99Error: twin.ErrorBand(c, "e2e"),
-					Attainment: math.Inf(1), Holds: out.Finished > 0, Advice: twin.Advice(c, t.twin.Config, out)}
+					Attainment: math.Inf(1), Holds: out.Finished > 0, Advice: twin.Advice(c, t.twin.Config, out),
+					TTFTP99Observed: math.NaN(), E2EP99Observed: math.NaN()}
+				switch {
+				case j == 0:
+					row.TTFTP99Observed, row.E2EP99Observed = observed["ttft"].Value, observed["e2e"].Value
+					row.Note = twin.CheckCurrent(out.P99, observed, "ttft", "e2e")
+				case !pending[base] && twin.SameOutcome(out, outs[base]):
+					row.Note = capacitySameNote(c, t)
+				}
 				for i, o := range tp.profile.Objectives {
 					a := out.Attainment[k+i]
 					if !(a >= o.Target) {
@@ -639,6 +655,39 @@ func capacityWhatIfs(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, q 
 	}
 	capacityLate(r, late, "its what-ifs are", "their what-ifs are")
 	return rows, nil
+}
+
+// capacityObservedP99 is t's observed TTFT and E2E p99 over the history its twin is
+// calibrated on (the buckets' increase over it, Prometheus's interpolation with the edges of
+// the bucket the rank fell in, seconds; NaN where the histogram is empty or not exported):
+// what the current configuration's prediction is checked against (twin.CheckCurrent).
+func capacityObservedP99(ctx context.Context, r *fetch.Run, t capacityTarget) (map[string]twin.ObservedP99, error) {
+	out := map[string]twin.ObservedP99{}
+	for _, sig := range []struct{ name, metric string }{{"ttft", catalog.TwinTTFT}, {"e2e", catalog.TwinE2E}} {
+		vec, err := r.Instant(ctx, catalog.TwinBucketsPromQL(sig.metric, t.name, t.to.Sub(t.from)), t.to)
+		if err != nil {
+			return nil, err
+		}
+		var b []hist.Bucket
+		for _, s := range vec {
+			if le, err := hist.ParseLe(string(s.Metric["le"])); err == nil {
+				b = append(b, hist.Bucket{UpperBound: le, Count: float64(s.Value)})
+			}
+		}
+		e := hist.Quantile(0.99, b)
+		out[sig.name] = twin.ObservedP99{Value: e.Value, Lower: e.Lower, Upper: e.Upper}
+	}
+	return out, nil
+}
+
+// capacitySameNote says why change c predicts what the current configuration does on t's
+// twin: the limit it moves does not bind at this load (issue 33: max-num-seqs 128 and 512
+// rows identical to the current one read as a broken what-if).
+func capacitySameNote(c twin.Change, t capacityTarget) string {
+	if c.MaxNumSeqs > 0 {
+		return fmt.Sprintf("same as current: max-num-seqs does not bind at this load (%.3g requests running on average, the twin's current max-num-seqs %d)", t.observed.RunningMean, t.twin.Config.MaxNumSeqs)
+	}
+	return "same as current: this change does not bind at this load"
 }
 
 // capacityChanges is what the what-if format simulates for t: its current configuration,

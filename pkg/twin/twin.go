@@ -722,6 +722,22 @@ func DaysToKnee(series []Point, knee float64) float64 {
 	return linearDays(pts, pts[len(pts)-1].T, knee)
 }
 
+// DaysToKneeWords says a DaysToKnee result in words, telling apart what a null days figure
+// merges: "in 3.2 days" (one decimal), "past the knee now" (0), "no rising trend" (+Inf: flat,
+// falling or within its noise) and "no trend read: the range is under a day" (NaN: under
+// minTrendHistory of history, or fewer than two points).
+func DaysToKneeWords(days float64) string {
+	switch {
+	case math.IsNaN(days):
+		return "no trend read: the range is under a day"
+	case math.IsInf(days, 1):
+		return "no rising trend"
+	case days <= 0:
+		return "past the knee now"
+	}
+	return fmt.Sprintf("in %.1f days", days)
+}
+
 // linearDays fits a least-squares line through pts and returns the days from now until it
 // reaches knee (0 when its value at now is past it, +Inf when it does not rise).
 func linearDays(pts []Point, now time.Time, knee float64) float64 {

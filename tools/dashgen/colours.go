@@ -116,6 +116,7 @@ var shadedPanels = map[string]bool{
 	"Cost per hour: idle, prefill, decode": true,
 	"SM, DRAM and tensor activity":         true,
 	"Where the time goes (mean per stage)": true,
+	stageBreakdownTitle:                    true,
 }
 
 // shadedStats are the latency statistics that take their own shade of a target's hue.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 
@@ -66,11 +67,29 @@ const costName = "${__field.labels.target} ${__field.labels.stat} ${__field.labe
 // field names stay as they are (the capacity query's contract).
 var (
 	capacityColumns = map[string]string{"knee_error": "knee error", "days_to_knee": "days to knee",
-		"utilisation": "replica load target (of knee)"}
+		"utilisation": "replica load target (of knee)", "replicas": replicasColumn, "days_to_knee_note": "knee trend"}
 	whatIfColumns = map[string]string{"ttft_p50": "TTFT p50", "ttft_p99": "TTFT p99", "ttft_p99_error": "TTFT p99 error",
 		"tpot_p50": "TPOT p50", "tpot_p99": "TPOT p99", "tpot_p99_error": "TPOT p99 error",
-		"e2e_p50": "E2E p50", "e2e_p99": "E2E p99", "e2e_p99_error": "E2E p99 error", "worst_objective": "worst objective"}
+		"e2e_p50": "E2E p50", "e2e_p99": "E2E p99", "e2e_p99_error": "E2E p99 error", "worst_objective": "worst objective",
+		"ttft_p99_observed": "TTFT p99 observed", "e2e_p99_observed": "E2E p99 observed", "note": "twin check"}
 )
+
+// replicasColumn heads the capacity table's replicas: they are sized for the load averaged
+// over the whole range, the chart's for the load over replicasWindow at each step (issue 33:
+// the table's 3 beside the chart's last 2, mean 3, max 5 read as a contradiction).
+const replicasColumn = "replicas (range's mean load)"
+
+// replicasWindow is the rate window of the recommended-replicas chart: a quarter of an hour,
+// the stabilisation an HPA or KEDA scaler would apply, so the count does not jump with each
+// minute's noise (issue 33: it went 2, 5, 2 from one minute to the next).
+const replicasWindow = "15m"
+
+// whatIfOrder is the what-if table's column order: the change and the twin's check first,
+// then each p99 beside its observed value and band (the p50s are left out: the objectives
+// are on the p99; they stay in the panel's data).
+var whatIfOrder = map[string]any{"target": 0, "profile": 1, "change": 2, "note": 3, "load": 4,
+	"ttft_p99": 5, "ttft_p99_observed": 6, "ttft_p99_error": 7, "tpot_p99": 8, "tpot_p99_error": 9,
+	"e2e_p99": 10, "e2e_p99_observed": 11, "e2e_p99_error": 12, "attainment": 13, "worst_objective": 14, "holds": 15, "advice": 16}
 
 // readableColumns is a table's displayName override per frame field, in the fields' order
 // (sorted, so the generated JSON is stable).
@@ -97,6 +116,35 @@ func capacityQuery(kv ...any) queryBuilder {
 // capacityName names a capacity row's value "target · profile".
 const capacityName = "${__data.fields.target} · ${__data.fields.profile}"
 
+// tableRowsHeight is the height in grid rows of a table that shows rows rows of small cells
+// (36 px) and its header without scrolling: h × 30 px plus 8 px per gap, less the 40 px title.
+func tableRowsHeight(rows int) uint32 {
+	need := float64(rows+1)*36 + 40
+	return uint32(math.Ceil((need + 8) / 38))
+}
+
+// whatIfHeight shows the what-if rows of two targets (the current configuration and five
+// changes each) under one profile; paramsHeight two targets' calibrated parameters (15 each
+// in the golden history) (issue 33: both tables were cut after the first target's rows).
+var (
+	whatIfHeight = tableRowsHeight(2 * 6)
+	paramsHeight = tableRowsHeight(2 * 15)
+)
+
+// daysToKneeMappings colour the days to the knee in words (the capacity table's
+// days_to_knee_note) as lowerBad(7, 30) colours the number: red under 7 days, amber under 30,
+// green from 30; no rising trend green, no trend read grey, past the knee red.
+func daysToKneeMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{
+		regexMap(`^past the knee now$`, "past the knee now", red),
+		regexMap(`^no rising trend$`, "no rising trend", green),
+		regexMap(`^no trend read.*`, "${__value.text}", grey),
+		regexMap(`^in [0-6]\.\d days$`, "${__value.text}", red),
+		regexMap(`^in ([7-9]|[12]\d)\.\d days$`, "${__value.text}", amber),
+		regexMap(`^in \d+\.\d days$`, "${__value.text}", green),
+	}
+}
+
 // capacityPanels are the capacity row of the cost dashboard: headroom gauges, days until the
 // load trend reaches the knee, the replica recommendation, the capacity table, the what-if
 // table and the calibrated parameters, all from the calibrated twin (cached per target and
@@ -117,24 +165,29 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		WithTarget(capacityQuery()))
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Days to the knee").
-		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target; no rising trend when the trend is flat, falling or within its noise (a slope under twice its standard error) or the range is under a day (an hour's line is warm-up and noise, not growth: widen the range), past the knee now when the load already is.").
+		Description("Days until the request-rate trend over the dashboard's range (a least-squares line, through each day's peak with two days or more) reaches the selected profile's knee, per target: red under 7 days, amber under 30, green from 30; \"no rising trend\" (green) when the trend is flat, falling or within its noise (a slope under twice its standard error); \"no trend read: the range is under a day\" (grey) when the range is too short to tell (an hour's line is warm-up and noise, not growth: widen the range to a day or more); \"past the knee now\" (red) when the load already is.").
 		Datasource(dsRef).Span(8).Height(legendH).
 		Unit("d").Decimals(1).
 		Thresholds(lowerBad(7, 30)).
 		ColorMode(common.BigValueColorModeValue).
 		TextMode(common.BigValueTextModeValueAndName).
+		// Fixed sizes (issue 33: auto-sized, the target's name read about 6 px high).
+		Text(common.NewVizTextDisplayOptionsBuilder().TitleSize(14).ValueSize(22)).
 		GraphMode(common.BigValueGraphModeNone).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee`)}).
-		// 0 is a load already past the knee (issue 33: "0.0 day" read as a fault).
-		Mappings([]dashboard.ValueMapping{nullMap("no rising trend (or under a day)"), valueMap(map[string]dashboard.ValueMappingResult{"0": textResult("past the knee now", red)})}).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`target|profile|days_to_knee_note`)}).
+		// The days in words (the frame's days_to_knee_note), coloured as the thresholds would
+		// the number: 0 is a load already past the knee (issue 33: "0.0 day" read as a fault),
+		// and a null no longer merges a flat trend with a range too short to read one ("no
+		// rising trend (or under a day)" read as "safe or imminent").
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^days_to_knee_note$/")).
+		Mappings(daysToKneeMappings()).
 		DisplayName(capacityName).
 		NoValue(noHistory).
 		WithTarget(capacityQuery()))
-	b.WithPanel(ts("Recommended replicas", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s at each step and the knee of its twin over the whole range (one series per target and profile). Ready as an HPA/KEDA external metric: the target value is this count.",
-		unitNone, 8, legendH, capacityQuery("format", "replicas")).Min(0).Decimals(0).Legend(legendTable()).NoValue(noHistory).
+	b.WithPanel(ts("Recommended replicas (load over "+replicasWindow+")", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s over the last "+replicasWindow+" at each step (a scaler's stabilisation window, so the count does not jump with each minute's noise) and the knee of its twin over the whole range (one series per target and profile). The capacity table's replicas are sized for the load averaged over the whole range, so its count can differ from this chart's last value: the table says what the range needed on average, the chart what the last quarter hour needs. Ready as an HPA/KEDA external metric: the target value is this count.",
+		unitNone, 8, legendH, capacityQuery("format", "replicas", "window", replicasWindow)).Min(0).Decimals(0).Legend(legendTable()).NoValue(noHistory).
 		DisplayName("${__field.labels.target} · ${__field.labels.profile}"))
-	b.WithPanel(readableColumns(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee, recommended replicas at 80 % of the knee and the objectives the twin scored (latency objectives only).",
+	b.WithPanel(readableColumns(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee (and the knee trend in words), recommended replicas at 80 % of the knee for the load averaged over the range (the chart beside has them for the last "+replicasWindow+"'s load) and the objectives the twin scored (latency objectives only).",
 		24, 6, capacityQuery()).
 		NoValue(noHistory).
 		// Worst first: the least headroom on top.
@@ -142,14 +195,25 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground(), prop("unit", "x"), prop("decimals", 2))).
 		OverrideByName("objectives", props(prop("custom.wrapText", true), prop("custom.minWidth", 300))), capacityColumns))
-	b.WithPanel(readableColumns(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p50 and p99 (with the p99's error band from the validation; none for the current configuration), the lowest attainment over the profile's objectives and whether the profile holds.",
-		24, 10, capacityQuery("format", "whatif")).
+	b.WithPanel(readableColumns(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p99 (with the p99's error band from the validation; none for the current configuration; the p50s are in the panel's data), the lowest attainment over the profile's objectives and whether the profile holds, the lowest attainment first. The current row has the observed TTFT and E2E p99 over the twin's history beside its predictions, and the twin check says \"off\" (red) when the prediction's band (the narrowest change band: 14 % TTFT, 11 % E2E) does not reach the observed p99's bucket: then read the other rows as changes against the current one, not as absolute numbers. A change predicting the same as the current configuration says why: the limit it moves does not bind at this load. Hover a cell to read it whole.",
+		24, whatIfHeight, capacityQuery("format", "whatif")).
 		NoValue(noHistory).
+		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{
+			"excludeByName": map[string]any{"ttft_p50": true, "tpot_p50": true, "e2e_p50": true},
+			"indexByName":   whatIfOrder,
+		})}).
+		// Worst first: the lowest attainment on top (issue 33: the KV-starved target's rows
+		// were cut below the healthy one's).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("attainment")}).
 		OverrideByRegexp(".*", emptyCell()).
+		OverrideByName("note", props(prop("mappings", []dashboard.ValueMapping{
+			regexMap(`^off.*`, "${__value.text}", red), regexMap(`^matches.*`, "${__value.text}", green), regexMap(`^same as current.*`, "${__value.text}", blue)}),
+			colorText(), prop("custom.inspect", true), prop("custom.width", 300))).
+		OverrideByName("advice", props(prop("custom.inspect", true))).
 		OverrideByName("holds", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{
 			"true": textResult("holds", green), "false": textResult("breaks", red)})}), colorText())), whatIfColumns))
-	b.WithPanel(readableColumns(tbl("Calibrated parameters", "Each parameter of each target's twin with where it came from: data (read from the history), fit (fitted by simulating the twin until its mean ITL and prefill time match the history's) or default (vLLM does not export it: max_num_seqs and the token budget, unless set in the query).",
-		24, 8, capacityQuery("format", "parameters")).NoValue(noHistory).
+	b.WithPanel(readableColumns(tbl("Calibrated parameters", "Each parameter of each target's twin with where it came from: data (read from the history), fit (fitted by simulating the twin until its mean ITL and prefill time match the history's) or default (vLLM does not export it: max_num_seqs and the token budget, unless set in the query). Sized for two targets' rows (about 15 each) without scrolling.",
+		24, paramsHeight, capacityQuery("format", "parameters")).NoValue(noHistory).
 		OverrideByRegexp(".*", emptyCell()), map[string]string{"fit_error": "fit error"}))
 }
 

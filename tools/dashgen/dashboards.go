@@ -487,6 +487,16 @@ func SLO() *dashboard.DashboardBuilder {
 	return b
 }
 
+// gpuNote is the GPU dashboard's first row: what this page can and cannot rule out, in its
+// title, where every screenshot shows it.
+const gpuNote = "GPU health: throttle reasons, power, clocks (KV-cache usage is on the overview; framebuffer used near installed is vLLM's pre-allocation, not memory pressure)"
+
+// gpuGaugeText sizes the per-GPU gauges' names and values (issue 33: the names, auto-sized,
+// read about 6 px high in the screenshots).
+func gpuGaugeText() *common.VizTextDisplayOptionsBuilder {
+	return common.NewVizTextDisplayOptionsBuilder().TitleSize(14).ValueSize(28)
+}
+
 // GPU shows every GPU of the agents behind the selected targets.
 func GPU() *dashboard.DashboardBuilder {
 	b := shell(UIDGPU, "Inferscope — GPUs",
@@ -496,6 +506,10 @@ func GPU() *dashboard.DashboardBuilder {
 	gq := func(signals ...string) queryBuilder {
 		return query("queryType", "gpu", "targets", []string{"$target"}, "gpus", []string{"$gpu"}, "signals", signals)
 	}
+	// The page's one-line answer to "is it the GPU?" (issue 33: both GPUs read 72.5 of 80 GiB
+	// and nothing said that is the pre-allocation, not the KV-cache pressure the overview
+	// diagnoses).
+	b.WithRow(row(gpuNote))
 	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation (0..1), temperature (°C), power and its enforced limit (W), named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU); clocks and memory are in the panels below.",
 		24, 11, gq("saturation", "temperature", "power", "power_limit")).
 		Transformations([]dashboard.DataTransformerConfig{
@@ -520,6 +534,7 @@ func GPU() *dashboard.DashboardBuilder {
 		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named target on agent · GPU n (the agent alone where no target uses the GPU). Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
 		Datasource(dsRef).Span(12).Height(6).
 		Unit("celsius").Min(0).Max(100).
+		Text(gpuGaugeText()).
 		Thresholds(upperBad(80, 90)).
 		ShowThresholdMarkers(true).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
@@ -531,6 +546,7 @@ func GPU() *dashboard.DashboardBuilder {
 		Description("Power drawn at the end of the range per GPU, in watts, named target on agent · GPU n (the agent alone where no target uses the GPU); the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
 		Datasource(dsRef).Span(12).Height(6).
 		Unit("watt").Min(0).Max(1000).
+		Text(gpuGaugeText()).
 		Thresholds(neutral()).
 		ShowThresholdMarkers(false).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
@@ -540,15 +556,20 @@ func GPU() *dashboard.DashboardBuilder {
 	// One series per GPU: bottom legends 4 rows high. Several signals per
 	// GPU: full width with the legend on the right (issue 33: 4- and
 	// 6-series legends were cut to 3 rows).
-	b.WithPanel(gpuTS("Saturation", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1), per GPU named target on agent · GPU n. Amber from 85 %, red from 95 % (dashed lines).", unitRatio, 12, legendH, gq("saturation")).Min(0).Max(1).
+	b.WithPanel(gpuTS("Saturation (dashes: amber 85 %, red 95 %)", "SM active where profiling metrics exist, else graphics-engine activity, else utilisation (0..1), per GPU named target on agent · GPU n. Amber from 85 %, red from 95 % (dashed lines).", unitRatio, 12, legendH, gq("saturation")).Min(0).Max(1).
 		Thresholds(upperBad(0.85, 0.95)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
-	b.WithPanel(gpuTS("Temperature", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP, per GPU named target on agent · GPU n; a rising temperature with a falling SM clock is thermal throttling. Amber from 80 °C, red from 90 °C (dashed lines).", "celsius", 12, legendH, gq("temperature")).
+	b.WithPanel(gpuTS("Temperature (dashes: amber 80 °C, red 90 °C)", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP, per GPU named target on agent · GPU n; a rising temperature with a falling SM clock is thermal throttling. Amber from 80 °C, red from 90 °C (dashed lines).", "celsius", 12, legendH, gq("temperature")).
 		Legend(legendTable()).
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
-	b.WithPanel(gpuSignalNames(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1 per GPU: SM active, DRAM active (memory bandwidth), tensor pipes active. High DRAM with low SM is a memory-bound decode; both low under load is a GPU waiting on the host.", unitRatio, 24, 8, gq("sm_active", "dram_active", "tensor_active")).
-		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(600)), "sm_active", "dram_active", "tensor_active"))
+	// Each signal its line, the target its colour (issue 33: the three signals of a target
+	// were one colour's barely different shades).
+	b.WithPanel(gpuSignalNames(gpuTS("SM, DRAM and tensor activity", "Profiling ratios 0..1 per GPU: SM active (solid), DRAM active (memory bandwidth, dashed), tensor pipes active (dotted), each GPU in its target's colour. High DRAM with low SM is a memory-bound decode; both low under load is a GPU waiting on the host.", unitRatio, 24, 8, gq("sm_active", "dram_active", "tensor_active")).
+		DisplayName(gpuSignalName).Min(0).Max(1).Legend(legendRight(600)), "sm_active", "dram_active", "tensor_active").
+		OverrideByRegexp(`(sm_active|SM active) · .*`, props(prop("custom.lineWidth", 2))).
+		OverrideByRegexp(`(dram_active|DRAM active) · .*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 6}}), prop("custom.fillOpacity", 0))).
+		OverrideByRegexp(`(tensor_active|tensor pipes active) · .*`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2), prop("custom.fillOpacity", 0))))
 	b.WithPanel(gpuSignalNames(gpuTS("Power against its limit", "Power drawn and the enforced power limit (dashed), in watts, per GPU: a draw pinned at the limit with a falling SM clock is a power cap.", "watt", 24, 8, gq("power", "power_limit")).
 		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)), "power", "power_limit").
 		OverrideByRegexp(`power_limit.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
@@ -562,7 +583,7 @@ func GPU() *dashboard.DashboardBuilder {
 	b.WithPanel(statetimeline.NewPanelBuilder().
 		Title("Throttle reasons").
 		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
-		Datasource(dsRef).Span(24).Height(7).
+		Datasource(dsRef).Span(24).Height(5).
 		WithTarget(gq("throttle_reasons")).
 		DisplayName(gpuName).
 		NoValue(noGPUAgent).

@@ -288,8 +288,8 @@ func TestModelsSplitByTargetAndQuantilesKeepTheirColour(t *testing.T) {
 			split++
 		}
 	}
-	if split != 5 {
-		t.Errorf("%d models panels split by target and model, want 5 (TTFT, TPOT, E2E, requests, tokens)", split)
+	if split != 6 {
+		t.Errorf("%d models panels split by target and model, want 6 (TTFT, E2E, TPOT, ITL since review 8, requests, tokens)", split)
 	}
 	if n := latencyStatColours(t, onCallPanels(t), provisionedTargets(t)); n < 15 {
 		t.Errorf("%d latency time series checked, want every dashboard's", n)

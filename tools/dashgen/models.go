@@ -33,16 +33,48 @@ const noGateway = "No gateway in the selection: add a LiteLLM proxy or an OpenTe
 // per-provider tables, saying what fills them.
 const gatewayRowTitle = "Models and providers at the gateway (needs a LiteLLM proxy or OpenTelemetry GenAI target)"
 
-// modelLatencyName names a per-target-and-model latency series target first with its stage,
-// statistic and, for a bucket bound, the bound, then its model ("vllm-a ttft p99  ·
-// meta-llama/Llama-3.1-8B-Instruct", two spaces where the bound is empty): a narrow legend
-// keeps the target and the statistic (issue 33: the frames' "ttft p99 · model=…" put the
-// model first, then "vllm-a · meta-llama/Llama-3.1-8B-Instruct tt…" cut the statistic).
-const modelLatencyName = "${__field.labels.target} ${__field.labels.stage} ${__field.labels.stat} ${__field.labels.bound} · ${__field.labels.model}"
+// modelLatencyName names a per-target-and-model latency series by its target, statistic and,
+// for a bucket bound, the bound ("vllm-a p99 ", a trailing space where the bound is empty):
+// each panel has one stage, named in its title, and the model is left out (issue 33: the
+// frames' "ttft p99 · model=…" put the model first, then "vllm-a ttft p99 ·
+// meta-llama/Llama-3.1-8B-I…" was cut in every legend, though the demo serves one model; the
+// models each target serves are in the table at the top, modelLegendNote).
+const modelLatencyName = "${__field.labels.target} ${__field.labels.stat} ${__field.labels.bound}"
 
 // modelRequestsName names a per-target-and-model request series target first with its finish
-// reason ("vllm-a requests/s stop · meta-llama/…").
-const modelRequestsName = "${__field.labels.target} requests/s ${__field.labels.reason} · ${__field.labels.model}"
+// reason ("vllm-a requests/s stop"; the model left out, as in modelLatencyName).
+const modelRequestsName = "${__field.labels.target} requests/s ${__field.labels.reason}"
+
+// modelLegendNote ends the description of each per-target-and-model time series: why its
+// legend names no model.
+const modelLegendNote = "Series are named by target: a vLLM server serves one model (LoRA adapters aside), named in the table at the top; a target serving several models draws one line of that name per model."
+
+// modelLegendWidth is the right legend's width (px) of the models dashboard's latency panels:
+// a target, a statistic and two numbers (legendRight: max and last).
+const modelLegendWidth = 300
+
+// sloLineTitle ends the title of a latency panel that draws the selected profile's threshold,
+// so that the dashed red line is named on the panel itself, not only in its description
+// (issue 33: "an unlabelled red line").
+const sloLineTitle = " (red dashes: SLO threshold)"
+
+// sloLineIfTitle is sloLineTitle for a stage not every profile has an objective on (the
+// shipped interactive-chat profile has none on E2E or ITL, service none on TPOT): no line is
+// promised that the selected profile does not draw.
+const sloLineIfTitle = " (red dashes: SLO, if the profile has one)"
+
+// stageBreakdownTitle is the models dashboard's stage breakdown, per target, saying what its
+// gateway row needs (issue 33: "Stage breakdown with gateway and network time" promised a
+// series the demo has none of, and "(all targets)" pooled a 4 ms and a 19 s mean queue).
+const stageBreakdownTitle = "Mean time per stage per target and model (gateway and network time needs an llm-d router target)"
+
+// stageBreakdownName names a stage breakdown series target first ("vllm-a queue"); the
+// gateway row has no target and gets its own name by an override.
+const stageBreakdownName = "${__field.labels.target} ${__field.labels.stage}"
+
+// modelsStatusTitle is the models dashboard's first row: the five-second answer (is the SLO
+// met, which endpoint, why) before the per-target detail.
+const modelsStatusTitle = "Is the SLO met, which endpoint is bad, why"
 
 // Models is the "Models and providers" dashboard: the per-model table of a gateway (LiteLLM
 // proxy, OpenTelemetry GenAI instruments) with requests, TTFT and ITL medians, errors by class
@@ -75,7 +107,6 @@ func Models() *dashboard.DashboardBuilder {
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("worst_burn").Desc(true)}).
 		OverrideByName("worst_burn", props(thresholdsProp(upperBad(1, 10)), colorBackground())).
 		OverrideByRegexp(".* share$", props(colorText())))
-	b.WithRow(gateway)
 	errs := row("Errors by class (needs a gateway target)").Collapsed(true)
 	for i, c := range modelsClasses {
 		p := ts(c.title, c.desc, unitRatio, 8, legendH, errorsQuery("errorClasses", []string{c.class}, "groupBy", "model")).
@@ -83,18 +114,33 @@ func Models() *dashboard.DashboardBuilder {
 			ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
 		errs.WithPanel(p.Id(uint32(10 + i))) // the error-surge alert rule of the class links here
 	}
-	b.WithRow(errs)
 	// Per target and model (issue 33: one series per model pooled a healthy and a KV-starved
 	// server of the same model, and its p99 was the palette's green): each target in its hue,
 	// each statistic in its shade of it (setTargetColours, quantileColours).
+	// The five-second answer first (issue 33: the page said neither whether the SLO is met
+	// nor why): the overview's endpoint table, one row per objective × target × model with
+	// its status, observed quantile, budget and the diagnosis that holds now.
+	b.WithRow(row(modelsStatusTitle))
+	b.WithPanel(endpointTable())
 	b.WithRow(row("Latency and traffic per target and model"))
-	b.WithPanel(quantileColours(latencyTS("TTFT per target and model", "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's TTFT threshold (the dashed red line); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it.",
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
-	b.WithPanel(quantileColours(latencyTS("Time per output token / chunk per target and model", "Median time per output token (OpenTelemetry server instruments, engines) and inter-chunk gap (OpenTelemetry client: a chunk may carry several tokens) per target and model, bucket bounds on hover, against the selected profile's TPOT threshold where it has one (the dashed red line); LiteLLM exports neither.",
-		12, legendH, query(sel("queryType", "latency", "stages", []string{"tpot", "itl"}, "stats", []string{"p50"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
-	b.WithPanel(quantileColours(latencyTS("E2E per target and model", "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it.",
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).DisplayName(modelLatencyName)))
-	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour.",
+	// Four statistics × the targets on each latency panel, the legend on the right (issue 33:
+	// an 8-series bottom legend was cut after the first target's four rows).
+	b.WithPanel(quantileColours(latencyTS("TTFT per target and model"+sloLineTitle, "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's TTFT threshold (the dashed red line); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it. "+modelLegendNote,
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
+	b.WithPanel(quantileColours(latencyTS("E2E per target and model"+sloLineIfTitle, "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold where it has one (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it. "+modelLegendNote,
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
+	// Time per output token and the inter-chunk gap in panels of their own, p50 and p99
+	// (issue 33: one panel of four p50 series, TPOT and ITL alike, in near-white dotted
+	// swatches, no p99 and no SLO line, was unreadable).
+	b.WithPanel(quantileColours(latencyTS("TPOT per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the time per output token per target and model (OpenTelemetry server instruments, engines), bucket bounds on hover, against the selected profile's TPOT threshold where it has one (the dashed red line; 50 ms in interactive-chat, none in service). LiteLLM exports none. "+modelLegendNote,
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"tpot"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
+	b.WithPanel(quantileColours(latencyTS("ITL / chunk gap per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the inter-token latency per target and model: the engine's gap between two tokens of a stream, or an OpenTelemetry client's gap between two chunks (a chunk may carry several tokens), bucket bounds on hover, against the selected profile's ITL threshold where it has one (the dashed red line; the service profile's itl-p95 at 100 ms, none in interactive-chat). LiteLLM exports none. "+modelLegendNote,
+		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"itl"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
+	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour. "+modelLegendNote,
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()).
 		DisplayName(modelRequestsName).
@@ -107,13 +153,20 @@ func Models() *dashboard.DashboardBuilder {
 		OverrideByRegexp(`requests/s length.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2))).
 		OverrideByRegexp(`requests/s abort.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}))).
 		OverrideByRegexp(`requests/s error.*`, props(prop("custom.lineWidth", 3))))
-	b.WithPanel(ts("Tokens per target and model", "Prompt (solid) and generated (dashed) tokens/s per target and model, from the engines' counters or the providers' usage fields.",
+	b.WithPanel(ts("Tokens per target and model", "Prompt (solid) and generated (dashed) tokens/s per target and model, from the engines' counters or the providers' usage fields. "+modelLegendNote,
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`(prompt|generation) tokens/s.*`)}).Legend(legendTable()).
-		OverrideByRegexp(`prompt tokens/s.*`, props(prop("displayName", "${__field.labels.target} prompt tokens/s · ${__field.labels.model}"))).
-		OverrideByRegexp(`generation tokens/s.*`, props(prop("displayName", "${__field.labels.target} generated tokens/s · ${__field.labels.model}"),
+		OverrideByRegexp(`prompt tokens/s.*`, props(prop("displayName", "${__field.labels.target} prompt tokens/s"))).
+		OverrideByRegexp(`generation tokens/s.*`, props(prop("displayName", "${__field.labels.target} generated tokens/s"),
 			prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}))))
-	b.WithPanel(ts("Stage breakdown with gateway and network time"+allTargets, "Mean time per stage per model; where the selection holds a gateway and the engines behind it, the row gateway and network is the gateway's mean TTFT minus the engine's for the same model (a difference of means, docs/llm-d-router.md): time in the gateway and on the network. A hosted model has no engine and no such row. Select the gateway and the engines in the target variable.",
-		unitSeconds, 12, legendH, query(sel("queryType", "breakdown", "groupBy", "model")...)).Legend(legendTable()))
+	// Per target, not pooled (issue 33: "(all targets)" blended a 4 ms and a 19 s mean
+	// queue), and the title says what the gateway row needs (the demo has no such target).
+	b.WithPanel(ts(stageBreakdownTitle, "Mean time per stage (queue, prefill, decode, overhead) per target and model, each target in its colour, the stages its shades; where the selection holds an llm-d router (its endpoint picker) and the engines behind it, one more series per model, gateway and network: the router's mean TTFT minus the engines' for the same model (a difference of means, docs/llm-d-router.md), time in the gateway and on the network. Without such a target (as in the demo) that series is absent: add the router as a target and select it with the engines in the target variable. A hosted model has no engine and no such series.",
+		unitSeconds, 24, legendH, query(sel("queryType", "breakdown", "groupBy", "target_model")...)).
+		DisplayName(stageBreakdownName).Legend(legendRight(480)).
+		OverrideByRegexp(`(.* )?gateway(_| and )network.*`, props(prop("displayName", "gateway and network · ${__field.labels.model}"))))
+	// The gateway's rows last, collapsed: empty without a gateway target.
+	b.WithRow(gateway)
+	b.WithRow(errs)
 	return b
 }
