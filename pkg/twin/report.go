@@ -14,13 +14,13 @@ import (
 )
 
 // KneeErrorBand is the relative error band quoted with a knee (issue 35): the largest knee
-// error of the 36 tune configurations across the three simulator worlds (roofline,
-// per-sequence, memory-floor; seeds 3001..3006 and 4001..4006 each, the earlier rounds' fresh
-// sets) since an evaluation lets its scored requests finish (evalDrain): 12.6 %, roofline
-// 4005, whose memory-floor law is chosen on a roofline world. The rule is the earlier
-// rounds' (the largest tune error: too few samples for a percentile). The fresh seeds
-// 5001..5006 per world, run once, give its coverage: docs/capacity.md,
-// scripts/twin-validate.sh.
+// error of the 54 tune configurations across the three simulator worlds (roofline,
+// per-sequence, memory-floor; seeds 3001..3006, 4001..4006 and 5001..5006 each, the earlier
+// rounds' fresh sets) with the evaluation's drain (evalDrain) and the conservative law choice
+// (LawFit.Undecided, the fifth round): 12.6 %, roofline 4005, whose memory-floor law is chosen
+// on a roofline world. The rule is the earlier rounds' (the largest tune error: too few
+// samples for a percentile). The fresh seeds 6001..6006 per world, run once, give its
+// coverage: docs/capacity.md, scripts/twin-validate.sh.
 const KneeErrorBand = 0.13
 
 // ErrorBand returns the relative error band quoted with a what-if's p99 of signal ("ttft",
