@@ -8,7 +8,9 @@
 # The sets' first seeds: TWIN_SETS (default "tune:1 fresh:1001"); issue 35's second round tuned on
 # 1001 and reported fresh 2001: TWIN_SETS="tune:1001 fresh:2001" scripts/twin-validate.sh 6 DIR <world>;
 # the fourth round (the evaluation's drain) tuned on 3001 and 4001 and reported fresh 5001:
-# TWIN_SETS="tune:3001 tune4:4001 fresh:5001" scripts/twin-validate.sh 6 DIR <world>.
+# TWIN_SETS="tune:3001 tune4:4001 fresh:5001" scripts/twin-validate.sh 6 DIR <world>; the fifth
+# (the conservative law choice) tuned on 3001, 4001 and 5001 and reported fresh 6001:
+# TWIN_SETS="tune:3001 tune4:4001 tune5:5001 fresh:6001" scripts/twin-validate.sh 6 DIR <world>.
 # Usage: scripts/twin-validate.sh [configs per set, default 20] [output dir, default ./twin-validation] [world, default roofline]
 # The world (issue 35: roofline, per-sequence, memory-floor; sim.Worlds) sets the hidden simulator's step-time law.
 set -euo pipefail

@@ -47,14 +47,15 @@ func TestReportOnAScrapedHistory(t *testing.T) {
 
 // Advice quotes the change and its predicted p99s with the range of true values the band
 // allows: |v − truth| ≤ b·truth, so truth in [v/(1+b), v/(1−b)]; TTFT 1.2 s with the
-// max-num-seqs band 0.41 gives [851 ms, 2.03 s], E2E 10 s with 0.11 [9.01 s, 11.2 s]; a band
-// of 1 or more has no upper bound (load ×2, TTFT band 2.49: 1.2 / 3.49 = 344 ms).
+// max-num-seqs band 0.55 gives [1.2 / 1.55 = 774 ms, 1.2 / 0.45 = 2.67 s], E2E 10 s with 0.12
+// [10 / 1.12 = 8.93 s, 10 / 0.88 = 11.4 s]; a band of 1 or more has no upper bound (load ×2,
+// TTFT band 2.66: 1.2 / 3.66 = 328 ms).
 func TestAdviceQuotesThePredictionWithItsBand(t *testing.T) {
 	cur := sim.DefaultConfig()
 	o := Outcome{P99: map[string]float64{"ttft": 1.2, "e2e": 10}}
-	assert.Equal(t, "raise --max-num-seqs to 512: TTFT p99 predicted 1.2 s [851 ms, 2.03 s], E2E p99 predicted 10 s [9.01 s, 11.2 s]",
+	assert.Equal(t, "raise --max-num-seqs to 512: TTFT p99 predicted 1.2 s [774 ms, 2.67 s], E2E p99 predicted 10 s [8.93 s, 11.4 s]",
 		Advice(Change{MaxNumSeqs: 512}, cur, o))
 	assert.Contains(t, Advice(Change{MaxNumSeqs: 64}, cur, o), "lower --max-num-seqs to 64")
-	assert.Contains(t, Advice(Change{LoadScale: 2}, cur, o), "at load ×2: TTFT p99 predicted 1.2 s [344 ms, ∞]")
+	assert.Contains(t, Advice(Change{LoadScale: 2}, cur, o), "at load ×2: TTFT p99 predicted 1.2 s [328 ms, ∞]")
 	assert.Empty(t, Advice(Change{Name: "current"}, cur, o))
 }

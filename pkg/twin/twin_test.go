@@ -68,7 +68,7 @@ func TestChangeApply(t *testing.T) {
 	c5, r5 := Change{LoadScale: 1.5}.Apply(cfg, 10)
 	assert.Equal(t, 15.0, r5)
 	assert.Equal(t, cfg, c5)
-	assert.Equal(t, 0.29, ErrorBand(Change{LoadScale: 1.5}, "e2e"), "the load band measured on the three worlds")
+	assert.Equal(t, 0.14, ErrorBand(Change{LoadScale: 1.5}, "e2e"), "the load band measured on the three worlds")
 	assert.True(t, math.IsNaN(ErrorBand(Change{}, "ttft")), "no band without a change")
 }
 

@@ -96,8 +96,14 @@ func validateOne(t *testing.T, seed uint64) row {
 	twinKnee, err := Knee(context.Background(), tw.Config, chat, 4)
 	require.NoError(t, err)
 	out := row{seed: seed, trueKnee: trueKnee, twinKnee: twinKnee, load: load,
-		law: fmt.Sprintf("%s:db=%.2f:s=%.0fus:f=%.0f:roof=%.3f:lin=%.3f:floor=%.3f:n=%d:hidden=%s/s=%.0fus/f=%.0f", tw.Law.Law.Kind, tw.Law.Debias, 1e6*tw.Law.Law.PerSeqDecode, tw.Law.Law.FloorBatch,
+		law: fmt.Sprintf("%s:db=%.2f:s=%.0fus:f=%.0f:roof=%.4f:lin=%.4f:floor=%.4f:n=%d:hidden=%s/s=%.0fus/f=%.0f", tw.Law.Law.Kind, tw.Law.Debias, 1e6*tw.Law.Law.PerSeqDecode, tw.Law.Law.FloorBatch,
 			tw.Law.Errors[""], tw.Law.Errors["per-sequence"], tw.Law.Errors["memory-floor"], tw.Law.Windows, cfg.StepLaw.Kind, 1e6*cfg.StepLaw.PerSeqDecode, cfg.StepLaw.FloorBatch)}
+	if tw.Law.Undecided {
+		out.law += ":undecided"
+	}
+	if tw.Law.RefErrors != nil {
+		out.law += fmt.Sprintf(":ref=%.4f/%.4f/%.4f", tw.Law.RefErrors[""], tw.Law.RefErrors["per-sequence"], tw.Law.RefErrors["memory-floor"])
+	}
 	changes := []Change{
 		{Name: fmt.Sprintf("max-num-seqs %d", cfg.MaxNumSeqs/2), MaxNumSeqs: cfg.MaxNumSeqs / 2},
 		{Name: "+1 replica", AddReplicas: 1},
@@ -195,8 +201,12 @@ func within(v []float64, lim float64) int {
 // one's scraped history. The twin must choose a law with a per-sequence cost on both and find
 // each knee within 10 % of the hidden simulator's (measured: −2.1 % and −2.4 % before the
 // shape's refit, +2.9 % and −1.6 % with it, −3.1 % and 0.0 % with the evaluation's drain, so
-// the floor is over three times the error). The runs are seeded, so the floors do not depend on the machine's
-// speed; about 20 CPU-seconds.
+// the floor is over three times the error). Seed 5006 (issue 35's fourth-round fresh set,
+// spent since) is a history that cannot tell the per-sequence law from the roofline (held-out
+// errors 0.92 % and 1.14 %, 0.83 % and 1.08 % on the roofline's own windows): the roofline
+// kept there put the knee +16.8 % high; the conservative choice (LawFit.Undecided) keeps the
+// per-sequence law. The runs are seeded, so the floors do not depend on the machine's
+// speed; about 30 CPU-seconds.
 func TestTwinAgainstPerSequenceWorld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates minutes of load per configuration")
@@ -204,7 +214,7 @@ func TestTwinAgainstPerSequenceWorld(t *testing.T) {
 	world := *validateWorld
 	*validateWorld = sim.WorldPerSequence
 	defer func() { *validateWorld = world }()
-	for _, seed := range []uint64{3, 5} {
+	for _, seed := range []uint64{3, 5, 5006} {
 		r := validateOne(t, seed)
 		assert.NotEqual(t, "", strings.SplitN(r.law, ":", 2)[0], "seed %d: the roofline kept (%s)", seed, r.law)
 		assert.Less(t, relErr(r.twinKnee, r.trueKnee), 0.10, "seed %d: twin knee %.2f, true %.2f", seed, r.twinKnee, r.trueKnee)

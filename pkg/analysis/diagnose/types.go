@@ -492,7 +492,7 @@ type Finding struct {
 	Recommendation string
 	// TwinAdvice (issue 35) is the capacity twin's predicted effect of the recommendation's
 	// change ("Capacity twin (…): raise --max-num-seqs to 512: TTFT p99 predicted 1.2 s
-	// [851 ms, 2.03 s], E2E p99 …"), also appended to Recommendation; empty where the target
+	// [774 ms, 2.67 s], E2E p99 …"), also appended to Recommendation; empty where the target
 	// has no calibrated twin or the class's advice is no change the twin models. Set by the
 	// diagnosis query (pkg/queries), not by the rules.
 	TwinAdvice string
