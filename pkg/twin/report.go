@@ -229,8 +229,8 @@ func (r CapacityReport) Write(w io.Writer) error {
 
 // CurrentBand is the relative band a p99 of signal ("ttft", "tpot", "e2e") predicted for the
 // current configuration is checked against the observed p99 with: the narrowest band
-// ErrorBand quotes for a change of that signal (TTFT: one more replica's, 14 %; E2E:
-// max_num_seqs's, 11 %). No band was validated for the current configuration itself; a
+// ErrorBand quotes for a change of that signal (since issue 35's fifth round the prefix cache's: TTFT 8 %, E2E
+// 7 %). No band was validated for the current configuration itself; a
 // what-if is the current prediction moved by a change, so a current prediction further off
 // than the narrowest change band leaves every what-if's absolute numbers in doubt (issue 33:
 // a current TTFT p99 of 31.7 s against 77 s observed was shown unflagged).
