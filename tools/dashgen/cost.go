@@ -138,10 +138,10 @@ func daysToKneeMappings() []dashboard.ValueMapping {
 	return []dashboard.ValueMapping{
 		regexMap(`^past the knee now$`, "past the knee now", red),
 		regexMap(`^no rising trend$`, "no rising trend", green),
-		regexMap(`^no trend read.*`, "${__value.text}", grey),
-		regexMap(`^in [0-6]\.\d days$`, "${__value.text}", red),
-		regexMap(`^in ([7-9]|[12]\d)\.\d days$`, "${__value.text}", amber),
-		regexMap(`^in \d+\.\d days$`, "${__value.text}", green),
+		regexMap(`^no trend read.*`, "", grey),
+		regexMap(`^in [0-6]\.\d days$`, "", red),
+		regexMap(`^in ([7-9]|[12]\d)\.\d days$`, "", amber),
+		regexMap(`^in \d+\.\d days$`, "", green),
 	}
 }
 
@@ -207,7 +207,7 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("attainment")}).
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("note", props(prop("mappings", []dashboard.ValueMapping{
-			regexMap(`^off.*`, "${__value.text}", red), regexMap(`^matches.*`, "${__value.text}", green), regexMap(`^same as current.*`, "${__value.text}", blue)}),
+			regexMap(`^off.*`, "", red), regexMap(`^matches.*`, "", green), regexMap(`^same as current.*`, "", blue)}),
 			colorText(), prop("custom.inspect", true), prop("custom.width", 300))).
 		OverrideByName("advice", props(prop("custom.inspect", true))).
 		OverrideByName("holds", props(prop("mappings", []dashboard.ValueMapping{valueMap(map[string]dashboard.ValueMappingResult{

@@ -371,7 +371,7 @@ func latencyVerdictRow(b *dashboard.DashboardBuilder) {
 }
 
 // rangeMapAny is a catch-all regex mapping colouring any other value red.
-func rangeMapAny() dashboard.ValueMapping { return regexMap(`.+`, "${__value.text}", red) }
+func rangeMapAny() dashboard.ValueMapping { return regexMap(`.+`, "", red) }
 
 // sloTable is the SLO report organised for reading: objective, group,
 // attainment with its bounds, the observed quantile, budget left, burn
@@ -594,8 +594,8 @@ func GPU() *dashboard.DashboardBuilder {
 		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
 		Mappings([]dashboard.ValueMapping{
 			valueMap(map[string]dashboard.ValueMappingResult{"none": textResult("none", green), "gpu_idle": textResult("idle", grey)}),
-			regexMap(`.*(hw_slowdown|hw_thermal|sw_thermal|hw_power_brake|power_cap|reliability|board_limit).*`, "${__value.text}", red),
-			regexMap(`.+`, "${__value.text}", amber),
+			regexMap(`.*(hw_slowdown|hw_thermal|sw_thermal|hw_power_brake|power_cap|reliability|board_limit).*`, "", red),
+			regexMap(`.+`, "", amber),
 		}))
 	withGPUErrorRow(b, gq)
 	return b
@@ -626,7 +626,7 @@ func Targets() *dashboard.DashboardBuilder {
 		OverrideByName("url", props(prop("custom.width", 200))).
 		OverrideByName("scrape_duration", props(prop("unit", unitSeconds))).
 		OverrideByName("last_scrape", props(prop("unit", "dateTimeFromNow"), prop("displayName", "last scrape"))).
-		OverrideByName("last_error", props(colorText(), prop("mappings", []dashboard.ValueMapping{regexMap(`.+`, "${__value.text}", red)}))))
+		OverrideByName("last_error", props(colorText(), prop("mappings", []dashboard.ValueMapping{regexMap(`.+`, "", red)}))))
 	b.WithPanel(tbl("Events", "Engine restarts, up/down transitions, model, engine, version and configuration changes per target in the dashboard's range, newest first, from the stored counters and labels.",
 		24, 8, query("queryType", "events", "targets", []string{"$target"})).
 		Transformations([]dashboard.DataTransformerConfig{transformation("organize", map[string]any{

@@ -775,14 +775,16 @@ func httpStatusPanel() *table.PanelBuilder {
 		}).
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("requests").Desc(true)}).
 		OverrideByName("status", props(colorBackground(), prop("mappings", []dashboard.ValueMapping{
-			regexMap(`2.*`, "${__value.text}", green), regexMap(`3.*`, "${__value.text}", blue),
-			regexMap(`4.*`, "${__value.text}", amber), regexMap(`5.*`, "${__value.text}", red),
+			regexMap(`2.*`, "", green), regexMap(`3.*`, "", blue),
+			regexMap(`4.*`, "", amber), regexMap(`5.*`, "", red),
 		}))).
 		NoValue("No HTTP metrics: the embedded collector stores the engines' families only; read a remote Prometheus that scrapes http_requests_total").
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("requests", props(prop("unit", unitCount), prop("decimals", 0), gaugeCell()))
 }
 
+// regexMap maps values matching pattern to text and colour; text "" colours the
+// value and keeps it (regex results are literal text, only $1-style groups expand).
 func regexMap(pattern, text, color string) dashboard.ValueMapping {
 	return dashboard.ValueMapping{RegexMap: &dashboard.RegexMap{
 		Type:    dashboard.MappingTypeRegexToText,

@@ -69,9 +69,14 @@ func burnRateThresholds() *dashboard.ThresholdsConfigBuilder {
 	return thresholds(baseColor(green), from(1, amber), from(6, orange), from(14.4, red))
 }
 
-// mapping helpers.
+// mapping helpers. textResult with an empty text is a colour-only result: it
+// carries no text, so the cell keeps its value (Grafana writes a mapping's
+// text literally; "${__value.text}" there showed as that template).
 func textResult(text, color string) dashboard.ValueMappingResult {
-	r := dashboard.ValueMappingResult{Text: ptr(text)}
+	r := dashboard.ValueMappingResult{}
+	if text != "" {
+		r.Text = ptr(text)
+	}
 	if color != "" {
 		r.Color = ptr(color)
 	}
