@@ -179,9 +179,14 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 		// the number: 0 is a load already past the knee (issue 33: "0.0 day" read as a fault),
 		// and a null no longer merges a flat trend with a range too short to read one ("no
 		// rising trend (or under a day)" read as "safe or imminent").
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/^days_to_knee_note$/")).
+		// The tile's field is picked by its display name (Grafana matches reduceOptions.fields
+		// against display names): the panel's "target · profile" name on every field left
+		// /^days_to_knee_note$/ matching none, so the tile showed its no-history text beside a
+		// capacity table with the days (issue 33, review 9). Only the note is named
+		// "target · profile" now, and / · / picks it (the raw template and its text alike).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"}).Fields("/ · /")).
 		Mappings(daysToKneeMappings()).
-		DisplayName(capacityName).
+		OverrideByName("days_to_knee_note", props(prop("displayName", capacityName))).
 		NoValue(noHistory).
 		WithTarget(capacityQuery()))
 	b.WithPanel(ts("Recommended replicas (load over "+replicasWindow+")", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s over the last "+replicasWindow+" at each step (a scaler's stabilisation window, so the count does not jump with each minute's noise) and the knee of its twin over the whole range (one series per target and profile). The capacity table's replicas are sized for the load averaged over the whole range, so its count can differ from this chart's last value: the table says what the range needed on average, the chart what the last quarter hour needs. Ready as an HPA/KEDA external metric: the target value is this count.",

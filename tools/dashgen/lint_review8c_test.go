@@ -240,8 +240,16 @@ func TestReplicasSayWhichLoadTheyAreSizedFor(t *testing.T) {
 // to different texts and colours (one text, "no rising trend (or under a day)", merged them).
 func TestDaysToKneeTellsSafeFromUnread(t *testing.T) {
 	p := costPanel(t, "Days to the knee")
-	if f, _ := get(p, "options", "reduceOptions", "fields").(string); !strings.Contains(f, "days_to_knee_note") {
-		t.Errorf("the tile reads field %q, not days_to_knee_note", f)
+	// reduceOptions.fields matches display names (review 9: the note's name is the row's
+	// "target · profile", so the regex must pick that name and not target's or profile's).
+	f, _ := get(p, "options", "reduceOptions", "fields").(string)
+	re := regexp.MustCompile(strings.Trim(f, "/"))
+	note, _ := seriesProp(p, "days_to_knee_note", "displayName").(string)
+	if note == "" {
+		note = "days_to_knee_note"
+	}
+	if !re.MatchString(note) || re.MatchString("target") || re.MatchString("profile") {
+		t.Errorf("the tile reads field %q, not days_to_knee_note (shown as %q)", f, note)
 	}
 	maps := jsonText(get(p, "fieldConfig", "defaults", "mappings"))
 	if strings.Contains(maps, "or under a day") {

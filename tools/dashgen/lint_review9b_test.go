@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,66 @@ func TestMappingsDoNotPrintTemplates(t *testing.T) {
 	// are coloured by regex mappings that keep the value: at least those must be here.
 	if colourOnly < 10 {
 		t.Errorf("found %d colour-only mappings of %d; the twin check column alone has 3", colourOnly, n)
+	}
+}
+
+// The review's "Days to the knee" tile showed its no-history text ("needs at least 30
+// minutes and 100 finished requests … widen the range") beside a capacity table with the
+// days on a 60-minute, 16 K-request range: the tile's reduceOptions.fields regex
+// (/^days_to_knee_note$/) is matched against each field's display name, and the panel gave
+// every field the display name "${__data.fields.target} · ${__data.fields.profile}", so no
+// field matched and Grafana drew the no-value text. A stat or gauge that picks its fields
+// by a regex must match the display name of a field it keeps.
+func TestReduceFieldsMatchADisplayName(t *testing.T) {
+	checked := 0
+	for name, d := range committedDashboards(t) {
+		for _, p := range d.Panels {
+			typ, _ := p["type"].(string)
+			if typ != "stat" && typ != "gauge" && typ != "bargauge" {
+				continue
+			}
+			pat, _ := get(p, "options", "reduceOptions", "fields").(string)
+			if pat == "" {
+				continue
+			}
+			re, err := regexp.Compile(strings.TrimSuffix(strings.TrimPrefix(pat, "/"), "/"))
+			if err != nil {
+				t.Errorf("%s, %q: reduceOptions.fields %q: %v", name, p["title"], pat, err)
+				continue
+			}
+			// The fields the panel keeps: its filterFieldsByName include pattern's names.
+			var kept []string
+			trs, _ := p["transformations"].([]any)
+			for _, tr := range trs {
+				if get(tr.(map[string]any), "id") != "filterFieldsByName" {
+					continue
+				}
+				inc, _ := get(tr.(map[string]any), "options", "include", "pattern").(string)
+				inc = strings.TrimSuffix(strings.TrimPrefix(inc, "^(?:"), ")$")
+				kept = append(kept, strings.Split(inc, "|")...)
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			checked++
+			var shown []string
+			ok := false
+			for _, f := range kept {
+				dn, _ := seriesProp(p, f, "displayName").(string)
+				if dn == "" {
+					dn = f
+				}
+				shown = append(shown, dn)
+				if re.MatchString(dn) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s, %q: reduceOptions.fields %q matches none of the kept fields' display names %q, so the panel shows its no-value text", name, p["title"], pat, shown)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no stat picks its fields by a regex: the days-to-the-knee tile does")
 	}
 }
