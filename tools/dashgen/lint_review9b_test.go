@@ -140,3 +140,37 @@ func TestReduceFieldsMatchADisplayName(t *testing.T) {
 		t.Error("no stat picks its fields by a regex: the days-to-the-knee tile does")
 	}
 }
+
+// The review's models page cut its TTFT, E2E, TPOT and ITL legends to "vll…" and their
+// values to "1.33 m", "80", "1 r": a 300 px right-hand table legend on half-width panels.
+// The latency page's legends, readable, are 520 px on full-width panels (1600 px at 24
+// columns): a right-hand legend must be at least that wide and leave the graph half the
+// panel; a bottom legend has the panel's width.
+func TestModelsLatencyLegendsFit(t *testing.T) {
+	d := committedDashboards(t)["inferscope-models.json"]
+	found := 0
+	for _, p := range d.Panels {
+		title, _ := p["title"].(string)
+		if p["type"] != "timeseries" || !strings.Contains(title, "per target and model") {
+			continue
+		}
+		stage := strings.Fields(title)[0]
+		if stage != "TTFT" && stage != "E2E" && stage != "TPOT" && stage != "ITL" {
+			continue
+		}
+		found++
+		w, _ := get(p, "gridPos", "w").(float64)
+		px := w * 1600 / 24
+		place, _ := get(p, "options", "legend", "placement").(string)
+		if place != "right" {
+			continue
+		}
+		lw, _ := get(p, "options", "legend", "width").(float64)
+		if lw < 520 || px-lw < px/2 {
+			t.Errorf("%q: a %.0f px right legend on a %.0f px panel: under 520 px it cuts \"vllm-kv-pressure p99\" and \"1.33 mins\", over half the panel it squeezes the graph", title, lw, px)
+		}
+	}
+	if found != 4 {
+		t.Errorf("found %d of the TTFT, E2E, TPOT and ITL panels per target and model", found)
+	}
+}

@@ -50,8 +50,10 @@ const modelRequestsName = "${__field.labels.target} requests/s ${__field.labels.
 const modelLegendNote = "Series are named by target: a vLLM server serves one model (LoRA adapters aside), named in the table at the top; a target serving several models draws one line of that name per model."
 
 // modelLegendWidth is the right legend's width (px) of the models dashboard's latency panels:
-// a target, a statistic and two numbers (legendRight: max and last).
-const modelLegendWidth = 300
+// a target, a statistic and two numbers (legendRight: max and last). 520 px, as the latency
+// page's, on full-width panels (issue 33, review 9: 300 px on half-width panels cut the names
+// to "vll…" and the values to "1.33 m", "80", "1 r").
+const modelLegendWidth = 520
 
 // sloLineTitle ends the title of a latency panel that draws the selected profile's threshold,
 // so that the dashed red line is named on the panel itself, not only in its description
@@ -124,21 +126,22 @@ func Models() *dashboard.DashboardBuilder {
 	b.WithPanel(endpointTable())
 	b.WithRow(row("Latency and traffic per target and model"))
 	// Four statistics × the targets on each latency panel, the legend on the right (issue 33:
-	// an 8-series bottom legend was cut after the first target's four rows).
+	// an 8-series bottom legend was cut after the first target's four rows), full width so the
+	// legend has room for "vllm-kv-pressure p99" and "1.33 mins" (review 9).
 	b.WithPanel(quantileColours(latencyTS("TTFT per target and model"+sloLineTitle, "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's TTFT threshold (the dashed red line); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it. "+modelLegendNote,
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
 	b.WithPanel(quantileColours(latencyTS("E2E per target and model"+sloLineIfTitle, "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold where it has one (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it. "+modelLegendNote,
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
 	// Time per output token and the inter-chunk gap in panels of their own, p50 and p99
 	// (issue 33: one panel of four p50 series, TPOT and ITL alike, in near-white dotted
 	// swatches, no p99 and no SLO line, was unreadable).
 	b.WithPanel(quantileColours(latencyTS("TPOT per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the time per output token per target and model (OpenTelemetry server instruments, engines), bucket bounds on hover, against the selected profile's TPOT threshold where it has one (the dashed red line; 50 ms in interactive-chat, none in service). LiteLLM exports none. "+modelLegendNote,
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"tpot"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"tpot"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
 	b.WithPanel(quantileColours(latencyTS("ITL / chunk gap per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the inter-token latency per target and model: the engine's gap between two tokens of a stream, or an OpenTelemetry client's gap between two chunks (a chunk may carry several tokens), bucket bounds on hover, against the selected profile's ITL threshold where it has one (the dashed red line; the service profile's itl-p95 at 100 ms, none in interactive-chat). LiteLLM exports none. "+modelLegendNote,
-		12, legendH, query(withProfile("queryType", "latency", "stages", []string{"itl"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"itl"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
 		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
 	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour. "+modelLegendNote,
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
