@@ -21,12 +21,17 @@ type CapacityRow struct {
 	// "in 3.2 days", "past the knee now", "no rising trend" (+Inf) or "no trend read: the
 	// range is under a day" (NaN).
 	DaysToKneeNote string
+	// KneeNote (added for issue 33, review 9) says when the knee is in doubt: "in doubt: …"
+	// when the twin's current configuration misses the target's observed p99 (the what-if
+	// table's twin check is off), else "".
+	KneeNote string
 }
 
 // CapacityTable is the capacity query's table frame "capacity": target, profile, load (reqps),
 // knee (reqps), knee_error (percentunit), headroom (ratio, "x"), days_to_knee (d),
 // replicas, utilisation (percentunit) and objectives (the profile's objectives the twin
-// scored, in words); then (added for issue 33) days_to_knee_note, the days in words.
+// scored, in words); then (added for issue 33) days_to_knee_note, the days in words, and
+// knee_note, "in doubt: …" when the twin's current configuration misses the observed p99.
 func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 	f := data.NewFrame("capacity")
 	stringColumn(f, rows, "target", func(r CapacityRow) string { return r.Target })
@@ -40,6 +45,7 @@ func CapacityTable(rows []CapacityRow, m Meta) data.Frames {
 	numberColumn(f, rows, "utilisation", "percentunit", func(r CapacityRow) float64 { return r.Utilisation })
 	stringColumn(f, rows, "objectives", func(r CapacityRow) string { return r.Objectives })
 	stringColumn(f, rows, "days_to_knee_note", func(r CapacityRow) string { return r.DaysToKneeNote })
+	stringColumn(f, rows, "knee_note", func(r CapacityRow) string { return r.KneeNote })
 	return withMeta(f, m)
 }
 

@@ -284,10 +284,16 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 	if err != nil {
 		return nil, err
 	}
+	var checks []string
+	if q.Format != capacityReplicas {
+		if checks, err = capacityCurrentChecks(ctx, wait, env, r, targets, profiles); err != nil {
+			return nil, err
+		}
+	}
 	var rows []frames.CapacityRow
 	var late []string
 	k := -1
-	for _, t := range targets {
+	for ti, t := range targets {
 		for _, name := range profiles {
 			tp, ok := twinProfileFor(env.Settings, name, t.name, &r.Notes)
 			if !ok {
@@ -309,6 +315,9 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 			rows = append(rows, frames.CapacityRow{Target: t.name, Profile: name, Load: load, Knee: knee, KneeError: twin.KneeErrorBand,
 				Headroom: twin.Headroom(knee, load), DaysToKnee: days,
 				Replicas: replicas, Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", "), DaysToKneeNote: twin.DaysToKneeWords(days)})
+			if ti < len(checks) {
+				rows[len(rows)-1].KneeNote = capacityKneeNote(checks[ti])
+			}
 		}
 	}
 	capacityLate(r, late, "its knees are", "their knees are")
@@ -316,6 +325,56 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 		return frames.CapacityTable(rows, meta(r, nil)), nil
 	}
 	return capacityReplicaSeries(ctx, r, p, q, rows)
+}
+
+// capacityCurrentChecks is, per target in order, the twin check of its current configuration
+// (twin.CheckCurrent of the what-if's current row: the same simulation, cached, under all the
+// profiles' objectives); "" where it is pending, has no objective or nothing to check.
+func capacityCurrentChecks(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, targets []capacityTarget, profiles []string) ([]string, error) {
+	alls := make([]twin.Profile, len(targets))
+	for i, t := range targets {
+		alls[i] = twin.Profile{Name: "all"}
+		for _, name := range profiles {
+			if tp, ok := twinProfileFor(env.Settings, name, t.name, &analysis.Notices{}); ok {
+				alls[i].Objectives = append(alls[i].Objectives, tp.profile.Objectives...)
+			}
+		}
+	}
+	outs, pending, err := capacityAll(ctx, r, len(targets), func(k int) (twin.Outcome, error) {
+		if len(alls[k].Objectives) == 0 {
+			return twin.Outcome{}, nil
+		}
+		return capacityChangeOutcome(wait, env, targets[k], twin.Change{Name: "current"}, alls[k])
+	})
+	if err != nil {
+		return nil, err
+	}
+	checks := make([]string, len(targets))
+	for k, t := range targets {
+		if pending[k] || len(alls[k].Objectives) == 0 {
+			continue
+		}
+		observed, err := capacityObservedP99(ctx, r, t)
+		if err != nil {
+			return nil, err
+		}
+		checks[k] = twin.CheckCurrent(outs[k].P99, observed, "ttft", "e2e")
+	}
+	return checks, nil
+}
+
+// capacityKneeNote is the capacity row's knee_note from its target's twin check: when the
+// current configuration's prediction is off the observed p99, the knee (found on the same
+// twin) is in doubt beyond its error band; else "".
+func capacityKneeNote(check string) string {
+	off, ok := strings.CutPrefix(check, "off: ")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(off, ": the twin misses"); i >= 0 {
+		off = off[:i]
+	}
+	return "in doubt: the twin's current configuration is off this target's history (" + off + "), so the knee may be off by more than its error band; see the what-if table's twin check"
 }
 
 // capacityTargets returns the selected targets' twins over [from, to], in settings order;

@@ -67,7 +67,7 @@ const costName = "${__field.labels.target} ${__field.labels.stat} ${__field.labe
 // field names stay as they are (the capacity query's contract).
 var (
 	capacityColumns = map[string]string{"knee_error": "knee error", "days_to_knee": "days to knee",
-		"utilisation": "replica load target (of knee)", "replicas": replicasColumn, "days_to_knee_note": "knee trend"}
+		"utilisation": "replica load target (of knee)", "replicas": replicasColumn, "days_to_knee_note": "knee trend", "knee_note": "knee check"}
 	whatIfColumns = map[string]string{"ttft_p50": "TTFT p50", "ttft_p99": "TTFT p99", "ttft_p99_error": "TTFT p99 error",
 		"tpot_p50": "TPOT p50", "tpot_p99": "TPOT p99", "tpot_p99_error": "TPOT p99 error",
 		"e2e_p50": "E2E p50", "e2e_p99": "E2E p99", "e2e_p99_error": "E2E p99 error", "worst_objective": "worst objective",
@@ -192,14 +192,18 @@ func capacityPanels(b *dashboard.DashboardBuilder) {
 	b.WithPanel(ts("Recommended replicas (load over "+replicasWindow+")", "Replicas that keep each at 80 % of its knee: ceil(load / (0.8 × knee)), at least 1, with the load each target's finished requests/s over the last "+replicasWindow+" at each step (a scaler's stabilisation window, so the count does not jump with each minute's noise) and the knee of its twin over the whole range (one series per target and profile). The capacity table's replicas are sized for the load averaged over the whole range, so its count can differ from this chart's last value: the table says what the range needed on average, the chart what the last quarter hour needs. Ready as an HPA/KEDA external metric: the target value is this count.",
 		unitNone, 8, legendH, capacityQuery("format", "replicas", "window", replicasWindow)).Min(0).Decimals(0).Legend(legendTable()).NoValue(noHistory).
 		DisplayName("${__field.labels.target} · ${__field.labels.profile}"))
-	b.WithPanel(readableColumns(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee (and the knee trend in words), recommended replicas at 80 % of the knee for the load averaged over the range (the chart beside has them for the last "+replicasWindow+"'s load) and the objectives the twin scored (latency objectives only).",
+	b.WithPanel(readableColumns(tbl("Capacity per target and profile", "Per target and SLO profile: load served over the range (req/s), the twin's knee with its error band (the 90th percentile of the knee errors in the validation, docs/capacity.md), headroom, days to the knee (and the knee trend in words), recommended replicas at 80 % of the knee for the load averaged over the range (the chart beside has them for the last "+replicasWindow+"'s load), the objectives the twin scored (latency objectives only) and the knee check: \"in doubt\" (amber) when the twin's current configuration misses the target's observed p99 (the what-if table's twin check is off), so the knee may be off by more than its error band.",
 		24, 6, capacityQuery()).
 		NoValue(noHistory).
 		// Worst first: the least headroom on top.
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("headroom")}).
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("headroom", props(thresholdsProp(lowerBad(1, 1.25)), colorBackground(), prop("unit", "x"), prop("decimals", 2))).
-		OverrideByName("objectives", props(prop("custom.wrapText", true), prop("custom.minWidth", 300))), capacityColumns))
+		OverrideByName("objectives", props(prop("custom.wrapText", true), prop("custom.minWidth", 300))).
+		// The knee is in doubt when the twin's current configuration misses the observed p99
+		// (issue 33, review 9: "knee error 13%" beside a twin check marked off), amber.
+		OverrideByName("knee_note", props(colorText(), prop("custom.wrapText", true), prop("custom.minWidth", 300),
+			prop("mappings", []dashboard.ValueMapping{regexMap(`^in doubt.*`, "", amber)}))), capacityColumns))
 	b.WithPanel(readableColumns(tbl("What if", "The twin's prediction at the current load for the current configuration and for max_num_seqs halved and doubled, one more replica, prompts twice as long and prefix caching at 50 %: TTFT, TPOT and E2E p99 (with the p99's error band from the validation; none for the current configuration; the p50s are in the panel's data), the lowest attainment over the profile's objectives and whether the profile holds, the lowest attainment first. The current row has the observed TTFT and E2E p99 over the twin's history beside its predictions, and the twin check says \"off\" (red) when the prediction's band (the narrowest change band: 14 % TTFT, 11 % E2E) does not reach the observed p99's bucket: then read the other rows as changes against the current one, not as absolute numbers. A change predicting the same as the current configuration says why: the limit it moves does not bind at this load. Hover a cell to read it whole.",
 		24, whatIfHeight, capacityQuery("format", "whatif")).
 		NoValue(noHistory).
