@@ -333,7 +333,7 @@ const latencyWhyTitle = "Why now: diagnosis and evidence per target"
 func latencyVerdictRow(b *dashboard.DashboardBuilder) {
 	b.WithRow(row(latencyVerdictRowTitle))
 	b.WithPanel(tbl("SLO status per target", "Per objective of the selected profile and target: status by the multi-window multi-burn-rate rule (as on the SLO page), the objective's threshold (the dashed red line in the charts below), the observed quantile at the objective's ratio over the range, attainment over the range and error budget left over the period. Red once the budget is overspent or the rule pages.",
-		12, 6, query(withProfile("queryType", "slo", "groupBy", "target")...)).
+		12, latencyVerdictHeight, query(withProfile("queryType", "slo", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{
 			keepFields(`status|objective|target|threshold|quantile|attainment|budget_remaining`),
 			transformation("organize", map[string]any{
@@ -344,31 +344,46 @@ func latencyVerdictRow(b *dashboard.DashboardBuilder) {
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("Budget left")}).
 		NoValue("No objective in the selected profile, or no request in the range").
 		OverrideByRegexp(".*", emptyCell()).
-		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 80))).
-		OverrideByName("Target", props(prop("custom.width", 140))).
-		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 85))).
-		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
+		// Every column a fixed width, 710 px in all inside the half-width panel's 740 (issue 33,
+		// review 33-8: the auto-sized columns pushed the last header out, cut to "Bu").
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 75))).
+		OverrideByName("Target", props(prop("custom.width", 135))).
+		OverrideByName("Objective", props(prop("custom.width", 85))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 80))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 135))).
 		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 2), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 95))).
-		OverrideByName("Budget left", props(prop("unit", unitRatio), prop("decimals", 1), colorText(), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()))))
-	b.WithPanel(tbl(latencyWhyTitle, "Per target, the bottleneck class that holds at the end of the range (docs/diagnosis.md) and the evidence the rule read, signal values against their levels; the overview's Diagnosis now panel adds the summary and the advice.",
-		12, 6, query(sel("queryType", "diagnosis", "format", "table")...)).
+		OverrideByName("Budget left", props(prop("unit", unitRatio), prop("decimals", 1), colorText(), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 105))))
+	b.WithPanel(tbl(latencyWhyTitle, "Per target, worst first, the bottleneck class that holds at the end of the range (docs/diagnosis.md), the evidence the rule read (signal values against their levels) and the step it was evaluated at; the overview's Diagnosis now panel adds the summary and the advice. Hover a long cell to read it whole.",
+		12, latencyVerdictHeight, query(sel("queryType", "diagnosis", "format", "table")...)).
 		Transformations([]dashboard.DataTransformerConfig{
+			// The current rows, as on the overview's Diagnosis now, worst first by the
+			// severity level (critical 3 … healthy 0; issue 33, review 33-8: healthy came
+			// first and the burning target's row was below the panel's edge). Their time is
+			// the finding's first step (the range's start for one that holds all along);
+			// timeEnd is the last evaluated step, the "now" the diagnosis is of.
 			transformation("filterByValue", map[string]any{
 				"type": "include", "match": "all",
 				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
 			}),
-			keepFields(`target|class|evidence`),
+			transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": "level", "desc": true}}}),
+			transformation("filterFieldsByName", map[string]any{"include": map[string]any{"pattern": "^(?:target|class|evidence|timeEnd)$"}}),
 			transformation("organize", map[string]any{
-				"indexByName":  map[string]any{"target": 0, "class": 1, "evidence": 2},
-				"renameByName": map[string]any{"class": "diagnosis"},
+				"indexByName":  map[string]any{"target": 0, "class": 1, "evidence": 2, "timeEnd": 3},
+				"renameByName": map[string]any{"class": "diagnosis", "timeEnd": "evaluated at"},
 			}),
 		}).
 		NoValue("No diagnosis for the selected targets").
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("target", props(prop("custom.width", 140))).
 		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 170))).
+		OverrideByName("evaluated at", props(prop("unit", "time:HH:mm:ss"), prop("custom.width", 100))).
 		OverrideByName("evidence", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 300))))
 }
+
+// latencyVerdictHeight is the latency deep dive's first row's height in grid rows: 372 px,
+// 304 inside the title and header, five diagnosis rows at their 60 px cap (tableMaxRowHeight)
+// or eight objective rows (the demo has two targets and four objective rows).
+const latencyVerdictHeight = 10
 
 // rangeMapAny is a catch-all regex mapping colouring any other value red.
 func rangeMapAny() dashboard.ValueMapping { return regexMap(`.+`, "", red) }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The ninth review of issue 33 (review 33-8, latency and SLO sections) found: the latency
+// page's "Why now" table one row high, healthy first, its time the range's start; the SLO
+// table beside it cut at "Bu". Each test below failed on the dashboards committed before
+// that review.
+
+// panelPixelsHigh is the inner height in pixels of a panel h grid rows high: 30 px a row
+// and 8 px between rows, less the title bar (32 px) and a table's header row (36 px).
+func panelPixelsHigh(h float64) float64 { return h*30 + (h-1)*8 - 32 - 36 }
+
+// latencyPanel is the latency deep dive's panel titled title.
+func latencyPanel(t *testing.T, title string) lintPanel {
+	t.Helper()
+	for _, l := range onCallPanels(t) {
+		if l.dash == "inferscope-latency.json" && l.p["title"] == title {
+			return l
+		}
+	}
+	t.Fatalf("latency: no panel %q", title)
+	return lintPanel{}
+}
+
+// TestLatencyWhyNowShowsEveryTargetWorstFirst: the Why-now table sorts the current rows by
+// severity level, highest first, before the level is dropped; shows the last evaluated step
+// (timeEnd), not the finding's start (time, the range's start for a finding that holds all
+// along); and is high enough for at least four rows at its row-height cap (the demo's two
+// targets and two more).
+func TestLatencyWhyNowShowsEveryTargetWorstFirst(t *testing.T) {
+	l := latencyPanel(t, latencyWhyTitle)
+	tr := jsonText(l.p["transformations"])
+	if !strings.Contains(tr, `"sortBy"`) || !strings.Contains(tr, `{"desc":true,"field":"level"}`) {
+		t.Errorf("%s: current rows not sorted by level, worst first: %s", l.where(), tr)
+	}
+	if strings.Contains(tr, `Time|time|`) || !strings.Contains(tr, "timeEnd") {
+		t.Errorf("%s: shows the finding's start (time), not the last evaluation (timeEnd): %s", l.where(), tr)
+	}
+	h, _ := get(l.p, "gridPos", "h").(float64)
+	rowH, _ := get(l.p, "options", "maxRowHeight").(float64)
+	if rowH <= 0 || panelPixelsHigh(h)/rowH < 4 {
+		t.Errorf("%s: %v grid rows at a %v px row cap fit fewer than 4 rows", l.where(), h, rowH)
+	}
+}
+
+// TestLatencySLOStatusFitsItsWidth: every column of the latency page's SLO status table has a
+// fixed width and together they fit the panel (less 30 px of padding and border), so the last
+// header is not cut ("Bu"); the panel fits the demo's four objective rows (36 px each).
+func TestLatencySLOStatusFitsItsWidth(t *testing.T) {
+	l := latencyPanel(t, "SLO status per target")
+	w, _ := get(l.p, "gridPos", "w").(float64)
+	h, _ := get(l.p, "gridPos", "h").(float64)
+	sum := 0.0
+	for _, col := range []string{"Status", "Target", "Objective", "Threshold", "Observed quantile", "Attainment", "Budget left"} {
+		cw, ok := seriesProp(l.p, col, "custom.width").(float64)
+		if !ok {
+			t.Errorf("%s: column %q has no width", l.where(), col)
+		}
+		sum += cw
+	}
+	if sum > gridPixels(w)-30 {
+		t.Errorf("%s: columns %v px wide in a %v px panel", l.where(), sum, gridPixels(w))
+	}
+	if panelPixelsHigh(h)/36 < 4 {
+		t.Errorf("%s: %v grid rows fit fewer than 4 objective rows", l.where(), h)
+	}
+}
