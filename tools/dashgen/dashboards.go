@@ -399,28 +399,33 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true, "period": true},
 			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
-				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
+				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why",
+				"budget_of": "Budget of"},
 			"indexByName": map[string]any{"status": 0, "objective": 1, "target": 2, "signal": 3, "threshold": 4, "objective_target": 5},
 		})}).
-		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90), prop("custom.minWidth", 90))).
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 80), prop("custom.minWidth", 80))).
 		// Centred, so the coloured Status cell beside it never covers its
 		// first letter (the screenshots showed "tft-p99").
-		OverrideByName("Objective", props(prop("custom.minWidth", 110), prop("custom.align", "center"))).
+		OverrideByName("Objective", props(prop("custom.minWidth", 95), prop("custom.align", "center"))).
 		// Widths that keep every column in the panel (issue 33: the burn-rate columns and the
 		// reason were cut at "Burn 5n"); the signal is hidden (the objective names it).
-		OverrideByName("Target", props(prop("custom.width", 150))).
-		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 85))).
-		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 125))).
-		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
-		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 100))).
-		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
-		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
-		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 75))).
-		// The fixed widths above leave the Why column its 200 px inside the panel; wrapped, each
+		OverrideByName("Target", props(prop("custom.width", 140))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 80))).
+		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 122))).
+		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 75))).
+		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 90))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 135))).
+		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 140))).
+		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 68))).
+		// What the budget left is computed over: the period, or the span stored while the
+		// history is shorter (issue 33, review 33-8: "exhausted" after one stored hour of a
+		// 30d objective, with nothing saying the budget was the hour's). Three lines at most.
+		OverrideByName("Budget of", props(prop("custom.width", 130), prop("custom.wrapText", true), prop("custom.inspect", true))).
+		// The fixed widths above leave the Why column its 180 px inside the panel; wrapped, each
 		// row at most three lines (tableMaxRowHeight; issue 33: cut to "burn
 		// rate 79.3 over 1h a…" unwrapped, one row filled the panel wrapped without a cap);
 		// hover or inspect reads the rest.
-		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true), prop("custom.wrapText", true)))
+		OverrideByName("Why", props(prop("custom.minWidth", 180), prop("custom.inspect", true), prop("custom.wrapText", true)))
 }
 
 // sloTileName names one slo row's tile "objective · target · 30d budget" (the slo
@@ -467,7 +472,7 @@ func SLO() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Error budget left over each objective's period").
-		Description("Per objective and target: 1 − bad requests / allowed bad requests over the objective's period, which each tile names (30d budget: the last 30 days; month budget: the calendar month), or the part of it the history covers (request-weighted). Red once overspent (below 0), amber under 25 % left.").
+		Description("Per objective and target: 1 − bad requests / allowed bad requests over the objective's period, which each tile names (30d budget: the last 30 days; month budget: the calendar month), or, while the stored history is shorter, the part it covers, which the name then says (“budget of the 1h stored (30d not yet covered)”) (request-weighted). Red once overspent (below 0), amber under 25 % left.").
 		Datasource(dsRef).Span(24).Height(5).Unit(unitRatio).Decimals(1).
 		Thresholds(budgetThresholds()).
 		ColorMode(common.BigValueColorModeBackground).
@@ -478,9 +483,9 @@ func SLO() *dashboard.DashboardBuilder {
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
 		// One tile per row, named by its objective and target.
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|period|budget_remaining`)}).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|period|budget_of|budget_remaining`)}).
 		DisplayName(sloTileName))
-	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1. "+sloBurnReadings,
+	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period (Budget of: the period, or the span stored while the history is shorter), burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1. "+sloBurnReadings,
 		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
 	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight).Title(sloDiagnosisTitle))

@@ -69,3 +69,37 @@ func TestLatencySLOStatusFitsItsWidth(t *testing.T) {
 		t.Errorf("%s: %v grid rows fit fewer than 4 objective rows", l.where(), h)
 	}
 }
+
+// TestBudgetsSayTheSpanComputedOver: every budget tile (a stat of the slo query's
+// budget_remaining) names its budget from the slo frame's budget_of field ("30d budget", or
+// "budget of the 1h stored (30d not yet covered)" while the history is shorter than the
+// period), kept through its transformations; the SLO page's Objectives table shows budget_of
+// beside the budget left. Before review 33-8 the tiles read "${__data.fields.period} budget":
+// "8275% of 30d budget spent" after one stored hour.
+func TestBudgetsSayTheSpanComputedOver(t *testing.T) {
+	tiles, tables := 0, 0
+	for _, l := range onCallPanels(t) {
+		tr := jsonText(l.p["transformations"])
+		if !strings.Contains(jsonText(l.p["targets"]), `"queryType":"slo"`) || !strings.Contains(tr, "budget_remaining") && l.p["type"] == "stat" {
+			continue
+		}
+		switch {
+		case l.p["type"] == "stat":
+			tiles++
+			if !strings.Contains(statTexts(l.p), "${__data.fields.budget_of}") || strings.Contains(statTexts(l.p), "${__data.fields.period} budget") {
+				t.Errorf("%s: the tile does not name its budget from budget_of", l.where())
+			}
+			if !strings.Contains(tr, "budget_of") {
+				t.Errorf("%s: the transformations drop budget_of", l.where())
+			}
+		case l.dash == "inferscope-slo.json" && l.p["title"] == "Objectives":
+			tables++
+			if strings.Contains(tr, `"budget_of":true`) || !strings.Contains(tr, `"budget_of":"Budget of"`) {
+				t.Errorf("%s: no Budget of column: %s", l.where(), tr)
+			}
+		}
+	}
+	if tiles < 2 || tables != 1 {
+		t.Errorf("%d budget tiles and %d Objectives tables, want the overview's and the SLO page's tiles and one table", tiles, tables)
+	}
+}
