@@ -96,17 +96,20 @@ func profileVar() cog.Builder[dashboard.VariableModel] {
 		Refresh(dashboard.VariableRefreshOnDashboardLoad)
 }
 
-// estimatorVar selects the deep dive's quantile estimator, refined by default (issue 33,
-// review 7): Prometheus's linear interpolation put the healthy target's queue and prefill p50
-// at 150 ms, the middle of a 0–300 ms first bucket, beside means of 4.65 and 16.5 ms, a
-// median no mean that small allows; the refined estimator keeps the bucket (and its bounds)
-// and places the value with a fit constrained by the window's mean (docs/method.md), about
-// 4 ms there. prometheus (histogram_quantile's value) stays one click away.
+// estimatorVar selects the deep dive's quantile estimator, prometheus by default, the
+// estimator of every other page (issue 33, review 33-8 D6: with refined here and prometheus
+// on the overview and models pages the healthy TTFT p99 max read 142 ms here and 220 ms
+// there). prometheus is histogram_quantile's value, the one the slo table's observed quantile,
+// the cost page's observed p99 and a Prometheus alert on the same histogram compute. refined
+// (review 7: Prometheus's linear interpolation put the healthy queue p50 at 150 ms in the
+// middle of a 0–300 ms first bucket beside a 4.65 ms mean; refined keeps the bucket and
+// places the value with a fit constrained by the window's mean, docs/method.md) stays one
+// click away.
 func estimatorVar() cog.Builder[dashboard.VariableModel] {
 	return dashboard.NewCustomVariableBuilder("estimator").
 		Label("Quantile estimator").
-		Values(dashboard.StringOrMap{String: ptr("refined,prometheus")}).
-		Current(dashboard.VariableOption{Text: strOrArr("refined"), Value: strOrArr("refined")})
+		Values(dashboard.StringOrMap{String: ptr("prometheus,refined")}).
+		Current(dashboard.VariableOption{Text: strOrArr("prometheus"), Value: strOrArr("prometheus")})
 }
 
 // eventsAnnotation marks restarts, model and version changes and up/down
@@ -153,7 +156,7 @@ const thresholdLineNote = " · dashed red: the $profile threshold, where set"
 // quantiles read as measurements; TTFT p99 flat at the 80 s and 120 s bucket edges).
 const latencyQuantilesRow = "Quantiles per target ($estimator estimator: placed inside the bucket; a line flat at a bucket edge is clamped, the value is at least that edge; hover for the bucket)"
 
-const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, placed inside the bucket by the page's estimator: refined by default (a fit constrained by the window's mean, in the same bucket: a p50 cannot sit mid-bucket far above the mean), or prometheus, the linear interpolation of histogram_quantile. A quantile whose rank falls in the +Inf bucket is clamped at the highest finite bucket edge, a flat top: the true value is higher (the panel's warning says in how many steps). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed red threshold line."
+const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, placed inside the bucket by the page's estimator: the prometheus estimator by default (the linear interpolation of histogram_quantile, as on every page and in the SLO tables' observed quantile), or refined (a fit constrained by the window's mean, in the same bucket: a p50 cannot sit mid-bucket far above the mean, as a first bucket's interpolated p50 can). A quantile whose rank falls in the +Inf bucket is clamped at the highest finite bucket edge, a flat top: the true value is higher (the panel's warning says in how many steps). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed red threshold line."
 
 // heatmapPanel draws a stage's latency distribution over time: per step, the
 // requests per second that fell in each histogram bucket (the latency query's
