@@ -467,6 +467,10 @@ const sloBurnReadings = "The Burn columns are point estimates at the range's end
 // from the Objectives table in the second decimal.
 const burnChartReadings = "Each point is the burn over the window ending at that step, from request counts summed over steps, so the Last value is at the last whole step and can differ slightly from the Objectives table (read at the range's end). A window's line starts only once the stored history covers it: with an hour stored, 2h, 6h, 1d and 3d are not drawn."
 
+// burnChartTitle is the SLO page's burn-rate chart: Grafana draws its threshold lines with no
+// legend entry, so the title names each (issue 33, review 33-8: three unlabelled dashes).
+const burnChartTitle = "Burn rate per window (dashed: red 14.4 and orange 6 page, amber 1 spends the budget exactly over the period)"
+
 // SLO is attainment, budget, burn rates and goodput.
 func SLO() *dashboard.DashboardBuilder {
 	b := shell(UIDSLO, "Inferscope — SLO and error budget",
@@ -492,11 +496,16 @@ func SLO() *dashboard.DashboardBuilder {
 		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
 	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight).Title(sloDiagnosisTitle))
-	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period. "+burnChartReadings,
+	b.WithPanel(ts(burnChartTitle, "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period. The status (the multi-window rule's verdict) is not drawn: it is the Objectives table's Status. "+burnChartReadings,
 		// Full width: seven windows × two objectives × targets need a legend
 		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
 		unitCount, 24, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
+		// The burn_rate query's status series (0/0.5/1/2, its frame named status, its data
+		// source display name "status · objective=…") is not a burn rate: named by the
+		// template below it read "vllm-kv-pressure · ttft-p99 2.00", no window, no meaning
+		// (issue 33, review 33-8). The status is the Objectives table's Status column.
+		Transformations([]dashboard.DataTransformerConfig{dropFields(`status · .*`)}).
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Legend(legendRight(560)).

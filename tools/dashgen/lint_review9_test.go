@@ -170,3 +170,31 @@ func TestOneQuantileEstimatorOnEveryPage(t *testing.T) {
 		t.Errorf("%d quantile panels checked, want the overview's, models', probe's and latency's", panels)
 	}
 }
+
+// TestBurnChartNamesItsLinesAndDrawsNoStatus: the SLO page's burn-rate chart removes the
+// burn_rate query's status series (the frame named status, its display name from the data
+// source "status · …") before it is drawn: named by the panel's template it read
+// "vllm-kv-pressure · ttft-p99" at 2.00, no window and no meaning given (review 33-8 D7); and
+// its title names each dashed threshold line with its value.
+func TestBurnChartNamesItsLinesAndDrawsNoStatus(t *testing.T) {
+	n := 0
+	for _, l := range onCallPanels(t) {
+		if l.p["type"] != "timeseries" || !strings.Contains(jsonText(l.p["targets"]), `"queryType":"burn_rate"`) {
+			continue
+		}
+		n++
+		tr := jsonText(l.p["transformations"])
+		if !strings.Contains(tr, `"exclude":{"pattern":"^(?:status · .*)$"}`) {
+			t.Errorf("%s: the status series is drawn: %s", l.where(), tr)
+		}
+		title, _ := l.p["title"].(string)
+		for _, want := range []string{"14.4", "6", "1 "} {
+			if !strings.Contains(title, want) {
+				t.Errorf("%s: the title does not name the %q line", l.where(), want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no burn-rate chart")
+	}
+}
