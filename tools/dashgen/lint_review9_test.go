@@ -198,3 +198,23 @@ func TestBurnChartNamesItsLinesAndDrawsNoStatus(t *testing.T) {
 		t.Error("no burn-rate chart")
 	}
 }
+
+// TestDiagnosisNowTablesListWorstFirst: every table of the diagnosis query's current rows (the
+// overview's Diagnosis now, the SLO page's Why, the latency page's Why now) sorts them by
+// severity level, highest first (review 33-8: healthy came first, in the frame's target order).
+func TestDiagnosisNowTablesListWorstFirst(t *testing.T) {
+	n := 0
+	for _, l := range onCallPanels(t) {
+		tr := jsonText(l.p["transformations"])
+		if l.p["type"] != "table" || !strings.Contains(jsonText(l.p["targets"]), `"queryType":"diagnosis"`) || !strings.Contains(tr, `"fieldName":"current"`) || l.p["title"] == "Endpoints, worst first" {
+			continue
+		}
+		n++
+		if !strings.Contains(tr, `{"desc":true,"field":"level"}`) {
+			t.Errorf("%s: current diagnoses not sorted worst first", l.where())
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d current-diagnosis tables, want the overview's, the SLO page's and the latency page's", n)
+	}
+}

@@ -721,6 +721,9 @@ func diagnosisNowTable(w, h uint32) *table.PanelBuilder {
 				"type": "include", "match": "all",
 				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
 			}),
+			// Worst first by the severity level, before it is hidden (issue 33, review 33-8:
+			// healthy came first, as the frame lists the targets).
+			transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": "level", "desc": true}}}),
 			transformation("organize", map[string]any{
 				"excludeByName": map[string]any{"time": true, "timeEnd": true, "uuid": true, "level": true, "confidence_note": true, "twin_advice": true, "current": true, "title": true, "text": true, "tags": true, "severity": true},
 				"indexByName":   map[string]any{"target": 0, "gpu": 1, "class": 2, "confidence": 3, "summary": 4, "evidence": 5, "recommendation": 6, "not_checked": 7},
