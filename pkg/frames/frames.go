@@ -69,7 +69,9 @@ func threshold(v *data.Field, th float64) {
 	if v.Config.Custom == nil {
 		v.Config.Custom = map[string]any{}
 	}
-	v.Config.Custom["thresholdsStyle"] = map[string]any{"mode": "line"}
+	// Dashed, as the dashboards' titles say ("dashed red"): the field config wins over a
+	// panel's default, and "line" drew it solid (issue 33, review 33-8).
+	v.Config.Custom["thresholdsStyle"] = map[string]any{"mode": "dashed"}
 }
 
 func (m Meta) frameMeta(t data.FrameType) *data.FrameMeta {

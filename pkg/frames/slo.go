@@ -21,7 +21,8 @@ import (
 // counts (count_unit: requests, token gaps or seconds), the burn-rate rows
 // not evaluated because the store does not cover their long window, and the
 // rows that can never fire for the objective's period and target, and the period as the
-// profile names it ("30d", "month"). Non-finite numbers are nulls.
+// profile names it ("30d", "month"), and budget_of, the budget that budget_remaining is
+// computed over (the period once the history covers it, else the span stored). Non-finite numbers are nulls.
 func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	labels := make([]map[string]string, len(rows))
 	for i, r := range rows {
@@ -74,5 +75,8 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	str("never_fires", func(r slo.Report) string { return strings.Join(r.Evaluation.Never, "; ") })
 	// Added for issue 33 (the dashboards' tiles name the budget's period, "30d budget"):
 	str("period", func(r slo.Report) string { return r.PeriodName })
+	// Added after review 33-8 (issue 33): the budget budget_remaining is computed over, "30d
+	// budget" or "budget of the 1h stored (30d not yet covered)" (Report.BudgetOf).
+	str("budget_of", func(r slo.Report) string { return r.BudgetOf() })
 	return withMeta(f, m)
 }

@@ -112,7 +112,7 @@ func targetStatSeries(target, stat string) string {
 // target's lines are shades of the target's colour (Grafana's "shades" colour mode), so the
 // hue still says which target and the shade which signal.
 var shadedPanels = map[string]bool{
-	"Burn rate per window":                 true,
+	burnChartTitle:                         true,
 	"Cost per hour: idle, prefill, decode": true,
 	"SM, DRAM and tensor activity":         true,
 	"Where the time goes (mean per stage)": true,

@@ -96,17 +96,20 @@ func profileVar() cog.Builder[dashboard.VariableModel] {
 		Refresh(dashboard.VariableRefreshOnDashboardLoad)
 }
 
-// estimatorVar selects the deep dive's quantile estimator, refined by default (issue 33,
-// review 7): Prometheus's linear interpolation put the healthy target's queue and prefill p50
-// at 150 ms, the middle of a 0–300 ms first bucket, beside means of 4.65 and 16.5 ms, a
-// median no mean that small allows; the refined estimator keeps the bucket (and its bounds)
-// and places the value with a fit constrained by the window's mean (docs/method.md), about
-// 4 ms there. prometheus (histogram_quantile's value) stays one click away.
+// estimatorVar selects the deep dive's quantile estimator, prometheus by default, the
+// estimator of every other page (issue 33, review 33-8 D6: with refined here and prometheus
+// on the overview and models pages the healthy TTFT p99 max read 142 ms here and 220 ms
+// there). prometheus is histogram_quantile's value, the one the slo table's observed quantile,
+// the cost page's observed p99 and a Prometheus alert on the same histogram compute. refined
+// (review 7: Prometheus's linear interpolation put the healthy queue p50 at 150 ms in the
+// middle of a 0–300 ms first bucket beside a 4.65 ms mean; refined keeps the bucket and
+// places the value with a fit constrained by the window's mean, docs/method.md) stays one
+// click away.
 func estimatorVar() cog.Builder[dashboard.VariableModel] {
 	return dashboard.NewCustomVariableBuilder("estimator").
 		Label("Quantile estimator").
-		Values(dashboard.StringOrMap{String: ptr("refined,prometheus")}).
-		Current(dashboard.VariableOption{Text: strOrArr("refined"), Value: strOrArr("refined")})
+		Values(dashboard.StringOrMap{String: ptr("prometheus,refined")}).
+		Current(dashboard.VariableOption{Text: strOrArr("prometheus"), Value: strOrArr("prometheus")})
 }
 
 // eventsAnnotation marks restarts, model and version changes and up/down
@@ -153,7 +156,7 @@ const thresholdLineNote = " · dashed red: the $profile threshold, where set"
 // quantiles read as measurements; TTFT p99 flat at the 80 s and 120 s bucket edges).
 const latencyQuantilesRow = "Quantiles per target ($estimator estimator: placed inside the bucket; a line flat at a bucket edge is clamped, the value is at least that edge; hover for the bucket)"
 
-const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, placed inside the bucket by the page's estimator: refined by default (a fit constrained by the window's mean, in the same bucket: a p50 cannot sit mid-bucket far above the mean), or prometheus, the linear interpolation of histogram_quantile. A quantile whose rank falls in the +Inf bucket is clamped at the highest finite bucket edge, a flat top: the true value is higher (the panel's warning says in how many steps). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed red threshold line."
+const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 and max (dashed: the upper bound of the highest occupied bucket) from the histogram's bucket rates over the window, placed inside the bucket by the page's estimator: the prometheus estimator by default (the linear interpolation of histogram_quantile, as on every page and in the SLO tables' observed quantile), or refined (a fit constrained by the window's mean, in the same bucket: a p50 cannot sit mid-bucket far above the mean, as a first bucket's interpolated p50 can). A quantile whose rank falls in the +Inf bucket is clamped at the highest finite bucket edge, a flat top: the true value is higher (the panel's warning says in how many steps). Hover a quantile for the bucket it fell in (its lower and upper bounds: the true value lies inside). A max that jumps while p99 stays flat is a short spike; both rising is sustained. The selected profile's objective, where it has one for this stage, is the dashed red threshold line."
 
 // heatmapPanel draws a stage's latency distribution over time: per step, the
 // requests per second that fell in each histogram bucket (the latency query's
@@ -333,7 +336,7 @@ const latencyWhyTitle = "Why now: diagnosis and evidence per target"
 func latencyVerdictRow(b *dashboard.DashboardBuilder) {
 	b.WithRow(row(latencyVerdictRowTitle))
 	b.WithPanel(tbl("SLO status per target", "Per objective of the selected profile and target: status by the multi-window multi-burn-rate rule (as on the SLO page), the objective's threshold (the dashed red line in the charts below), the observed quantile at the objective's ratio over the range, attainment over the range and error budget left over the period. Red once the budget is overspent or the rule pages.",
-		12, 6, query(withProfile("queryType", "slo", "groupBy", "target")...)).
+		12, latencyVerdictHeight, query(withProfile("queryType", "slo", "groupBy", "target")...)).
 		Transformations([]dashboard.DataTransformerConfig{
 			keepFields(`status|objective|target|threshold|quantile|attainment|budget_remaining`),
 			transformation("organize", map[string]any{
@@ -344,31 +347,46 @@ func latencyVerdictRow(b *dashboard.DashboardBuilder) {
 		SortBy([]cog.Builder[common.TableSortByFieldState]{common.NewTableSortByFieldStateBuilder().DisplayName("Budget left")}).
 		NoValue("No objective in the selected profile, or no request in the range").
 		OverrideByRegexp(".*", emptyCell()).
-		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 80))).
-		OverrideByName("Target", props(prop("custom.width", 140))).
-		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 85))).
-		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
+		// Every column a fixed width, 710 px in all inside the half-width panel's 740 (issue 33,
+		// review 33-8: the auto-sized columns pushed the last header out, cut to "Bu").
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 75))).
+		OverrideByName("Target", props(prop("custom.width", 135))).
+		OverrideByName("Objective", props(prop("custom.width", 85))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 80))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 135))).
 		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 2), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 95))).
-		OverrideByName("Budget left", props(prop("unit", unitRatio), prop("decimals", 1), colorText(), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()))))
-	b.WithPanel(tbl(latencyWhyTitle, "Per target, the bottleneck class that holds at the end of the range (docs/diagnosis.md) and the evidence the rule read, signal values against their levels; the overview's Diagnosis now panel adds the summary and the advice.",
-		12, 6, query(sel("queryType", "diagnosis", "format", "table")...)).
+		OverrideByName("Budget left", props(prop("unit", unitRatio), prop("decimals", 1), colorText(), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 105))))
+	b.WithPanel(tbl(latencyWhyTitle, "Per target, worst first, the bottleneck class that holds at the end of the range (docs/diagnosis.md), the evidence the rule read (signal values against their levels) and the step it was evaluated at; the overview's Diagnosis now panel adds the summary and the advice. Hover a long cell to read it whole.",
+		12, latencyVerdictHeight, query(sel("queryType", "diagnosis", "format", "table")...)).
 		Transformations([]dashboard.DataTransformerConfig{
+			// The current rows, as on the overview's Diagnosis now, worst first by the
+			// severity level (critical 3 … healthy 0; issue 33, review 33-8: healthy came
+			// first and the burning target's row was below the panel's edge). Their time is
+			// the finding's first step (the range's start for one that holds all along);
+			// timeEnd is the last evaluated step, the "now" the diagnosis is of.
 			transformation("filterByValue", map[string]any{
 				"type": "include", "match": "all",
 				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
 			}),
-			keepFields(`target|class|evidence`),
+			transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": "level", "desc": true}}}),
+			transformation("filterFieldsByName", map[string]any{"include": map[string]any{"pattern": "^(?:target|class|evidence|timeEnd)$"}}),
 			transformation("organize", map[string]any{
-				"indexByName":  map[string]any{"target": 0, "class": 1, "evidence": 2},
-				"renameByName": map[string]any{"class": "diagnosis"},
+				"indexByName":  map[string]any{"target": 0, "class": 1, "evidence": 2, "timeEnd": 3},
+				"renameByName": map[string]any{"class": "diagnosis", "timeEnd": "evaluated at"},
 			}),
 		}).
 		NoValue("No diagnosis for the selected targets").
 		OverrideByRegexp(".*", emptyCell()).
 		OverrideByName("target", props(prop("custom.width", 140))).
 		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 170))).
+		OverrideByName("evaluated at", props(prop("unit", "time:HH:mm:ss"), prop("custom.width", 100))).
 		OverrideByName("evidence", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 300))))
 }
+
+// latencyVerdictHeight is the latency deep dive's first row's height in grid rows: 372 px,
+// 304 inside the title and header, five diagnosis rows at their 60 px cap (tableMaxRowHeight)
+// or eight objective rows (the demo has two targets and four objective rows).
+const latencyVerdictHeight = 10
 
 // rangeMapAny is a catch-all regex mapping colouring any other value red.
 func rangeMapAny() dashboard.ValueMapping { return regexMap(`.+`, "", red) }
@@ -384,28 +402,33 @@ func sloTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuild
 				"burn_2h": true, "burn_1d": true, "burn_3d": true, "signal": true, "period": true},
 			"renameByName": map[string]any{"objective": "Objective", "signal": "Signal", "threshold": "Threshold", "objective_target": "Objective ratio", "target": "Target",
 				"requests": "Requests", "attainment": "Attainment", "quantile": "Observed quantile", "budget_remaining": "Error budget left",
-				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why"},
+				"burn_5m": "Burn 5m", "burn_30m": "Burn 30m", "burn_1h": "Burn 1h", "burn_6h": "Burn 6h", "status": "Status", "reason": "Why",
+				"budget_of": "Budget of"},
 			"indexByName": map[string]any{"status": 0, "objective": 1, "target": 2, "signal": 3, "threshold": 4, "objective_target": 5},
 		})}).
-		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 90), prop("custom.minWidth", 90))).
+		OverrideByName("Status", props(prop("mappings", statusMappings()), colorBackground(), prop("custom.width", 80), prop("custom.minWidth", 80))).
 		// Centred, so the coloured Status cell beside it never covers its
 		// first letter (the screenshots showed "tft-p99").
-		OverrideByName("Objective", props(prop("custom.minWidth", 110), prop("custom.align", "center"))).
+		OverrideByName("Objective", props(prop("custom.minWidth", 95), prop("custom.align", "center"))).
 		// Widths that keep every column in the panel (issue 33: the burn-rate columns and the
 		// reason were cut at "Burn 5n"); the signal is hidden (the objective names it).
-		OverrideByName("Target", props(prop("custom.width", 150))).
-		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 85))).
-		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 125))).
-		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 80))).
-		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 100))).
-		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 140))).
-		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 150))).
-		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 75))).
-		// The fixed widths above leave the Why column its 200 px inside the panel; wrapped, each
+		OverrideByName("Target", props(prop("custom.width", 140))).
+		OverrideByName("Threshold", props(prop("unit", unitSeconds), prop("custom.width", 80))).
+		OverrideByName("Objective ratio", props(prop("unit", unitRatio), prop("decimals", 2), prop("custom.width", 122))).
+		OverrideByName("Requests", props(prop("unit", unitCount), prop("decimals", 0), prop("custom.width", 75))).
+		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 3), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 90))).
+		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 135))).
+		OverrideByName("Error budget left", props(prop("unit", unitRatio), prop("decimals", 1), gaugeCell(), prop("min", -1), prop("max", 1), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 140))).
+		OverrideByRegexp(`Burn .*`, props(prop("unit", unitNone), prop("decimals", 2), colorText(), thresholdsProp(burnRateThresholds()), prop("custom.width", 68))).
+		// What the budget left is computed over: the period, or the span stored while the
+		// history is shorter (issue 33, review 33-8: "exhausted" after one stored hour of a
+		// 30d objective, with nothing saying the budget was the hour's). Three lines at most.
+		OverrideByName("Budget of", props(prop("custom.width", 130), prop("custom.wrapText", true), prop("custom.inspect", true))).
+		// The fixed widths above leave the Why column its 180 px inside the panel; wrapped, each
 		// row at most three lines (tableMaxRowHeight; issue 33: cut to "burn
 		// rate 79.3 over 1h a…" unwrapped, one row filled the panel wrapped without a cap);
 		// hover or inspect reads the rest.
-		OverrideByName("Why", props(prop("custom.minWidth", 200), prop("custom.inspect", true), prop("custom.wrapText", true)))
+		OverrideByName("Why", props(prop("custom.minWidth", 180), prop("custom.inspect", true), prop("custom.wrapText", true)))
 }
 
 // sloTileName names one slo row's tile "objective · target · 30d budget" (the slo
@@ -444,6 +467,10 @@ const sloBurnReadings = "The Burn columns are point estimates at the range's end
 // from the Objectives table in the second decimal.
 const burnChartReadings = "Each point is the burn over the window ending at that step, from request counts summed over steps, so the Last value is at the last whole step and can differ slightly from the Objectives table (read at the range's end). A window's line starts only once the stored history covers it: with an hour stored, 2h, 6h, 1d and 3d are not drawn."
 
+// burnChartTitle is the SLO page's burn-rate chart: Grafana draws its threshold lines with no
+// legend entry, so the title names each (issue 33, review 33-8: three unlabelled dashes).
+const burnChartTitle = "Burn rate per window (dashed: red 14.4 and orange 6 page, amber 1 spends the budget exactly over the period)"
+
 // SLO is attainment, budget, burn rates and goodput.
 func SLO() *dashboard.DashboardBuilder {
 	b := shell(UIDSLO, "Inferscope — SLO and error budget",
@@ -452,7 +479,7 @@ func SLO() *dashboard.DashboardBuilder {
 		Annotation(eventsAnnotation())
 	b.WithPanel(stat.NewPanelBuilder().
 		Title("Error budget left over each objective's period").
-		Description("Per objective and target: 1 − bad requests / allowed bad requests over the objective's period, which each tile names (30d budget: the last 30 days; month budget: the calendar month), or the part of it the history covers (request-weighted). Red once overspent (below 0), amber under 25 % left.").
+		Description("Per objective and target: 1 − bad requests / allowed bad requests over the objective's period, which each tile names (30d budget: the last 30 days; month budget: the calendar month), or, while the stored history is shorter, the part it covers, which the name then says (“budget of the 1h stored (30d not yet covered)”) (request-weighted). Red once overspent (below 0), amber under 25 % left.").
 		Datasource(dsRef).Span(24).Height(5).Unit(unitRatio).Decimals(1).
 		Thresholds(budgetThresholds()).
 		ColorMode(common.BigValueColorModeBackground).
@@ -463,17 +490,22 @@ func SLO() *dashboard.DashboardBuilder {
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(true).Calcs([]string{"lastNotNull"})).
 		WithTarget(query(withProfile("queryType", "slo", "groupBy", "target")...)).
 		// One tile per row, named by its objective and target.
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|period|budget_remaining`)}).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`objective|target|period|budget_of|budget_remaining`)}).
 		DisplayName(sloTileName))
-	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period, burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1. "+sloBurnReadings,
+	b.WithPanel(sloTable("Objectives", "Per objective and target: attainment over the range, the observed quantile at the objective's ratio, budget left over the period (Budget of: the period, or the span stored while the history is shorter), burn rate per window and status by the multi-window multi-burn-rate rule (SRE Workbook): page when 1h and 5m burn above 14.4 or 6h and 30m above 6, ticket when 1d and 2h burn above 3 or 3d and 6h above 1. "+sloBurnReadings,
 		24, 10, query(withProfile("queryType", "slo", "groupBy", "target")...)))
 	// The why, per target, under its budget (issue 33).
 	b.WithPanel(diagnosisNowTable(24, diagnosisNowHeight).Title(sloDiagnosisTitle))
-	b.WithPanel(ts("Burn rate per window", "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period. "+burnChartReadings,
+	b.WithPanel(ts(burnChartTitle, "Error ratio / (1 − objective) over 5m, 30m, 1h, 2h, 6h, 1d and 3d. The dashed lines: amber at 1 spends the budget exactly over the period, orange at 6 (6h and 30m) and red at 14.4 (1h and 5m) are the page levels of a 30d period. The status (the multi-window rule's verdict) is not drawn: it is the Objectives table's Status. "+burnChartReadings,
 		// Full width: seven windows × two objectives × targets need a legend
 		// wide enough for "vllm-kv-pressure 5m ttft-p99" (issue 33).
 		unitCount, 24, legendH, query(withProfile("queryType", "burn_rate", "groupBy", "target")...)).
 		Id(2). // the SLO alert rules link here
+		// The burn_rate query's status series (0/0.5/1/2, its frame named status, its data
+		// source display name "status · objective=…") is not a burn rate: named by the
+		// template below it read "vllm-kv-pressure · ttft-p99 2.00", no window, no meaning
+		// (issue 33, review 33-8). The status is the Objectives table's Status column.
+		Transformations([]dashboard.DataTransformerConfig{dropFields(`status · .*`)}).
 		Thresholds(burnRateThresholds()).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Legend(legendRight(560)).

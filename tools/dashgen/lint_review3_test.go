@@ -83,7 +83,7 @@ func TestOverspentBudgetsReadExhausted(t *testing.T) {
 				// names: it must match the tile's name and not budget_spent's.
 				fields, _ := get(l.p, "options", "reduceOptions", "fields").(string)
 				re, err := regexp.Compile(fields)
-				name := sloWorstName + " · ${__data.fields." + budgetSpentField + "} of ${__data.fields.period} budget spent"
+				name := sloWorstName + " · ${__data.fields." + budgetSpentField + "} of ${__data.fields.budget_of} spent"
 				if fields == "" || err != nil || !re.MatchString(name) || re.MatchString(budgetSpentField) || !strings.Contains(overrideDisplayNames(l.p), name) {
 					t.Errorf("%s: reduceOptions.fields %q must match the display name %q and not %q (the spent factor would be a tile of its own, or no field drawn)", l.where(), fields, name, budgetSpentField)
 				}

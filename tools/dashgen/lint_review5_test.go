@@ -335,8 +335,9 @@ func TestBudgetTileSaysSpentShareNotAFactor(t *testing.T) {
 				if get(om, "matcher", "options") == budgetSpentField && pm["id"] == "unit" && pm["value"] != unitRatio {
 					t.Errorf("%s: the spent budget's unit is %v, want %s (a share of the budget)", l.where(), pm["value"], unitRatio)
 				}
-				if name, _ := pm["value"].(string); pm["id"] == "displayName" && strings.Contains(name, budgetSpentField) && !strings.HasSuffix(name, "} budget spent") {
-					t.Errorf("%s: the tile reads %q, want it to end \"of <period> budget spent\"", l.where(), name)
+				if name, _ := pm["value"].(string); pm["id"] == "displayName" && strings.Contains(name, budgetSpentField) && !strings.HasSuffix(name, " of ${__data.fields.budget_of} spent") {
+					// budget_of is "30d budget" or "budget of the 1h stored (…)" (review 33-8).
+					t.Errorf("%s: the tile reads %q, want it to end \"of <budget_of> spent\"", l.where(), name)
 				}
 			}
 		}

@@ -99,9 +99,8 @@ func TestLatencyPageAnswersTheFiveSecondTest(t *testing.T) {
 }
 
 // TestDeepDiveQuantilesAreNotReadAsMeasurements: the latency deep dive's quantile charts use
-// the estimator variable, whose default is refined (placed in the bucket with the window's
-// mean: the healthy queue p50 at 150 ms mid-bucket beside a 4.65 ms mean was Prometheus's
-// interpolation), and the row above them says, without hovering, that the values are placed
+// the estimator variable (its default prometheus since review 33-8, as every page; refined,
+// placed in the bucket with the window's mean, one click away), and the row above them says, without hovering, that the values are placed
 // inside a bucket and that a line flat at a bucket edge is a clamp.
 func TestDeepDiveQuantilesAreNotReadAsMeasurements(t *testing.T) {
 	var d struct {
@@ -121,8 +120,10 @@ func TestDeepDiveQuantilesAreNotReadAsMeasurements(t *testing.T) {
 			def = jsonText(v.Current["value"])
 		}
 	}
-	if def != `"refined"` {
-		t.Errorf("latency page: estimator default %s, want \"refined\"", def)
+	// Review 33-8 (D6) made the default prometheus, the estimator of every page
+	// (TestOneQuantileEstimatorOnEveryPage); refined stays a choice of the variable.
+	if def != `"prometheus"` {
+		t.Errorf("latency page: estimator default %s, want \"prometheus\"", def)
 	}
 	charts := 0
 	for _, l := range onCallPanels(t) {

@@ -76,9 +76,11 @@ const budgetSpentField = "budget_spent"
 // budget spent" once overspent).
 const budgetTileName = sloWorstName + " · ${__data.fields." + budgetSpentField + "} of " + periodBudget + " spent"
 
-// periodBudget names an error budget by its objective's period ("30d budget", "month
-// budget"): the slo frame's period field.
-const periodBudget = "${__data.fields.period} budget"
+// periodBudget names an error budget by what it is computed over: the slo frame's budget_of
+// field, the objective's period ("30d budget", "month budget") once the stored history covers
+// it, else the span stored ("budget of the 1h stored (30d not yet covered)"; issue 33, review
+// 33-8: one stored hour read "8275% of 30d budget spent").
+const periodBudget = "${__data.fields.budget_of}"
 
 // budgetTileFields selects the budget tile's one drawn field by its display
 // name (Grafana's byRegexp matcher reads the display name, not the field's
@@ -159,6 +161,8 @@ func worstPerObjective(field, reducer string, desc bool) []dashboard.DataTransfo
 		// not say over how long the budget counts).
 		fields["period"] = map[string]any{"operation": "aggregate", "aggregations": []string{"first"}}
 		rename["period (first)"] = "period"
+		fields["budget_of"] = map[string]any{"operation": "aggregate", "aggregations": []string{"first"}}
+		rename["budget_of (first)"] = "budget_of"
 	}
 	return []dashboard.DataTransformerConfig{
 		transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": field, "desc": desc}}}),
@@ -254,7 +258,7 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// SLO of the selected profile: status, attainment and budget per objective.
 	b.WithRow(row("SLO: profile $profile"))
-	b.WithPanel(budgetWorstTiles(sloWorstTiles(budgetTileTitle, "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period, which the tile names (30d: the last 30 days; month: the calendar month), or the part of it the history covers. An overspent budget (0 or below) reads exhausted, in red, and the tile's name says how many times the allowed bad requests were spent (bad / allowed = 1 − budget left: 82.6× for −8161 %); amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
+	b.WithPanel(budgetWorstTiles(sloWorstTiles(budgetTileTitle, "Per objective of the selected SLO profile, the target with the least error budget left and its budget: 1 − bad requests / allowed bad requests over the objective's period, which the tile names (30d: the last 30 days; month: the calendar month), or, while the stored history is shorter, the part it covers, which the name then says (“budget of the 1h stored (30d not yet covered)”). An overspent budget (0 or below) reads exhausted, in red, and the tile's name says how many times the allowed bad requests were spent (bad / allowed = 1 − budget left: 82.6× for −8161 %); amber under 25 % left. Each target is judged on its own (the slo query grouped by target), so a healthy target's traffic cannot hide an overspent one; the endpoint table below has every target and model.",
 		"budget_remaining", unitRatio, 9, budgetThresholds()).
 		Decimals(1).
 		Mappings(append(budgetMappings(), nullMap("no requests")))))
@@ -658,7 +662,7 @@ func endpointTable() *table.PanelBuilder {
 			scoped(transformation("organize", map[string]any{
 				"excludeByName": map[string]any{"profile": true, "signal": true, "attainment_lower": true, "attainment_upper": true, "threshold_exact": true,
 					"quantile_lower": true, "quantile_upper": true, "budget_lower": true, "budget_upper": true, "history": true, "burn_5m": true, "burn_30m": true,
-					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true, "period": true},
+					"burn_2h": true, "burn_6h": true, "burn_1d": true, "burn_3d": true, "status": true, "reason": true, "count_unit": true, "not_evaluated": true, "never_fires": true, "period": true, "budget_of": true},
 				// Display names set before the join survive it (unnamed, the joined
 				// fields would read "objective slo", "threshold slo", …).
 				"renameByName": map[string]any{"status_value": "status", "model": "model", "objective": "objective", "quantile": "observed", "threshold": "threshold",
@@ -717,6 +721,9 @@ func diagnosisNowTable(w, h uint32) *table.PanelBuilder {
 				"type": "include", "match": "all",
 				"filters": []map[string]any{{"fieldName": "current", "config": map[string]any{"id": "equal", "options": map[string]any{"value": true}}}},
 			}),
+			// Worst first by the severity level, before it is hidden (issue 33, review 33-8:
+			// healthy came first, as the frame lists the targets).
+			transformation("sortBy", map[string]any{"fields": map[string]any{}, "sort": []map[string]any{{"field": "level", "desc": true}}}),
 			transformation("organize", map[string]any{
 				"excludeByName": map[string]any{"time": true, "timeEnd": true, "uuid": true, "level": true, "confidence_note": true, "twin_advice": true, "current": true, "title": true, "text": true, "tags": true, "severity": true},
 				"indexByName":   map[string]any{"target": 0, "gpu": 1, "class": 2, "confidence": 3, "summary": 4, "evidence": 5, "recommendation": 6, "not_checked": 7},

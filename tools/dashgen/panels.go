@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
@@ -248,7 +250,13 @@ func ts(title, desc, unit string, w, h uint32, qs ...queryBuilder) *timeseries.P
 // "… lower"/"… upper") are kept out of the plot and the legend and shown in
 // the tooltip: hovering a quantile reads the bucket it lies in, and no
 // panel is filled by bands. The max series (stat max) is dashed.
+//
+// A description that does not name its estimator gets estimatorNote (issue 33, review 33-8:
+// only the latency page said which estimator placed its quantiles).
 func latencyTS(title, desc string, w, h uint32, qs ...queryBuilder) *timeseries.PanelBuilder {
+	if !strings.Contains(desc, "estimator") {
+		desc += " " + estimatorNote
+	}
 	return ts(title, desc, unitSeconds, w, h, qs...).
 		Legend(legendTable()).
 		FillOpacity(0).
@@ -379,3 +387,7 @@ var finishReasonColors = map[string]string{"stop": green, "length": "purple", "a
 func finishReasonColor(reason string) []dashboard.DynamicConfigValue {
 	return props(prop("color", map[string]any{"mode": "fixed", "fixedColor": finishReasonColors[reason]}))
 }
+
+// estimatorNote says which estimator places a panel's quantiles: prometheus, on every page
+// (issue 33, review 33-8 D6: the latency page's refined p99 differed from the overview's).
+const estimatorNote = "Quantiles by the prometheus estimator (histogram_quantile's linear interpolation inside the bucket), as on every page and in the SLO tables' observed quantile; the latency deep dive can switch to refined."

@@ -11,7 +11,7 @@ import (
 // They stay empty (with a notice) for targets without a probe (settings probes[]).
 func probePanels() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{ts("TTFT p99: client (probe) vs engine",
-		"99th percentile time to first token per target, as the engine's histogram counts it (source engine) and as the client-side probe measured it on its own small requests (source probe: API server, tokenizer, gateway and network included). The gap between the two is time spent outside the engine; see docs/probe.md.",
+		"99th percentile time to first token per target, as the engine's histogram counts it (source engine) and as the client-side probe measured it on its own small requests (source probe: API server, tokenizer, gateway and network included). The gap between the two is time spent outside the engine; see docs/probe.md. "+estimatorNote,
 		"s", 12, 8,
 		query(sel("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p99"}, "groupBy", "target", "bounds", false, "source", "engine")...)).
 		WithTarget(queryRef("B", sel("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p99"}, "groupBy", "target", "bounds", false, "source", "probe")...)),

@@ -149,6 +149,7 @@ var tableMaxRowHeight = map[string]float64{
 	"Endpoints, worst first":             60,
 	"Diagnosis now: evidence and advice": 120,
 	sloDiagnosisTitle:                    120,
+	latencyWhyTitle:                      60,
 	"Objectives":                         60,
 }
 

@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
 
@@ -150,4 +152,20 @@ func NewReport(spec Spec, group map[string]string, w Windowed, covered time.Dura
 		r.Reason = fmt.Sprintf("budget overspent (%.1f%% left) but no burn-rate rule fires now; %s", 100*r.Budget.Remaining, r.Reason)
 	}
 	return r
+}
+
+// BudgetOf names the error budget that Budget is computed over, as a noun phrase for a tile
+// or column: "30d budget" (PeriodName) once the stored history covers the period (or its
+// coverage is unknown, 0), else "budget of the 1h stored (30d not yet covered)", the
+// coverage rounded to the minute in Prometheus notation (issue 33, review 33-8: one stored
+// hour read "8275% of 30d budget spent", the budget being the hour's allowed bad requests).
+func (r Report) BudgetOf() string {
+	c := r.Covered.Round(time.Minute)
+	if r.Covered <= 0 || c >= r.Period {
+		return r.PeriodName + " budget"
+	}
+	if c < time.Minute {
+		c = time.Minute
+	}
+	return "budget of the " + model.Duration(c).String() + " stored (" + r.PeriodName + " not yet covered)"
 }
