@@ -79,8 +79,9 @@ const dashboards: Record<string, Json> = {
 // The SLO profile the screenshots select (test/asgrafana asSent sends it for $profile).
 const PROFILE = 'interactive-chat';
 // The dashboard variables titles may name, at the values asSent sends (Grafana interpolates
-// panel and row titles): $profile and the latency page's $estimator (default refined).
-const TITLE_VARS: Record<string, string> = { profile: PROFILE, estimator: 'refined' };
+// panel and row titles): $profile and the latency page's $estimator at its default
+// (test/asgrafana screenshotEstimator, which TestAsSentUsesTheLatencyDefault checks).
+const TITLE_VARS: Record<string, string> = { profile: PROFILE, estimator: 'prometheus' };
 const titleVars = (s: string): string => s.replace(/\$(profile|estimator)\b/g, (m, name) => TITLE_VARS[name] ?? m);
 
 const theme = createTheme({ colors: { mode: 'dark' } });

@@ -131,15 +131,47 @@ func (p dashPanel) filtered(t *testing.T, display string) bool {
 	return true
 }
 
+// screenshotEstimator is what asSent sends for $estimator: the latency dashboard's
+// default (harness/panels.tsx names the same value in titles).
+const screenshotEstimator = "prometheus"
+
+// TestAsSentUsesTheLatencyDefault: the screenshots are drawn at the dashboards'
+// defaults, so the estimator asSent sends is the latency dashboard's $estimator
+// default as committed (issue 33: the latency page's default moved from refined to
+// prometheus while the screenshots still drew refined quantiles).
+func TestAsSentUsesTheLatencyDefault(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "dashboards", "inferscope-latency.json"))
+	require.NoError(t, err)
+	var d struct {
+		Templating struct {
+			List []struct {
+				Name    string `json:"name"`
+				Current struct {
+					Value any `json:"value"`
+				} `json:"current"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	require.NoError(t, json.Unmarshal(b, &d))
+	found := false
+	for _, v := range d.Templating.List {
+		if v.Name == "estimator" {
+			found = true
+			require.Equal(t, screenshotEstimator, v.Current.Value, "the latency dashboard's $estimator default")
+		}
+	}
+	require.True(t, found, "the latency dashboard has no $estimator variable")
+}
+
 // asSent turns a panel query into what the front end sends the backend
 // with every variable at its default: "All" drops $target, $model and $gpu
 // from their lists, $profile is the first default profile and $estimator
-// refined (the latency page's default).
+// screenshotEstimator (the latency page's default, TestAsSentUsesTheLatencyDefault).
 func asSent(t *testing.T, q map[string]any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(q)
 	require.NoError(t, err)
-	s := strings.NewReplacer(`"$profile"`, `"interactive-chat"`, `"$estimator"`, `"refined"`).Replace(string(b))
+	s := strings.NewReplacer(`"$profile"`, `"interactive-chat"`, `"$estimator"`, `"`+screenshotEstimator+`"`).Replace(string(b))
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(s), &m))
 	for _, k := range []string{"targets", "models", "gpus"} {
