@@ -20,7 +20,7 @@ import (
 // hour (76 s in the twin's own test, docs/capacity.md), while its twin's current
 // configuration predicts about 32 s: the what-if table showed that row with no flag. Its
 // current row now carries the observed p99 and a note starting "off:", since the
-// prediction's 14 % band ends below 40 s. Simulates half an hour of load and two twin
+// prediction's band (twin.CurrentBand) ends below 40 s. Simulates half an hour of load and two twin
 // evaluations.
 func TestReviewTwinCheckFlagsTheKVPressureMiss(t *testing.T) {
 	if testing.Short() {
