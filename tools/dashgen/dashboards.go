@@ -356,8 +356,15 @@ func latencyVerdictRow(b *dashboard.DashboardBuilder) {
 		OverrideByName("Observed quantile", props(prop("unit", unitSeconds), prop("custom.width", 135))).
 		OverrideByName("Attainment", props(prop("unit", unitRatio), prop("decimals", 2), colorText(), thresholdsProp(lowerBad(0.99, 0.995)), prop("custom.width", 95))).
 		OverrideByName("Budget left", props(prop("unit", unitRatio), prop("decimals", 1), colorText(), thresholdsProp(budgetThresholds()), prop("mappings", budgetMappings()), prop("custom.width", 105))))
-	b.WithPanel(tbl(latencyWhyTitle, "Per target, worst first, the bottleneck class that holds at the end of the range (docs/diagnosis.md), the evidence the rule read (signal values against their levels) and the step it was evaluated at; the overview's Diagnosis now panel adds the summary and the advice. Hover a long cell to read it whole.",
-		12, latencyVerdictHeight, query(sel("queryType", "diagnosis", "format", "table")...)).
+	b.WithPanel(whyNowTable(latencyWhyTitle, "Per target, worst first, the bottleneck class that holds at the end of the range (docs/diagnosis.md), the evidence the rule read (signal values against their levels) and the step it was evaluated at; the overview's Diagnosis now panel adds the summary and the advice. Hover a long cell to read it whole.",
+		12, latencyVerdictHeight, query(sel("queryType", "diagnosis", "format", "table")...)))
+}
+
+// whyNowTable is the compact diagnosis table: per target, worst first, the class that holds
+// at the end of the range, the evidence and the step it was evaluated at (the latency deep
+// dive's first row; the GPU page's answer to "is the GPU the limit?").
+func whyNowTable(title, desc string, w, h uint32, q queryBuilder) *table.PanelBuilder {
+	return tbl(title, desc, w, h, q).
 		Transformations([]dashboard.DataTransformerConfig{
 			// The current rows, as on the overview's Diagnosis now, worst first by the
 			// severity level (critical 3 … healthy 0; issue 33, review 33-8: healthy came
@@ -380,7 +387,7 @@ func latencyVerdictRow(b *dashboard.DashboardBuilder) {
 		OverrideByName("target", props(prop("custom.width", 140))).
 		OverrideByName("diagnosis", props(prop("mappings", diagnosisMappings()), colorBackground(), prop("custom.width", 170))).
 		OverrideByName("evaluated at", props(prop("unit", "time:HH:mm:ss"), prop("custom.width", 100))).
-		OverrideByName("evidence", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 300))))
+		OverrideByName("evidence", props(prop("custom.inspect", true), prop("custom.wrapText", true), prop("custom.minWidth", 300)))
 }
 
 // latencyVerdictHeight is the latency deep dive's first row's height in grid rows: 372 px,
@@ -521,7 +528,10 @@ func SLO() *dashboard.DashboardBuilder {
 
 // gpuNote is the GPU dashboard's first row: what this page can and cannot rule out, in its
 // title, where every screenshot shows it.
-const gpuNote = "GPU health: throttle reasons, power, clocks (KV-cache usage is on the overview; framebuffer used near installed is vLLM's pre-allocation, not memory pressure)"
+const gpuNote = "GPU health: throttle reasons, power, clocks; whether the GPU is the limit: the diagnosis below (a KV-cache shortage does not show here: framebuffer near full is vLLM's pre-allocation; KV-cache usage is on the overview)"
+
+// gpuVerdictTitle is the GPU page's diagnosis table.
+const gpuVerdictTitle = "Is the GPU the limit? Diagnosis per target, worst first"
 
 // gpuGaugeText sizes the per-GPU gauges' names and values (issue 33: the names, auto-sized,
 // read about 6 px high in the screenshots).
@@ -542,6 +552,11 @@ func GPU() *dashboard.DashboardBuilder {
 	// and nothing said that is the pre-allocation, not the KV-cache pressure the overview
 	// diagnoses).
 	b.WithRow(row(gpuNote))
+	// The verdict the page's charts leave to the reader (issue 33, review 33-9: "the page never
+	// says whether the GPU is the limit"): the diagnosis per target, whose GPU classes
+	// (compute- or bandwidth-bound decode, throttling, a GPU waiting on the host) name it.
+	b.WithPanel(whyNowTable(gpuVerdictTitle, "Per target, worst first, the bottleneck class that holds at the end of the range (docs/diagnosis.md) with its evidence: a GPU class (compute- or memory-bandwidth-bound, throttled, a host-bound GPU) says the GPU is the limit; KV-cache pressure or queueing says it is the server's configuration or load, not the GPU's health. The charts below are the GPU signals behind it.",
+		24, 6, query("queryType", "diagnosis", "format", "table", "targets", []string{"$target"})))
 	b.WithPanel(tbl("GPU summary", "One row per GPU and signal at the end of the range, with the max over the range: saturation (0..1), temperature (°C), power and its enforced limit (W), named by the GPU agent of the target and the GPU index (dcgm-exporter's summary, per GPU); clocks and memory are in the panels below.",
 		24, 11, gq("saturation", "temperature", "power", "power_limit")).
 		Transformations([]dashboard.DataTransformerConfig{
@@ -593,6 +608,9 @@ func GPU() *dashboard.DashboardBuilder {
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
 	b.WithPanel(gpuTS("Temperature (dashes: amber 80 °C, red 90 °C)", "GPU die temperature in °C, from NVML or DCGM_FI_DEV_GPU_TEMP, per GPU named target on agent · GPU n; a rising temperature with a falling SM clock is thermal throttling. Amber from 80 °C, red from 90 °C (dashed lines).", "celsius", 12, legendH, gq("temperature")).
 		Legend(legendTable()).
+		// The axis reaches the red line even when every GPU runs cool (issue 33, review
+		// 33-9: the 80/90 °C lines lay above a 50–65 °C axis).
+		AxisSoftMax(95).
 		Thresholds(upperBad(80, 90)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)))
 	// Each signal its line, the target its colour (issue 33: the three signals of a target
