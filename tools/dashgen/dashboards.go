@@ -528,10 +528,13 @@ func SLO() *dashboard.DashboardBuilder {
 
 // gpuNote is the GPU dashboard's first row: what this page can and cannot rule out, in its
 // title, where every screenshot shows it.
-const gpuNote = "GPU health: throttle reasons, power, clocks; whether the GPU is the limit: the diagnosis below (a KV-cache shortage does not show here: framebuffer near full is vLLM's pre-allocation; KV-cache usage is on the overview)"
+const gpuNote = "GPU health first, then whether the GPU is the limit; KV-cache pressure is vLLM's KV-block budget, not a GPU fault (KV-cache usage is on the overview; a full framebuffer is vLLM's pre-allocation)"
 
 // gpuVerdictTitle is the GPU page's diagnosis table.
-const gpuVerdictTitle = "Is the GPU the limit? Diagnosis per target, worst first"
+const gpuVerdictTitle = "Is the GPU the limit? Bottleneck per target, worst first (a GPU class such as compute- or bandwidth-bound names the GPU; KV-cache pressure is the KV budget)"
+
+// gpuHealthTitle is the GPU page's health verdict: the throttle-reason timeline per GPU.
+const gpuHealthTitle = "GPU health: throttle reasons per GPU (green none: nothing holds the GPU back)"
 
 // gpuGaugeText sizes the per-GPU gauges' names and values (issue 33: the names, auto-sized,
 // read about 6 px high in the screenshots).
@@ -552,6 +555,26 @@ func GPU() *dashboard.DashboardBuilder {
 	// and nothing said that is the pre-allocation, not the KV-cache pressure the overview
 	// diagnoses).
 	b.WithRow(row(gpuNote))
+	// The health verdict first (issue 33, review 33-10: GPU health had to be pieced together
+	// from six panels): one bar per GPU, green "none" unless a clocks-event reason holds it
+	// back.
+	b.WithPanel(statetimeline.NewPanelBuilder().
+		Title(gpuHealthTitle).
+		Description("NVML clocks-event reasons over time per GPU, the page's health verdict: green none (or grey idle) is a GPU that nothing holds back; red is a hardware slowdown, thermal, power-brake or power-cap reason slowing it down; amber any other reason. The temperature, power and clock charts below show which limit it met.").
+		Datasource(dsRef).Span(24).Height(5).
+		WithTarget(gq("throttle_reasons")).
+		DisplayName(gpuName).
+		NoValue(noGPUAgent).
+		Unit(unitNone).
+		Legend(legendList()).
+		Tooltip(tooltipMulti()).
+		Thresholds(neutral()).
+		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
+		Mappings([]dashboard.ValueMapping{
+			valueMap(map[string]dashboard.ValueMappingResult{"none": textResult("none", green), "gpu_idle": textResult("idle", grey)}),
+			regexMap(`.*(hw_slowdown|hw_thermal|sw_thermal|hw_power_brake|power_cap|reliability|board_limit).*`, "", red),
+			regexMap(`.+`, "", amber),
+		}))
 	// The verdict the page's charts leave to the reader (issue 33, review 33-9: "the page never
 	// says whether the GPU is the limit"): the diagnosis per target, whose GPU classes
 	// (compute- or bandwidth-bound decode, throttling, a GPU waiting on the host) name it.
@@ -630,23 +653,6 @@ func GPU() *dashboard.DashboardBuilder {
 	b.WithPanel(gpuSignalNames(gpuTS("Framebuffer memory", "Framebuffer used and installed, in bytes, per GPU: vLLM preallocates the KV cache, so used near installed is the normal state of a serving GPU, not a leak.", "bytes", 24, 8, gq("fb_used", "fb_total")).
 		DisplayName(gpuSignalName).Min(0).Legend(legendRight(600)), "fb_used", "fb_total").
 		OverrideByRegexp(`fb_total.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dash", "dash": []int{10, 10}}), prop("custom.fillOpacity", 0))))
-	b.WithPanel(statetimeline.NewPanelBuilder().
-		Title("Throttle reasons").
-		Description("NVML clocks-event reasons over time: hardware slowdown, thermal and power-brake reasons slow the GPU down; idle and application clocks are benign.").
-		Datasource(dsRef).Span(24).Height(5).
-		WithTarget(gq("throttle_reasons")).
-		DisplayName(gpuName).
-		NoValue(noGPUAgent).
-		Unit(unitNone).
-		Legend(legendList()).
-		Tooltip(tooltipMulti()).
-		Thresholds(neutral()).
-		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdThresholds)).
-		Mappings([]dashboard.ValueMapping{
-			valueMap(map[string]dashboard.ValueMappingResult{"none": textResult("none", green), "gpu_idle": textResult("idle", grey)}),
-			regexMap(`.*(hw_slowdown|hw_thermal|sw_thermal|hw_power_brake|power_cap|reliability|board_limit).*`, "", red),
-			regexMap(`.+`, "", amber),
-		}))
 	withGPUErrorRow(b, gq)
 	return b
 }

@@ -29,12 +29,14 @@ func TestGPUPageSaysWhetherTheGPUIsTheLimit(t *testing.T) {
 
 // TestGPUNoteDoesNotRuleOutMemory: the GPU page's first row does not say "not memory
 // pressure" (a KV-cache shortage is memory pressure, and the overview diagnoses it), and it
-// points to where the verdict is.
+// points to where the verdicts are, saying KV-cache pressure is not a GPU fault (review
+// 33-10: "a KV-cache shortage does not show here" above a red KV-cache pressure cell read as
+// a contradiction).
 func TestGPUNoteDoesNotRuleOutMemory(t *testing.T) {
 	if strings.Contains(gpuNote, "not memory pressure") {
 		t.Errorf("GPU note rules out memory pressure: %q", gpuNote)
 	}
-	if !strings.Contains(gpuNote, "whether the GPU is the limit") {
+	if !strings.Contains(gpuNote, "whether the GPU is the limit") || !strings.Contains(gpuNote, "not a GPU fault") {
 		t.Errorf("GPU note does not say where the verdict is: %q", gpuNote)
 	}
 }
@@ -47,5 +49,24 @@ func TestGPUTemperatureAxisReachesItsRedLine(t *testing.T) {
 	m, _ := get(p, "fieldConfig", "defaults", "custom", "axisSoftMax").(float64)
 	if m < 90 {
 		t.Errorf("temperature chart's axisSoftMax %v, below the 90 °C red line", m)
+	}
+}
+
+// TestGPUHealthVerdictFirst (review 33-10: GPU health had to be pieced together from six
+// panels): the throttle-reason timeline, the one panel whose colour says "nothing holds this
+// GPU back", is the page's first panel, above the bottleneck table and every chart.
+func TestGPUHealthVerdictFirst(t *testing.T) {
+	h := gpuPanel(t, gpuHealthTitle)
+	if h["type"] != "state-timeline" || !strings.Contains(jsonText(h["targets"]), "throttle_reasons") {
+		t.Fatalf("%s: not the throttle-reason timeline", gpuHealthTitle)
+	}
+	hy, _ := get(h, "gridPos", "y").(float64)
+	for _, l := range onCallPanels(t) {
+		if l.dash != "inferscope-gpu.json" || l.p["type"] == "row" || l.p["title"] == gpuHealthTitle {
+			continue
+		}
+		if y, _ := get(l.p, "gridPos", "y").(float64); y <= hy {
+			t.Errorf("%q at grid row %v, not below the health verdict (row %v)", l.p["title"], y, hy)
+		}
 	}
 }
