@@ -258,9 +258,21 @@ func TestRemoteModeSameAnswersThanosLive(t *testing.T) {
 		// inference p50's lower bound 0.8 vs 1.5 s at 2 of 21 steps; it passed on rerun).
 		// Per target, where each series is deduplicated alone, every value is compared
 		// exactly ("latency by target"), so only the pooled case's shape is compared here.
+		// A target's own rates cross the hand-over too: at the step whose 10 s window holds
+		// samples of both shards, deduplication switches replicas mid-window and the
+		// extrapolated rate moves (a clean-clone CI run, 3 December: every throughput and
+		// saturation rate of replay-v1 at the one step after the hand-over read 9.31 against
+		// the embedded store's 10.00, 6.9 % apart, every other step within 1e-9; it passed in
+		// the two runs before). Those cases' rates get 15 % (their gauges stay exact), which still catches a wrong signal or
+		// a missing target (0 % or 100 % off) but not the dedup's mid-window switch.
 		tol: func(what, _ string, def float64) float64 {
-			if what == "latency over both targets" {
+			switch what {
+			case "latency over both targets":
 				return -1
+			case "throughput", "saturation":
+				if def >= 5e-2 { // the rates; gauges stay exact
+					return 0.15
+				}
 			}
 			return def
 		}})
