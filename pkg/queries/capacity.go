@@ -284,7 +284,7 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 	if err != nil {
 		return nil, err
 	}
-	var checks []string
+	var checks []twin.CurrentCheck
 	if q.Format != capacityReplicas {
 		if checks, err = capacityCurrentChecks(ctx, wait, env, r, targets, profiles); err != nil {
 			return nil, err
@@ -330,7 +330,7 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 // capacityCurrentChecks is, per target in order, the twin check of its current configuration
 // (twin.CheckCurrent of the what-if's current row: the same simulation, cached, under all the
 // profiles' objectives); "" where it is pending, has no objective or nothing to check.
-func capacityCurrentChecks(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, targets []capacityTarget, profiles []string) ([]string, error) {
+func capacityCurrentChecks(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, targets []capacityTarget, profiles []string) ([]twin.CurrentCheck, error) {
 	alls := make([]twin.Profile, len(targets))
 	for i, t := range targets {
 		alls[i] = twin.Profile{Name: "all"}
@@ -349,7 +349,7 @@ func capacityCurrentChecks(ctx, wait context.Context, env *fetch.Env, r *fetch.R
 	if err != nil {
 		return nil, err
 	}
-	checks := make([]string, len(targets))
+	checks := make([]twin.CurrentCheck, len(targets))
 	for k, t := range targets {
 		if pending[k] || len(alls[k].Objectives) == 0 {
 			continue
@@ -358,7 +358,7 @@ func capacityCurrentChecks(ctx, wait context.Context, env *fetch.Env, r *fetch.R
 		if err != nil {
 			return nil, err
 		}
-		checks[k] = twin.CheckCurrent(outs[k].P99, observed, "ttft", "e2e")
+		checks[k] = twin.CompareCurrent(outs[k].P99, observed, "ttft", "e2e")
 	}
 	return checks, nil
 }
@@ -366,15 +366,11 @@ func capacityCurrentChecks(ctx, wait context.Context, env *fetch.Env, r *fetch.R
 // capacityKneeNote is the capacity row's knee_note from its target's twin check: when the
 // current configuration's prediction is off the observed p99, the knee (found on the same
 // twin) is in doubt beyond its error band; else "".
-func capacityKneeNote(check string) string {
-	off, ok := strings.CutPrefix(check, "off: ")
-	if !ok {
+func capacityKneeNote(check twin.CurrentCheck) string {
+	if !check.Off() {
 		return ""
 	}
-	if i := strings.Index(off, ": the twin misses"); i >= 0 {
-		off = off[:i]
-	}
-	return "in doubt: the twin's current configuration is off this target's history (" + off + "), so the knee may be off by more than its error band; see the what-if table's twin check"
+	return "in doubt: the twin's current configuration is off this target's history (" + check.Evidence() + "), so the knee may be off by more than its error band; see the what-if table's twin check"
 }
 
 // capacityTargets returns the selected targets' twins over [from, to], in settings order;

@@ -247,16 +247,47 @@ func CurrentBand(signal string) float64 {
 // somewhere in [Lower, Upper], which for a coarse bucket is wide.
 type ObservedP99 struct{ Value, Lower, Upper float64 }
 
-// CheckCurrent compares the p99s predicted for the current configuration with the observed
+// CurrentCheck is the twin check of the current configuration (CompareCurrent): per signal
+// compared, whether the p99 predicted for the current configuration reaches the observed p99's
+// bucket. Misses and Matches hold the signals' labels ("TTFT", "E2E") in the order checked;
+// MissDetails holds, per miss in the same order, the figures that show it ("TTFT p99 observed
+// 77 s (bucket 40 s to 80 s), predicted 31.7 s [29.4 s, 34.5 s]").
+type CurrentCheck struct {
+	Misses, Matches []string
+	MissDetails     []string
+}
+
+// Off reports whether the prediction misses the observed p99 beyond its band on any signal.
+func (c CurrentCheck) Off() bool { return len(c.Misses) > 0 }
+
+// Compared reports whether any signal could be compared at all.
+func (c CurrentCheck) Compared() bool { return len(c.Misses)+len(c.Matches) > 0 }
+
+// Evidence is the misses' figures joined by "; " ("" when nothing is off).
+func (c CurrentCheck) Evidence() string { return strings.Join(c.MissDetails, "; ") }
+
+// Sentence is the check in words, as the what-if table's current row notes it: "" when nothing
+// could be compared, else a sentence starting "off:" (every miss with its figures, then how to
+// read the what-ifs) or "matches".
+func (c CurrentCheck) Sentence() string {
+	switch {
+	case c.Off():
+		return "off: " + c.Evidence() + ": the twin misses this target's history beyond its band, so read the what-ifs as changes against this row, not as absolute numbers"
+	case len(c.Matches) > 0:
+		return "matches the observed p99 (" + strings.Join(c.Matches, ", ") + " within the band)"
+	}
+	return ""
+}
+
+// CompareCurrent compares the p99s predicted for the current configuration with the observed
 // p99s over the twin's history, signal by signal in order ("ttft", "e2e"; seconds; a signal
 // missing or NaN on either side is skipped). The prediction misses when its band,
 // [predicted / (1 + b), predicted / (1 − b)] with b = CurrentBand (the bounds Advice quotes),
 // does not reach the observed p99's bucket [Lower, Upper]: a miss the bucket resolution could
-// explain is not called one. It returns "" when nothing could be compared, else a sentence
-// starting "matches" or "off:".
-func CheckCurrent(predicted map[string]float64, observed map[string]ObservedP99, signals ...string) string {
+// explain is not called one.
+func CompareCurrent(predicted map[string]float64, observed map[string]ObservedP99, signals ...string) CurrentCheck {
 	label := map[string]string{"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
-	var off, ok []string
+	var c CurrentCheck
 	for _, sig := range signals {
 		p, o := predicted[sig], observed[sig]
 		if math.IsNaN(p) || math.IsNaN(o.Value) || !(p > 0) || !(o.Value > 0) {
@@ -269,18 +300,19 @@ func CheckCurrent(predicted map[string]float64, observed map[string]ObservedP99,
 			bandHi = p / (1 - b)
 		}
 		if !(o.Upper < lo) && !(o.Lower > bandHi) {
-			ok = append(ok, label[sig])
+			c.Matches = append(c.Matches, label[sig])
 			continue
 		}
-		off = append(off, fmt.Sprintf("%s p99 observed %s (bucket %s to %s), predicted %s [%s, %s]", label[sig], fmtSeconds(o.Value), fmtSeconds(o.Lower), fmtBound(o.Upper), fmtSeconds(p), fmtSeconds(lo), hi))
+		c.Misses = append(c.Misses, label[sig])
+		c.MissDetails = append(c.MissDetails, fmt.Sprintf("%s p99 observed %s (bucket %s to %s), predicted %s [%s, %s]", label[sig], fmtSeconds(o.Value), fmtSeconds(o.Lower), fmtBound(o.Upper), fmtSeconds(p), fmtSeconds(lo), hi))
 	}
-	switch {
-	case len(off) > 0:
-		return "off: " + strings.Join(off, "; ") + ": the twin misses this target's history beyond its band, so read the what-ifs as changes against this row, not as absolute numbers"
-	case len(ok) > 0:
-		return "matches the observed p99 (" + strings.Join(ok, ", ") + " within the band)"
-	}
-	return ""
+	return c
+}
+
+// CheckCurrent is CompareCurrent in words (CurrentCheck.Sentence): "" when nothing could be
+// compared, else a sentence starting "matches" or "off:".
+func CheckCurrent(predicted map[string]float64, observed map[string]ObservedP99, signals ...string) string {
+	return CompareCurrent(predicted, observed, signals...).Sentence()
 }
 
 // fmtBound is fmtSeconds, or "∞" for an unbounded bucket edge.
