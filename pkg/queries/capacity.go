@@ -312,7 +312,7 @@ func runCapacity(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Capacity)
 				r.Notes.Add(analysis.Warning, fmt.Sprintf("profile %s does not hold on target %s's twin even at %.3g req/s (1/64 of its load): its objectives are out of reach at any load, so no replica count meets them", name, t.name, math.Max(load, 0.5)/64))
 			}
 			days := twin.DaysToKnee(t.observed.RateSeries, knee)
-			rows = append(rows, frames.CapacityRow{Target: t.name, Profile: name, Load: load, Knee: knee, KneeError: twin.KneeErrorBand,
+			rows = append(rows, frames.CapacityRow{Target: t.name, Profile: name, Load: load, Knee: knee, KneeError: twin.KneeBand(knee, load),
 				Headroom: twin.Headroom(knee, load), DaysToKnee: days,
 				Replicas: replicas, Utilisation: q.utilisation, Objectives: strings.Join(tp.names, ", "), DaysToKneeNote: twin.DaysToKneeWords(days)})
 			if ti < len(checks) {

@@ -138,7 +138,7 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	if lf.Why != "" {
 		law += " (kept without a choice: " + lf.Why + ")"
 	} else if lf.Undecided {
-		law += fmt.Sprintf(" (chosen on %d windows, the conservative choice: its held-out step-time error beats the roofline's by no more than on the roofline's own simulated windows, so the history cannot tell them apart; its step time grows faster with the batch, its knee is the lower)", lf.Windows)
+		law += fmt.Sprintf(" (chosen on %d windows, the conservative choice: its held-out step-time error beats the roofline's, but not by 10 %% more than on the roofline's own simulated windows, so the history cannot tell them apart; its step time grows faster with the batch, its knee is the lower)", lf.Windows)
 	} else {
 		law += fmt.Sprintf(" (chosen on %d windows by held-out step-time error)", lf.Windows)
 	}

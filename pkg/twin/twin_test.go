@@ -35,6 +35,18 @@ func TestReplicasRule(t *testing.T) {
 	assert.InDelta(t, 2.5, Headroom(25, 10), 1e-12)
 }
 
+// The knee's band widens with the headroom it is extrapolated over (issue 35, sixth round):
+// 7 % for a knee at or under the load, 7 % + 7 % × ln 2 = 11.85 % at twice the load,
+// 7 % + 7 % × ln 3 = 14.69 % at three times; no band without a load.
+func TestKneeBandWidensWithTheHeadroom(t *testing.T) {
+	assert.InDelta(t, 0.07, KneeBand(10, 10), 1e-12)
+	assert.InDelta(t, 0.07, KneeBand(4, 10), 1e-12, "past the knee")
+	assert.InDelta(t, 0.07, KneeBand(0, 10), 1e-12, "no load holds")
+	assert.InDelta(t, 0.11852, KneeBand(20, 10), 1e-5)
+	assert.InDelta(t, 0.14690, KneeBand(30, 10), 1e-5)
+	assert.True(t, math.IsNaN(KneeBand(10, 0)))
+}
+
 // The fit recovers the shape of a lognormal from its exact bucket CDF at 1-2-5 bounds.
 func TestFitLognormalRecoversSigma(t *testing.T) {
 	mean, sigma := 600.0, 0.8

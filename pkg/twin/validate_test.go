@@ -205,8 +205,11 @@ func within(v []float64, lim float64) int {
 // spent since) is a history that cannot tell the per-sequence law from the roofline (held-out
 // errors 0.92 % and 1.14 %, 0.83 % and 1.08 % on the roofline's own windows): the roofline
 // kept there put the knee +16.8 % high; the conservative choice (LawFit.Undecided) keeps the
-// per-sequence law. The runs are seeded, so the floors do not depend on the machine's
-// speed; about 30 CPU-seconds.
+// per-sequence law. Seed 5015 (spent, issue 35's sixth round) is a history whose richer laws
+// beat the roofline by 7 % only, under the old 10 % margin: the roofline kept there put the
+// knee +21.1 % high; with any improvement enough (chooseMargin) the per-sequence law is
+// chosen (+2.3 %). The runs are seeded, so the floors do not depend on the machine's speed;
+// about 45 CPU-seconds.
 func TestTwinAgainstPerSequenceWorld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates minutes of load per configuration")
@@ -214,7 +217,7 @@ func TestTwinAgainstPerSequenceWorld(t *testing.T) {
 	world := *validateWorld
 	*validateWorld = sim.WorldPerSequence
 	defer func() { *validateWorld = world }()
-	for _, seed := range []uint64{3, 5, 5006} {
+	for _, seed := range []uint64{3, 5, 5006, 5015} {
 		r := validateOne(t, seed)
 		assert.NotEqual(t, "", strings.SplitN(r.law, ":", 2)[0], "seed %d: the roofline kept (%s)", seed, r.law)
 		assert.Less(t, relErr(r.twinKnee, r.trueKnee), 0.10, "seed %d: twin knee %.2f, true %.2f", seed, r.twinKnee, r.trueKnee)
