@@ -13,9 +13,11 @@
 # TWIN_SETS="tune:3001 tune4:4001 tune5:5001 fresh:6001" scripts/twin-validate.sh 6 DIR <world>; the sixth
 # (any richer law that fits better chosen, the knee band growing with the headroom) tuned on 3001..3006,
 # 4001..4006, 5001..5020 and 6001..6020 (n 14 from 5007 and 6007) and reported fresh 7001..7020:
-# TWIN_SETS="fresh:7001" scripts/twin-validate.sh 20 DIR <world>. Spent (never report on them again):
-# 1..16, 1001..1016, 2001..2006, 3001..3006, 4001..4006, 5001..5020, 6001..6020, 7001..7020 (a set of N
-# from first seed S is S..S+N-1).
+# TWIN_SETS="fresh:7001" scripts/twin-validate.sh 20 DIR <world>; the seventh (the what-if bands
+# recalibrated on 3001..3006, 4001..4006, 5001..5020, 6001..6020 and 7001..7020, the load band growing
+# with k) reported fresh 8001..8020: TWIN_SETS="fresh:8001" scripts/twin-validate.sh 20 DIR <world>.
+# Spent (never report on them again): 1..16, 1001..1016, 2001..2006, 3001..3006, 4001..4006,
+# 5001..5020, 6001..6020, 7001..7020, 8001..8020 (a set of N from first seed S is S..S+N-1).
 # Usage: scripts/twin-validate.sh [configs per set, default 20] [output dir, default ./twin-validation] [world, default roofline]
 # The world (issue 35: roofline, per-sequence, memory-floor; sim.Worlds) sets the hidden simulator's step-time law.
 set -euo pipefail

@@ -60,12 +60,12 @@ func TestDiagnosisAdviceQuotesTheTwin(t *testing.T) {
 	r := fetch.NewRun(context.Background(), env, fetch.Plan{Start: now.Add(-time.Hour), End: now, Step: time.Minute})
 	diagnosisTwinAdvice(context.Background(), env, r, &res)
 
-	// max-num-seqs band: TTFT 0.55, E2E 0.12: 1.1/1.55 = 0.710, 1.1/0.45 = 2.44; 9.3/1.12 =
-	// 8.30, 9.3/0.88 = 10.6. +1 replica: TTFT 0.10, E2E 0.15: 0.5/1.10 = 0.455, 0.5/0.90 =
-	// 0.556; 8/1.15 = 6.96, 8/0.85 = 9.41.
+	// max-num-seqs band (issue 35, seventh round): TTFT 0.57, E2E 0.10: 1.1/1.57 = 0.701,
+	// 1.1/0.43 = 2.56; 9.3/1.10 = 8.45, 9.3/0.90 = 10.3. +1 replica: TTFT 0.13, E2E 0.14:
+	// 0.5/1.13 = 0.442, 0.5/0.87 = 0.575; 8/1.14 = 7.02, 8/0.86 = 9.30.
 	want := "Capacity twin (calibrated on the history 2027-01-15 07:00–08:00 UTC), at 4 req/s: " +
-		"raise --max-num-seqs to 512: TTFT p99 predicted 1.1 s [710 ms, 2.44 s], E2E p99 predicted 9.3 s [8.3 s, 10.6 s]; " +
-		"add 1 replica(s): TTFT p99 predicted 500 ms [455 ms, 556 ms], E2E p99 predicted 8 s [6.96 s, 9.41 s]."
+		"raise --max-num-seqs to 512: TTFT p99 predicted 1.1 s [701 ms, 2.56 s], E2E p99 predicted 9.3 s [8.45 s, 10.3 s]; " +
+		"add 1 replica(s): TTFT p99 predicted 500 ms [442 ms, 575 ms], E2E p99 predicted 8 s [7.02 s, 9.3 s]."
 	a := res.Targets[0].Findings[0]
 	assert.Equal(t, want, a.TwinAdvice)
 	assert.Equal(t, rec+" "+want, a.Recommendation)

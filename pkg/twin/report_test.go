@@ -47,15 +47,16 @@ func TestReportOnAScrapedHistory(t *testing.T) {
 
 // Advice quotes the change and its predicted p99s with the range of true values the band
 // allows: |v − truth| ≤ b·truth, so truth in [v/(1+b), v/(1−b)]; TTFT 1.2 s with the
-// max-num-seqs band 0.55 gives [1.2 / 1.55 = 774 ms, 1.2 / 0.45 = 2.67 s], E2E 10 s with 0.12
-// [10 / 1.12 = 8.93 s, 10 / 0.88 = 11.4 s]; a band of 1 or more has no upper bound (load ×2,
-// TTFT band 2.66: 1.2 / 3.66 = 328 ms).
+// max-num-seqs band 0.57 gives [1.2 / 1.57 = 764 ms, 1.2 / 0.43 = 2.79 s], E2E 10 s with 0.10
+// [10 / 1.10 = 9.09 s, 10 / 0.90 = 11.1 s]; a band of 1 or more has no upper bound (load ×2,
+// TTFT band 15.35·ln 2 = 10.64: 1.2 / 11.64 = 103 ms); E2E at load ×2 0.68·ln 2 = 0.471:
+// [10 / 1.471 = 6.8 s, 10 / 0.529 = 18.9 s].
 func TestAdviceQuotesThePredictionWithItsBand(t *testing.T) {
 	cur := sim.DefaultConfig()
 	o := Outcome{P99: map[string]float64{"ttft": 1.2, "e2e": 10}}
-	assert.Equal(t, "raise --max-num-seqs to 512: TTFT p99 predicted 1.2 s [774 ms, 2.67 s], E2E p99 predicted 10 s [8.93 s, 11.4 s]",
+	assert.Equal(t, "raise --max-num-seqs to 512: TTFT p99 predicted 1.2 s [764 ms, 2.79 s], E2E p99 predicted 10 s [9.09 s, 11.1 s]",
 		Advice(Change{MaxNumSeqs: 512}, cur, o))
 	assert.Contains(t, Advice(Change{MaxNumSeqs: 64}, cur, o), "lower --max-num-seqs to 64")
-	assert.Contains(t, Advice(Change{LoadScale: 2}, cur, o), "at load ×2: TTFT p99 predicted 1.2 s [328 ms, ∞]")
+	assert.Contains(t, Advice(Change{LoadScale: 2}, cur, o), "at load ×2: TTFT p99 predicted 1.2 s [103 ms, ∞], E2E p99 predicted 10 s [6.8 s, 18.9 s]")
 	assert.Empty(t, Advice(Change{Name: "current"}, cur, o))
 }

@@ -80,7 +80,15 @@ func TestChangeApply(t *testing.T) {
 	c5, r5 := Change{LoadScale: 1.5}.Apply(cfg, 10)
 	assert.Equal(t, 15.0, r5)
 	assert.Equal(t, cfg, c5)
-	assert.Equal(t, 0.14, ErrorBand(Change{LoadScale: 1.5}, "e2e"), "the load band measured on the three worlds")
+	// issue 35, seventh round: the load band grows with k, E2E 0.68·ln k (0.68 × 0.4055 = 0.2757
+	// at ×1.5), TPOT 0.09 + 0.21·ln k (0.09 + 0.21 × 1.0986 = 0.3207 at ×3), never under the
+	// narrowest band of a change that keeps the load (E2E 0.08: 0.68·ln 1.1 = 0.065 is raised to
+	// it; TPOT 0.05 for less load, k 0.5).
+	assert.InDelta(t, 0.2757, ErrorBand(Change{LoadScale: 1.5}, "e2e"), 1e-4, "the load band measured on the three worlds")
+	assert.InDelta(t, 0.3207, ErrorBand(Change{LoadScale: 3}, "tpot"), 1e-4)
+	assert.Equal(t, 0.08, ErrorBand(Change{LoadScale: 1.1}, "e2e"))
+	assert.Equal(t, 0.05, ErrorBand(Change{LoadScale: 0.5}, "tpot"))
+	assert.True(t, math.IsNaN(LoadBand(2, "queue")), "no band for an unknown signal")
 	assert.True(t, math.IsNaN(ErrorBand(Change{}, "ttft")), "no band without a change")
 }
 
