@@ -45,6 +45,9 @@ type tctx struct {
 	window  string  // rate window, rendered
 	windowS float64 // rate window, seconds
 	step    int     // the step being evaluated (for missing's explanations)
+	// objectiveNotes are each objective's evidence signal and note (objectiveEvidence),
+	// written at the first step that needs them.
+	objectiveNotes [][2]string
 	// stall state: the step where the current run of pending work without
 	// progress began (−1: none), and whether requests arrived (the waiting
 	// gauge moved) at any step of that run.
