@@ -218,30 +218,75 @@ func hasNonFinite(m model.Matrix) bool {
 // _count reset, a negative bucket increase, or a bucket whose increase is below that of a
 // lower bucket of the same group at the same step (cumulative buckets cannot do that).
 func decreaseIn(fs []histFetch) bool {
+	type point struct{ le, v float64 }
+	type leSeries struct {
+		le float64
+		s  *model.SampleStream
+	}
+	var ts []model.Time
+	var off []int
+	var cells []point
 	for _, f := range fs {
 		if anyAbove(f.resets, 0) {
 			return true
 		}
-		type point struct{ le, v float64 }
-		per := map[string]map[model.Time][]point{}
+		// Each group's bucket series, in the results' order.
+		groups := map[string][]leSeries{}
+		var order []string
 		for _, s := range f.inc {
 			le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
 			if err != nil {
 				continue
 			}
-			k, _ := analysis.Key(s.Metric, model.BucketLabel)
-			if per[k] == nil {
-				per[k] = map[model.Time][]point{}
-			}
 			for _, p := range s.Values {
 				if p.Value < 0 {
 					return true
 				}
-				per[k][p.Timestamp] = append(per[k][p.Timestamp], point{le, float64(p.Value)})
 			}
+			k, _ := analysis.Key(s.Metric, model.BucketLabel)
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], leSeries{le, s})
 		}
-		for _, steps := range per {
-			for _, ps := range steps {
+		// Per group and timestamp, the points of its series at that time, in the results'
+		// order (laid out in one array, offsets per timestamp), then sorted by le and compared.
+		for _, k := range order {
+			series := groups[k]
+			ts = ts[:0]
+			for _, x := range series {
+				for _, p := range x.s.Values {
+					ts = append(ts, p.Timestamp)
+				}
+			}
+			slices.Sort(ts)
+			ts = slices.Compact(ts)
+			off = slices.Grow(off[:0], len(ts)+1)[:len(ts)+1]
+			clear(off)
+			for _, x := range series {
+				for _, p := range x.s.Values {
+					i, _ := slices.BinarySearch(ts, p.Timestamp)
+					off[i+1]++
+				}
+			}
+			for i := range ts {
+				off[i+1] += off[i]
+			}
+			cells = slices.Grow(cells[:0], off[len(ts)])[:off[len(ts)]]
+			fill := slices.Clone(off[:len(ts)])
+			for _, x := range series {
+				j := 0
+				for _, p := range x.s.Values {
+					if j >= len(ts) || ts[j] != p.Timestamp {
+						j, _ = slices.BinarySearch(ts, p.Timestamp)
+					}
+					cells[fill[j]] = point{x.le, float64(p.Value)}
+					fill[j]++
+					j++
+				}
+			}
+			for i := range ts {
+				ps := cells[off[i]:off[i+1]]
 				slices.SortFunc(ps, func(a, b point) int { return cmp.Compare(a.le, b.le) })
 				for i := 1; i < len(ps); i++ {
 					if ps[i].v < ps[i-1].v*(1-sanity.HistogramTolerance)-1e-9 {
