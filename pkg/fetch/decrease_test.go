@@ -30,6 +30,12 @@ func TestDecreaseIn(t *testing.T) {
 		{"a negative increase", histFetch{inc: model.Matrix{bucket("a", "0.5", 1, -1)}}, true},
 		{"a negative increase under an unreadable le is not read", histFetch{inc: model.Matrix{bucket("a", "x", -1)}}, false},
 		{"a _count reset", histFetch{resets: model.Matrix{bucket("a", "", 0, 1)}}, true},
+		// le="1" and le="1.0" are one bound: sorted by bound, 5 follows 8 (or 9), below 0.99 × it.
+		{"two series of one bound, decreasing", histFetch{inc: model.Matrix{bucket("a", "0.5", 8), bucket("a", "1", 5), bucket("a", "1.0", 9)}}, true},
+		{"two series of one bound, cumulative", histFetch{inc: model.Matrix{bucket("a", "0.5", 4), bucket("a", "1", 6), bucket("a", "1.0", 6)}}, false},
+		// Two samples of one series at one time (4 and 8 under le=0.5): le=1's 6 is below 0.99 × 8.
+		{"two samples at one time", histFetch{inc: model.Matrix{{Metric: model.Metric{"job": "a", "le": "0.5"},
+			Values: []model.SamplePair{{Timestamp: 0, Value: 4}, {Timestamp: 0, Value: 8}}}, bucket("a", "1", 6)}}, true},
 		// Steps are matched by time: the second series starts a step later.
 		{"matched by time", histFetch{inc: model.Matrix{bucket("a", "0.5", 4, 8), {Metric: model.Metric{"job": "a", "le": "1"},
 			Values: []model.SamplePair{{Timestamp: 15000, Value: 9}, {Timestamp: 30000, Value: 1}}}}}, false},
