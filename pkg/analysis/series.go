@@ -144,10 +144,7 @@ func Steps(start, end time.Time, step time.Duration) []time.Time {
 // Align places matrix samples on the step grid: one value slice per series
 // (NaN where a step has no sample), keyed like Key(metric, drop...).
 func Align(m model.Matrix, steps []time.Time, drop ...string) (map[string][]float64, map[string]map[string]string) {
-	idx := make(map[int64]int, len(steps))
-	for i, t := range steps {
-		idx[t.UnixMilli()] = i
-	}
+	x := NewStepIndex(steps)
 	vals := map[string][]float64{}
 	labels := map[string]map[string]string{}
 	for _, s := range m {
@@ -161,17 +158,15 @@ func Align(m model.Matrix, steps []time.Time, drop ...string) (map[string][]floa
 			vals[key] = v
 			labels[key] = l
 		}
-		for _, p := range s.Values {
-			if i, ok := idx[int64(p.Timestamp)]; ok {
-				if math.IsNaN(v[i]) {
-					v[i] = float64(p.Value)
-				} else {
-					// Two stored series collapsed into one group (e.g. le="1" and
-					// le="1.0"): their rates add.
-					v[i] += float64(p.Value)
-				}
+		x.Walk(s.Values, func(i int, pv model.SampleValue) {
+			if math.IsNaN(v[i]) {
+				v[i] = float64(pv)
+			} else {
+				// Two stored series collapsed into one group (e.g. le="1" and
+				// le="1.0"): their rates add.
+				v[i] += float64(pv)
 			}
-		}
+		})
 	}
 	return vals, labels
 }

@@ -218,31 +218,152 @@ func hasNonFinite(m model.Matrix) bool {
 // _count reset, a negative bucket increase, or a bucket whose increase is below that of a
 // lower bucket of the same group at the same step (cumulative buckets cannot do that).
 func decreaseIn(fs []histFetch) bool {
+	type point struct{ le, v float64 }
+	type leSeries struct {
+		le float64
+		s  *model.SampleStream
+	}
+	var ts []model.Time
+	var off []int
+	var cells []point
+	// unionTimes appends to dst the ascending timestamps, without repeats, of the series'
+	// samples: the first series' own where every series has the same, ascending (the query
+	// grid), else all of them sorted.
+	unionTimes := func(dst []model.Time, series []leSeries) []model.Time {
+		if len(series) == 0 {
+			return dst
+		}
+		first := series[0].s.Values
+		same := true
+		for i := 1; i < len(first) && same; i++ {
+			same = first[i].Timestamp > first[i-1].Timestamp
+		}
+		for _, x := range series[1:] {
+			if !same {
+				break
+			}
+			v := x.s.Values
+			if len(v) != len(first) {
+				same = false
+				break
+			}
+			for i := range v {
+				if v[i].Timestamp != first[i].Timestamp {
+					same = false
+					break
+				}
+			}
+		}
+		if same {
+			for _, p := range first {
+				dst = append(dst, p.Timestamp)
+			}
+			return dst
+		}
+		for _, x := range series {
+			for _, p := range x.s.Values {
+				dst = append(dst, p.Timestamp)
+			}
+		}
+		slices.Sort(dst)
+		return slices.Compact(dst)
+	}
 	for _, f := range fs {
 		if anyAbove(f.resets, 0) {
 			return true
 		}
-		type point struct{ le, v float64 }
-		per := map[string]map[model.Time][]point{}
+		// Each group's bucket series, in the results' order.
+		groups := map[string][]leSeries{}
+		var order []string
 		for _, s := range f.inc {
 			le, err := hist.ParseLe(string(s.Metric[model.BucketLabel]))
 			if err != nil {
 				continue
 			}
-			k, _ := analysis.Key(s.Metric, model.BucketLabel)
-			if per[k] == nil {
-				per[k] = map[model.Time][]point{}
-			}
 			for _, p := range s.Values {
 				if p.Value < 0 {
 					return true
 				}
-				per[k][p.Timestamp] = append(per[k][p.Timestamp], point{le, float64(p.Value)})
 			}
+			k, _ := analysis.Key(s.Metric, model.BucketLabel)
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], leSeries{le, s})
 		}
-		for _, steps := range per {
-			for _, ps := range steps {
-				slices.SortFunc(ps, func(a, b point) int { return cmp.Compare(a.le, b.le) })
+		// Per group and timestamp, the points of its series at that time, laid out in one
+		// array (offsets per timestamp), sorted by le and compared. Where the group's bounds
+		// are distinct the series are laid out in le order, so every timestamp's points are
+		// sorted already (one order only); otherwise in the results' order, sorted per
+		// timestamp as before.
+		for _, k := range order {
+			series := groups[k]
+			distinct := true
+			byLe := slices.Clone(series)
+			slices.SortStableFunc(byLe, func(a, b leSeries) int { return cmp.Compare(a.le, b.le) })
+			for i := 1; i < len(byLe); i++ {
+				if !(byLe[i].le > byLe[i-1].le) {
+					distinct = false
+				}
+			}
+			if distinct {
+				series = byLe
+			}
+			ts = unionTimes(ts[:0], series)
+			off = slices.Grow(off[:0], len(ts)+1)[:len(ts)+1]
+			clear(off)
+			at := func(j int, t model.Time) int {
+				if j >= len(ts) || ts[j] != t {
+					j, _ = slices.BinarySearch(ts, t)
+				}
+				return j
+			}
+			for _, x := range series {
+				j := 0
+				for _, p := range x.s.Values {
+					j = at(j, p.Timestamp)
+					off[j+1]++
+					j++
+				}
+			}
+			for i := range ts {
+				off[i+1] += off[i]
+			}
+			cells = slices.Grow(cells[:0], off[len(ts)])[:off[len(ts)]]
+			fill := slices.Clone(off[:len(ts)])
+			for _, x := range series {
+				j, prev := 0, -1
+				for _, p := range x.s.Values {
+					j = at(j, p.Timestamp)
+					if j == prev {
+						distinct = false // two points of one series at one time: sort as before
+					}
+					cells[fill[j]] = point{x.le, float64(p.Value)}
+					fill[j]++
+					prev = j
+					j++
+				}
+			}
+			if !distinct && len(byLe) > 0 && &series[0] == &byLe[0] {
+				// Laid out in le order but not distinct after all: lay out again in the
+				// results' order, as the sort per timestamp expects.
+				series = groups[k]
+				copy(fill, off[:len(ts)])
+				for _, x := range series {
+					j := 0
+					for _, p := range x.s.Values {
+						j = at(j, p.Timestamp)
+						cells[fill[j]] = point{x.le, float64(p.Value)}
+						fill[j]++
+						j++
+					}
+				}
+			}
+			for i := range ts {
+				ps := cells[off[i]:off[i+1]]
+				if !distinct {
+					slices.SortFunc(ps, func(a, b point) int { return cmp.Compare(a.le, b.le) })
+				}
 				for i := 1; i < len(ps); i++ {
 					if ps[i].v < ps[i-1].v*(1-sanity.HistogramTolerance)-1e-9 {
 						return true

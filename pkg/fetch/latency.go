@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/prometheus/common/model"
 
@@ -24,6 +25,14 @@ type Stage struct {
 	stage    catalog.Signal
 	findings []sanity.Finding
 	skips    []skip
+	verdicts *stageVerdicts // Verdicts, judged once per stage (nil: judged at every call)
+}
+
+// stageVerdicts holds a stage's verdicts once judged: the latency query reads them twice
+// (latency.ApplyVerdicts, then the notices).
+type stageVerdicts struct {
+	once sync.Once
+	v    sanity.Verdicts
 }
 
 // skip is a fetch guard that could not run.
@@ -39,7 +48,7 @@ type skip struct {
 // with the histograms that went backwards without a restart left out of the windows that hold
 // the step. Safe to call concurrently for different stages.
 func (r *Run) LatencyStage(ctx context.Context, stage catalog.Signal, wantMean, wantQuantiles bool) (Stage, error) {
-	out := Stage{stage: stage}
+	out := Stage{stage: stage, verdicts: &stageVerdicts{}}
 	var err error
 	p := r.Plan
 	if out.Extra, err = r.counterMeans(ctx, stage, wantMean, wantQuantiles); err != nil {

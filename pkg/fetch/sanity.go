@@ -152,9 +152,18 @@ func (r *Run) FrozenNotices(ctx context.Context) error {
 // (sanity.JudgeHistogram over the delta() increases of its buckets, _sum and _count, windows
 // holding a reset left out): where it contradicts itself, latency.ApplyVerdicts blanks the
 // quantiles and bounds, and histogramNotices says so with the verdict's sentence.
+// A stage from LatencyStage is judged once (its Checks are not changed after it returns); the
+// verdicts returned are shared by the calls, read-only.
 func (r *Run) Verdicts(s Stage) sanity.Verdicts {
-	in := s.Checks
-	return sanity.JudgeHistogram(string(in.Stage), in.Buckets, in.Sum, in.Count, r.Steps)
+	judge := func() sanity.Verdicts {
+		in := s.Checks
+		return sanity.JudgeHistogram(string(in.Stage), in.Buckets, in.Sum, in.Count, r.Steps)
+	}
+	if s.verdicts == nil {
+		return judge()
+	}
+	s.verdicts.once.Do(func() { s.verdicts.v = judge() })
+	return s.verdicts.v
 }
 
 // histogramNotices adds a Warning for each group whose histogram contradicts itself

@@ -2,8 +2,10 @@ package fetch
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,4 +232,56 @@ func cloneMatrix(m model.Matrix) model.Matrix {
 		out[i] = c
 	}
 	return out
+}
+
+// SharedRun computes a whole query's reads and analysis once for the panels of one refresh
+// that ask the same thing (the overview's two diagnosis tables and its timeline: one
+// diagnosis over the same targets, models, range and step, drawn three ways). fn runs on a
+// fresh run over plan p (NewRun: the plan's notices first) and returns its result; it must
+// read nothing but the plan, the environment and what its query type names in key. The key is
+// what, besides the plan and the settings generation (both always part of it), changes fn's
+// answer: the query type and its own fields. Each caller gets its own copy of that run (its
+// notices and PromQL, in order; the server's warnings replayed into the caller's request), to
+// add notices of its own to, and the result, which is shared and must be treated as
+// read-only (copy what is to be changed). Errors are not shared.
+func SharedRun(ctx context.Context, env *Env, p Plan, key string, fn func(ctx context.Context, run *Run) (any, error)) (*Run, any, error) {
+	type computed struct {
+		run *Run
+		val any
+	}
+	r := &Run{Env: env, Plan: p, server: source.NotesFrom(ctx)}
+	v, err := r.shared(ctx, "run\x00"+planKey(r.Plan)+"\x00"+key, func(ctx context.Context, sub *Run) (any, error) {
+		run := NewRun(ctx, r.Env, r.Plan)
+		val, err := fn(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		return computed{run, val}, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	c := v.(computed)
+	own := &Run{Env: r.Env, Plan: r.Plan, Steps: c.run.Steps, server: r.server, queries: slices.Clone(c.run.Queries())}
+	for _, n := range c.run.Notes.List() {
+		own.Notes.Add(n.Severity, n.Text)
+	}
+	return own, c.val, nil
+}
+
+// planKey is every field of a plan, in words, for the shared-work keys of whole runs
+// (SharedRun): two plans with the same key ask the same reads.
+func planKey(p Plan) string {
+	var b strings.Builder
+	for _, t := range []time.Time{p.Start, p.End, p.From, p.To} {
+		b.WriteString(strconv.FormatInt(t.UnixNano(), 10) + "\x00")
+	}
+	b.WriteString(strconv.FormatInt(int64(p.Step), 10) + "\x00" + strconv.FormatInt(int64(p.Window), 10) + "\x00")
+	fmt.Fprintf(&b, "%q\x00%q\x00%q\x00%t\x00%t\x00%t\x00%d\x00%q\x00", p.Scope.Targets, p.Scope.Models, p.Scope.By,
+		p.Scope.Finite, p.Scope.User, p.Scope.Gateway, p.Scope.Fresh, p.Scope.Upstreams)
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "%q %q\x00", n.Severity, n.Text)
+	}
+	fmt.Fprintf(&b, "%q\x00%q", p.Gateways, p.TenantCutoff)
+	return b.String()
 }

@@ -66,13 +66,21 @@ func Normalize(b []Bucket) []Bucket {
 			out = append(out, x)
 		}
 	}
-	if len(out) == 0 {
+	return NormalizeInPlace(out)
+}
+
+// NormalizeInPlace is Normalize of buckets that hold no NaN bound, done in b's own array
+// (no copy): b is sorted (stably, where it is not sorted already), coalesced and made
+// monotonic, and the result is a prefix of b. It returns nil for an empty b. For callers
+// that build a step's buckets in a buffer of their own and read them once.
+func NormalizeInPlace(b []Bucket) []Bucket {
+	if len(b) == 0 {
 		return nil
 	}
-	sortBuckets(out)
-	out = coalesce(out)
-	makeMonotonic(out)
-	return out
+	sortBuckets(b)
+	b = coalesce(b)
+	makeMonotonic(b)
+	return b
 }
 
 func sortBuckets(b []Bucket) {

@@ -62,11 +62,23 @@ func runDiagnosis(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Diagnosi
 			return nil, badQueryf("classes: %q is not a diagnosis class (one of %s)", c, classList())
 		}
 	}
-	in, r, err := DiagnosisInput(ctx, env, p, q.Models)
+	// The reads and the rules are the same for every format and class list: the panels of one
+	// refresh asking for the same models share them (the overview's tables and timeline).
+	type diagnosed struct {
+		in  diagnose.Input
+		res diagnose.Result
+	}
+	r, v, err := fetch.SharedRun(ctx, env, p, "diagnosis\x00"+fmt.Sprintf("%q", q.Models), func(ctx context.Context, run *fetch.Run) (any, error) {
+		in, err := diagnosisInputOn(ctx, run, q.Models)
+		if err != nil {
+			return nil, err
+		}
+		return diagnosed{in, diagnose.Diagnose(in, env.Settings.Diagnosis)}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	res := diagnose.Diagnose(in, env.Settings.Diagnosis)
+	in, res := v.(diagnosed).in, ownResult(v.(diagnosed).res)
 	// A target with no engine data for the selection (a model it does not
 	// serve, a typo in an alert rule) would read healthy from its `up`
 	// series alone: it gets no alert series and a notice instead.
@@ -105,6 +117,24 @@ func runDiagnosis(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Diagnosi
 // and places it on the step grid (diagnose.Assemble); the run holds the PromQL and notices.
 func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []string) (diagnose.Input, *fetch.Run, error) {
 	r := fetch.NewRun(ctx, env, p)
+	in, err := diagnosisInputOn(ctx, r, models)
+	return in, r, err
+}
+
+// ownResult copies what the diagnosis query changes in a shared result (the findings, which
+// the capacity twin's advice and the class filter edit), so callers never write to another
+// panel's result.
+func ownResult(shared diagnose.Result) diagnose.Result {
+	out := diagnose.Result{Steps: shared.Steps, Targets: slices.Clone(shared.Targets)}
+	for k := range out.Targets {
+		out.Targets[k].Findings = slices.Clone(out.Targets[k].Findings)
+	}
+	return out
+}
+
+// diagnosisInputOn is DiagnosisInput on the run r (over its plan).
+func diagnosisInputOn(ctx context.Context, r *fetch.Run, models []string) (diagnose.Input, error) {
+	env, p := r.Env, r.Plan
 	p.Scope = r.ReExportScope(ctx, p.Scope) // a gateway's copies of configured engines count once
 	th := env.Settings.Diagnosis
 	targets := env.Targets(p.Scope.Targets)
@@ -116,7 +146,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 	in := diagnose.Input{Steps: r.Steps, StallWindow: stallWindow, Window: p.Window, Scrape: env.Settings.ScrapeInterval}
 	if len(targets) == 0 {
 		r.Notes.Add(analysis.Warning, "no target is configured: add inference servers under Targets in the data source settings")
-		return in, r, nil
+		return in, nil
 	}
 	r.ScopeNotices(ctx, []catalog.Signal{catalog.RequestsRunning, catalog.RequestsWaiting, catalog.KVCacheUsage,
 		catalog.Preemptions, catalog.RequestsFinished, catalog.GenerationTokens, catalog.TTFT, catalog.E2E})
@@ -228,7 +258,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 	}})
 	ceilGauges, ceilInfo, err := catalog.RunningCeilingPromQL(names)
 	if err != nil {
-		return in, r, err
+		return in, err
 	}
 	fs = append(fs, &read{name: "ceiling_gauge", expr: func() (string, error) { return ceilGauges, nil }},
 		&read{name: "ceiling_info", expr: func() (string, error) { return ceilInfo, nil }})
@@ -289,7 +319,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 		fs[k].out, err = r.Range(ctx, q)
 		return err
 	}); err != nil {
-		return in, r, err
+		return in, err
 	}
 	got := map[string]model.Matrix{}
 	for _, f := range fs {
@@ -309,7 +339,7 @@ func DiagnosisInput(ctx context.Context, env *fetch.Env, p fetch.Plan, models []
 		buckets[diagnose.TPOTGaps] = m
 	}
 	diagnose.AttachObjectives(&in, env.Settings.Profiles, th.SLOProfile, models, buckets)
-	return in, r, nil
+	return in, nil
 }
 
 // objectiveLes returns the le values, as stored, that the anchor objectives of stage st need

@@ -96,10 +96,14 @@ func diagnoseTarget(t *TargetInput, in Input, th *settings.Diagnosis) TargetResu
 		}
 		return r.Active[k.cl][i]
 	}
+	// One step's verdicts; the maps are emptied and used again at every step (nothing keeps
+	// them past their step: runs and lastHeld copy the verdicts).
+	got := map[Class]verdict{}
+	gotGPU := map[string]verdict{}
 	for i := 0; i < n; i++ {
 		state, why := dataState(c, i)
-		got := map[Class]verdict{}
-		gotGPU := map[string]verdict{}
+		clear(got)
+		clear(gotGPU)
 		var notChecked []string
 		c.step = i
 		if state == stateAnswering {

@@ -45,6 +45,12 @@ type tctx struct {
 	window  string  // rate window, rendered
 	windowS float64 // rate window, seconds
 	step    int     // the step being evaluated (for missing's explanations)
+	// objectiveNotes are each objective's evidence signal and note (objectiveEvidence),
+	// written at the first step that needs them.
+	objectiveNotes [][2]string
+	// frozenNotes are frozen's two evidence notes for the input frozenNotesFor.
+	frozenNotes    [2]string
+	frozenNotesFor *TargetInput
 	// stall state: the step where the current run of pending work without
 	// progress began (−1: none), and whether requests arrived (the waiting
 	// gauge moved) at any step of that run.
@@ -238,11 +244,20 @@ var severities = map[Class]Severity{
 // page answered every scrape of the stall window, work is pending and no
 // progress counter advanced. ok is false when a needed signal is missing.
 func frozen(c *tctx, i int) (ev0 []Evidence, pending bool, stopped bool, notChecked []string, ok bool) {
+	return frozenAt(c, i, true)
+}
+
+// frozenAt is frozen; without explain it returns no evidence and no notChecked (trackStall
+// reads only pending, stopped and ok, at every step).
+func frozenAt(c *tctx, i int, explain bool) (ev0 []Evidence, pending bool, stopped bool, notChecked []string, ok bool) {
 	up, okUp := c.value(UpMin, i)
 	prog, okProg := c.value(Progress, i)
 	run, okRun := c.value(Running, i)
 	wait, okWait := c.value(Waiting, i)
 	if !okUp || !okProg || (!okRun && !okWait) {
+		if !explain {
+			return nil, false, false, nil, false
+		}
 		notChecked = append(notChecked, c.missingAt(i, UpMin, Progress)...)
 		if !okRun && !okWait {
 			notChecked = append(notChecked, c.missing(Running), c.missing(Waiting))
@@ -254,9 +269,19 @@ func frozen(c *tctx, i int) (ev0 []Evidence, pending bool, stopped bool, notChec
 	}
 	pending = (okRun && run > 0) || (okWait && wait > 0)
 	stopped = prog <= 0
+	if !explain {
+		return nil, pending, stopped, nil, true
+	}
+	if c.frozenNotesFor != c.in {
+		// The notes depend on the target's signals and the stall window alone: written once
+		// per target (and per GPU view, forGPU), not per step.
+		c.frozenNotesFor = c.in
+		c.frozenNotes = [2]string{"generation tokens + finished requests + engine steps" + decodeNote(c) + " over the last " + c.stall,
+			"every scrape of the last " + c.stall + " answered"}
+	}
 	ev0 = []Evidence{
-		{Signal: string(Progress), Value: prog, Op: "=", Threshold: 0, Unit: "/s", Note: "generation tokens + finished requests + engine steps" + decodeNote(c) + " over the last " + c.stall},
-		{Signal: "page_answered", Value: up, Op: "=", Threshold: 1, Unit: "ratio", Note: "every scrape of the last " + c.stall + " answered"},
+		{Signal: string(Progress), Value: prog, Op: "=", Threshold: 0, Unit: "/s", Note: c.frozenNotes[0]},
+		{Signal: "page_answered", Value: up, Op: "=", Threshold: 1, Unit: "ratio", Note: c.frozenNotes[1]},
 	}
 	if okRun {
 		ev0 = append(ev0, ev(Running, run, "", 0, "requests"))
@@ -274,7 +299,7 @@ func frozen(c *tctx, i int) (ev0 []Evidence, pending bool, stopped bool, notChec
 // Judged over the whole run, a stall at low traffic (one request a
 // minute) stays a stall once one request arrives and does not progress.
 func (c *tctx) trackStall(i int) {
-	_, pending, stopped, _, ok := frozen(c, i)
+	_, pending, stopped, _, ok := frozenAt(c, i, false)
 	if !ok {
 		return
 	}

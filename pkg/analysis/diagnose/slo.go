@@ -116,8 +116,19 @@ func sustained(active []bool, i, n int) bool {
 
 // objectiveEvidence renders each objective's compliance at step i.
 func (c *tctx) objectiveEvidence(i int) []Evidence {
+	if c.objectiveNotes == nil {
+		// The notes and names depend on the objective alone: written once per target, not per step.
+		c.objectiveNotes = make([][2]string, len(c.in.Objectives))
+		for k, o := range c.in.Objectives {
+			note := fmt.Sprintf("share of requests with %s ≤ %s s over the last %s", o.Signal, num(o.Threshold), c.window)
+			if o.PerGap {
+				note = fmt.Sprintf("share of inter-token gaps ≤ %s s over the last %s (no per-request %s histogram: read from the gap histogram; a gap tail does not establish a per-request breach)", num(o.Threshold), c.window, o.Signal)
+			}
+			c.objectiveNotes[k] = [2]string{"slo " + o.Name, note}
+		}
+	}
 	var out []Evidence
-	for _, o := range c.in.Objectives {
+	for k, o := range c.in.Objectives {
 		if i >= len(o.Good) || math.IsNaN(o.Good[i]) {
 			continue
 		}
@@ -125,11 +136,7 @@ func (c *tctx) objectiveEvidence(i int) []Evidence {
 		if o.Good[i] < o.Target {
 			op = "<"
 		}
-		note := fmt.Sprintf("share of requests with %s ≤ %s s over the last %s", o.Signal, num(o.Threshold), c.window)
-		if o.PerGap {
-			note = fmt.Sprintf("share of inter-token gaps ≤ %s s over the last %s (no per-request %s histogram: read from the gap histogram; a gap tail does not establish a per-request breach)", num(o.Threshold), c.window, o.Signal)
-		}
-		out = append(out, Evidence{Signal: "slo " + o.Name, Value: o.Good[i], Op: op, Threshold: o.Target, Unit: "ratio", Note: note})
+		out = append(out, Evidence{Signal: c.objectiveNotes[k][0], Value: o.Good[i], Op: op, Threshold: o.Target, Unit: "ratio", Note: c.objectiveNotes[k][1]})
 	}
 	return out
 }

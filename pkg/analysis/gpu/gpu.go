@@ -315,34 +315,28 @@ func ThrottleStates(perReason, bitmask model.Matrix, steps []time.Time) []State 
 			labels[k] = l
 		}
 	}
-	idx := map[int64]int{}
-	for i, t := range steps {
-		idx[t.UnixMilli()] = i
-	}
+	at := analysis.NewStepIndex(steps)
 	for _, s := range perReason {
 		reason := string(s.Metric["reason"])
 		k, l := analysis.Key(s.Metric, "reason")
 		ensure(k, l)
-		for _, p := range s.Values {
-			if i, ok := idx[int64(p.Timestamp)]; ok {
-				seen[k][i] = true
-				if p.Value > 0 {
-					active[k][i] = append(active[k][i], reason)
-				}
+		at.Walk(s.Values, func(i int, v model.SampleValue) {
+			seen[k][i] = true
+			if v > 0 {
+				active[k][i] = append(active[k][i], reason)
 			}
-		}
+		})
 	}
 	for _, s := range bitmask {
 		k, l := analysis.Key(s.Metric)
 		ensure(k, l)
-		for _, p := range s.Values {
-			i, ok := idx[int64(p.Timestamp)]
-			if !ok || math.IsNaN(float64(p.Value)) || p.Value < 0 || p.Value >= 1<<32 {
-				continue
+		at.Walk(s.Values, func(i int, v model.SampleValue) {
+			if math.IsNaN(float64(v)) || v < 0 || v >= 1<<32 {
+				return
 			}
 			seen[k][i] = true
-			active[k][i] = append(active[k][i], DecodeReasons(uint64(p.Value))...)
-		}
+			active[k][i] = append(active[k][i], DecodeReasons(uint64(v))...)
+		})
 	}
 	keys := slices.Sorted(maps.Keys(active))
 	out := make([]State, 0, len(keys))

@@ -474,10 +474,7 @@ func infBuckets(m model.Matrix) model.Matrix {
 // ascending bound order. Bounds are matched numerically later, so le="1" and
 // le="1.0" are one bucket.
 func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string) (map[string]groupParts, map[string]map[string]string, int) {
-	idx := make(map[int64]int, len(steps))
-	for i, t := range steps {
-		idx[t.UnixMilli()] = i
-	}
+	at := analysis.NewStepIndex(steps)
 	out := map[string]groupParts{}
 	labels := map[string]map[string]string{}
 	bad := 0
@@ -547,11 +544,9 @@ func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string
 			}
 			gp[part] = per
 		}
-		for _, p := range s.Values {
-			if i, ok := idx[int64(p.Timestamp)]; ok {
-				per[i] = append(per[i], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
-			}
-		}
+		at.Walk(s.Values, func(i int, v model.SampleValue) {
+			per[i] = append(per[i], hist.Bucket{UpperBound: le, Count: float64(v)})
+		})
 	}
 	return out, labels, bad
 }

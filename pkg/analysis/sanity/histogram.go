@@ -1,6 +1,7 @@
 package sanity
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -75,60 +76,87 @@ func HistogramChecks(stage string, buckets, sum, count model.Matrix, steps []tim
 // bucket series, le dropped) that has data, with the steps at which the histogram contradicts
 // itself. Groups are sorted by their labels.
 func JudgeHistogram(stage string, buckets, sum, count model.Matrix, steps []time.Time) Verdicts {
-	idx := make(map[int64]int, len(steps))
-	for i, t := range steps {
-		idx[t.UnixMilli()] = i
+	x := analysis.NewStepIndex(steps)
+	// Each group's bucket series, sorted by le once (stably: series of one bound keep their
+	// order, as sorting each step's buckets would keep them), so each step's buckets are
+	// laid out sorted in one array (offsets per step) instead of a slice per step.
+	type leSeries struct {
+		le float64
+		s  *model.SampleStream
 	}
-	perGroup := map[string][][]hist.Bucket{}
-	labels := map[string]map[string]string{}
+	type group struct {
+		labels map[string]string
+		series []leSeries
+	}
+	groups := map[string]*group{}
 	for _, s := range buckets {
 		le, err := hist.ParseLe(string(s.Metric["le"]))
 		if err != nil {
 			continue
 		}
 		key, l := analysis.Key(s.Metric, "le")
-		if perGroup[key] == nil {
-			perGroup[key] = make([][]hist.Bucket, len(steps))
-			labels[key] = l
+		g := groups[key]
+		if g == nil {
+			g = &group{labels: l}
+			groups[key] = g
 		}
-		for _, p := range s.Values {
-			if i, ok := idx[int64(p.Timestamp)]; ok {
-				perGroup[key][i] = append(perGroup[key][i], hist.Bucket{UpperBound: le, Count: float64(p.Value)})
-			}
+		if !math.IsNaN(le) { // hist.Normalize leaves NaN bounds out
+			g.series = append(g.series, leSeries{le, s})
 		}
 	}
 	sums, _ := analysis.Align(sum, steps)
 	counts, _ := analysis.Align(count, steps)
 	var out Verdicts
-	for _, key := range slices.Sorted(maps.Keys(perGroup)) {
-		v := Verdict{Stage: stage, Labels: labels[key], Key: key, Bad: make([]bool, len(steps))}
+	var off []int
+	var cells []hist.Bucket
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[key]
+		slices.SortStableFunc(g.series, func(a, b leSeries) int { return cmp.Compare(a.le, b.le) })
+		off = slices.Grow(off[:0], len(steps)+1)[:len(steps)+1]
+		clear(off)
+		for _, ls := range g.series {
+			x.Walk(ls.s.Values, func(i int, _ model.SampleValue) { off[i+1]++ })
+		}
+		for i := range steps {
+			off[i+1] += off[i]
+		}
+		cells = slices.Grow(cells[:0], off[len(steps)])[:off[len(steps)]]
+		fill := slices.Clone(off[:len(steps)])
+		for _, ls := range g.series {
+			x.Walk(ls.s.Values, func(i int, val model.SampleValue) {
+				cells[fill[i]] = hist.Bucket{UpperBound: ls.le, Count: float64(val)}
+				fill[i]++
+			})
+		}
+		groupSums, groupCounts := sums[key], counts[key]
+		v := Verdict{Stage: stage, Labels: g.labels, Key: key, Bad: make([]bool, len(steps))}
 		found := map[string]*HistogramFinding{}
 		var order []string
 		note := func(kind string, i int, off float64, detail string) {
 			v.Bad[i] = true
 			f := found[kind]
 			if f == nil {
-				f = &HistogramFinding{Stage: stage, Labels: labels[key], Kind: kind, Detail: detail, Off: off, At: steps[i].UTC()}
+				f = &HistogramFinding{Stage: stage, Labels: g.labels, Kind: kind, Detail: detail, Off: off, At: steps[i].UTC()}
 				found[kind] = f
 				order = append(order, kind)
 			}
 			f.Count++
 		}
 		for i := range steps {
-			nb := hist.Normalize(perGroup[key][i])
+			nb := hist.NormalizeInPlace(cells[off[i]:off[i+1]])
 			if len(nb) == 0 || !math.IsInf(nb[len(nb)-1].UpperBound, 1) {
 				continue
 			}
 			inf := nb[len(nb)-1].Count
 			n := inf
-			if c := valueAt(counts, key, i); !math.IsNaN(c) {
+			if c := valueAt(groupCounts, i); !math.IsNaN(c) {
 				if d := math.Abs(c - inf); d > HistogramTolerance*math.Max(c, inf) {
 					off := d / math.Max(c, inf)
 					note("count", i, off, fmt.Sprintf("_count is %s/s but the +Inf bucket %s/s (%.0f%% apart)", formatValue(c), formatValue(inf), 100*off))
 				}
 				n = c
 			}
-			sm := valueAt(sums, key, i)
+			sm := valueAt(groupSums, i)
 			if !(n > 0) || !(inf > 0) || math.IsNaN(sm) {
 				continue
 			}
@@ -151,8 +179,9 @@ func JudgeHistogram(stage string, buckets, sum, count model.Matrix, steps []time
 	return out
 }
 
-func valueAt(m map[string][]float64, key string, i int) float64 {
-	if v, ok := m[key]; ok {
+// valueAt is v's value at step i, NaN where the group has no such series (v nil).
+func valueAt(v []float64, i int) float64 {
+	if v != nil {
 		return v[i]
 	}
 	return math.NaN()

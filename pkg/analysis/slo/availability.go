@@ -60,10 +60,7 @@ func AvailabilityVector(good, known model.Vector, res time.Duration, groupBy []s
 // resolution seconds of known time, good when the value is 1. Targets of
 // one group add.
 func AvailabilityHistory(m model.Matrix, steps []time.Time, resolution time.Duration, groupBy []string) ([]Group, map[string]History) {
-	idx := make(map[int64]int, len(steps))
-	for i, t := range steps {
-		idx[t.UnixMilli()] = i
-	}
+	x := analysis.NewStepIndex(steps)
 	sec := resolution.Seconds()
 	hs := map[string]History{}
 	labels := map[string]map[string]string{}
@@ -76,18 +73,17 @@ func AvailabilityHistory(m model.Matrix, steps []time.Time, resolution time.Dura
 			h = History{Times: steps, Resolution: resolution, Counts: make([]Counts, len(steps))}
 			labels[gk] = pl
 		}
-		for _, p := range s.Values {
-			i, ok := idx[int64(p.Timestamp)]
-			v := float64(p.Value)
-			if !ok || math.IsNaN(v) {
-				continue
+		x.Walk(s.Values, func(i int, pv model.SampleValue) {
+			v := float64(pv)
+			if math.IsNaN(v) {
+				return
 			}
 			g := 0.0
 			if v >= 1 {
 				g = sec
 			}
 			h.Counts[i] = h.Counts[i].Add(Counts{Good: g, GoodLower: g, GoodUpper: g, Total: sec})
-		}
+		})
 		hs[gk] = h
 	}
 	var groups []Group
