@@ -121,7 +121,7 @@ async function main() {
     await ttft.click();
     await ttft.fill('llm_ttft_seconds');
     await page.getByRole('option', { name: /^llm_ttft_seconds/ }).click();
-    cfg = await json('config-state');
+    cfg = await jsonWhen('config-state', (v) => (v.jsonData.targets[0].metrics || {}).ttft === 'llm_ttft_seconds');
     check(
       JSON.stringify(cfg.jsonData.targets[0].metrics) === JSON.stringify({ ttft: 'llm_ttft_seconds' }),
       `own metrics mapping: ${JSON.stringify(cfg.jsonData.targets[0])}`
