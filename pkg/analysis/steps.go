@@ -13,8 +13,8 @@ import (
 // the later index), without the map's hashing per sample: a query's steps
 // ascend, and so do a series' samples, so the next sample is almost always on
 // the step after the previous one (Walk tries that step first, then a binary
-// search). Steps that do not ascend strictly fall back to the map. Not safe
-// for concurrent use (Walk keeps the cursor).
+// search). Steps that do not ascend strictly fall back to the map. Walk keeps
+// its cursor per call, so one index serves any number of series and goroutines.
 type StepIndex struct {
 	ms  []int64
 	idx map[int64]int // only when the steps do not ascend strictly

@@ -87,7 +87,7 @@ func IsErrorReason(r string) bool { return r == "abort" || r == "error" }
 // returns, per group, one bucket layout seen (for Locate). Steps are the
 // evaluation instants.
 func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration, threshold float64) ([]Group, map[string]History, map[string][]hist.Bucket) {
-	at := newStepIndex(steps)
+	at := analysis.NewStepIndex(steps)
 	// One pass to count each group's bucket series, so that a group's buckets at a step get
 	// their room once, carved from slabs (appending per step and point was most of this
 	// function's time and of a diagnosis query's allocation); steps without a point get none.
@@ -121,12 +121,7 @@ func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration,
 			per[bs.key] = b
 		}
 		n := width[bs.key]
-		at.reset()
-		for _, p := range bs.s.Values {
-			i, ok := at.find(int64(p.Timestamp))
-			if !ok {
-				continue
-			}
+		at.Walk(bs.s.Values, func(i int, v model.SampleValue) {
 			if b[i] == nil {
 				slab := slabs[bs.key]
 				if len(slab) < n {
@@ -134,8 +129,8 @@ func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration,
 				}
 				b[i], slabs[bs.key] = slab[:0:n], slab[n:]
 			}
-			b[i] = append(b[i], hist.Bucket{UpperBound: bs.le, Count: float64(p.Value)})
-		}
+			b[i] = append(b[i], hist.Bucket{UpperBound: bs.le, Count: float64(v)})
+		})
 	}
 	sec := resolution.Seconds()
 	hs := map[string]History{}
@@ -200,59 +195,4 @@ func filterReasons(m model.Matrix, errs bool) model.Matrix {
 		}
 	}
 	return out
-}
-
-// stepIndex finds the step of a sample's timestamp: by walking forward through ascending
-// steps as a series' ascending samples are read (a binary search past four steps; no map
-// lookup per sample), else (steps out of
-// order or repeated) by a map from millisecond timestamp to the last step holding it.
-type stepIndex struct {
-	ms  []int64
-	idx map[int64]int // nil when ms is strictly ascending
-	j   int
-}
-
-func newStepIndex(steps []time.Time) *stepIndex {
-	x := &stepIndex{ms: make([]int64, len(steps))}
-	for i, t := range steps {
-		x.ms[i] = t.UnixMilli()
-		if i > 0 && x.ms[i] <= x.ms[i-1] && x.idx == nil {
-			x.idx = map[int64]int{}
-		}
-	}
-	if x.idx != nil {
-		for i, ms := range x.ms {
-			x.idx[ms] = i
-		}
-	}
-	return x
-}
-
-// reset starts a new series.
-func (x *stepIndex) reset() { x.j = 0 }
-
-// find returns the step at timestamp ts (ms), if any.
-func (x *stepIndex) find(ts int64) (int, bool) {
-	if x.idx != nil {
-		i, ok := x.idx[ts]
-		return i, ok
-	}
-	if x.j > 0 && x.ms[x.j-1] >= ts {
-		// A sample out of order: search from the start.
-		x.j, _ = slices.BinarySearch(x.ms, ts)
-	}
-	// A few steps ahead are walked; a sample further on (a sparse series) is searched for.
-	for k := 0; x.j < len(x.ms) && x.ms[x.j] < ts; k++ {
-		if k == 4 {
-			d, _ := slices.BinarySearch(x.ms[x.j:], ts)
-			x.j += d
-			break
-		}
-		x.j++
-	}
-	if x.j < len(x.ms) && x.ms[x.j] == ts {
-		x.j++
-		return x.j - 1, true
-	}
-	return 0, false
 }
