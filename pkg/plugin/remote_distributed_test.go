@@ -263,16 +263,16 @@ func TestRemoteModeSameAnswersThanosLive(t *testing.T) {
 		// extrapolated rate moves (a clean-clone CI run, 3 December: every throughput and
 		// saturation rate of replay-v1 at the one step after the hand-over read 9.31 against
 		// the embedded store's 10.00, 6.9 % apart, every other step within 1e-9; it passed in
-		// the two runs before). Those cases' rates get 15 % (their gauges stay exact), which still catches a wrong signal or
-		// a missing target (0 % or 100 % off) but not the dedup's mid-window switch.
+		// the two runs before; a later run read goodput's rates 6.0–6.6 % apart at that step).
+		// So every case's rates get 15 % (values compared with the rate tolerance; gauges and
+		// exact values keep theirs), which still catches a wrong signal or a missing target
+		// (0 % or 100 % off) but not the dedup's mid-window switch.
 		tol: func(what, _ string, def float64) float64 {
-			switch what {
-			case "latency over both targets":
+			if what == "latency over both targets" {
 				return -1
-			case "throughput", "saturation":
-				if def >= 5e-2 { // the rates; gauges stay exact
-					return 0.15
-				}
+			}
+			if def >= 5e-2 { // the rates; gauges stay exact
+				return max(def, 0.15)
 			}
 			return def
 		}})
