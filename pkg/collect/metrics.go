@@ -70,14 +70,20 @@ type tsdbCollector struct{}
 
 func (tsdbCollector) Describe(chan<- *prometheus.Desc) {}
 
-func (tsdbCollector) Collect(ch chan<- prometheus.Metric) {
+// openStores is the stores open now, copied under the lock so a collector
+// reads them without holding it.
+func openStores() []*store {
 	stores.Lock()
+	defer stores.Unlock()
 	open := make([]*store, 0, len(stores.m))
 	for _, s := range stores.m {
 		open = append(open, s)
 	}
-	stores.Unlock()
-	for _, s := range open {
+	return open
+}
+
+func (tsdbCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range openStores() {
 		if s.reg == nil {
 			continue
 		}
@@ -111,13 +117,7 @@ func (storageCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (storageCollector) Collect(ch chan<- prometheus.Metric) {
-	stores.Lock()
-	open := make([]*store, 0, len(stores.m))
-	for _, s := range stores.m {
-		open = append(open, s)
-	}
-	stores.Unlock()
-	for _, s := range open {
+	for _, s := range openStores() {
 		ch <- prometheus.MustNewConstMetric(storageBytesDesc, prometheus.GaugeValue, float64(storeDirSize(s.dir)), s.uid)
 		ch <- prometheus.MustNewConstMetric(storageSeriesDesc, prometheus.GaugeValue, float64(s.db.Head().NumSeries()), s.uid)
 	}
