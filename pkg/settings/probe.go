@@ -1,6 +1,9 @@
 package settings
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Probe is an Inferscope client-side probe (cmd/inferscope-probe): its /metrics
 // page is scraped like a GPU agent's, and its series are joined to the engine
@@ -45,7 +48,7 @@ func (s *Settings) validateProbes(seen map[string]string) error {
 func (s *Settings) ProbesOf(targets []string) []string {
 	var out []string
 	for _, p := range s.Probes {
-		if len(targets) == 0 || contains(targets, p.Target) {
+		if len(targets) == 0 || slices.Contains(targets, p.Target) {
 			out = append(out, p.Name)
 		}
 	}

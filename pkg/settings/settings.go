@@ -355,7 +355,7 @@ func (s *Settings) Validate() error {
 				return err
 			}
 		}
-		if t.Engine != "" && !contains(Engines, t.Engine) {
+		if t.Engine != "" && !slices.Contains(Engines, t.Engine) {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
 		}
 		for k := range t.Labels {
@@ -392,7 +392,7 @@ func (s *Settings) Validate() error {
 		if s.GPUAgents[i].URL, err = normalizeHost(f+".url", a.URL); err != nil {
 			return err
 		}
-		if !contains(AgentKinds, a.Kind) {
+		if !slices.Contains(AgentKinds, a.Kind) {
 			return fmt.Errorf("%s.kind: %q is not one of %s", f, a.Kind, strings.Join(AgentKinds, ", "))
 		}
 	}
@@ -492,11 +492,3 @@ func byName[T any](list []T, name string, nameOf func(T) string) (T, bool) {
 	return none, false
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}

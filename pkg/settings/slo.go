@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -191,7 +192,7 @@ func (s *Settings) validateSLO() error {
 func (s *Settings) validateObjective(f string, o Objective) error {
 	switch o.Kind {
 	case KindLatency:
-		if !contains(LatencyStageNames, o.Signal) {
+		if !slices.Contains(LatencyStageNames, o.Signal) {
 			return fmt.Errorf("%s.signal: %q is not one of %s", f, o.Signal, strings.Join(LatencyStageNames, ", "))
 		}
 		if !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) {
