@@ -112,27 +112,28 @@ func estimatorVar() cog.Builder[dashboard.VariableModel] {
 		Current(dashboard.VariableOption{Text: strOrArr("prometheus"), Value: strOrArr("prometheus")})
 }
 
+// annotation is an annotation of the data source named name, on or off by
+// default (enable), drawn in color from the frames of q.
+func annotation(name string, enable bool, color string, q queryBuilder) cog.Builder[dashboard.AnnotationQuery] {
+	return dashboard.NewAnnotationQueryBuilder().
+		Name(name).
+		Datasource(dsRef).
+		Enable(enable).
+		IconColor(color).
+		Target(q)
+}
+
 // eventsAnnotation marks restarts, model and version changes and up/down
 // transitions of the selected targets on every time-series panel (events
 // are per target: the query takes no model selection).
 func eventsAnnotation() cog.Builder[dashboard.AnnotationQuery] {
-	return dashboard.NewAnnotationQueryBuilder().
-		Name("Engine events").
-		Datasource(dsRef).
-		Enable(true).
-		IconColor("orange").
-		Target(query("queryType", "events", "targets", []string{"$target"}))
+	return annotation("Engine events", true, "orange", query("queryType", "events", "targets", []string{"$target"}))
 }
 
 // diagnosisAnnotation marks the bottleneck findings (off by default: turn it
 // on from the dashboard's annotation toggles).
 func diagnosisAnnotation() cog.Builder[dashboard.AnnotationQuery] {
-	return dashboard.NewAnnotationQueryBuilder().
-		Name("Diagnosis").
-		Datasource(dsRef).
-		Enable(false).
-		IconColor("red").
-		Target(query(sel("queryType", "diagnosis", "format", "annotations")...))
+	return annotation("Diagnosis", false, "red", query(sel("queryType", "diagnosis", "format", "annotations")...))
 }
 
 var stageTitles = []struct{ stage, title string }{
@@ -162,17 +163,26 @@ const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 an
 // requests per second that fell in each histogram bucket (the latency query's
 // heatmap format: de-accumulated bucket rates, one field per upper bound).
 func heatmapPanel(stage, title string, w, h uint32) *heatmap.PanelBuilder {
+	return bucketHeatmap(title+allTargets,
+		"Requests per second in each histogram bucket of the stage over the rate window (rate of each _bucket series minus the bucket below it), all selected targets and models merged. Darker cells hold more requests; the y axis is the buckets' upper bounds in seconds.",
+		w, h, query(sel("queryType", "latency", "stages", []string{stage}, "format", "heatmap")...), unitSeconds, "Oranges", "dark-orange")
+}
+
+// bucketHeatmap is a heatmap of a query's heatmap format (requests per second in each
+// histogram bucket, one field per upper bound): the y axis the bounds in yUnit, the cells
+// coloured by scheme, darkest fill.
+func bucketHeatmap(title, desc string, w, h uint32, q queryBuilder, yUnit, scheme, fill string) *heatmap.PanelBuilder {
 	return heatmap.NewPanelBuilder().
-		Title(title + allTargets).
-		Description("Requests per second in each histogram bucket of the stage over the rate window (rate of each _bucket series minus the bucket below it), all selected targets and models merged. Darker cells hold more requests; the y axis is the buckets' upper bounds in seconds.").
+		Title(title).
+		Description(desc).
 		Datasource(dsRef).Span(w).Height(h).
-		WithTarget(query(sel("queryType", "latency", "stages", []string{stage}, "format", "heatmap")...)).
+		WithTarget(q).
 		Calculate(false).
 		RowsFrame(heatmap.NewRowsHeatmapOptionsBuilder().Layout(common.HeatmapCellLayoutLe)).
-		YAxis(heatmap.NewYAxisConfigBuilder().Unit(unitSeconds).AxisPlacement(common.AxisPlacementLeft)).
+		YAxis(heatmap.NewYAxisConfigBuilder().Unit(yUnit).AxisPlacement(common.AxisPlacementLeft)).
 		CellValues(heatmap.NewCellValuesBuilder().Unit(unitRPS)).
 		Color(heatmap.NewHeatmapColorOptionsBuilder().
-			Mode(heatmap.HeatmapColorModeScheme).Scheme("Oranges").Scale(heatmap.HeatmapColorScaleExponential).Exponent(0.5).Steps(64).Fill("dark-orange")).
+			Mode(heatmap.HeatmapColorModeScheme).Scheme(scheme).Scale(heatmap.HeatmapColorScaleExponential).Exponent(0.5).Steps(64).Fill(fill)).
 		ShowLegend().
 		Tooltip(heatmap.NewHeatmapTooltipBuilder().Mode(common.TooltipDisplayModeSingle).YHistogram(true).ShowColorScale(true)).
 		FilterValues(heatmap.NewFilterValueRangeBuilder().Le(1e-9)).
