@@ -552,6 +552,23 @@ func gpuGaugeText() *common.VizTextDisplayOptionsBuilder {
 	return common.NewVizTextDisplayOptionsBuilder().TitleSize(14).ValueSize(28)
 }
 
+// gpuGauge is a per-GPU gauge of q's value at the end of the range, in unit from 0 to max,
+// coloured by th (with its markers drawn or not).
+func gpuGauge(title, desc, unit string, max float64, th *dashboard.ThresholdsConfigBuilder, markers bool, q queryBuilder) *gauge.PanelBuilder {
+	return gauge.NewPanelBuilder().
+		Title(title).
+		Description(desc).
+		Datasource(dsRef).Span(12).Height(6).
+		Unit(unit).Min(0).Max(max).
+		Text(gpuGaugeText()).
+		Thresholds(th).
+		ShowThresholdMarkers(markers).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
+		DisplayName(gpuName).
+		NoValue(noGPUAgent).
+		WithTarget(q)
+}
+
 // GPU shows every GPU of the agents behind the selected targets.
 func GPU() *dashboard.DashboardBuilder {
 	b := shell(UIDGPU, "Inferscope — GPUs",
@@ -609,30 +626,10 @@ func GPU() *dashboard.DashboardBuilder {
 		OverrideByName("serving", props(prop("custom.width", 320))).
 		NoValue(noGPUAgent).
 		OverrideByRegexp(".*", emptyCell()))
-	b.WithPanel(gauge.NewPanelBuilder().
-		Title("Temperature now").
-		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named target on agent · GPU n (the agent alone where no target uses the GPU). Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
-		Datasource(dsRef).Span(12).Height(6).
-		Unit("celsius").Min(0).Max(100).
-		Text(gpuGaugeText()).
-		Thresholds(upperBad(80, 90)).
-		ShowThresholdMarkers(true).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
-		DisplayName(gpuName).
-		NoValue(noGPUAgent).
-		WithTarget(gq("temperature")))
-	b.WithPanel(gauge.NewPanelBuilder().
-		Title("Power now").
-		Description("Power drawn at the end of the range per GPU, in watts, named target on agent · GPU n (the agent alone where no target uses the GPU); the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
-		Datasource(dsRef).Span(12).Height(6).
-		Unit("watt").Min(0).Max(1000).
-		Text(gpuGaugeText()).
-		Thresholds(neutral()).
-		ShowThresholdMarkers(false).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
-		DisplayName(gpuName).
-		NoValue(noGPUAgent).
-		WithTarget(gq("power")))
+	b.WithPanel(gpuGauge("Temperature now", "GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named target on agent · GPU n (the agent alone where no target uses the GPU). Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.",
+		"celsius", 100, upperBad(80, 90), true, gq("temperature")))
+	b.WithPanel(gpuGauge("Power now", "Power drawn at the end of the range per GPU, in watts, named target on agent · GPU n (the agent alone where no target uses the GPU); the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).",
+		"watt", 1000, neutral(), false, gq("power")))
 	// One series per GPU: bottom legends 4 rows high. Several signals per
 	// GPU: full width with the legend on the right (issue 33: 4- and
 	// 6-series legends were cut to 3 rows).
