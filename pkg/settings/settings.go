@@ -491,4 +491,3 @@ func byName[T any](list []T, name string, nameOf func(T) string) (T, bool) {
 	var none T
 	return none, false
 }
-

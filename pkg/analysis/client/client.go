@@ -255,7 +255,6 @@ func with(l map[string]string, k, v string) map[string]string {
 	return out
 }
 
-
 func b2f(b bool) float64 {
 	if b {
 		return 1

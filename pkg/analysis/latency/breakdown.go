@@ -192,7 +192,6 @@ func joinSignals(s []catalog.Signal) string {
 	return strings.Join(out, ", ")
 }
 
-
 // BreakdownTable is BreakdownTableBy without a split label.
 func BreakdownTable(in map[catalog.Signal]InstantMean, window time.Duration) []BreakdownRow {
 	return BreakdownTableBy(in, window, "", nil)

@@ -177,7 +177,6 @@ func poolSeries(ss []analysis.Series) []analysis.Series {
 	return ss
 }
 
-
 // loraInfo turns lora_requests_info series into three series per group: the number of
 // distinct adapters with running requests, with waiting requests, and the adapter slots
 // (max_lora). Per step, every info series of the group that has a sample there counts (one
