@@ -141,6 +141,16 @@ func Steps(start, end time.Time, step time.Duration) []time.Time {
 	return out
 }
 
+// NaNs returns n values, every one NaN: a series on an n-step grid with no
+// sample at any step yet.
+func NaNs(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	return v
+}
+
 // Align places matrix samples on the step grid: one value slice per series
 // (NaN where a step has no sample), keyed like Key(metric, drop...).
 func Align(m model.Matrix, steps []time.Time, drop ...string) (map[string][]float64, map[string]map[string]string) {
@@ -151,10 +161,7 @@ func Align(m model.Matrix, steps []time.Time, drop ...string) (map[string][]floa
 		key, l := Key(s.Metric, drop...)
 		v, ok := vals[key]
 		if !ok {
-			v = make([]float64, len(steps))
-			for i := range v {
-				v[i] = math.NaN()
-			}
+			v = NaNs(len(steps))
 			vals[key] = v
 			labels[key] = l
 		}

@@ -574,16 +574,7 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		if t.Group != nil {
 			continue // discovered: groupScrapeConfigs
 		}
-		hc := config_util.DefaultHTTPClientConfig
-		// A redirect could lead to a host not in the settings: not followed.
-		hc.FollowRedirects = false
-		hc.TLSConfig.InsecureSkipVerify = t.TLSSkipVerify
-		switch {
-		case t.BearerToken != "":
-			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(t.BearerToken)}
-		case t.BasicAuthUser != "":
-			hc.BasicAuth = &config_util.BasicAuth{Username: t.BasicAuthUser, Password: config_util.Secret(t.BasicAuthPassword)}
-		}
+		hc := clientConfig(t.TLSSkipVerify, t.BearerToken, t.BasicAuthUser, t.BasicAuthPassword)
 		user, err := userRelabel(t)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("targets[%d].metrics: %w", i, err)
@@ -593,28 +584,35 @@ func scrapeConfigs(cfg settings.Settings) ([]*config.ScrapeConfig, map[string][]
 		}
 	}
 	for i, a := range cfg.GPUAgents {
-		hc := config_util.DefaultHTTPClientConfig
-		hc.FollowRedirects = false
-		hc.TLSConfig.InsecureSkipVerify = a.TLSSkipVerify
-		if a.BearerToken != "" {
-			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(a.BearerToken)}
-		}
+		hc := clientConfig(a.TLSSkipVerify, a.BearerToken, "", "")
 		if err := add(endpoint{a.Name, KindAgent, a.URL}, fmt.Sprintf("gpuAgents[%d]", i), nil, hc, nil, authPoolKey(a.TLSSkipVerify, a.BearerToken, "", "")); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	for i, pr := range cfg.Probes {
-		hc := config_util.DefaultHTTPClientConfig
-		hc.FollowRedirects = false
-		hc.TLSConfig.InsecureSkipVerify = pr.TLSSkipVerify
-		if pr.BearerToken != "" {
-			hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(pr.BearerToken)}
-		}
+		hc := clientConfig(pr.TLSSkipVerify, pr.BearerToken, "", "")
 		if err := add(endpoint{pr.Name, KindProbe, pr.URL}, fmt.Sprintf("probes[%d]", i), nil, hc, nil, authPoolKey(pr.TLSSkipVerify, pr.BearerToken, "", "")); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	return scfgs, groups, eps, nil
+}
+
+// clientConfig is the HTTP client an endpoint is scraped with: TLS
+// verification as set, a bearer token or else basic auth (as authPoolKey
+// keys it), and redirects not followed (one could lead to a host not in the
+// settings).
+func clientConfig(skipVerify bool, bearer, user, password string) config_util.HTTPClientConfig {
+	hc := config_util.DefaultHTTPClientConfig
+	hc.FollowRedirects = false
+	hc.TLSConfig.InsecureSkipVerify = skipVerify
+	switch {
+	case bearer != "":
+		hc.Authorization = &config_util.Authorization{Type: "Bearer", Credentials: config_util.Secret(bearer)}
+	case user != "":
+		hc.BasicAuth = &config_util.BasicAuth{Username: user, Password: config_util.Secret(password)}
+	}
+	return hc
 }
 
 // authPoolKey is the part of a pool key that an endpoint's HTTP client is

@@ -2,7 +2,6 @@ package collect
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"net/url"
@@ -126,16 +125,12 @@ func (c *Collector) ScrapeErrors(name string, from, to time.Time) []ScrapeError 
 // anything else (an HTTP status, a sample or time limit, a parse error) keeps its own text.
 func scrapeErrorText(err error, rawURL string) string {
 	var (
-		dnsErr  *net.DNSError
-		unknown x509.UnknownAuthorityError
-		invalid x509.CertificateInvalidError
-		host    x509.HostnameError
-		recErr  tls.RecordHeaderError
+		dnsErr *net.DNSError
+		recErr tls.RecordHeaderError
 	)
 	connLevel := errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
-		errors.As(err, &dnsErr) || errors.As(err, &unknown) || errors.As(err, &invalid) ||
-		errors.As(err, &host) || errors.As(err, &recErr)
+		errors.As(err, &dnsErr) || untrustedCert(err) || errors.As(err, &recErr)
 	if !connLevel {
 		return err.Error()
 	}

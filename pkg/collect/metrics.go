@@ -21,36 +21,26 @@ import (
 // series also carry `target` (the job name). A target's series are deleted
 // when it leaves the settings, a data source's when its store closes.
 var (
-	scrapesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "inferscope", Name: "scrapes_total",
-		Help: "Scrapes attempted, per data source and target (each writes one up sample).",
-	}, []string{"datasource", "target"})
-	scrapeFailuresTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "inferscope", Name: "scrape_failures_total",
-		Help: "Scrapes that failed (up = 0) or whose samples could not be stored, per data source and target.",
-	}, []string{"datasource", "target"})
-	scrapeOverloadsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "inferscope", Name: "scrape_overloads_total",
-		Help: "Scrapes that failed because the plugin could not keep up: the page had arrived but was still being parsed and stored when the scrape timeout passed (a slow target times out while fetching and is not counted here), per data source and target.",
-	}, []string{"datasource", "target"})
-	scrapeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	scrapesTotal         = counter("scrapes_total", "Scrapes attempted, per data source and target (each writes one up sample).", "datasource", "target")
+	scrapeFailuresTotal  = counter("scrape_failures_total", "Scrapes that failed (up = 0) or whose samples could not be stored, per data source and target.", "datasource", "target")
+	scrapeOverloadsTotal = counter("scrape_overloads_total", "Scrapes that failed because the plugin could not keep up: the page had arrived but was still being parsed and stored when the scrape timeout passed (a slow target times out while fetching and is not counted here), per data source and target.", "datasource", "target")
+	scrapeDuration       = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "inferscope", Name: "scrape_duration_seconds",
 		Help:    "Duration of scrapes in seconds (the scrape_duration_seconds sample of each), per data source.",
 		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 	}, []string{"datasource"})
-	samplesStoredTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "inferscope", Name: "samples_stored_total",
-		Help: "Samples committed to the embedded TSDB (page samples kept after relabelling plus the scrape's own up and scrape_* samples), per data source and target.",
-	}, []string{"datasource", "target"})
-	storageAppendFailuresTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "inferscope", Name: "storage_append_failures_total",
-		Help: "Scrape commits the TSDB refused (full disk, I/O error), per data source.",
-	}, []string{"datasource"})
-	storageBytesDesc = prometheus.NewDesc("inferscope_storage_bytes",
+	samplesStoredTotal         = counter("samples_stored_total", "Samples committed to the embedded TSDB (page samples kept after relabelling plus the scrape's own up and scrape_* samples), per data source and target.", "datasource", "target")
+	storageAppendFailuresTotal = counter("storage_append_failures_total", "Scrape commits the TSDB refused (full disk, I/O error), per data source.", "datasource")
+	storageBytesDesc           = prometheus.NewDesc("inferscope_storage_bytes",
 		"Bytes on disk of a data source's embedded TSDB (blocks, WAL, head chunks).", []string{"datasource"}, nil)
 	storageSeriesDesc = prometheus.NewDesc("inferscope_storage_head_series",
 		"Series in the in-memory head of a data source's embedded TSDB.", []string{"datasource"}, nil)
 )
+
+// counter is the counter vector inferscope_<name>, labelled by labels.
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "inferscope", Name: name, Help: help}, labels)
+}
 
 func init() {
 	prometheus.MustRegister(scrapesTotal, scrapeFailuresTotal, scrapeOverloadsTotal, scrapeDuration, samplesStoredTotal, storageAppendFailuresTotal, storageCollector{}, tsdbCollector{})
@@ -70,14 +60,20 @@ type tsdbCollector struct{}
 
 func (tsdbCollector) Describe(chan<- *prometheus.Desc) {}
 
-func (tsdbCollector) Collect(ch chan<- prometheus.Metric) {
+// openStores is the stores open now, copied under the lock so a collector
+// reads them without holding it.
+func openStores() []*store {
 	stores.Lock()
+	defer stores.Unlock()
 	open := make([]*store, 0, len(stores.m))
 	for _, s := range stores.m {
 		open = append(open, s)
 	}
-	stores.Unlock()
-	for _, s := range open {
+	return open
+}
+
+func (tsdbCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range openStores() {
 		if s.reg == nil {
 			continue
 		}
@@ -111,13 +107,7 @@ func (storageCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (storageCollector) Collect(ch chan<- prometheus.Metric) {
-	stores.Lock()
-	open := make([]*store, 0, len(stores.m))
-	for _, s := range stores.m {
-		open = append(open, s)
-	}
-	stores.Unlock()
-	for _, s := range open {
+	for _, s := range openStores() {
 		ch <- prometheus.MustNewConstMetric(storageBytesDesc, prometheus.GaugeValue, float64(storeDirSize(s.dir)), s.uid)
 		ch <- prometheus.MustNewConstMetric(storageSeriesDesc, prometheus.GaugeValue, float64(s.db.Head().NumSeries()), s.uid)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/hist"
 )
 
 // maxFaultsPerKind bounds the page faults named per kind; the rest are counted.
@@ -84,15 +85,7 @@ func (f *pageFaults) sentences() []string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		bs := f.buckets[k]
-		slices.SortStableFunc(bs, func(a, b leCount) int {
-			switch {
-			case a.le < b.le:
-				return -1
-			case a.le > b.le:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(bs, func(a, b leCount) int { return hist.CompareBounds(a.le, b.le) })
 		for i := 1; i < len(bs); i++ {
 			if bs[i].v < bs[i-1].v && !math.IsNaN(bs[i].v) {
 				nBad++

@@ -298,11 +298,8 @@ func sortedKeys(m map[string]struct{}) []string {
 // limit names the deadline that applied, e.g. "the scrape timeout of 10s".
 func describeFetchError(err error, where string, limit string) string {
 	var (
-		dnsErr  *net.DNSError
-		unknown x509.UnknownAuthorityError
-		invalid x509.CertificateInvalidError
-		host    x509.HostnameError
-		recErr  tls.RecordHeaderError
+		dnsErr *net.DNSError
+		recErr tls.RecordHeaderError
 	)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -313,7 +310,7 @@ func describeFetchError(err error, where string, limit string) string {
 		return "the check was cancelled while fetching " + where
 	case errors.As(err, &dnsErr):
 		return fmt.Sprintf("host name %q not found (DNS) for %s", dnsErr.Name, where)
-	case errors.As(err, &unknown), errors.As(err, &invalid), errors.As(err, &host):
+	case untrustedCert(err):
 		return fmt.Sprintf("TLS certificate of %s is not trusted (%v); fix the certificate or enable TLS skip-verify for it", where, rootCause(err))
 	case errors.As(err, &recErr):
 		return fmt.Sprintf("%s does not speak TLS; use an http:// URL", where)
@@ -324,6 +321,18 @@ func describeFetchError(err error, where string, limit string) string {
 	default:
 		return fmt.Sprintf("fetching %s failed: %v", where, rootCause(err))
 	}
+}
+
+// untrustedCert reports whether err is a server certificate the client does
+// not trust: an unknown authority, an invalid certificate or one for another
+// host name.
+func untrustedCert(err error) bool {
+	var (
+		unknown x509.UnknownAuthorityError
+		invalid x509.CertificateInvalidError
+		host    x509.HostnameError
+	)
+	return errors.As(err, &unknown) || errors.As(err, &invalid) || errors.As(err, &host)
 }
 
 func isTimeout(err error) bool {

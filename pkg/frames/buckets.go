@@ -20,17 +20,11 @@ import (
 // bucket is over 10 % of the value wide (buckets.LiesIn; empty otherwise), and
 // requested_label: requested with its unit, "p99" or "threshold 3 s" (buckets.Requested).
 func BucketsTable(rows []buckets.Row, m Meta) data.Frames {
-	labels := make([]map[string]string, len(rows))
-	for i, r := range rows {
-		labels[i] = r.Group
-	}
 	f := data.NewFrame("buckets")
 	str := func(name string, get func(buckets.Row) string) { stringColumn(f, rows, name, get) }
 	num := func(name, unit string, get func(buckets.Row) float64) { numberColumn(f, rows, name, unit, get) }
 	str("signal", func(r buckets.Row) string { return r.Signal })
-	for _, c := range groupColumns(labels) {
-		str(c, func(r buckets.Row) string { return r.Group[c] })
-	}
+	groupLabelColumns(f, rows, func(r buckets.Row) map[string]string { return r.Group })
 	str("kind", func(r buckets.Row) string { return r.Advice.Kind })
 	num("requested", "short", func(r buckets.Row) float64 { return r.Advice.Requested })
 	num("value", "s", func(r buckets.Row) float64 { return r.Advice.Value })

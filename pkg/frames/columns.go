@@ -1,7 +1,9 @@
 package frames
 
 import (
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
@@ -14,6 +16,21 @@ func stringColumn[R any](f *data.Frame, rows []R, name string, get func(R) strin
 		vals[i] = get(r)
 	}
 	f.Fields = append(f.Fields, data.NewField(name, nil, vals))
+}
+
+// groupLabelColumns appends to f one string column per group label name that
+// any of rows carries (labelsOf reads a row's labels), in name order; a row
+// without the label has "".
+func groupLabelColumns[R any](f *data.Frame, rows []R, labelsOf func(R) map[string]string) {
+	names := map[string]bool{}
+	for _, r := range rows {
+		for k := range labelsOf(r) {
+			names[k] = true
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(names)) {
+		stringColumn(f, rows, c, func(r R) string { return labelsOf(r)[c] })
+	}
 }
 
 // numberColumn appends to f a nullable float64 field called name with the

@@ -18,14 +18,8 @@ const ErrorClassThreshold = "error_class:"
 // spend_per_request and spend_per_1m_tokens (currency; null where the gateway exports no
 // spend).
 func ErrorsTable(rows []errclass.Row, classes []catalog.ErrorClass, allowed map[catalog.ErrorClass]float64, currency string, m Meta) data.Frames {
-	labels := make([]map[string]string, len(rows))
-	for i, r := range rows {
-		labels[i] = r.Labels
-	}
 	f := data.NewFrame("errors")
-	for _, c := range groupColumns(labels) {
-		stringColumn(f, rows, c, func(r errclass.Row) string { return r.Labels[c] })
-	}
+	groupLabelColumns(f, rows, func(r errclass.Row) map[string]string { return r.Labels })
 	numberColumn(f, rows, "requests", "reqps", func(r errclass.Row) float64 { return r.Requests })
 	numberColumn(f, rows, "errors", "reqps", func(r errclass.Row) float64 { return r.Errors })
 	numberColumn(f, rows, "ttft_p50", "s", func(r errclass.Row) float64 { return r.TTFTP50 })

@@ -192,38 +192,11 @@ func withMeta(f *data.Frame, m Meta) data.Frames {
 	return m.seal(data.Frames{f})
 }
 
-// groupColumns returns the sorted union of label names over rows.
-func groupColumns(rows []map[string]string) []string {
-	set := map[string]bool{}
-	for _, r := range rows {
-		for k := range r {
-			set[k] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // BreakdownTable is one row per group: the group labels, then mean queue,
 // prefill, decode, overhead and E2E seconds, and the number of requests.
 func BreakdownTable(rows []latency.BreakdownRow, m Meta) data.Frames {
-	labels := make([]map[string]string, len(rows))
-	for i, r := range rows {
-		labels[i] = r.Labels
-	}
-	cols := groupColumns(labels)
 	f := data.NewFrame("breakdown")
-	for _, c := range cols {
-		vals := make([]string, len(rows))
-		for i, r := range rows {
-			vals[i] = r.Labels[c]
-		}
-		f.Fields = append(f.Fields, data.NewField(c, nil, vals))
-	}
+	groupLabelColumns(f, rows, func(r latency.BreakdownRow) map[string]string { return r.Labels })
 	num := func(name, unit string, get func(latency.BreakdownRow) float64) {
 		numberColumn(f, rows, name, unit, get)
 	}

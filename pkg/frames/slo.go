@@ -24,10 +24,6 @@ import (
 // profile names it ("30d", "month"), and budget_of, the budget that budget_remaining is
 // computed over (the period once the history covers it, else the span stored). Non-finite numbers are nulls.
 func SLOTable(rows []slo.Report, m Meta) data.Frames {
-	labels := make([]map[string]string, len(rows))
-	for i, r := range rows {
-		labels[i] = r.Group
-	}
 	f := data.NewFrame("slo")
 	str := func(name string, get func(slo.Report) string) { stringColumn(f, rows, name, get) }
 	num := func(name, unit string, get func(slo.Report) float64) { numberColumn(f, rows, name, unit, get) }
@@ -41,9 +37,7 @@ func SLOTable(rows []slo.Report, m Meta) data.Frames {
 	})
 	num("threshold", "s", func(r slo.Report) float64 { return r.Threshold })
 	num("objective_target", "percentunit", func(r slo.Report) float64 { return r.Target })
-	for _, c := range groupColumns(labels) {
-		str(c, func(r slo.Report) string { return r.Group[c] })
-	}
+	groupLabelColumns(f, rows, func(r slo.Report) map[string]string { return r.Group })
 	// A count of requests (token gaps, seconds) is whole: the bucket increases behind it are
 	// extrapolated to the window's edges (increase()), so it is shown rounded (issue 40: 21.125
 	// requests); attainment and budgets use the exact ratio.

@@ -278,19 +278,20 @@ func (s *nvmlSource) readDevice(d *nvmlDevice, r *reader) []DeviceSample {
 		return nil
 	}
 	s.readMemory(h, r)
-	if s.has[symPowerUsage] {
-		if mw, ret := h.GetPowerUsage(); r.ok(ret) {
-			r.add(Power, "", float64(mw)/1000)
-		}
+	powers := []struct {
+		sym string
+		get func() (uint32, nvml.Return) // mW
+		f   Family
+	}{
+		{symPowerUsage, h.GetPowerUsage, Power},
+		{symEnforcedPowerLimit, h.GetEnforcedPowerLimit, PowerLimit},
+		{symDefaultPowerLimit, h.GetPowerManagementDefaultLimit, PowerDefaultLimit},
 	}
-	if s.has[symEnforcedPowerLimit] {
-		if mw, ret := h.GetEnforcedPowerLimit(); r.ok(ret) {
-			r.add(PowerLimit, "", float64(mw)/1000)
-		}
-	}
-	if s.has[symDefaultPowerLimit] {
-		if mw, ret := h.GetPowerManagementDefaultLimit(); r.ok(ret) {
-			r.add(PowerDefaultLimit, "", float64(mw)/1000)
+	for _, p := range powers {
+		if s.has[p.sym] {
+			if mw, ret := p.get(); r.ok(ret) {
+				r.add(p.f, "", float64(mw)/1000)
+			}
 		}
 	}
 	if s.has[symTotalEnergy] {

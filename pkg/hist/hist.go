@@ -83,16 +83,22 @@ func NormalizeInPlace(b []Bucket) []Bucket {
 	return b
 }
 
-func sortBuckets(b []Bucket) {
-	cmp := func(x, y Bucket) int {
-		switch {
-		case x.UpperBound < y.UpperBound:
-			return -1
-		case x.UpperBound > y.UpperBound:
-			return 1
-		}
-		return 0
+// CompareBounds orders two bucket upper bounds (le, seconds or tokens,
+// +Inf last) for slices.SortFunc: −1 when a < b, 1 when a > b, else 0 (a
+// NaN compares equal to everything, unlike cmp.Compare, which puts NaN
+// first).
+func CompareBounds(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
 	}
+	return 0
+}
+
+func sortBuckets(b []Bucket) {
+	cmp := func(x, y Bucket) int { return CompareBounds(x.UpperBound, y.UpperBound) }
 	// Scraped buckets usually arrive sorted already.
 	if !slices.IsSortedFunc(b, cmp) {
 		slices.SortStableFunc(b, cmp)

@@ -1,6 +1,7 @@
 package hist
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -104,11 +105,7 @@ func QuantilesMerged(e Estimator, qs []float64, parts [][]Bucket, sum, count flo
 			union[u] = true
 		}
 	}
-	bounds := make([]float64, 0, len(union))
-	for u := range union {
-		bounds = append(bounds, u)
-	}
-	slices.Sort(bounds)
+	bounds := slices.Sorted(maps.Keys(union))
 	mid := make([]Bucket, len(bounds))
 	lo := make([]float64, len(bounds))
 	hi := make([]float64, len(bounds))

@@ -1,6 +1,9 @@
 package settings
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Probe is an Inferscope client-side probe (cmd/inferscope-probe): its /metrics
 // page is scraped like a GPU agent's, and its series are joined to the engine
@@ -24,13 +27,9 @@ type Probe struct {
 func (s *Settings) validateProbes(seen map[string]string) error {
 	for i, p := range s.Probes {
 		f := fmt.Sprintf("probes[%d]", i)
-		if !nameRE.MatchString(p.Name) {
-			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, p.Name)
+		if err := claimName(seen, f, p.Name); err != nil {
+			return err
 		}
-		if prev, dup := seen[p.Name]; dup {
-			return fmt.Errorf("%s.name: %q is already used by %s", f, p.Name, prev)
-		}
-		seen[p.Name] = f
 		if err := checkURLFor(s.IsRemote(), f+".url", p.URL); err != nil {
 			return err
 		}
@@ -49,7 +48,7 @@ func (s *Settings) validateProbes(seen map[string]string) error {
 func (s *Settings) ProbesOf(targets []string) []string {
 	var out []string
 	for _, p := range s.Probes {
-		if len(targets) == 0 || contains(targets, p.Target) {
+		if len(targets) == 0 || slices.Contains(targets, p.Target) {
 			out = append(out, p.Name)
 		}
 	}
@@ -58,10 +57,5 @@ func (s *Settings) ProbesOf(targets []string) []string {
 
 // Probe returns the probe called name.
 func (s *Settings) Probe(name string) (Probe, bool) {
-	for _, p := range s.Probes {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Probe{}, false
+	return byName(s.Probes, name, func(p Probe) string { return p.Name })
 }

@@ -182,6 +182,20 @@ type Settings struct {
 // label value in PromQL regexes and as a secureJsonData key prefix.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$`)
 
+// claimName checks the name of the entry at field f (e.g. "targets[0]"): it
+// matches nameRE and no entry in seen (name → the field that holds it) has
+// it; f then holds it.
+func claimName(seen map[string]string, f, name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, name)
+	}
+	if prev, dup := seen[name]; dup {
+		return fmt.Errorf("%s.name: %q is already used by %s", f, name, prev)
+	}
+	seen[name] = f
+	return nil
+}
+
 // SecretKey returns the secureJsonData key holding secret kind ("bearerToken",
 // "basicAuthPassword") for the target or agent called name.
 func SecretKey(name, kind string) string { return name + "." + kind }
@@ -329,13 +343,9 @@ func (s *Settings) Validate() error {
 	seen := map[string]string{}
 	for i, t := range s.Targets {
 		f := fmt.Sprintf("targets[%d]", i)
-		if !nameRE.MatchString(t.Name) {
-			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, t.Name)
+		if err := claimName(seen, f, t.Name); err != nil {
+			return err
 		}
-		if prev, dup := seen[t.Name]; dup {
-			return fmt.Errorf("%s.name: %q is already used by %s", f, t.Name, prev)
-		}
-		seen[t.Name] = f
 		if t.Group == nil { // a target group's targets are discovered (groups.go)
 			if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
 				return err
@@ -345,7 +355,7 @@ func (s *Settings) Validate() error {
 				return err
 			}
 		}
-		if t.Engine != "" && !contains(Engines, t.Engine) {
+		if t.Engine != "" && !slices.Contains(Engines, t.Engine) {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
 		}
 		for k := range t.Labels {
@@ -371,13 +381,9 @@ func (s *Settings) Validate() error {
 	agents := map[string]bool{}
 	for i, a := range s.GPUAgents {
 		f := fmt.Sprintf("gpuAgents[%d]", i)
-		if !nameRE.MatchString(a.Name) {
-			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, a.Name)
+		if err := claimName(seen, f, a.Name); err != nil {
+			return err
 		}
-		if prev, dup := seen[a.Name]; dup {
-			return fmt.Errorf("%s.name: %q is already used by %s", f, a.Name, prev)
-		}
-		seen[a.Name] = f
 		agents[a.Name] = true
 		if err := checkURLFor(s.IsRemote(), f+".url", a.URL); err != nil {
 			return err
@@ -386,7 +392,7 @@ func (s *Settings) Validate() error {
 		if s.GPUAgents[i].URL, err = normalizeHost(f+".url", a.URL); err != nil {
 			return err
 		}
-		if !contains(AgentKinds, a.Kind) {
+		if !slices.Contains(AgentKinds, a.Kind) {
 			return fmt.Errorf("%s.kind: %q is not one of %s", f, a.Kind, strings.Join(AgentKinds, ", "))
 		}
 	}
@@ -466,29 +472,22 @@ func (s *Settings) TargetNames() []string {
 
 // Target returns the target called name.
 func (s *Settings) Target(name string) (Target, bool) {
-	for _, t := range s.Targets {
-		if t.Name == name {
-			return t, true
-		}
-	}
-	return Target{}, false
+	return byName(s.Targets, name, func(t Target) string { return t.Name })
 }
 
 // Agent returns the GPU agent called name.
 func (s *Settings) Agent(name string) (GPUAgent, bool) {
-	for _, a := range s.GPUAgents {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return GPUAgent{}, false
+	return byName(s.GPUAgents, name, func(a GPUAgent) string { return a.Name })
 }
 
-func contains(list []string, v string) bool {
+// byName returns the entry of list called name (nameOf reads an entry's
+// name); false when none is.
+func byName[T any](list []T, name string, nameOf func(T) string) (T, bool) {
 	for _, x := range list {
-		if x == v {
-			return true
+		if nameOf(x) == name {
+			return x, true
 		}
 	}
-	return false
+	var none T
+	return none, false
 }

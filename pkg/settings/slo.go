@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -120,12 +121,7 @@ func DefaultProfiles() []Profile {
 
 // Profile returns the SLO profile called name.
 func (s *SLOSettings) Profile(name string) (Profile, bool) {
-	for _, p := range s.Profiles {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Profile{}, false
+	return byName(s.Profiles, name, func(p Profile) string { return p.Name })
 }
 
 // ProfileNames returns the profile names in settings order.
@@ -166,16 +162,12 @@ func (s *Settings) applySLODefaults() error {
 
 // validateSLO checks the profiles and returns one sentence naming the first bad field.
 func (s *Settings) validateSLO() error {
-	seen := map[string]int{}
+	seen := map[string]string{}
 	for i, p := range s.Profiles {
 		f := fmt.Sprintf("sloProfiles[%d]", i)
-		if !nameRE.MatchString(p.Name) {
-			return fmt.Errorf("%s.name: %q must be 1-63 letters, digits, '_', '.', ':' or '-'", f, p.Name)
+		if err := claimName(seen, f, p.Name); err != nil {
+			return err
 		}
-		if prev, dup := seen[p.Name]; dup {
-			return fmt.Errorf("%s.name: %q is already used by sloProfiles[%d]", f, p.Name, prev)
-		}
-		seen[p.Name] = i
 		if len(p.Objectives) == 0 {
 			return fmt.Errorf("%s.objectives: a profile needs at least one objective", f)
 		}
@@ -200,7 +192,7 @@ func (s *Settings) validateSLO() error {
 func (s *Settings) validateObjective(f string, o Objective) error {
 	switch o.Kind {
 	case KindLatency:
-		if !contains(LatencyStageNames, o.Signal) {
+		if !slices.Contains(LatencyStageNames, o.Signal) {
 			return fmt.Errorf("%s.signal: %q is not one of %s", f, o.Signal, strings.Join(LatencyStageNames, ", "))
 		}
 		if !(o.Threshold > 0) || math.IsInf(o.Threshold, 0) {

@@ -120,44 +120,33 @@ func ParseFlags(args []string, output io.Writer) (CLI, error) {
 	default:
 		return CLI{}, fmt.Errorf("sim: -prefix-caching must be true, false or auto, got %q", *prefix)
 	}
+	// Each flag given explicitly overrides the scenario's value.
+	override := map[string]func(c *Config){
+		"rate":                   func(c *Config) { c.Rate = *rate },
+		"rate-amplitude":         func(c *Config) { c.RateAmplitude = *amp },
+		"rate-period":            func(c *Config) { c.RatePeriod = period.Seconds() },
+		"max-num-seqs":           func(c *Config) { c.MaxNumSeqs = *maxSeqs },
+		"max-num-batched-tokens": func(c *Config) { c.MaxNumBatchedTokens = *maxBatched },
+		"num-gpu-blocks":         func(c *Config) { c.NumGPUBlocks = *blocks },
+		"block-size":             func(c *Config) { c.BlockSize = *blockSize },
+		"prefix-hit-ratio":       func(c *Config) { c.PrefixHitRatio = *hit },
+		"max-model-len":          func(c *Config) { c.Model.MaxModelLen = *maxLen },
+		"prompt-mean":            func(c *Config) { c.Prompt.Mean = *promptMean },
+		"output-mean":            func(c *Config) { c.Output.Mean = *outputMean },
+		"max-tokens":             func(c *Config) { c.MaxTokens = *maxTokens },
+		"restart-every":          func(c *Config) { c.RestartEvery = *restart },
+		"stall-at":               func(c *Config) { c.StallAt = *stallAt },
+		"stall-drop-running":     func(c *Config) { c.StallDropRunning = *dropRunning },
+		"flaky-error-ratio":      func(c *Config) { c.FlakyErrorRatio = *flakyErr },
+		"flaky-stall-ratio":      func(c *Config) { c.FlakyStallRatio = *flakyStall },
+	}
 	var ferr error
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "rate":
-			cfg.Rate = *rate
-		case "rate-amplitude":
-			cfg.RateAmplitude = *amp
-		case "rate-period":
-			cfg.RatePeriod = period.Seconds()
-		case "max-num-seqs":
-			cfg.MaxNumSeqs = *maxSeqs
-		case "max-num-batched-tokens":
-			cfg.MaxNumBatchedTokens = *maxBatched
-		case "num-gpu-blocks":
-			cfg.NumGPUBlocks = *blocks
-		case "block-size":
-			cfg.BlockSize = *blockSize
-		case "prefix-hit-ratio":
-			cfg.PrefixHitRatio = *hit
-		case "max-model-len":
-			cfg.Model.MaxModelLen = *maxLen
-		case "prompt-mean":
-			cfg.Prompt.Mean = *promptMean
-		case "output-mean":
-			cfg.Output.Mean = *outputMean
-		case "max-tokens":
-			cfg.MaxTokens = *maxTokens
-		case "restart-every":
-			cfg.RestartEvery = *restart
-		case "stall-at":
-			cfg.StallAt = *stallAt
-		case "stall-drop-running":
-			cfg.StallDropRunning = *dropRunning
-		case "flaky-error-ratio":
-			cfg.FlakyErrorRatio = *flakyErr
-		case "flaky-stall-ratio":
-			cfg.FlakyStallRatio = *flakyStall
-		case "trace":
+		if set, ok := override[f.Name]; ok {
+			set(&cfg)
+			return
+		}
+		if f.Name == "trace" {
 			fh, err := os.Open(*trace)
 			if err != nil {
 				ferr = fmt.Errorf("sim: -trace: %w", err)

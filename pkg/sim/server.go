@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -453,31 +454,43 @@ func (v *Server) generate(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 	var text strings.Builder
-	for {
-		select {
-		case <-r.Context().Done():
-			v.s.Abort(req)
-			v.kick()
+	for ev := range v.until(r, req, events) {
+		switch ev.Kind {
+		case EventToken:
+			text.WriteString(tokenText(req.ID, ev.Index))
+			continue
+		case EventAbort:
+			apiError(w, http.StatusInternalServerError, "InternalServerError", "request aborted: "+ev.Err)
 			return
-		case ev := <-events:
-			switch ev.Kind {
-			case EventToken:
-				text.WriteString(tokenText(req.ID, ev.Index))
-				continue
-			case EventAbort:
-				apiError(w, http.StatusInternalServerError, "InternalServerError", "request aborted: "+ev.Err)
+		}
+		usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": req.OutputTokens, "total_tokens": prompt + req.OutputTokens}
+		choice := map[string]any{"index": 0, "finish_reason": ev.Reason, "logprobs": nil}
+		if chat {
+			choice["message"] = map[string]any{"role": "assistant", "content": text.String()}
+		} else {
+			choice["text"] = text.String()
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": created,
+			"model": v.s.Config().Model.Name, "choices": []any{choice}, "usage": usage})
+		return
+	}
+}
+
+// until yields req's events until its client goes away; req is then
+// aborted and the run loop woken.
+func (v *Server) until(r *http.Request, req *Request, events <-chan Event) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for {
+			select {
+			case <-r.Context().Done():
+				v.s.Abort(req)
+				v.kick()
 				return
+			case ev := <-events:
+				if !yield(ev) {
+					return
+				}
 			}
-			usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": req.OutputTokens, "total_tokens": prompt + req.OutputTokens}
-			choice := map[string]any{"index": 0, "finish_reason": ev.Reason, "logprobs": nil}
-			if chat {
-				choice["message"] = map[string]any{"role": "assistant", "content": text.String()}
-			} else {
-				choice["text"] = text.String()
-			}
-			writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": object, "created": created,
-				"model": v.s.Config().Model.Name, "choices": []any{choice}, "usage": usage})
-			return
 		}
 	}
 }
@@ -564,58 +577,51 @@ func (v *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, ev
 		v.s.Abort(req)
 		return
 	}
-	for {
-		select {
-		case <-r.Context().Done():
-			v.s.Abort(req)
-			v.kick()
-			return
-		case ev := <-events:
-			switch ev.Kind {
-			case EventToken:
-				if has(FaultSlow) && !hold(f.SlowPerToken) || has(FaultStall) && ev.Index == f.StallToken && !hold(f.Stall) {
-					v.s.Abort(req)
-					v.kick()
-					return
-				}
-				if !send(choiceOf(tokenText(req.ID, ev.Index), nil), nil) {
-					v.s.Abort(req)
-					v.kick()
-					return
-				}
-				truth.Sent = append(truth.Sent, time.Now())
-				if has(FaultCut) && ev.Index == f.CutAfter {
-					v.s.Abort(req)
-					v.kick()
-					panic(http.ErrAbortHandler) // drop the connection: no [DONE], no terminating chunk
-				}
-				continue
-			case EventAbort:
-				if ollama {
-					// Ollama's OpenAI layer turns an error after the first chunk into an
-					// empty chunk (the error object decoded as a response) and ends the
-					// stream without [DONE].
-					send(choiceOf("", nil), nil)
-					return
-				}
-				sendHeaders()
-				b, _ := json.Marshal(map[string]any{"error": map[string]any{"object": "error", "message": "request aborted: " + ev.Err, "type": "InternalServerError", "code": 500}})
-				_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
-				if fl != nil {
-					fl.Flush()
-				}
+	for ev := range v.until(r, req, events) {
+		switch ev.Kind {
+		case EventToken:
+			if has(FaultSlow) && !hold(f.SlowPerToken) || has(FaultStall) && ev.Index == f.StallToken && !hold(f.Stall) {
+				v.s.Abort(req)
+				v.kick()
 				return
 			}
-			send(choiceOf("", ev.Reason), nil)
-			if usage {
-				send(nil, map[string]any{"usage": map[string]int{"prompt_tokens": prompt, "completion_tokens": req.OutputTokens, "total_tokens": prompt + req.OutputTokens}})
+			if !send(choiceOf(tokenText(req.ID, ev.Index), nil), nil) {
+				v.s.Abort(req)
+				v.kick()
+				return
 			}
-			_, _ = io.WriteString(w, "data: [DONE]\n\n")
+			truth.Sent = append(truth.Sent, time.Now())
+			if has(FaultCut) && ev.Index == f.CutAfter {
+				v.s.Abort(req)
+				v.kick()
+				panic(http.ErrAbortHandler) // drop the connection: no [DONE], no terminating chunk
+			}
+			continue
+		case EventAbort:
+			if ollama {
+				// Ollama's OpenAI layer turns an error after the first chunk into an
+				// empty chunk (the error object decoded as a response) and ends the
+				// stream without [DONE].
+				send(choiceOf("", nil), nil)
+				return
+			}
+			sendHeaders()
+			b, _ := json.Marshal(map[string]any{"error": map[string]any{"object": "error", "message": "request aborted: " + ev.Err, "type": "InternalServerError", "code": 500}})
+			_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 			if fl != nil {
 				fl.Flush()
 			}
-			truth.Done = true
 			return
 		}
+		send(choiceOf("", ev.Reason), nil)
+		if usage {
+			send(nil, map[string]any{"usage": map[string]int{"prompt_tokens": prompt, "completion_tokens": req.OutputTokens, "total_tokens": prompt + req.OutputTokens}})
+		}
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+		if fl != nil {
+			fl.Flush()
+		}
+		truth.Done = true
+		return
 	}
 }

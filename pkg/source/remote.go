@@ -340,6 +340,17 @@ const (
 	KindTooLarge    = "too_large"    // the answer passed the plugin's size limit (TooLargeError)
 )
 
+// apiErrorKinds are the kinds of the Prometheus API's error types; any other
+// type is KindBadResponse.
+var apiErrorKinds = map[v1.ErrorType]string{
+	v1.ErrBadData:  KindBadData,
+	v1.ErrTimeout:  KindTimeout,
+	v1.ErrCanceled: KindCanceled,
+	v1.ErrExec:     KindExecution,
+	v1.ErrClient:   KindClient,
+	v1.ErrServer:   KindServer,
+}
+
 // RemoteError is a failed request to a remote server, described for the
 // user: Kind is one of the Kind* constants, Limit names the server limit hit
 // (with KindLimit), Err is the underlying error.
@@ -451,21 +462,9 @@ func classify(server, op string, timeout time.Duration, parent context.Context, 
 			}
 			msg += ": " + d
 		}
-		switch apiErr.Type {
-		case v1.ErrBadData:
-			re.Kind = KindBadData
-		case v1.ErrTimeout:
-			re.Kind = KindTimeout
-		case v1.ErrCanceled:
-			re.Kind = KindCanceled
-		case v1.ErrExec:
-			re.Kind = KindExecution
-		case v1.ErrClient:
-			re.Kind = KindClient
-		case v1.ErrServer:
-			re.Kind = KindServer
-		default:
-			re.Kind = KindBadResponse
+		re.Kind = KindBadResponse
+		if k, ok := apiErrorKinds[apiErr.Type]; ok {
+			re.Kind = k
 		}
 		if l := limitName(msg); l != "" {
 			re.Kind, re.Limit = KindLimit, l

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -252,10 +253,7 @@ func (m *mapped) LabelValues(ctx context.Context, name, matchers string, start, 
 			set[v] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for v := range set {
-		out = append(out, v)
-	}
+	out := slices.AppendSeq(make([]string, 0, len(set)), maps.Keys(set))
 	sort.Strings(out)
 	return out, nil
 }

@@ -228,15 +228,7 @@ func refineLaw(c enginemodel.Config, rows []lawRow) enginemodel.Config {
 			c.GPU.BWEfficiency = min(1, bw0*math.Pow(1.105, float64(i)/4))
 			for j := -4; j <= 4; j++ {
 				c.GPU.MFU = min(1, mfu0*math.Pow(1.105, float64(j)/4))
-				var e float64
-				for _, r := range rows {
-					d := r.predict(&c) - r.y
-					e += d * d
-					if e >= bestErr {
-						break
-					}
-				}
-				if e < bestErr {
+				if e := squaredError(&c, rows, bestErr); e < bestErr {
 					best, bestErr = c, e
 				}
 			}
@@ -392,6 +384,20 @@ func simWindows(ctx context.Context, cfg enginemodel.Config, rate float64, span 
 	return ws, nil
 }
 
+// squaredError is the sum over rows of (c's predicted step time − the row's, s)²,
+// stopped as soon as it reaches bound (a fit no better than the best so far).
+func squaredError(c *enginemodel.Config, rows []lawRow, bound float64) float64 {
+	var e float64
+	for _, r := range rows {
+		d := r.predict(c) - r.y
+		e += d * d
+		if e >= bound {
+			break
+		}
+	}
+	return e
+}
+
 // fitLawOn returns cfg with the law of shapes and the efficiencies (bandwidth, compute) that
 // fit rows' step times best (least squares over lawGrid).
 func fitLawOn(cfg enginemodel.Config, shapes []enginemodel.StepLaw, rows []lawRow) enginemodel.Config {
@@ -403,15 +409,7 @@ func fitLawOn(cfg enginemodel.Config, shapes []enginemodel.StepLaw, rows []lawRo
 			c.GPU.BWEfficiency = bw
 			for _, mfu := range lawGrid.eff {
 				c.GPU.MFU = mfu
-				var e float64
-				for _, r := range rows {
-					d := r.predict(&c) - r.y
-					e += d * d
-					if e >= bestErr {
-						break
-					}
-				}
-				if e < bestErr {
+				if e := squaredError(&c, rows, bestErr); e < bestErr {
 					best, bestErr = c, e
 				}
 			}

@@ -89,12 +89,17 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	cfg.Output.Max = min(cfg.Output.Max, max(cfg.MaxTokens, def.Output.Max))
 	cfg.Prompt.Max = min(cfg.Prompt.Max, max(cfg.Model.MaxModelLen-cfg.MaxTokens, def.Prompt.Max))
 	add("output tokens (lognormal mean, sigma)", fmt.Sprintf("%.0f, %.2f", cfg.Output.Mean, cfg.Output.Sigma), FromData)
-	if o.BlockSize > 0 {
-		cfg.BlockSize = o.BlockSize
-		add("block size", o.BlockSize, FromData)
-	} else {
-		add("block size", cfg.BlockSize, FromDefault)
+	// given sets *dst to v where v > 0 (read from the history or set, as s
+	// says) and lists the parameter with the value the twin uses.
+	given := func(name string, dst *int, v int, s Source) {
+		if v > 0 {
+			*dst = v
+			add(name, v, s)
+		} else {
+			add(name, *dst, FromDefault)
+		}
 	}
+	given("block size", &cfg.BlockSize, o.BlockSize, FromData)
 	if o.NumGPUBlocks > 0 {
 		cfg.NumGPUBlocks = o.NumGPUBlocks
 		add("KV blocks", o.NumGPUBlocks, FromData)
@@ -108,18 +113,8 @@ func Calibrate(ctx context.Context, o Observed, k Known) (Twin, error) {
 	} else {
 		add("prefix-cache hit ratio", cfg.PrefixHitRatio, FromDefault)
 	}
-	if k.MaxNumSeqs > 0 {
-		cfg.MaxNumSeqs = k.MaxNumSeqs
-		add("max_num_seqs", k.MaxNumSeqs, FromSetting)
-	} else {
-		add("max_num_seqs", cfg.MaxNumSeqs, FromDefault)
-	}
-	if k.MaxNumBatchedTokens > 0 {
-		cfg.MaxNumBatchedTokens = k.MaxNumBatchedTokens
-		add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromSetting)
-	} else {
-		add("max_num_batched_tokens", cfg.MaxNumBatchedTokens, FromDefault)
-	}
+	given("max_num_seqs", &cfg.MaxNumSeqs, k.MaxNumSeqs, FromSetting)
+	given("max_num_batched_tokens", &cfg.MaxNumBatchedTokens, k.MaxNumBatchedTokens, FromSetting)
 	lf, err := checkAgainstRoofline(ctx, fitLaws(cfg, o), o, o.Rate)
 	if err != nil {
 		return Twin{}, err

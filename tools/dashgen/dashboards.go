@@ -112,27 +112,28 @@ func estimatorVar() cog.Builder[dashboard.VariableModel] {
 		Current(dashboard.VariableOption{Text: strOrArr("prometheus"), Value: strOrArr("prometheus")})
 }
 
+// annotation is an annotation of the data source named name, on or off by
+// default (enable), drawn in color from the frames of q.
+func annotation(name string, enable bool, color string, q queryBuilder) cog.Builder[dashboard.AnnotationQuery] {
+	return dashboard.NewAnnotationQueryBuilder().
+		Name(name).
+		Datasource(dsRef).
+		Enable(enable).
+		IconColor(color).
+		Target(q)
+}
+
 // eventsAnnotation marks restarts, model and version changes and up/down
 // transitions of the selected targets on every time-series panel (events
 // are per target: the query takes no model selection).
 func eventsAnnotation() cog.Builder[dashboard.AnnotationQuery] {
-	return dashboard.NewAnnotationQueryBuilder().
-		Name("Engine events").
-		Datasource(dsRef).
-		Enable(true).
-		IconColor("orange").
-		Target(query("queryType", "events", "targets", []string{"$target"}))
+	return annotation("Engine events", true, "orange", query("queryType", "events", "targets", []string{"$target"}))
 }
 
 // diagnosisAnnotation marks the bottleneck findings (off by default: turn it
 // on from the dashboard's annotation toggles).
 func diagnosisAnnotation() cog.Builder[dashboard.AnnotationQuery] {
-	return dashboard.NewAnnotationQueryBuilder().
-		Name("Diagnosis").
-		Datasource(dsRef).
-		Enable(false).
-		IconColor("red").
-		Target(query(sel("queryType", "diagnosis", "format", "annotations")...))
+	return annotation("Diagnosis", false, "red", query(sel("queryType", "diagnosis", "format", "annotations")...))
 }
 
 var stageTitles = []struct{ stage, title string }{
@@ -162,17 +163,26 @@ const latencyDesc = "Mean (rate of _sum / rate of _count), p50, p90, p95, p99 an
 // requests per second that fell in each histogram bucket (the latency query's
 // heatmap format: de-accumulated bucket rates, one field per upper bound).
 func heatmapPanel(stage, title string, w, h uint32) *heatmap.PanelBuilder {
+	return bucketHeatmap(title+allTargets,
+		"Requests per second in each histogram bucket of the stage over the rate window (rate of each _bucket series minus the bucket below it), all selected targets and models merged. Darker cells hold more requests; the y axis is the buckets' upper bounds in seconds.",
+		w, h, query(sel("queryType", "latency", "stages", []string{stage}, "format", "heatmap")...), unitSeconds, "Oranges", "dark-orange")
+}
+
+// bucketHeatmap is a heatmap of a query's heatmap format (requests per second in each
+// histogram bucket, one field per upper bound): the y axis the bounds in yUnit, the cells
+// coloured by scheme, darkest fill.
+func bucketHeatmap(title, desc string, w, h uint32, q queryBuilder, yUnit, scheme, fill string) *heatmap.PanelBuilder {
 	return heatmap.NewPanelBuilder().
-		Title(title + allTargets).
-		Description("Requests per second in each histogram bucket of the stage over the rate window (rate of each _bucket series minus the bucket below it), all selected targets and models merged. Darker cells hold more requests; the y axis is the buckets' upper bounds in seconds.").
+		Title(title).
+		Description(desc).
 		Datasource(dsRef).Span(w).Height(h).
-		WithTarget(query(sel("queryType", "latency", "stages", []string{stage}, "format", "heatmap")...)).
+		WithTarget(q).
 		Calculate(false).
 		RowsFrame(heatmap.NewRowsHeatmapOptionsBuilder().Layout(common.HeatmapCellLayoutLe)).
-		YAxis(heatmap.NewYAxisConfigBuilder().Unit(unitSeconds).AxisPlacement(common.AxisPlacementLeft)).
+		YAxis(heatmap.NewYAxisConfigBuilder().Unit(yUnit).AxisPlacement(common.AxisPlacementLeft)).
 		CellValues(heatmap.NewCellValuesBuilder().Unit(unitRPS)).
 		Color(heatmap.NewHeatmapColorOptionsBuilder().
-			Mode(heatmap.HeatmapColorModeScheme).Scheme("Oranges").Scale(heatmap.HeatmapColorScaleExponential).Exponent(0.5).Steps(64).Fill("dark-orange")).
+			Mode(heatmap.HeatmapColorModeScheme).Scheme(scheme).Scale(heatmap.HeatmapColorScaleExponential).Exponent(0.5).Steps(64).Fill(fill)).
 		ShowLegend().
 		Tooltip(heatmap.NewHeatmapTooltipBuilder().Mode(common.TooltipDisplayModeSingle).YHistogram(true).ShowColorScale(true)).
 		FilterValues(heatmap.NewFilterValueRangeBuilder().Le(1e-9)).
@@ -542,6 +552,23 @@ func gpuGaugeText() *common.VizTextDisplayOptionsBuilder {
 	return common.NewVizTextDisplayOptionsBuilder().TitleSize(14).ValueSize(28)
 }
 
+// gpuGauge is a per-GPU gauge of q's value at the end of the range, in unit from 0 to max,
+// coloured by th (with its markers drawn or not).
+func gpuGauge(title, desc, unit string, max float64, th *dashboard.ThresholdsConfigBuilder, markers bool, q queryBuilder) *gauge.PanelBuilder {
+	return gauge.NewPanelBuilder().
+		Title(title).
+		Description(desc).
+		Datasource(dsRef).Span(12).Height(6).
+		Unit(unit).Min(0).Max(max).
+		Text(gpuGaugeText()).
+		Thresholds(th).
+		ShowThresholdMarkers(markers).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
+		DisplayName(gpuName).
+		NoValue(noGPUAgent).
+		WithTarget(q)
+}
+
 // GPU shows every GPU of the agents behind the selected targets.
 func GPU() *dashboard.DashboardBuilder {
 	b := shell(UIDGPU, "Inferscope — GPUs",
@@ -599,30 +626,10 @@ func GPU() *dashboard.DashboardBuilder {
 		OverrideByName("serving", props(prop("custom.width", 320))).
 		NoValue(noGPUAgent).
 		OverrideByRegexp(".*", emptyCell()))
-	b.WithPanel(gauge.NewPanelBuilder().
-		Title("Temperature now").
-		Description("GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named target on agent · GPU n (the agent alone where no target uses the GPU). Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.").
-		Datasource(dsRef).Span(12).Height(6).
-		Unit("celsius").Min(0).Max(100).
-		Text(gpuGaugeText()).
-		Thresholds(upperBad(80, 90)).
-		ShowThresholdMarkers(true).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
-		DisplayName(gpuName).
-		NoValue(noGPUAgent).
-		WithTarget(gq("temperature")))
-	b.WithPanel(gauge.NewPanelBuilder().
-		Title("Power now").
-		Description("Power drawn at the end of the range per GPU, in watts, named target on agent · GPU n (the agent alone where no target uses the GPU); the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).").
-		Datasource(dsRef).Span(12).Height(6).
-		Unit("watt").Min(0).Max(1000).
-		Text(gpuGaugeText()).
-		Thresholds(neutral()).
-		ShowThresholdMarkers(false).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Values(false).Calcs([]string{"lastNotNull"})).
-		DisplayName(gpuName).
-		NoValue(noGPUAgent).
-		WithTarget(gq("power")))
+	b.WithPanel(gpuGauge("Temperature now", "GPU die temperature at the end of the range per GPU, in °C (NVML or DCGM_FI_DEV_GPU_TEMP), named target on agent · GPU n (the agent alone where no target uses the GPU). Amber from 80 °C, red from 90 °C: above that most boards slow their clocks.",
+		"celsius", 100, upperBad(80, 90), true, gq("temperature")))
+	b.WithPanel(gpuGauge("Power now", "Power drawn at the end of the range per GPU, in watts, named target on agent · GPU n (the agent alone where no target uses the GPU); the time series below sets it against the enforced limit (a draw pinned at the limit with a falling SM clock is a power cap).",
+		"watt", 1000, neutral(), false, gq("power")))
 	// One series per GPU: bottom legends 4 rows high. Several signals per
 	// GPU: full width with the legend on the right (issue 33: 4- and
 	// 6-series legends were cut to 3 rows).

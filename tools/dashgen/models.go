@@ -125,32 +125,26 @@ func Models() *dashboard.DashboardBuilder {
 	b.WithRow(row(modelsStatusTitle))
 	b.WithPanel(endpointTable())
 	b.WithRow(row("Latency and traffic per target and model"))
+	// modelLatency is a stage's p50, p95, p99 and max per target and model.
+	modelLatency := func(stage, title, desc string) {
+		b.WithPanel(quantileColours(latencyTS(title, desc,
+			24, legendH, query(withProfile("queryType", "latency", "stages", []string{stage}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
+			DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
+	}
 	// Four statistics × the targets on each latency panel, the legend on the right (issue 33:
 	// an 8-series bottom legend was cut after the first target's four rows), full width so the
 	// legend has room for "vllm-kv-pressure p99" and "1.33 mins" (review 9).
-	b.WithPanel(quantileColours(latencyTS("TTFT per target and model"+sloLineTitle, "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's TTFT threshold (the dashed red line); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it. "+modelLegendNote,
-		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"ttft"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
-		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
-	b.WithPanel(quantileColours(latencyTS("E2E per target and model"+sloLineIfTitle, "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold where it has one (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it. "+modelLegendNote,
-		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"e2e"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
-		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
+	modelLatency("ttft", "TTFT per target and model"+sloLineTitle, "Median, 95th and 99th percentile time to first token per target and model as the gateway or engine measured it, and the highest occupied bucket (max: a spike lifts it, sustained degradation lifts p99 too), against the selected profile's TTFT threshold (the dashed red line); bucket bounds on hover (LiteLLM: streamed calls, from the start of its call to the provider; OpenTelemetry: the server's TTFT, else the client's time to first chunk). Each target has its colour, each statistic its shade of it. "+modelLegendNote)
+	modelLatency("e2e", "E2E per target and model"+sloLineIfTitle, "Median, 95th and 99th percentile and max end-to-end request latency per target and model, against the selected profile's E2E threshold where it has one (the dashed red line); bucket bounds on hover. Each target has its colour, each statistic its shade of it. "+modelLegendNote)
 	// Time per output token and the inter-chunk gap in panels of their own, p50 and p99
 	// (issue 33: one panel of four p50 series, TPOT and ITL alike, in near-white dotted
 	// swatches, no p99 and no SLO line, was unreadable).
-	b.WithPanel(quantileColours(latencyTS("TPOT per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the time per output token per target and model (OpenTelemetry server instruments, engines), bucket bounds on hover, against the selected profile's TPOT threshold where it has one (the dashed red line; 50 ms in interactive-chat, none in service). LiteLLM exports none. "+modelLegendNote,
-		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"tpot"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
-		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
-	b.WithPanel(quantileColours(latencyTS("ITL / chunk gap per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the inter-token latency per target and model: the engine's gap between two tokens of a stream, or an OpenTelemetry client's gap between two chunks (a chunk may carry several tokens), bucket bounds on hover, against the selected profile's ITL threshold where it has one (the dashed red line; the service profile's itl-p95 at 100 ms, none in interactive-chat). LiteLLM exports none. "+modelLegendNote,
-		24, legendH, query(withProfile("queryType", "latency", "stages", []string{"itl"}, "stats", []string{"p50", "p95", "p99", "max"}, "groupBy", "target_model")...)).
-		DisplayName(modelLatencyName).Legend(legendRight(modelLegendWidth))))
-	b.WithPanel(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour. "+modelLegendNote,
+	modelLatency("tpot", "TPOT per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the time per output token per target and model (OpenTelemetry server instruments, engines), bucket bounds on hover, against the selected profile's TPOT threshold where it has one (the dashed red line; 50 ms in interactive-chat, none in service). LiteLLM exports none. "+modelLegendNote)
+	modelLatency("itl", "ITL / chunk gap per target and model"+sloLineIfTitle, "Median (dotted), 95th (dashed) and 99th percentile (solid) and the highest occupied bucket (max, short dashes) of the inter-token latency per target and model: the engine's gap between two tokens of a stream, or an OpenTelemetry client's gap between two chunks (a chunk may carry several tokens), bucket bounds on hover, against the selected profile's ITL threshold where it has one (the dashed red line; the service profile's itl-p95 at 100 ms, none in interactive-chat). LiteLLM exports none. "+modelLegendNote)
+	b.WithPanel(finishReasonColours(ts("Requests per target and model", "Requests/s per target and model (failures included; an engine's by finish reason: stop solid, length dotted, abort dashed, error thick), each target in its colour. "+modelLegendNote,
 		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "target_model")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).Legend(legendTable()).
-		DisplayName(modelRequestsName).
-		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
-		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
-		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
-		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")).
+		DisplayName(modelRequestsName)).
 		// Each target in its colour (setTargetColours, which wins over the reasons' colours):
 		// the reasons told apart by their lines.
 		OverrideByRegexp(`requests/s length.*`, props(prop("custom.lineStyle", map[string]any{"fill": "dot", "dash": []int{0, 6}}), prop("custom.lineWidth", 2))).

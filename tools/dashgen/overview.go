@@ -381,16 +381,8 @@ func Overview() *dashboard.DashboardBuilder {
 
 	// Traffic and errors.
 	b.WithRow(row("Traffic and errors"))
-	b.WithPanel(ts("Finished requests by reason, per model"+allTargets, "Finished requests per second by finish reason (stop, length, abort, error), stacked per model: the stack's height is the model's request rate; stop is green, length purple, abort orange and error red on every dashboard.",
-		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "model")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
-		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A")).
-		FillOpacity(60).
-		Legend(legendTable()).
-		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
-		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
-		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
-		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
+	b.WithPanel(finishReasonsStacked("Finished requests by reason, per model"+allTargets, "Finished requests per second by finish reason (stop, length, abort, error), stacked per model: the stack's height is the model's request rate; stop is green, length purple, abort orange and error red on every dashboard.",
+		"model", common.StackingModeNormal))
 	b.WithPanel(ts("Tokens/s"+allTargets, "Prompt (input) and generated (output) tokens per second, summed over the selected targets and models.",
 		unitTokens, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
 		Transformations([]dashboard.DataTransformerConfig{keepFields(`.*tokens/s.*`)}).
@@ -401,16 +393,8 @@ func Overview() *dashboard.DashboardBuilder {
 		Thresholds(upperBad(errorRatioWarn, errorRatioCrit)).
 		ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed)).
 		Min(0).AxisSoftMax(0.03))
-	b.WithPanel(ts("Finish reasons (share)"+allTargets, "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT). Stop green, length purple, abort orange, error red.",
-		unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", "none")...)).
-		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
-		Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModePercent).Group("A")).
-		FillOpacity(60).
-		Legend(legendTable()).
-		OverrideByRegexp(`requests/s stop.*`, finishReasonColor("stop")).
-		OverrideByRegexp(`requests/s length.*`, finishReasonColor("length")).
-		OverrideByRegexp(`requests/s abort.*`, finishReasonColor("abort")).
-		OverrideByRegexp(`requests/s error.*`, finishReasonColor("error")))
+	b.WithPanel(finishReasonsStacked("Finish reasons (share)"+allTargets, "Share of finished requests per finish reason (stop, length, abort, error) over time, all selected targets and models, stacked to 100 % (the tooltip shows each reason's requests/s): a rising length share is truncated answers, a rising abort share is clients giving up (often on a slow TTFT). Stop green, length purple, abort orange, error red.",
+		"none", common.StackingModePercent))
 
 	// Latency per target: p99 and max against the profile's threshold.
 	// The row says, without hovering, that a flat top is a bucket edge (issue 33, review 7: TTFT

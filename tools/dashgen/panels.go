@@ -388,6 +388,29 @@ func finishReasonColor(reason string) []dashboard.DynamicConfigValue {
 	return props(prop("color", map[string]any{"mode": "fixed", "fixedColor": finishReasonColors[reason]}))
 }
 
+// finishReasons are the finish reasons in the order their colours are set.
+var finishReasons = []string{"stop", "length", "abort", "error"}
+
+// finishReasonColours gives p's requests/s series of each finish reason its
+// colour (finishReasonColor).
+func finishReasonColours(p *timeseries.PanelBuilder) *timeseries.PanelBuilder {
+	for _, r := range finishReasons {
+		p = p.OverrideByRegexp(`requests/s `+r+`.*`, finishReasonColor(r))
+	}
+	return p
+}
+
+// finishReasonsStacked is the throughput query's requests/s by finish reason,
+// grouped by groupBy and stacked by mode (normal: the stack's height is the
+// request rate; percent: each reason's share), each reason in its colour.
+func finishReasonsStacked(title, desc, groupBy string, mode common.StackingMode) *timeseries.PanelBuilder {
+	return finishReasonColours(ts(title, desc, unitRPS, 12, legendH, query(sel("queryType", "throughput", "groupBy", groupBy)...)).
+		Transformations([]dashboard.DataTransformerConfig{keepFields(`requests/s.*`)}).
+		Stacking(common.NewStackingConfigBuilder().Mode(mode).Group("A")).
+		FillOpacity(60).
+		Legend(legendTable()))
+}
+
 // estimatorNote says which estimator places a panel's quantiles: prometheus, on every page
 // (issue 33, review 33-8 D6: the latency page's refined p99 differed from the overview's).
 const estimatorNote = "Quantiles by the prometheus estimator (histogram_quantile's linear interpolation inside the bucket), as on every page and in the SLO tables' observed quantile; the latency deep dive can switch to refined."

@@ -5,7 +5,6 @@ package main
 // fields). Kept in their own file, added to the dashboards by one line each (Overview, GPU).
 
 import (
-	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
@@ -66,21 +65,7 @@ func tokensPerStepPanel() *timeseries.PanelBuilder {
 // tokenLengthHeatmap is the heatmap of a tokens-query length histogram (requests per second
 // per bucket; y axis in tokens).
 func tokenLengthHeatmap(signal, title, desc string) *heatmap.PanelBuilder {
-	return heatmap.NewPanelBuilder().
-		Title(title).
-		Description(desc).
-		Datasource(dsRef).Span(6).Height(8).
-		WithTarget(query(sel("queryType", "tokens", "signals", []string{signal}, "format", "heatmap", "groupBy", "none")...)).
-		Calculate(false).
-		RowsFrame(heatmap.NewRowsHeatmapOptionsBuilder().Layout(common.HeatmapCellLayoutLe)).
-		YAxis(heatmap.NewYAxisConfigBuilder().Unit(unitCount).AxisPlacement(common.AxisPlacementLeft)).
-		CellValues(heatmap.NewCellValuesBuilder().Unit(unitRPS)).
-		Color(heatmap.NewHeatmapColorOptionsBuilder().
-			Mode(heatmap.HeatmapColorModeScheme).Scheme("Blues").Scale(heatmap.HeatmapColorScaleExponential).Exponent(0.5).Steps(64).Fill("dark-blue")).
-		ShowLegend().
-		Tooltip(heatmap.NewHeatmapTooltipBuilder().Mode(common.TooltipDisplayModeSingle).YHistogram(true).ShowColorScale(true)).
-		FilterValues(heatmap.NewFilterValueRangeBuilder().Le(1e-9)).
-		Unit(unitRPS)
+	return bucketHeatmap(title, desc, 6, 8, query(sel("queryType", "tokens", "signals", []string{signal}, "format", "heatmap", "groupBy", "none")...), unitCount, "Blues", "dark-blue")
 }
 
 // withGPUErrorRow adds the GPU dashboard's collapsed row of XID, ECC, PCIe and NVLink panels

@@ -27,10 +27,5 @@ func withRegression(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 // regressionAnnotation marks each regression verdict (regressed and improved
 // titles carry the size) on the dashboard's time-series panels.
 func regressionAnnotation() cog.Builder[dashboard.AnnotationQuery] {
-	return dashboard.NewAnnotationQueryBuilder().
-		Name("Regression verdicts").
-		Datasource(dsRef).
-		Enable(false).
-		IconColor("red").
-		Target(query("queryType", "regression", "targets", []string{"$target"}, "format", "annotations"))
+	return annotation("Regression verdicts", false, "red", query("queryType", "regression", "targets", []string{"$target"}, "format", "annotations"))
 }

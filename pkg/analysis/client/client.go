@@ -152,7 +152,7 @@ func Spikes(in SpikeInput, steps []time.Time) []analysis.Series {
 	for _, k := range sortedKeys(tot) {
 		l := labels[k]
 		n := len(steps)
-		req, ov, spike, sus := nan(n), nan(n), nan(n), nan(n)
+		req, ov, spike, sus := analysis.NaNs(n), analysis.NaNs(n), analysis.NaNs(n), analysis.NaNs(n)
 		for i := range steps {
 			t := tot[k][i]
 			if math.IsNaN(t) {
@@ -216,7 +216,7 @@ func MeanBy(sum, count model.Matrix, steps []time.Time, label string, mapValue m
 			}
 			acc, ok := out[t]
 			if !ok {
-				acc = nan(len(steps))
+				acc = analysis.NaNs(len(steps))
 				out[t] = acc
 			}
 			for i, x := range v {
@@ -235,7 +235,7 @@ func MeanBy(sum, count model.Matrix, steps []time.Time, label string, mapValue m
 	out := map[string][]float64{}
 	for t, sv := range s {
 		cv := c[t]
-		m := nan(len(steps))
+		m := analysis.NaNs(len(steps))
 		for i := range steps {
 			if cv != nil && cv[i] > 0 {
 				m[i] = sv[i] / cv[i]
@@ -253,14 +253,6 @@ func with(l map[string]string, k, v string) map[string]string {
 	}
 	out[k] = v
 	return out
-}
-
-func nan(n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.NaN()
-	}
-	return v
 }
 
 func b2f(b bool) float64 {

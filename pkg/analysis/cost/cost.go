@@ -110,11 +110,7 @@ func Compute(in Input, times []time.Time, currency string) Result {
 	n := len(times)
 	res := Result{Priced: in.PerHour > 0 || in.PerGPUHour > 0}
 	mk := func(stat, name, unit string) analysis.Series {
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = math.NaN()
-		}
-		return analysis.Series{Name: name, Labels: map[string]string{"target": in.Target, "stat": stat}, Unit: unit, Times: times, Values: v}
+		return analysis.Series{Name: name, Labels: map[string]string{"target": in.Target, "stat": stat}, Unit: unit, Times: times, Values: analysis.NaNs(n)}
 	}
 	perHour := mk(CostPerHour, "cost per hour", currency)
 	energyCost := mk(EnergyCostPerHour, "energy cost per hour", currency)

@@ -102,7 +102,6 @@ func abortedByTurnover(c *tctx, i int, fin float64, v verdict) verdict {
 		return v
 	}
 	share := 1 - fin/ft
-	v.active = true
 	v.evidence = []Evidence{
 		{Signal: "unfinished_share", Value: share, Op: ">=", Threshold: uncountedAbortShare, Unit: "ratio",
 			Note: fmt.Sprintf("%s requests/s got a first token, %s finished", num(ft), num(fin))},
@@ -114,8 +113,7 @@ func abortedByTurnover(c *tctx, i int, fin float64, v verdict) verdict {
 		missing = `vllm:request_success_total{finished_reason="abort"}`
 	}
 	v.evidence = append(v.evidence, Evidence{Signal: "missing_counter", Value: math.NaN(), Note: missing + " is not exported: aborts are uncounted, not zero"})
-	v.summary = fmt.Sprintf("Aborted traffic: %s of the requests that started in the last %s did not finish: clients close them before the end. About %s requests/s are aborted (estimated: first tokens − finished; %s is missing). The latency figures describe only the requests that finished.",
-		num(share), c.window, num(ft-fin), missing)
-	v.recommend = "Check client timeouts and cancellations (gateway logs); the engine exports no abort count here."
-	return v
+	return v.holds(fmt.Sprintf("Aborted traffic: %s of the requests that started in the last %s did not finish: clients close them before the end. About %s requests/s are aborted (estimated: first tokens − finished; %s is missing). The latency figures describe only the requests that finished.",
+		num(share), c.window, num(ft-fin), missing),
+		"Check client timeouts and cancellations (gateway logs); the engine exports no abort count here.")
 }

@@ -62,10 +62,7 @@ func sumByJob(steps []time.Time, parts ...map[string][]float64) map[string][]flo
 	for _, p := range parts {
 		for job, v := range p {
 			if out[job] == nil {
-				out[job] = make([]float64, len(steps))
-				for k := range out[job] {
-					out[job][k] = math.NaN()
-				}
+				out[job] = analysis.NaNs(len(steps))
 			}
 			addInto(out[job], v)
 		}
@@ -193,67 +190,43 @@ func gpuByTarget(got map[string]model.Matrix, steps []time.Time, targets []setti
 				tg.absent[p.d] = agentNote
 			}
 		}
-		// Lowest clock ratio across the target's GPUs.
-		clk, mx := al[catalog.SMClock], al[catalog.SMClockMax]
-		var ratio []float64
-		for k, l := range clk.labels {
-			m, ok := mx.vals[k]
-			if !keep(l) || !ok {
-				continue
-			}
-			if ratio == nil {
-				ratio = make([]float64, len(steps))
-				for i := range ratio {
-					ratio[i] = math.NaN()
-				}
-			}
-			own := make([]float64, len(steps))
-			for i, c := range clk.vals[k] {
-				own[i] = math.NaN()
-				if math.IsNaN(c) || math.IsNaN(m[i]) || m[i] <= 0 {
+		// lowestRatio sets each kept GPU's d to num over den (NaN where
+		// either is missing or den ≤ 0) and returns the lowest of those
+		// ratios across the target's GPUs at each step (nil: no GPU has both).
+		lowestRatio := func(d Signal, num, den catalog.Signal) []float64 {
+			n, dn := al[num], al[den]
+			var low []float64
+			for k, l := range n.labels {
+				dv, ok := dn.vals[k]
+				if !keep(l) || !ok {
 					continue
 				}
-				own[i] = c / m[i]
-				if x := c / m[i]; math.IsNaN(ratio[i]) || x < ratio[i] {
-					ratio[i] = x
+				if low == nil {
+					low = analysis.NaNs(len(steps))
 				}
+				own := analysis.NaNs(len(steps))
+				for i, x := range n.vals[k] {
+					if math.IsNaN(x) || math.IsNaN(dv[i]) || dv[i] <= 0 {
+						continue
+					}
+					own[i] = x / dv[i]
+					if math.IsNaN(low[i]) || own[i] < low[i] {
+						low[i] = own[i]
+					}
+				}
+				gpuOf(l).Values[d] = own
 			}
-			gpuOf(l).Values[ClockRatio] = own
+			return low
 		}
-		if ratio != nil {
+		// Lowest clock ratio across the target's GPUs.
+		if ratio := lowestRatio(ClockRatio, catalog.SMClock, catalog.SMClockMax); ratio != nil {
 			tg.values[ClockRatio] = ratio
 		} else {
 			tg.absent[ClockRatio] = agentNote + " (SM clock and its maximum)"
 		}
 		// Enforced power limit over the board's default, per GPU and
 		// lowest across the target's GPUs.
-		lim, def := al[catalog.PowerLimit], al[catalog.PowerLimitDefault]
-		var limRatio []float64
-		for k, l := range lim.labels {
-			d, ok := def.vals[k]
-			if !keep(l) || !ok {
-				continue
-			}
-			if limRatio == nil {
-				limRatio = make([]float64, len(steps))
-				for i := range limRatio {
-					limRatio[i] = math.NaN()
-				}
-			}
-			own := make([]float64, len(steps))
-			for i, x := range lim.vals[k] {
-				own[i] = math.NaN()
-				if math.IsNaN(x) || math.IsNaN(d[i]) || d[i] <= 0 {
-					continue
-				}
-				own[i] = x / d[i]
-				if math.IsNaN(limRatio[i]) || own[i] < limRatio[i] {
-					limRatio[i] = own[i]
-				}
-			}
-			gpuOf(l).Values[PowerLimitRatio] = own
-		}
-		if limRatio != nil {
+		if limRatio := lowestRatio(PowerLimitRatio, catalog.PowerLimit, catalog.PowerLimitDefault); limRatio != nil {
 			tg.values[PowerLimitRatio] = limRatio
 		} else {
 			tg.absent[PowerLimitRatio] = agentNote + " (enforced and default power limits)"
@@ -601,18 +574,11 @@ func withLabel(m model.Matrix, l model.LabelName, v model.LabelValue) model.Matr
 // the reason (the engine cannot tell).
 func finishedByReason(m model.Matrix, steps []time.Time, want string) (total, aborted map[string][]float64) {
 	total, aborted = map[string][]float64{}, map[string][]float64{}
-	nan := func() []float64 {
-		v := make([]float64, len(steps))
-		for k := range v {
-			v[k] = math.NaN()
-		}
-		return v
-	}
 	vals, labels := analysis.Align(m, steps)
 	for k, l := range labels {
 		job := l["target"]
 		if total[job] == nil {
-			total[job] = nan()
+			total[job] = analysis.NaNs(len(steps))
 		}
 		addInto(total[job], vals[k])
 		if reason, ok := l["finished_reason"]; ok {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
@@ -111,11 +112,7 @@ func AttachObjectives(in *Input, profiles []settings.Profile, profile string, mo
 				oi.PerGap = ok
 			}
 			if !ok {
-				nan := make([]float64, len(in.Steps))
-				for i := range nan {
-					nan[i] = math.NaN()
-				}
-				oi = ObjectiveInput{Name: o.Name, Signal: o.Signal, Threshold: o.Threshold, Target: o.Target, Good: nan}
+				oi = ObjectiveInput{Name: o.Name, Signal: o.Signal, Threshold: o.Threshold, Target: o.Target, Good: analysis.NaNs(len(in.Steps))}
 			}
 			t.Objectives = append(t.Objectives, oi)
 		}

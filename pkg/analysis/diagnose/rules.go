@@ -28,6 +28,15 @@ type verdict struct {
 	heldFor   int // > 0: kept by hold for this many steps after its condition cleared
 }
 
+// holds is v as the rule's finding: active, with its one-sentence summary
+// and its recommendation.
+func (v verdict) holds(summary, recommend string) verdict {
+	v.active = true
+	v.summary = summary
+	v.recommend = recommend
+	return v
+}
+
 func (v *verdict) lowerTo(c Confidence, why string) {
 	v.confidence = v.confidence.lower(c)
 	if !slices.Contains(v.why, why) {
@@ -338,7 +347,6 @@ func ruleStalled(c *tctx, i int, _ bool) verdict {
 	if !pending || !stopped || !c.arrived {
 		return v // no arrival since progress stopped: ruleIdleStale
 	}
-	v.active = true
 	span, _ := c.value(WaitingSpan, i)
 	v.evidence = append(e, Evidence{Signal: string(WaitingSpan), Value: span, Unit: "requests",
 		Note: "the waiting gauge moved since progress stopped " + c.stoppedFor(i) + ": requests keep arriving and none progresses"})
@@ -351,9 +359,8 @@ func ruleStalled(c *tctx, i int, _ bool) verdict {
 				Note: fmt.Sprintf("a kernel is resident but SMs are idle (sm_active %s): the pattern of a hung collective", num(sm))})
 		}
 	}
-	v.summary = fmt.Sprintf("Stalled: work is pending but no progress counter advanced for %d scrapes while the metrics page keeps answering.", c.th.StallScrapes)
-	v.recommend = "Drain and restart the replica (the engine core is hung; /health may still answer 200). Check the engine log for a hung collective (NCCL) or a dead worker; consider --enable-fault-tolerance or a liveness probe on token progress."
-	return v
+	return v.holds(fmt.Sprintf("Stalled: work is pending but no progress counter advanced for %d scrapes while the metrics page keeps answering.", c.th.StallScrapes),
+		"Drain and restart the replica (the engine core is hung; /health may still answer 200). Check the engine log for a hung collective (NCCL) or a dead worker; consider --enable-fault-tolerance or a liveness probe on token progress.")
 }
 
 func ruleIdleStale(c *tctx, i int, _ bool) verdict {
@@ -362,13 +369,11 @@ func ruleIdleStale(c *tctx, i int, _ bool) verdict {
 	if !ok || !pending || !stopped || c.arrived {
 		return v
 	}
-	v.active = true
 	span, _ := c.value(WaitingSpan, i)
 	v.evidence = append(e, Evidence{Signal: string(WaitingSpan), Value: span, Op: "=", Threshold: 0, Unit: "requests",
 		Note: "the request gauges did not move since progress stopped " + c.stoppedFor(i) + ": nothing arrives"})
-	v.summary = "Idle engine with stale gauges: nothing arrives and nothing finishes, yet the request gauges still show work (vLLM leaves them unchanged after a mass cancel). Not a stall."
-	v.recommend = "No action needed if no client is waiting. If clients are waiting, send a probe request: a probe that never completes means a stall (restart the replica)."
-	return v
+	return v.holds("Idle engine with stale gauges: nothing arrives and nothing finishes, yet the request gauges still show work (vLLM leaves them unchanged after a mass cancel). Not a stall.",
+		"No action needed if no client is waiting. If clients are waiting, send a probe request: a probe that never completes means a stall (restart the replica).")
 }
 
 func ruleThrottled(c *tctx, i int, prev bool) verdict {
@@ -383,7 +388,6 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	if ok1 && slow >= 1 && c.below(clk, c.th.ClockRatioMin, prev) {
-		v.active = true
 		reasons := "slowdown reason active"
 		if i < len(c.in.SlowdownReasons) && c.in.SlowdownReasons[i] != "" {
 			reasons = c.in.SlowdownReasons[i]
@@ -392,9 +396,8 @@ func ruleThrottled(c *tctx, i int, prev bool) verdict {
 			{Signal: "throttle_reasons", Value: 1, Op: "=", Threshold: 1, Note: reasons},
 			ev(ClockRatio, clk, "<", c.relax("<", c.th.ClockRatioMin, prev), "ratio"),
 		}
-		v.summary = "GPU throttled: a hardware-slowdown, thermal or power-brake reason is active and the SM clock is below its maximum."
-		v.recommend = "Check cooling (inlet temperature, fans), power limits (nvidia-smi -q -d PERFORMANCE,POWER) and the node itself; move the replica off a bad node."
-		return v
+		return v.holds("GPU throttled: a hardware-slowdown, thermal or power-brake reason is active and the SM clock is below its maximum.",
+			"Check cooling (inlet temperature, fans), power limits (nvidia-smi -q -d PERFORMANCE,POWER) and the node itself; move the replica off a bad node.")
 	}
 	if !ok1 {
 		v.notChecked = append(v.notChecked, c.missing(Slowdown))
@@ -496,15 +499,13 @@ func powerCapped(c *tctx, i int, prev bool) verdict {
 	default:
 		return v
 	}
-	v.active = true
 	note := "no thermal or hardware slowdown reason: the clock is held by the power limit"
 	if okC && capped >= 1 {
 		note = "power_cap reason active; no thermal or hardware slowdown reason"
 	}
 	v.evidence = append(v.evidence, Evidence{Signal: string(GPUUtil), Value: util, Op: ">=", Threshold: c.relax(">=", c.th.GPUBusy, prev), Unit: "ratio", Note: note})
-	v.summary = "GPU power-capped: the GPU is busy but an enforced power limit holds its SM clock below its maximum; compute-bound work (prefill) slows in proportion."
-	v.recommend = "Check the enforced power limit against the board's default (nvidia-smi -q -d POWER; nvidia-smi -pl resets it; DCGM power policies) and application clocks (nvidia-smi -q -d CLOCK); on a shared or power-managed node ask for the default limit, or move the replica."
-	return v
+	return v.holds("GPU power-capped: the GPU is busy but an enforced power limit holds its SM clock below its maximum; compute-bound work (prefill) slows in proportion.",
+		"Check the enforced power limit against the board's default (nvidia-smi -q -d POWER; nvidia-smi -pl resets it; DCGM power policies) and application clocks (nvidia-smi -q -d CLOCK); on a shared or power-managed node ask for the default limit, or move the replica.")
 }
 
 // forGPU is c reading one GPU's signals in place of the target's GPU signals.
@@ -609,10 +610,8 @@ func ruleKV(c *tctx, i int, prev bool) verdict {
 		v.lowerTo(Medium, "preemptions not available: KV usage alone")
 	}
 	c.approx(&v, KVUsage, Preemptions)
-	v.active = true
-	v.summary = "KV-cache pressure: the KV cache is nearly full and requests are preempted (their KV recomputed). The prefix-cache hit ratio is not evidence of cache health while preemptions recompute tokens."
-	v.recommend = "Lower --max-model-len or --max-num-seqs, enable prefix caching (--enable-prefix-caching), use an FP8 KV cache (--kv-cache-dtype fp8), raise --gpu-memory-utilization, or add GPU memory with tensor parallelism (--tensor-parallel-size)."
-	return v
+	return v.holds("KV-cache pressure: the KV cache is nearly full and requests are preempted (their KV recomputed). The prefix-cache hit ratio is not evidence of cache health while preemptions recompute tokens.",
+		"Lower --max-model-len or --max-num-seqs, enable prefix caching (--enable-prefix-caching), use an FP8 KV cache (--kv-cache-dtype fp8), raise --gpu-memory-utilization, or add GPU memory with tensor parallelism (--tensor-parallel-size).")
 }
 
 func ruleQueue(c *tctx, i int, prev bool) verdict {
@@ -707,24 +706,24 @@ func ruleQueue(c *tctx, i int, prev bool) verdict {
 		v.notChecked = append(v.notChecked, c.missingAt(i, QueueMean, E2EMean)...)
 		v.lowerTo(Medium, "queue time share of E2E not available: waiting and running gauges alone")
 	}
-	v.active = true
-	v.summary = "Queue saturation: requests wait while the running batch sits at its ceiling; queue time is a large share of E2E latency."
+	summary := "Queue saturation: requests wait while the running batch sits at its ceiling; queue time is a large share of E2E latency."
 	if burst {
-		v.summary = "Queue saturation in a burst: for at least a minute inside the window, requests waited while the running batch sat at its ceiling."
+		summary = "Queue saturation in a burst: for at least a minute inside the window, requests waited while the running batch sat at its ceiling."
 		if waitSig == WaitingMax {
-			v.summary = burstMaximaSummary
+			summary = burstMaximaSummary
 		}
 	}
+	var recommend string
 	if kv, ok := c.value(KVUsage, i); ok && kv < c.th.KVHeadroom {
 		v.evidence = append(v.evidence, ev(KVUsage, kv, "<", c.th.KVHeadroom, "ratio"))
-		v.recommend = fmt.Sprintf("Raise --max-num-seqs (KV usage %s leaves headroom), and --max-num-batched-tokens with it; add replicas if latency must drop further.", num(kv))
+		recommend = fmt.Sprintf("Raise --max-num-seqs (KV usage %s leaves headroom), and --max-num-batched-tokens with it; add replicas if latency must drop further.", num(kv))
 	} else if ok {
 		v.evidence = append(v.evidence, ev(KVUsage, kv, ">=", c.th.KVHeadroom, "ratio"))
-		v.recommend = "Add replicas (scale out): the KV cache has no headroom for a larger --max-num-seqs."
+		recommend = "Add replicas (scale out): the KV cache has no headroom for a larger --max-num-seqs."
 	} else {
-		v.recommend = "Add replicas, or raise --max-num-seqs if the KV cache has headroom (KV usage is not available here)."
+		recommend = "Add replicas, or raise --max-num-seqs if the KV cache has headroom (KV usage is not available here)."
 	}
-	return v
+	return v.holds(summary, recommend)
 }
 
 // promptPerRequest is prompt tokens per finished request over the window.
@@ -838,17 +837,17 @@ func rulePrefill(c *tctx, i int, prev bool) verdict {
 			Note: fmt.Sprintf("of which queue %s s waiting for the step budget and prefill %s s", num(q), num(pre))})
 	}
 	c.approx(&v, PromptTok, GenTok, Finished)
-	v.active = true
-	v.summary = "Prefill compute-bound: the engine's work is mostly prefill of long prompts and the GPU's SMs are busy; TTFT (queue for the step's token budget plus prefill) grows with the prompt load."
+	summary := "Prefill compute-bound: the engine's work is mostly prefill of long prompts and the GPU's SMs are busy; TTFT (queue for the step's token budget plus prefill) grows with the prompt load."
 	if !gpuMeasured {
-		v.summary = "Prefill-heavy: the engine's work is mostly prefill of long prompts; TTFT (queue for the step's token budget plus prefill) grows with the prompt load. Whether the GPU is compute-bound is not measured (no SM or tensor activity)."
+		summary = "Prefill-heavy: the engine's work is mostly prefill of long prompts; TTFT (queue for the step's token budget plus prefill) grows with the prompt load. Whether the GPU is compute-bound is not measured (no SM or tensor activity)."
 	}
+	var recommend string
 	if c.in.Generation == "v1" {
-		v.recommend = "Chunked prefill is always on in vLLM V1: the step's token budget (--max-num-batched-tokens) bounds the prefill rate; raise it for throughput (lower it for ITL), enable prefix caching (--enable-prefix-caching) for shared prefixes, add replicas, or disaggregate prefill onto separate instances."
+		recommend = "Chunked prefill is always on in vLLM V1: the step's token budget (--max-num-batched-tokens) bounds the prefill rate; raise it for throughput (lower it for ITL), enable prefix caching (--enable-prefix-caching) for shared prefixes, add replicas, or disaggregate prefill onto separate instances."
 	} else {
-		v.recommend = "Enable chunked prefill (--enable-chunked-prefill) and tune --max-num-batched-tokens, enable prefix caching (--enable-prefix-caching) for shared prefixes, add replicas, or disaggregate prefill onto separate instances."
+		recommend = "Enable chunked prefill (--enable-chunked-prefill) and tune --max-num-batched-tokens, enable prefix caching (--enable-prefix-caching) for shared prefixes, add replicas, or disaggregate prefill onto separate instances."
 	}
-	return v
+	return v.holds(summary, recommend)
 }
 
 // ruleDecode: DRAM bandwidth limits decode. With objectives, it holds
@@ -901,10 +900,8 @@ func ruleDecode(c *tctx, i int, prev bool) verdict {
 	}
 	c.gpusWhere(&v, DRAMActive, i, ">=", c.th.DRAMActiveHigh)
 	c.approx(&v, ITLMean, Running)
-	v.active = true
-	v.summary = "Decode memory-bandwidth-bound: inter-token latency is high with a large decode batch; DRAM bandwidth, not compute, limits each step."
-	v.recommend = "Quantise the weights (e.g. --quantization fp8 or an AWQ/GPTQ checkpoint) and the KV cache (--kv-cache-dtype fp8), use speculative decoding (--speculative-config), or raise tensor parallelism; a smaller batch (--max-num-seqs) lowers ITL at the cost of throughput."
-	return v
+	return v.holds("Decode memory-bandwidth-bound: inter-token latency is high with a large decode batch; DRAM bandwidth, not compute, limits each step.",
+		"Quantise the weights (e.g. --quantization fp8 or an AWQ/GPTQ checkpoint) and the KV cache (--kv-cache-dtype fp8), use speculative decoding (--speculative-config), or raise tensor parallelism; a smaller batch (--max-num-seqs) lowers ITL at the cost of throughput.")
 }
 
 func ruleFrontend(c *tctx, i int, prev bool) verdict {
@@ -933,10 +930,8 @@ func ruleFrontend(c *tctx, i int, prev bool) verdict {
 	}
 	c.gpusWhere(&v, SMActive, i, "<", c.th.GPUBusy)
 	c.approx(&v, E2EMean, QueueMean, InferenceMean)
-	v.active = true
-	v.summary = "Frontend or system side: a large share of E2E latency is spent outside the engine (tokenisation, API-server CPU, detokenisation, network) while the GPU is not busy."
-	v.recommend = "Give the API server more CPU or processes (--api-server-count), check tokenizer speed (fast tokenizer, --tokenizer-pool-size on older releases), streaming and network; profile the frontend."
-	return v
+	return v.holds("Frontend or system side: a large share of E2E latency is spent outside the engine (tokenisation, API-server CPU, detokenisation, network) while the GPU is not busy.",
+		"Give the API server more CPU or processes (--api-server-count), check tokenizer speed (fast tokenizer, --tokenizer-pool-size on older releases), streaming and network; profile the frontend.")
 }
 
 // ruleHOL: head-of-line blocking by long prompts. The prompt-length
@@ -1002,7 +997,7 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 			Note: fmt.Sprintf("99th percentile %s tokens, median %s tokens per prompt", num(p99), num(p50))},
 		{Signal: "ttft_over_prefill", Value: ttft / pre, Op: ">=", Threshold: c.relax(">=", c.th.HOLTTFTRatio, prev), Unit: "ratio", Note: fmt.Sprintf("mean TTFT %s s, mean prefill %s s", num(ttft), num(pre))},
 	}
-	v.summary = "Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats and prefill runs at normal speed per token."
+	summary := "Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats and prefill runs at normal speed per token."
 	switch {
 	case fast:
 		v.evidence = append(v.evidence, Evidence{Signal: "prefill_per_prompt_token", Value: pre / ppr, Op: "<=", Threshold: c.th.HOLPrefillPerToken, Unit: "s", Note: "prefill speed is normal"})
@@ -1016,19 +1011,19 @@ func ruleHOL(c *tctx, i int, prev bool) verdict {
 		v.evidence = append(v.evidence, Evidence{Signal: "prompt_tail_token_share", Value: tail, Op: ">=", Threshold: c.relax(">=", c.th.HOLTailWorkShare, prev), Unit: "ratio",
 			Note: fmt.Sprintf("1 − median prompt %s ÷ %s prompt tokens per finished request: the share of prompt tokens in excess of the median prompt, the long tail's (and more of the prefill compute, which grows faster than the prompt: attention); prefill %s s per prompt token, %s: the long prompts' prefill is the GPU's work, not the bulk's",
 				num(p50), num(ppr), num(pre/ppr), smNote)})
-		v.summary = fmt.Sprintf("Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats. Prefill is slow per token, but %s %% of the prompt tokens are the long tail's (in excess of the median prompt): the prefill work is the long prompts', not the bulk's.", num(100*tail))
+		summary = fmt.Sprintf("Head-of-line blocking: a tail of long prompts holds the step's token budget; requests wait although the batch has free seats. Prefill is slow per token, but %s %% of the prompt tokens are the long tail's (in excess of the median prompt): the prefill work is the long prompts', not the bulk's.", num(100*tail))
 	}
 	if c.ceiling > 0 {
 		v.evidence = append(v.evidence, Evidence{Signal: string(RunningAvg), Value: run, Op: "<", Threshold: c.th.RunningCeilingRatio * c.ceiling, Unit: "requests", Note: "seats free in the batch"})
 	}
 	c.approx(&v, PromptP99, TTFTMean, PrefillMean)
-	v.active = true
+	var recommend string
 	if c.in.Generation == "v1" {
-		v.recommend = "vLLM V1 always chunks prefills: limit how much of each step long prompts may take with --max-num-partial-prefills, --max-long-partial-prefills and --long-prefill-token-threshold, size --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
+		recommend = "vLLM V1 always chunks prefills: limit how much of each step long prompts may take with --max-num-partial-prefills, --max-long-partial-prefills and --long-prefill-token-threshold, size --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
 	} else {
-		v.recommend = "Enable chunked prefill (--enable-chunked-prefill) with a smaller --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
+		recommend = "Enable chunked prefill (--enable-chunked-prefill) with a smaller --max-num-batched-tokens, cap --max-model-len, or route long-context requests to a separate pool."
 	}
-	return v
+	return v.holds(summary, recommend)
 }
 
 // tailWorkShare is the share of the window's prompt tokens in excess of the
@@ -1066,11 +1061,9 @@ func ruleAborted(c *tctx, i int, prev bool) verdict {
 		ev(Aborted, ab, "", 0, "/s"),
 	}
 	c.approx(&v, Aborted, Finished)
-	v.active = true
-	v.summary = "Aborted traffic: clients close requests before they finish. The latency figures describe only the requests that finished; about " +
-		num(ab*c.windowSeconds()) + " requests in the last " + c.windowText() + " did not."
-	v.recommend = "Check client timeouts and cancellations; if requests time out in the queue, see queue saturation."
-	return v
+	return v.holds("Aborted traffic: clients close requests before they finish. The latency figures describe only the requests that finished; about "+
+		num(ab*c.windowSeconds())+" requests in the last "+c.windowText()+" did not.",
+		"Check client timeouts and cancellations; if requests time out in the queue, see queue saturation.")
 }
 
 // abortedUncounted: without a per-reason finished counter, requests that
@@ -1126,10 +1119,8 @@ func ruleUnder(c *tctx, i int, prev bool) verdict {
 		return v
 	}
 	c.gpusWhere(&v, SMActive, i, "<", c.th.SMActiveLow)
-	v.active = true
-	v.summary = "Under-utilised: little load and idle SMs."
-	v.recommend = "Consolidate: serve this model from fewer replicas or share the GPU (e.g. lower --gpu-memory-utilization and co-locate)."
-	return v
+	return v.holds("Under-utilised: little load and idle SMs.",
+		"Consolidate: serve this model from fewer replicas or share the GPU (e.g. lower --gpu-memory-utilization and co-locate).")
 }
 
 // windowSeconds is the rate window in seconds.

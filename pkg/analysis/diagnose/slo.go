@@ -204,7 +204,6 @@ func ruleErrorSurge(c *tctx, i int, prev bool) verdict {
 	if total <= 0 || !c.atLeast(bad/total, c.th.ErrorShare, prev) {
 		return v
 	}
-	v.active = true
 	v.evidence = []Evidence{
 		{Signal: "error_share", Value: bad / total, Op: ">=", Threshold: c.relax(">=", c.th.ErrorShare, prev), Unit: "ratio"},
 	}
@@ -214,13 +213,13 @@ func ruleErrorSurge(c *tctx, i int, prev bool) verdict {
 	if okR {
 		v.evidence = append(v.evidence, ev(Rejected, rej, "", 0, "/s"))
 	}
-	v.summary = fmt.Sprintf("Error surge: about %s requests in the last %s ended with an error (HTTP 5xx or finished_reason=error).", num(bad*c.windowS), c.window)
-	v.recommend = "Read the engine and gateway logs for the failing requests (out-of-memory, invalid requests, a crashed worker); an admission limit rejecting requests needs more replicas or a larger queue."
+	summary := fmt.Sprintf("Error surge: about %s requests in the last %s ended with an error (HTTP 5xx or finished_reason=error).", num(bad*c.windowS), c.window)
+	recommend := "Read the engine and gateway logs for the failing requests (out-of-memory, invalid requests, a crashed worker); an admission limit rejecting requests needs more replicas or a larger queue."
 	if okR && rej > 0 {
-		v.summary = fmt.Sprintf("Error surge: about %s requests in the last %s failed, %s of them refused at admission (HTTP 503, vllm:admission_rejections_total).", num(bad*c.windowS), c.window, num(rej*c.windowS))
-		v.recommend = "Admission rejections (see the throughput query's rejections/s by reason) mean the engine refused work it had no room or state for: add replicas or raise the queue limit; read the engine logs for the other failures."
+		summary = fmt.Sprintf("Error surge: about %s requests in the last %s failed, %s of them refused at admission (HTTP 503, vllm:admission_rejections_total).", num(bad*c.windowS), c.window, num(rej*c.windowS))
+		recommend = "Admission rejections (see the throughput query's rejections/s by reason) mean the engine refused work it had no room or state for: add replicas or raise the queue limit; read the engine logs for the other failures."
 	}
-	return v
+	return v.holds(summary, recommend)
 }
 
 // ruleUnstableBatching: an inter-token-latency objective is breached and
@@ -255,15 +254,13 @@ func ruleUnstableBatching(c *tctx, i int, prev bool) verdict {
 	if math.IsNaN(r) || !c.atLeast(r, 0.7, prev) || !c.atLeast(bx, 2, prev) || !c.atLeast(by, 1.5, prev) {
 		return v
 	}
-	v.active = true
 	v.evidence = []Evidence{
 		{Signal: "itl_running_correlation", Value: r, Op: ">=", Threshold: c.relax(">=", 0.7, prev), Unit: "ratio", Note: fmt.Sprintf("over the last %d steps", len(xs))},
 		{Signal: "running_swing", Value: bx, Op: ">=", Threshold: c.relax(">=", 2, prev), Unit: "ratio", Note: "highest over lowest window-mean running"},
 		{Signal: "itl_swing", Value: by, Op: ">=", Threshold: c.relax(">=", 1.5, prev), Unit: "ratio", Note: "highest over lowest window-mean ITL; objective " + strings.Join(breached, ", ") + " breached"},
 	}
-	v.summary = "Unstable batching: inter-token latency rises and falls with the running batch; bursts of admitted requests (and their prefills) stretch every decode step."
-	v.recommend = "Smooth admissions: cap the batch (--max-num-seqs) near the size that meets the ITL objective, lower --max-num-batched-tokens so prefills interleave in smaller chunks, or shape bursts at the gateway."
-	return v
+	return v.holds("Unstable batching: inter-token latency rises and falls with the running batch; bursts of admitted requests (and their prefills) stretch every decode step.",
+		"Smooth admissions: cap the batch (--max-num-seqs) near the size that meets the ITL objective, lower --max-num-batched-tokens so prefills interleave in smaller chunks, or shape bursts at the gateway.")
 }
 
 func pearson(x, y []float64) float64 {
@@ -313,14 +310,12 @@ func ruleSmallBatches(c *tctx, i int, prev bool) verdict {
 	if dram, ok := c.value(DRAMActive, i); ok && !c.below(dram, idle, prev) {
 		return v
 	}
-	v.active = true
 	v.evidence = []Evidence{
 		ev(RunningAvg, run, "<", c.relax("<", c.th.SmallBatchRunning, prev), "requests"),
 		ev(WaitingAvg, wait, "<", c.th.QueueWaitingMin, "requests"),
 		ev(SMActive, sm, "<", c.relax("<", idle, prev), "ratio"),
 	}
 	c.gpusWhere(&v, SMActive, i, "<", idle)
-	v.summary = "Small batches: only a few requests run at a time and the GPU is mostly idle; the hardware is larger than this load needs."
-	v.recommend = "Consolidate: serve more models or replicas per GPU (lower --gpu-memory-utilization and co-locate), use a smaller GPU or partition it (MIG), or route more traffic here."
-	return v
+	return v.holds("Small batches: only a few requests run at a time and the GPU is mostly idle; the hardware is larger than this load needs.",
+		"Consolidate: serve more models or replicas per GPU (lower --gpu-memory-utilization and co-locate), use a smaller GPU or partition it (MIG), or route more traffic here.")
 }

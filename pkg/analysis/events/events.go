@@ -332,6 +332,15 @@ func setChanges(in Input, m model.Matrix, label model.LabelName, kind Kind) []Ev
 		return nil
 	}
 	times, sets := stepSets(m, func(x model.Metric) string { return string(x[label]) })
+	return changeEvents(in, times, sets, kind, "served models changed", func(last, set []string) string {
+		return fmt.Sprintf("%s served %s and now serves %s on the same URL; per-model series and baselines before and after are different models.",
+			in.Target, strings.Join(last, ", "), strings.Join(set, ", "))
+	})
+}
+
+// changeEvents is one event of kind at each step whose set differs from the last non-empty
+// set before it (empty sets skipped), titled "<target>: <what>" with text(last, set).
+func changeEvents(in Input, times []time.Time, sets [][]string, kind Kind, what string, text func(last, set []string) string) []Event {
 	var out []Event
 	var last []string
 	for i, set := range sets {
@@ -340,9 +349,7 @@ func setChanges(in Input, m model.Matrix, label model.LabelName, kind Kind) []Ev
 		}
 		if last != nil && !slices.Equal(last, set) {
 			out = append(out, Event{Time: times[i], TimeEnd: times[i], Target: in.Target, Kind: kind,
-				Title: fmt.Sprintf("%s: served models changed", in.Target),
-				Text: fmt.Sprintf("%s served %s and now serves %s on the same URL; per-model series and baselines before and after are different models.",
-					in.Target, strings.Join(last, ", "), strings.Join(set, ", "))})
+				Title: fmt.Sprintf("%s: %s", in.Target, what), Text: text(last, set)})
 		}
 		last = set
 	}
@@ -384,20 +391,9 @@ func configChanges(in Input) []Event {
 		return nil
 	}
 	times, sets := stepSets(in.Config, labelText)
-	var out []Event
-	var last []string
-	for i, set := range sets {
-		if len(set) == 0 {
-			continue
-		}
-		if last != nil && !slices.Equal(last, set) {
-			out = append(out, Event{Time: times[i], TimeEnd: times[i], Target: in.Target, Kind: ConfigChange,
-				Title: fmt.Sprintf("%s: vLLM cache configuration changed", in.Target),
-				Text:  fmt.Sprintf("%s cache_config_info changed: %s.", in.Target, diffLabels(last, set))})
-		}
-		last = set
-	}
-	return out
+	return changeEvents(in, times, sets, ConfigChange, "vLLM cache configuration changed", func(last, set []string) string {
+		return fmt.Sprintf("%s cache_config_info changed: %s.", in.Target, diffLabels(last, set))
+	})
 }
 
 // diffLabels names the label pairs that appear only before or only after.

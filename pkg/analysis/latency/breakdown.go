@@ -67,7 +67,7 @@ func BreakdownBy(in map[catalog.Signal]MeanInput, steps []time.Time, split strin
 	for _, k := range keys {
 		mean := map[catalog.Signal][]float64{}
 		for _, sig := range BreakdownParts {
-			mean[sig] = nanSlice(len(steps))
+			mean[sig] = analysis.NaNs(len(steps))
 		}
 		left := map[string]*leftOut{}
 		for i := range steps {
@@ -190,14 +190,6 @@ func joinSignals(s []catalog.Signal) string {
 		out[i] = string(x)
 	}
 	return strings.Join(out, ", ")
-}
-
-func nanSlice(n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.NaN()
-	}
-	return v
 }
 
 // BreakdownTable is BreakdownTableBy without a split label.

@@ -51,10 +51,7 @@ func HeatmapRows(parts []model.Matrix, steps []time.Time) Heatmap {
 			for _, v := range vals {
 				acc := cum[le]
 				if acc == nil {
-					acc = make([]float64, len(steps))
-					for k := range acc {
-						acc[k] = math.NaN()
-					}
+					acc = analysis.NaNs(len(steps))
 					cum[le] = acc
 				}
 				for k, x := range v {
@@ -87,10 +84,7 @@ func HeatmapRows(parts []model.Matrix, steps []time.Time) Heatmap {
 				c = math.Max(c, prev) // monotonic, as histogram_quantile
 				row := rows[le]
 				if row == nil {
-					row = make([]float64, len(steps))
-					for j := range row {
-						row[j] = math.NaN()
-					}
+					row = analysis.NaNs(len(steps))
 					rows[le] = row
 				}
 				if math.IsNaN(row[k]) {

@@ -497,15 +497,7 @@ func alignBuckets(m model.Matrix, steps []time.Time, scale float64, split string
 		}
 		sorted = append(sorted, byLe{s, le})
 	}
-	slices.SortStableFunc(sorted, func(a, b byLe) int {
-		switch {
-		case a.le < b.le:
-			return -1
-		case a.le > b.le:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(sorted, func(a, b byLe) int { return hist.CompareBounds(a.le, b.le) })
 	// Count the bucket series of each group and part first, so each part's
 	// steps share one backing array instead of growing a slice per step.
 	type slot struct{ key, part string }

@@ -140,7 +140,7 @@ func endpointQueues(m model.Matrix, steps []time.Time) []analysis.Series {
 		k := analysis.LabelsKey(pl)
 		a, ok := pools[k]
 		if !ok {
-			a = &acc{labels: pl, min: nanSlice(len(steps)), max: nanSlice(len(steps))}
+			a = &acc{labels: pl, min: analysis.NaNs(len(steps)), max: analysis.NaNs(len(steps))}
 			pools[k] = a
 		}
 		for i, v := range s.Values {
@@ -177,14 +177,6 @@ func poolSeries(ss []analysis.Series) []analysis.Series {
 	return ss
 }
 
-func nanSlice(n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = math.NaN()
-	}
-	return out
-}
-
 // loraInfo turns lora_requests_info series into three series per group: the number of
 // distinct adapters with running requests, with waiting requests, and the adapter slots
 // (max_lora). Per step, every info series of the group that has a sample there counts (one
@@ -202,13 +194,6 @@ func loraInfo(m model.Matrix, steps []time.Time) []analysis.Series {
 	idx := make(map[int64]int, len(steps))
 	for i, t := range steps {
 		idx[t.UnixMilli()] = i
-	}
-	nan := func() []float64 {
-		v := make([]float64, len(steps))
-		for i := range v {
-			v[i] = math.NaN()
-		}
-		return v
 	}
 	add := func(v []float64, i int, x float64) {
 		if math.IsNaN(v[i]) {
@@ -231,7 +216,7 @@ func loraInfo(m model.Matrix, steps []time.Time) []analysis.Series {
 		}
 		a := groups[key.String()]
 		if a == nil {
-			a = &acc{labels: group, running: nan(), waiting: nan(), slot: nan()}
+			a = &acc{labels: group, running: analysis.NaNs(len(steps)), waiting: analysis.NaNs(len(steps)), slot: analysis.NaNs(len(steps))}
 			groups[key.String()] = a
 		}
 		info := catalog.ParseLoRAInfo(raw, 0)

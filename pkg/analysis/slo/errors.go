@@ -167,12 +167,11 @@ func ErrorRatioCounts(in ErrorInputs, opts ErrorOptions, groupBy []string) ([]Er
 	out := map[string]*ErrorBreakdown{}
 	for _, k := range slices.Sorted(maps.Keys(parts)) {
 		p := parts[k]
-		l := project(p.labels, groupBy)
-		gk := analysis.LabelsKey(l)
-		b, ok := out[gk]
+		g := groupOf(p.labels, groupBy)
+		b, ok := out[g.Key]
 		if !ok {
-			b = &ErrorBreakdown{Group: Group{Key: gk, Labels: l}}
-			out[gk] = b
+			b = &ErrorBreakdown{Group: g}
+			out[g.Key] = b
 		}
 		b.HTTP += p.http
 		b.HTTP4xx += p.h4

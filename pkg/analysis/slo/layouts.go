@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -89,6 +90,13 @@ func project(labels map[string]string, groupBy []string) map[string]string {
 	return out
 }
 
+// groupOf is the output group of a part with labels: its labels projected on
+// groupBy (project) and their key (analysis.LabelsKey).
+func groupOf(labels map[string]string, groupBy []string) Group {
+	l := project(labels, groupBy)
+	return Group{Key: analysis.LabelsKey(l), Labels: l}
+}
+
 // LayeredVector splits an instant result of bucket rates summed by le, the
 // target (job) and the output group labels (`sum by (le, job, model_name)
 // (rate(x_bucket[w]))`) into one part per label set other than le, and
@@ -103,12 +111,11 @@ func LayeredVector(v model.Vector, groupBy []string) ([]Layered, int) {
 func gather(parts []Group, buckets map[string][]hist.Bucket, groupBy []string) []Layered {
 	by := map[string]*Layered{}
 	for _, p := range parts {
-		l := project(p.Labels, groupBy)
-		k := analysis.LabelsKey(l)
-		g, ok := by[k]
+		og := groupOf(p.Labels, groupBy)
+		g, ok := by[og.Key]
 		if !ok {
-			g = &Layered{Group: Group{Key: k, Labels: l}}
-			by[k] = g
+			g = &Layered{Group: og}
+			by[og.Key] = g
 		}
 		g.Parts = append(g.Parts, buckets[p.Key])
 	}
@@ -131,32 +138,24 @@ func LayeredHistory(m model.Matrix, steps []time.Time, resolution time.Duration,
 	outL := map[string]Layered{}
 	var groups []Group
 	for _, p := range parts {
-		l := project(p.Labels, groupBy)
-		k := analysis.LabelsKey(l)
+		g := groupOf(p.Labels, groupBy)
+		k := g.Key
 		h, ok := outH[k]
 		if !ok {
 			h = History{Times: steps, Resolution: resolution, Counts: make([]Counts, len(steps))}
-			groups = append(groups, Group{Key: k, Labels: l})
+			groups = append(groups, g)
 		}
 		for i, c := range hs[p.Key].Counts {
 			h.Counts[i] = h.Counts[i].Add(c)
 		}
 		outH[k] = h
 		ly := outL[k]
-		ly.Group = Group{Key: k, Labels: l}
+		ly.Group = g
 		if b := layouts[p.Key]; b != nil {
 			ly.Parts = append(ly.Parts, b)
 		}
 		outL[k] = ly
 	}
-	slices.SortFunc(groups, func(a, b Group) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(groups, func(a, b Group) int { return strings.Compare(a.Key, b.Key) })
 	return groups, outH, outL
 }
