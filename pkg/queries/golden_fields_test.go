@@ -1,4 +1,4 @@
-package plugin
+package queries
 
 import (
 	"encoding/json"
