@@ -120,43 +120,45 @@ func hasText(ns []string, parts ...string) bool {
 // throughout raises no notice.
 func TestStreamAppliesSaturationRules(t *testing.T) {
 	for _, bad := range []bool{true, false} {
-		db := openDiagDB(t)
-		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
-			for tp := 0; tp < 8; tp++ {
-				for pp := 0; pp < 4; pp++ {
-					ls := []string{"model_name", "g", "tp_rank", string(rune('0' + tp)), "pp_rank", string(rune('0' + pp))}
-					add("s", "sglang:num_running_reqs", 5, ls...)
-					add("s", "sglang:num_queue_reqs", 2, ls...)
-					add("s", "sglang:token_usage", 0.5, ls...)
+		t.Run(sanityHistory(bad), func(t *testing.T) {
+			db := openDiagDB(t)
+			writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+				for tp := 0; tp < 8; tp++ {
+					for pp := 0; pp < 4; pp++ {
+						ls := []string{"model_name", "g", "tp_rank", string(rune('0' + tp)), "pp_rank", string(rune('0' + pp))}
+						add("s", "sglang:num_running_reqs", 5, ls...)
+						add("s", "sglang:num_queue_reqs", 2, ls...)
+						add("s", "sglang:token_usage", 0.5, ls...)
+					}
 				}
+				for pid, v := range map[string]float64{"301": 0, "302": 0.653, "303": 0} {
+					add("p", "vllm:kv_cache_usage_perc", v, "engine", "0", "model_name", "m", "pid", pid)
+				}
+				add("n", "vllm:kv_cache_usage_perc", 0.42, "engine", "0", "model_name", "m")
+				e3 := 0.38
+				if bad && k >= 20 {
+					e3 = -0.3875
+				}
+				add("n", "vllm:kv_cache_usage_perc", e3, "engine", "3", "model_name", "m")
+			})
+			js := []map[string]any{{"name": "s", "url": "http://s:8000/metrics"}, {"name": "p", "url": "http://p:8000/metrics"}, {"name": "n", "url": "http://n:8000/metrics"}}
+			inst := diagInstance(t, db, 15*time.Second, js, nil)
+			now := sanityT0.Add(39 * 15 * time.Second)
+			f := streamFrame(t, inst, now)
+			assert.Equal(t, 5.0, streamValue(t, f, "requests_running", "s"), "not 160")
+			assert.Equal(t, 2.0, streamValue(t, f, "requests_waiting", "s"))
+			assert.InDelta(t, 0.5, streamValue(t, f, "kv_cache_usage", "s"), 1e-12)
+			assert.InDelta(t, 0.653, streamValue(t, f, "kv_cache_usage", "p"), 1e-12)
+			ns := frameNotices(f)
+			if !bad {
+				assert.InDelta(t, 0.40, streamValue(t, f, "kv_cache_usage", "n"), 1e-12)
+				assert.Empty(t, ns)
+				return
 			}
-			for pid, v := range map[string]float64{"301": 0, "302": 0.653, "303": 0} {
-				add("p", "vllm:kv_cache_usage_perc", v, "engine", "0", "model_name", "m", "pid", pid)
-			}
-			add("n", "vllm:kv_cache_usage_perc", 0.42, "engine", "0", "model_name", "m")
-			e3 := 0.38
-			if bad && k >= 20 {
-				e3 = -0.3875
-			}
-			add("n", "vllm:kv_cache_usage_perc", e3, "engine", "3", "model_name", "m")
+			assert.InDelta(t, 0.42, streamValue(t, f, "kv_cache_usage", "n"), 1e-12, "the negative engine is left out")
+			require.Len(t, ns, 1, "%q", ns)
+			assert.Equal(t, `target n: kv_cache_usage {engine="3", model_name="m"} read -0.3875 at 2026-11-30 10:09:45 UTC: a ratio outside 0..1, left out of the average`, ns[0])
 		})
-		js := []map[string]any{{"name": "s", "url": "http://s:8000/metrics"}, {"name": "p", "url": "http://p:8000/metrics"}, {"name": "n", "url": "http://n:8000/metrics"}}
-		inst := diagInstance(t, db, 15*time.Second, js, nil)
-		now := sanityT0.Add(39 * 15 * time.Second)
-		f := streamFrame(t, inst, now)
-		assert.Equal(t, 5.0, streamValue(t, f, "requests_running", "s"), "not 160")
-		assert.Equal(t, 2.0, streamValue(t, f, "requests_waiting", "s"))
-		assert.InDelta(t, 0.5, streamValue(t, f, "kv_cache_usage", "s"), 1e-12)
-		assert.InDelta(t, 0.653, streamValue(t, f, "kv_cache_usage", "p"), 1e-12)
-		ns := frameNotices(f)
-		if !bad {
-			assert.InDelta(t, 0.40, streamValue(t, f, "kv_cache_usage", "n"), 1e-12)
-			assert.Empty(t, ns)
-			continue
-		}
-		assert.InDelta(t, 0.42, streamValue(t, f, "kv_cache_usage", "n"), 1e-12, "the negative engine is left out")
-		require.Len(t, ns, 1, "%q", ns)
-		assert.Equal(t, `target n: kv_cache_usage {engine="3", model_name="m"} read -0.3875 at 2026-11-30 10:09:45 UTC: a ratio outside 0..1, left out of the average`, ns[0])
 	}
 }
 
@@ -169,59 +171,70 @@ func TestStreamAppliesSaturationRules(t *testing.T) {
 func TestGPUQueryLeavesOutImpossibleReadings(t *testing.T) {
 	const blank = 9223372036854775792.0 // DCGM_INT64_BLANK
 	for _, bad := range []bool{true, false} {
-		db := openDiagDB(t)
-		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
-			d := []string{"gpu", "0", "UUID", "GPU-x", "Hostname", "hx", "modelName", "H100"}
-			a := []string{"gpu", "1", "uuid", "GPU-y", "hostname", "hy", "name", "H200"}
-			util, power, sm := 80.0, 300.0, 0.6
-			if bad && k >= 30 {
-				util, power = 250, -12
-			}
-			if bad && k >= 25 {
-				sm = 1.5
-			}
-			add("dcgm", "DCGM_FI_DEV_GPU_UTIL", util, d...)
-			add("dcgm", "DCGM_FI_DEV_POWER_USAGE", power, d...)
-			add("dcgm", "DCGM_FI_DEV_GPU_TEMP", blank, d...)
-			add("agent", "inferscope_gpu_sm_active_ratio", sm, a...)
-			add("agent", "inferscope_gpu_utilization_ratio", 0.9, a...)
-			add("agent", "inferscope_gpu_power_watts", 400, a...)
-		})
-		agents := []map[string]any{{"name": "dcgm", "url": "http://g1:9400/metrics", "kind": "dcgm"}, {"name": "agent", "url": "http://g2:9100/metrics"}}
-		inst := diagInstance(t, db, 15*time.Second, nil, agents)
-		end := sanityT0.Add(39 * 15 * time.Second)
-		r := sloRun(t, inst, map[string]any{"queryType": "gpu"}, sanityT0, end, 15*time.Second)
-		require.NoError(t, r.Error)
-		ns := respNotices(r)
-		last := map[string]float64{}
-		for _, f := range r.Frames {
-			for _, fld := range f.Fields[1:] {
-				key := fld.Labels["signal"] + "/" + fld.Labels["target"]
-				last[key] = math.NaN()
-				if fld.Len() > 0 {
-					if v, ok := fld.ConcreteAt(fld.Len() - 1); ok && f.Fields[0].At(fld.Len()-1).(time.Time).Equal(end) {
-						last[key] = toF(v)
+		t.Run(sanityHistory(bad), func(t *testing.T) {
+			db := openDiagDB(t)
+			writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+				d := []string{"gpu", "0", "UUID", "GPU-x", "Hostname", "hx", "modelName", "H100"}
+				a := []string{"gpu", "1", "uuid", "GPU-y", "hostname", "hy", "name", "H200"}
+				util, power, sm := 80.0, 300.0, 0.6
+				if bad && k >= 30 {
+					util, power = 250, -12
+				}
+				if bad && k >= 25 {
+					sm = 1.5
+				}
+				add("dcgm", "DCGM_FI_DEV_GPU_UTIL", util, d...)
+				add("dcgm", "DCGM_FI_DEV_POWER_USAGE", power, d...)
+				add("dcgm", "DCGM_FI_DEV_GPU_TEMP", blank, d...)
+				add("agent", "inferscope_gpu_sm_active_ratio", sm, a...)
+				add("agent", "inferscope_gpu_utilization_ratio", 0.9, a...)
+				add("agent", "inferscope_gpu_power_watts", 400, a...)
+			})
+			agents := []map[string]any{{"name": "dcgm", "url": "http://g1:9400/metrics", "kind": "dcgm"}, {"name": "agent", "url": "http://g2:9100/metrics"}}
+			inst := diagInstance(t, db, 15*time.Second, nil, agents)
+			end := sanityT0.Add(39 * 15 * time.Second)
+			r := sloRun(t, inst, map[string]any{"queryType": "gpu"}, sanityT0, end, 15*time.Second)
+			require.NoError(t, r.Error)
+			ns := respNotices(r)
+			last := map[string]float64{}
+			for _, f := range r.Frames {
+				for _, fld := range f.Fields[1:] {
+					key := fld.Labels["signal"] + "/" + fld.Labels["target"]
+					last[key] = math.NaN()
+					if fld.Len() > 0 {
+						if v, ok := fld.ConcreteAt(fld.Len() - 1); ok && f.Fields[0].At(fld.Len()-1).(time.Time).Equal(end) {
+							last[key] = toF(v)
+						}
 					}
 				}
 			}
-		}
-		if !bad {
-			assert.False(t, hasText(ns, "cannot be true"), "%q", ns)
-			assert.False(t, hasText(ns, "} read "), "%q", ns)
-			assert.InDelta(t, 0.8, last["gpu_util/dcgm"], 1e-12)
-			assert.InDelta(t, 300, last["power/dcgm"], 1e-12)
-			assert.InDelta(t, 0.6, last["sm_active/agent"], 1e-12)
-			continue
-		}
-		assert.Contains(t, ns, `target dcgm: gpu_util {gpu="0", hostname="hx", name="H100", uuid="GPU-x"} read 2.5 at 2026-11-30 10:07:30 UTC (10 times in the range): a ratio outside 0..1, left out of that GPU's series`)
-		assert.Contains(t, ns, `target dcgm: power {gpu="0", hostname="hx", name="H100", uuid="GPU-x"} read -12 at 2026-11-30 10:07:30 UTC (10 times in the range): negative, which this quantity cannot be, left out of that GPU's series`)
-		assert.Contains(t, ns, `target agent: sm_active {gpu="1", hostname="hy", name="H200", uuid="GPU-y"} read 1.5 at 2026-11-30 10:06:15 UTC (15 times in the range): a ratio outside 0..1, left out of that GPU's series`)
-		assert.False(t, hasText(ns, "temperature {"), "a DCGM blank is not reported: %q", ns)
-		assert.True(t, math.IsNaN(last["gpu_util/dcgm"]), "250 %% is not shown")
-		assert.True(t, math.IsNaN(last["power/dcgm"]), "−12 W is not shown")
-		assert.True(t, math.IsNaN(last["sm_active/agent"]), "1.5 is not shown")
-		assert.InDelta(t, 400, last["power/agent"], 1e-12)
+			if !bad {
+				assert.False(t, hasText(ns, "cannot be true"), "%q", ns)
+				assert.False(t, hasText(ns, "} read "), "%q", ns)
+				assert.InDelta(t, 0.8, last["gpu_util/dcgm"], 1e-12)
+				assert.InDelta(t, 300, last["power/dcgm"], 1e-12)
+				assert.InDelta(t, 0.6, last["sm_active/agent"], 1e-12)
+				return
+			}
+			assert.Contains(t, ns, `target dcgm: gpu_util {gpu="0", hostname="hx", name="H100", uuid="GPU-x"} read 2.5 at 2026-11-30 10:07:30 UTC (10 times in the range): a ratio outside 0..1, left out of that GPU's series`)
+			assert.Contains(t, ns, `target dcgm: power {gpu="0", hostname="hx", name="H100", uuid="GPU-x"} read -12 at 2026-11-30 10:07:30 UTC (10 times in the range): negative, which this quantity cannot be, left out of that GPU's series`)
+			assert.Contains(t, ns, `target agent: sm_active {gpu="1", hostname="hy", name="H200", uuid="GPU-y"} read 1.5 at 2026-11-30 10:06:15 UTC (15 times in the range): a ratio outside 0..1, left out of that GPU's series`)
+			assert.False(t, hasText(ns, "temperature {"), "a DCGM blank is not reported: %q", ns)
+			assert.True(t, math.IsNaN(last["gpu_util/dcgm"]), "250 %% is not shown")
+			assert.True(t, math.IsNaN(last["power/dcgm"]), "−12 W is not shown")
+			assert.True(t, math.IsNaN(last["sm_active/agent"]), "1.5 is not shown")
+			assert.InDelta(t, 400, last["power/agent"], 1e-12)
+		})
 	}
+}
+
+// sanityHistory names the two histories of a sanity test: the one with the bad readings
+// and the clean one of the same shape.
+func sanityHistory(bad bool) string {
+	if bad {
+		return "bad readings"
+	}
+	return "clean"
 }
 
 // fieldValues returns a field's values as floats, NaN where null.
@@ -249,44 +262,46 @@ func fieldValues(f *data.Field) []float64 {
 // shape reads 6 tokens/s throughout and raises no notice.
 func TestNonFiniteCountersLeftOut(t *testing.T) {
 	for _, bad := range []bool{true, false} {
-		db := openDiagDB(t)
-		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
-			add("a", "vllm:generation_tokens_total", float64(60*k), "engine", "0", "model_name", "m")
-			v := float64(30 * k)
-			if bad && k == 20 {
-				v = math.NaN()
+		t.Run(sanityHistory(bad), func(t *testing.T) {
+			db := openDiagDB(t)
+			writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+				add("a", "vllm:generation_tokens_total", float64(60*k), "engine", "0", "model_name", "m")
+				v := float64(30 * k)
+				if bad && k == 20 {
+					v = math.NaN()
+				}
+				if bad && k == 30 {
+					v = math.Inf(1)
+				}
+				add("a", "vllm:generation_tokens_total", v, "engine", "1", "model_name", "m")
+			})
+			inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
+			dr := sloRun(t, inst, map[string]any{"queryType": "throughput", "groupBy": "target", "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
+			require.NoError(t, dr.Error)
+			gen := fieldsBy(dr, "signal", "target")["generation_tokens/a"]
+			require.NotNil(t, gen)
+			vals := fieldValues(gen)
+			ns := respNotices(dr)
+			left := 0
+			for i, v := range vals {
+				require.False(t, math.IsInf(v, 0), "step %d", i)
+				if math.IsNaN(v) {
+					continue
+				}
+				if bad && math.Abs(v-4) < 1e-9 {
+					left++
+					continue
+				}
+				assert.InDelta(t, 6, v, 1e-9, "step %d", i)
 			}
-			if bad && k == 30 {
-				v = math.Inf(1)
+			if !bad {
+				assert.False(t, hasText(ns, "} read "), "%q", ns)
+				assert.Zero(t, left)
+				return
 			}
-			add("a", "vllm:generation_tokens_total", v, "engine", "1", "model_name", "m")
+			assert.Greater(t, left, 4, "the windows holding engine 1's NaN or +Inf carry engine 0 alone")
+			assert.Contains(t, ns, `target a: generation_tokens {engine="1", model_name="m"} read NaN at 2026-11-30 10:05:00 UTC (2 times in the range): not a number, left out of the rate in the windows that contain it`)
 		})
-		inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
-		dr := sloRun(t, inst, map[string]any{"queryType": "throughput", "groupBy": "target", "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
-		require.NoError(t, dr.Error)
-		gen := fieldsBy(dr, "signal", "target")["generation_tokens/a"]
-		require.NotNil(t, gen)
-		vals := fieldValues(gen)
-		ns := respNotices(dr)
-		left := 0
-		for i, v := range vals {
-			require.False(t, math.IsInf(v, 0), "step %d", i)
-			if math.IsNaN(v) {
-				continue
-			}
-			if bad && math.Abs(v-4) < 1e-9 {
-				left++
-				continue
-			}
-			assert.InDelta(t, 6, v, 1e-9, "step %d", i)
-		}
-		if !bad {
-			assert.False(t, hasText(ns, "} read "), "%q", ns)
-			assert.Zero(t, left)
-			continue
-		}
-		assert.Greater(t, left, 4, "the windows holding engine 1's NaN or +Inf carry engine 0 alone")
-		assert.Contains(t, ns, `target a: generation_tokens {engine="1", model_name="m"} read NaN at 2026-11-30 10:05:00 UTC (2 times in the range): not a number, left out of the rate in the windows that contain it`)
 	}
 }
 
@@ -299,48 +314,50 @@ func TestNonFiniteCountersLeftOut(t *testing.T) {
 // and raises no notice.
 func TestNonFiniteHistogramLeftOut(t *testing.T) {
 	for _, bad := range []bool{true, false} {
-		db := openDiagDB(t)
-		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
-			n := float64(k)
-			for le, v := range map[string]float64{"0.1": n, "0.5": n, "+Inf": n} {
-				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "0", "model_name", "m", "le", le)
+		t.Run(sanityHistory(bad), func(t *testing.T) {
+			db := openDiagDB(t)
+			writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+				n := float64(k)
+				for le, v := range map[string]float64{"0.1": n, "0.5": n, "+Inf": n} {
+					add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "0", "model_name", "m", "le", le)
+				}
+				add("a", "vllm:time_to_first_token_seconds_sum", 0.05*n, "engine", "0", "model_name", "m")
+				add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "0", "model_name", "m")
+				mid := n
+				if bad && k == 20 {
+					mid = math.NaN()
+				}
+				for le, v := range map[string]float64{"0.1": 0, "0.5": mid, "+Inf": n} {
+					add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "1", "model_name", "m", "le", le)
+				}
+				add("a", "vllm:time_to_first_token_seconds_sum", 0.3*n, "engine", "1", "model_name", "m")
+				add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "1", "model_name", "m")
+			})
+			inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
+			dr := sloRun(t, inst, map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
+			require.NoError(t, dr.Error)
+			p50 := fieldsBy(dr, "stat", "bound")["p50/"]
+			require.NotNil(t, p50)
+			ns := respNotices(dr)
+			left := 0
+			for i, v := range fieldValues(p50) {
+				require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "step %d: p50 %v", i, v)
+				if bad && math.Abs(v-0.05) < 1e-9 {
+					left++
+					continue
+				}
+				assert.InDelta(t, 0.1, v, 1e-9, "step %d", i)
 			}
-			add("a", "vllm:time_to_first_token_seconds_sum", 0.05*n, "engine", "0", "model_name", "m")
-			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "0", "model_name", "m")
-			mid := n
-			if bad && k == 20 {
-				mid = math.NaN()
+			if !bad {
+				assert.False(t, hasText(ns, "} read "), "%q", ns)
+				assert.Zero(t, left)
+				return
 			}
-			for le, v := range map[string]float64{"0.1": 0, "0.5": mid, "+Inf": n} {
-				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "1", "model_name", "m", "le", le)
-			}
-			add("a", "vllm:time_to_first_token_seconds_sum", 0.3*n, "engine", "1", "model_name", "m")
-			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "1", "model_name", "m")
+			// delta() reads a window's first and last samples only: the windows whose first or last
+			// sample is the NaN (ending 10:05:00 and 10:05:45) carry engine 0 alone.
+			assert.Equal(t, 2, left, "windows without engine 1")
+			assert.Contains(t, ns, `target a: vllm:time_to_first_token_seconds_bucket {engine="1", le="0.5", model_name="m"} read NaN at 2026-11-30 10:05:00 UTC: not a number, left out of the ttft quantiles and mean in the windows that contain it`)
 		})
-		inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
-		dr := sloRun(t, inst, map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
-		require.NoError(t, dr.Error)
-		p50 := fieldsBy(dr, "stat", "bound")["p50/"]
-		require.NotNil(t, p50)
-		ns := respNotices(dr)
-		left := 0
-		for i, v := range fieldValues(p50) {
-			require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "step %d: p50 %v", i, v)
-			if bad && math.Abs(v-0.05) < 1e-9 {
-				left++
-				continue
-			}
-			assert.InDelta(t, 0.1, v, 1e-9, "step %d", i)
-		}
-		if !bad {
-			assert.False(t, hasText(ns, "} read "), "%q", ns)
-			assert.Zero(t, left)
-			continue
-		}
-		// delta() reads a window's first and last samples only: the windows whose first or last
-		// sample is the NaN (ending 10:05:00 and 10:05:45) carry engine 0 alone.
-		assert.Equal(t, 2, left, "windows without engine 1")
-		assert.Contains(t, ns, `target a: vllm:time_to_first_token_seconds_bucket {engine="1", le="0.5", model_name="m"} read NaN at 2026-11-30 10:05:00 UTC: not a number, left out of the ttft quantiles and mean in the windows that contain it`)
 	}
 }
 
@@ -355,47 +372,49 @@ func TestNonFiniteHistogramLeftOut(t *testing.T) {
 // raises no notice and reads 0.1 throughout.
 func TestBackwardsHistogramLeftOut(t *testing.T) {
 	for _, bad := range []bool{true, false} {
-		db := openDiagDB(t)
-		writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
-			n := float64(k)
-			for le, v := range map[string]float64{"0.1": n, "0.5": n, "+Inf": n} {
-				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "0", "model_name", "m", "le", le)
+		t.Run(sanityHistory(bad), func(t *testing.T) {
+			db := openDiagDB(t)
+			writeHistory(t, db, 40, func(k int, add func(job, name string, v float64, kv ...string)) {
+				n := float64(k)
+				for le, v := range map[string]float64{"0.1": n, "0.5": n, "+Inf": n} {
+					add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "0", "model_name", "m", "le", le)
+				}
+				add("a", "vllm:time_to_first_token_seconds_sum", 0.05*n, "engine", "0", "model_name", "m")
+				add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "0", "model_name", "m")
+				mid := n
+				if bad && k >= 20 {
+					mid = n - 15
+				}
+				for le, v := range map[string]float64{"0.1": 0, "0.5": mid, "+Inf": n} {
+					add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "1", "model_name", "m", "le", le)
+				}
+				add("a", "vllm:time_to_first_token_seconds_sum", 0.3*n, "engine", "1", "model_name", "m")
+				add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "1", "model_name", "m")
+			})
+			inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
+			dr := sloRun(t, inst, map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
+			require.NoError(t, dr.Error)
+			p50 := fieldsBy(dr, "stat", "bound")["p50/"]
+			require.NotNil(t, p50)
+			ns := respNotices(dr)
+			var alone []time.Time
+			for i, v := range fieldValues(p50) {
+				at := sanityT0.Add(2*time.Minute + time.Duration(i)*15*time.Second)
+				require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "step %d: p50 %v", i, v)
+				if bad && math.Abs(v-0.05) < 1e-9 {
+					alone = append(alone, at)
+					continue
+				}
+				assert.InDelta(t, 0.1, v, 1e-9, "step %s", at)
 			}
-			add("a", "vllm:time_to_first_token_seconds_sum", 0.05*n, "engine", "0", "model_name", "m")
-			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "0", "model_name", "m")
-			mid := n
-			if bad && k >= 20 {
-				mid = n - 15
+			if !bad {
+				assert.False(t, hasText(ns, "} read "), "%q", ns)
+				assert.Empty(t, alone)
+				return
 			}
-			for le, v := range map[string]float64{"0.1": 0, "0.5": mid, "+Inf": n} {
-				add("a", "vllm:time_to_first_token_seconds_bucket", v, "engine", "1", "model_name", "m", "le", le)
-			}
-			add("a", "vllm:time_to_first_token_seconds_sum", 0.3*n, "engine", "1", "model_name", "m")
-			add("a", "vllm:time_to_first_token_seconds_count", n, "engine", "1", "model_name", "m")
+			step := sanityT0.Add(5 * time.Minute)
+			assert.Equal(t, []time.Time{step, step.Add(15 * time.Second), step.Add(30 * time.Second), step.Add(45 * time.Second)}, alone)
+			assert.Contains(t, ns, `target a: vllm:time_to_first_token_seconds_bucket {engine="1", le="0.5", model_name="m"} read 5 at 2026-11-30 10:05:00 UTC: a histogram series of ttft that went back from 19 while the histogram's count did not fall (not a restart), the whole histogram left out of the ttft quantiles and mean in the windows that contain it`)
 		})
-		inst := diagInstance(t, db, 15*time.Second, []map[string]any{{"name": "a", "url": "http://a:8000/metrics"}}, nil)
-		dr := sloRun(t, inst, map[string]any{"queryType": "latency", "stages": []string{"ttft"}, "stats": []string{"p50"}, "window": "1m"}, sanityT0.Add(2*time.Minute), sanityT0.Add(39*15*time.Second), 15*time.Second)
-		require.NoError(t, dr.Error)
-		p50 := fieldsBy(dr, "stat", "bound")["p50/"]
-		require.NotNil(t, p50)
-		ns := respNotices(dr)
-		var alone []time.Time
-		for i, v := range fieldValues(p50) {
-			at := sanityT0.Add(2*time.Minute + time.Duration(i)*15*time.Second)
-			require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "step %d: p50 %v", i, v)
-			if bad && math.Abs(v-0.05) < 1e-9 {
-				alone = append(alone, at)
-				continue
-			}
-			assert.InDelta(t, 0.1, v, 1e-9, "step %s", at)
-		}
-		if !bad {
-			assert.False(t, hasText(ns, "} read "), "%q", ns)
-			assert.Empty(t, alone)
-			continue
-		}
-		step := sanityT0.Add(5 * time.Minute)
-		assert.Equal(t, []time.Time{step, step.Add(15 * time.Second), step.Add(30 * time.Second), step.Add(45 * time.Second)}, alone)
-		assert.Contains(t, ns, `target a: vllm:time_to_first_token_seconds_bucket {engine="1", le="0.5", model_name="m"} read 5 at 2026-11-30 10:05:00 UTC: a histogram series of ttft that went back from 19 while the histogram's count did not fall (not a restart), the whole histogram left out of the ttft quantiles and mean in the windows that contain it`)
 	}
 }
