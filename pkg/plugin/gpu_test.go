@@ -1,11 +1,8 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,13 +12,12 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries/goldentest"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
@@ -32,40 +28,6 @@ const (
 	dcgmMixedPage   = "../catalog/testdata/dcgm-exporter-mixed-datadog-fixture.prom"
 )
 
-// dcgmLabPage is a hand-written dcgm-exporter HEAD page (lower-case hostname, 2026) with
-// profiling fields on GPU 0 only, and DCGM blank sentinels of the three families on fields the
-// catalogue reads: GR_ENGINE_ACTIVE of GPU 2 is DCGM_FP64_BLANK (2^47), FB_USED of GPU 1
-// DCGM_INT64_BLANK (0x7ffffffffffffff0), GPU_TEMP of GPU 1 DCGM_INT32_BLANK (0x7ffffff0).
-const dcgmLabPage = `# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
-# TYPE DCGM_FI_DEV_GPU_UTIL gauge
-DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 97
-DCGM_FI_DEV_GPU_UTIL{gpu="1",UUID="GPU-lab1",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 88
-DCGM_FI_DEV_GPU_UTIL{gpu="2",UUID="GPU-lab2",device="nvidia2",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 12
-# TYPE DCGM_FI_PROF_SM_ACTIVE gauge
-DCGM_FI_PROF_SM_ACTIVE{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 0.412000
-# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
-DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 0.950000
-DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="1",UUID="GPU-lab1",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 0.830000
-DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="2",UUID="GPU-lab2",device="nvidia2",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 140737488355328.000000
-# TYPE DCGM_FI_PROF_DRAM_ACTIVE gauge
-DCGM_FI_PROF_DRAM_ACTIVE{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 0.671000
-# TYPE DCGM_FI_PROF_PIPE_TENSOR_ACTIVE gauge
-DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 0.233000
-# TYPE DCGM_FI_DEV_FB_USED gauge
-DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 74000
-DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-lab1",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 9223372036854775792
-# TYPE DCGM_FI_DEV_POWER_USAGE gauge
-DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 612.345000
-# TYPE DCGM_FI_DEV_GPU_TEMP gauge
-DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 71
-DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-lab1",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 2147483632
-# TYPE DCGM_FI_DEV_SM_CLOCK gauge
-DCGM_FI_DEV_SM_CLOCK{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 1755
-# TYPE DCGM_FI_DEV_CLOCKS_EVENT_REASONS gauge
-DCGM_FI_DEV_CLOCKS_EVENT_REASONS{gpu="0",UUID="GPU-lab0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 580
-DCGM_FI_DEV_CLOCKS_EVENT_REASONS{gpu="1",UUID="GPU-lab1",device="nvidia1",modelName="NVIDIA H100 80GB HBM3",hostname="lab-1",DCGM_FI_DRIVER_VERSION="570.86.15"} 0
-`
-
 // agentPage is an Inferscope GPU agent page (labels gpu, uuid, name, hostname).
 const agentPage = `# TYPE inferscope_gpu_power_watts gauge
 inferscope_gpu_power_watts{gpu="0",hostname="node-a",name="NVIDIA H200",uuid="GPU-node0"} 400
@@ -75,43 +37,12 @@ inferscope_gpu_throttle_reason{gpu="0",hostname="node-a",name="NVIDIA H200",uuid
 inferscope_gpu_throttle_reason{gpu="0",hostname="node-a",name="NVIDIA H200",uuid="GPU-node0",reason="hw_thermal"} 1
 `
 
-// appendPage parses an exposition page with Prometheus's text parser (as the scrape loop does)
-// and appends every sample at each of the given times with job=<job>, instance=<job>:9400.
-// Lines reading "..." (the elision marks of the dcgm-exporter README snippet) are removed first.
+// appendPage appends every sample of an exposition page at each of the given times with
+// job=<job>, instance=<job>:9400 (goldentest.AppendPage: Prometheus's text parser, the "..."
+// elision marks of the dcgm-exporter README snippet removed first).
 func appendPage(t *testing.T, app storage.Appender, job string, page []byte, times []int64) {
 	t.Helper()
-	var kept [][]byte
-	for _, l := range bytes.Split(page, []byte("\n")) {
-		if strings.TrimSpace(string(l)) != "..." {
-			kept = append(kept, l)
-		}
-	}
-	page = bytes.Join(kept, []byte("\n"))
-	p := textparse.NewPromParser(page, labels.NewSymbolTable(), false)
-	n := 0
-	for {
-		et, err := p.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err, job)
-		if et != textparse.EntrySeries {
-			continue
-		}
-		_, _, v := p.Series()
-		var lset labels.Labels
-		p.Labels(&lset)
-		b := labels.NewBuilder(lset)
-		b.Set("job", job)
-		b.Set("instance", job+":9400")
-		ls := b.Labels()
-		for _, ts := range times {
-			_, err := app.Append(0, ls, ts, v)
-			require.NoError(t, err, ls.String())
-		}
-		n++
-	}
-	require.NotZero(t, n, "no samples in %s's page", job)
+	require.NoError(t, goldentest.AppendPage(app, job, page, times))
 }
 
 func readPage(t *testing.T, path string) []byte {
@@ -136,7 +67,7 @@ func gpuFixture(t *testing.T) (*Instance, time.Time, time.Time) {
 	app := db.Appender(context.Background())
 	appendPage(t, app, "dcgm-snippet", readPage(t, dcgmSnippetPage), times)
 	appendPage(t, app, "dcgm-mixed", readPage(t, dcgmMixedPage), times)
-	appendPage(t, app, "dcgm-lab", []byte(dcgmLabPage), times)
+	appendPage(t, app, "dcgm-lab", []byte(goldentest.DCGMLabPage), times)
 	appendPage(t, app, "node-a", []byte(agentPage), times)
 	require.NoError(t, app.Commit())
 

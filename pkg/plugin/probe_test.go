@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -13,178 +12,40 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/grafana/grafana-plugin-sdk-go/experimental"
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/inferscope/inferscope-llm-datasource/pkg/probe"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries/goldentest"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/sim"
-	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-// The probe fixture: vllm-a (the healthy simulator, seed 1) and vllm-b (no
-// probe) scraped every 15 s for 30 minutes, and probe-a exercising vllm-a with
-// one request every 15 s, made 1 s after each scrape (so every request is
-// scraped exactly once). Its requests are written by hand (probeSchedule):
-//
-//   - every successful request: TTFT 0.120 s, 16 tokens, 15 gaps of 0.020 s
-//     (max gap 0.020 s, variance 0), E2E 0.420 s;
-//   - request 48 (t = 12:01): a one-token stall, one gap of 0.800 s;
-//   - requests 80…111 (t = 20:01 … 27:46): every one has a gap of 0.600 s;
-//   - requests 60 and 64 answer 429, request 70 answers 503, request 72 is cut.
-const probeSettings = `{"scrapeInterval":"15s",
- "targets":[{"name":"vllm-a","url":"http://vllm-a:8000/metrics"},{"name":"vllm-b","url":"http://vllm-b:8000/metrics"}],
- "probes":[{"name":"probe-a","url":"http://probe-a:9401/metrics","target":"vllm-a"}],
- "sloProfiles":[{"name":"client","objectives":[
-   {"name":"ttft-150ms","signal":"ttft","threshold":0.15,"target":0.99},
-   {"name":"queue-1s","signal":"queue_time","threshold":1,"target":0.9},
-   {"name":"availability","kind":"error_ratio","target":0.99}]}]}`
-
-const (
-	probeEvery    = 15 * time.Second
-	probeModel    = "meta-llama/Llama-3.1-8B-Instruct"
-	probeEndpoint = "vllm-a:8000/v1/chat/completions"
-)
-
-// probeSchedule returns request k of the fixture's probe.
-func probeSchedule(k int, at time.Time) probe.Result {
-	r := probe.Result{Endpoint: probeEndpoint, Model: probeModel, Start: at}
-	switch k {
-	case 60, 64:
-		r.Status, r.Class = 429, probe.ClassHTTP429
-		return r
-	case 70:
-		r.Status, r.Class = 503, probe.ClassHTTP5xx
-		return r
-	case 72:
-		r.Status, r.Class = 200, probe.ClassStreamCut
-		return r
-	}
-	gaps := make([]float64, 15)
-	for i := range gaps {
-		gaps[i] = 0.020
-	}
-	switch {
-	case k == 48:
-		gaps[7] = 0.800
-	case k >= 80 && k <= 111:
-		gaps[3] = 0.600
-	}
-	sum, maxGap := 0.0, 0.0
-	for _, g := range gaps {
-		sum += g
-		maxGap = math.Max(maxGap, g)
-	}
-	mean := sum / 15
-	variance := 0.0
-	for _, g := range gaps {
-		variance += (g - mean) * (g - mean)
-	}
-	r.Status, r.TTFB, r.TTFT, r.Gaps, r.OutputTokens = 200, 0.100, 0.120, gaps, 16
-	r.E2E, r.TPOT, r.GapMax, r.GapVariance = 0.120+sum, sum/15, maxGap, variance/15
-	return r
+// probeFixture returns an instance over the probe fixture (goldentest.Probe: vllm-a with
+// probe-a's hand-written requests, goldentest.ProbeSchedule, and vllm-b without a probe),
+// its clock at the end of the history, and the simulation start. Its golden cases run from
+// pkg/queries (probe_golden_test.go and the OnProbe cases of the other types).
+func probeFixture(t *testing.T) (*Instance, time.Time) {
+	t.Helper()
+	probeFxOnce.Do(func() {
+		fx, err := goldentest.Probe(os.Getenv("GF_PATHS_DATA"))
+		if err != nil {
+			probeFxErr = err
+			return
+		}
+		probeFxInst = newInstanceForTest(fx.Settings, fx.Querier)
+		probeFxInst.now = func() time.Time { return fx.End }
+		probeFxStart = fx.Start
+	})
+	require.NoError(t, probeFxErr)
+	return probeFxInst, probeFxStart
 }
 
 var (
-	probeFxOnce sync.Once
-	probeFxInst *Instance
-	probeFxErr  error
+	probeFxOnce  sync.Once
+	probeFxInst  *Instance
+	probeFxStart time.Time
+	probeFxErr   error
 )
-
-// probeFixture builds the probe fixture once per test binary.
-func probeFixture(t *testing.T) (*Instance, time.Time) {
-	t.Helper()
-	probeFxOnce.Do(func() { probeFxInst, probeFxErr = buildProbeFixture(t) })
-	require.NoError(t, probeFxErr)
-	return probeFxInst, sim.DefaultStart
-}
-
-func buildProbeFixture(t *testing.T) (*Instance, error) {
-	dir, err := os.MkdirTemp(os.Getenv("GF_PATHS_DATA"), "probe-tsdb-")
-	if err != nil {
-		return nil, err
-	}
-	db, err := tsdb.Open(dir, nil, nil, tsdb.DefaultOptions(), nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, tg := range []struct {
-		job  string
-		seed uint64
-	}{{"vllm-a", 1}, {"vllm-b", 2}} {
-		cfg := sim.DefaultConfig()
-		cfg.Seed = tg.seed
-		s, err := sim.New(cfg, sim.Options{})
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.FastForward(context.Background(), db, sim.FastForwardOptions{Duration: goldenSpan, ScrapeInterval: goldenScrape,
-			VLLM: sim.Target{Job: tg.job, Instance: tg.job + ":8000"}}); err != nil {
-			return nil, err
-		}
-	}
-	start := sim.DefaultStart
-	m := probe.NewMetrics()
-	m.Init(probeEndpoint, probeModel, probeEvery.Seconds(), 16)
-	app := db.Appender(context.Background())
-	for k := 0; k <= int(goldenSpan/probeEvery); k++ {
-		scrape := start.Add(time.Duration(k) * probeEvery)
-		if k > 0 {
-			m.Observe(probeSchedule(k-1, scrape.Add(-probeEvery+time.Second)))
-		}
-		fams, err := m.Registry.Gather()
-		if err != nil {
-			return nil, err
-		}
-		var buf bytes.Buffer
-		enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-		for _, f := range fams {
-			if err := enc.Encode(f); err != nil {
-				return nil, err
-			}
-		}
-		appendPage(t, app, "probe-a", buf.Bytes(), []int64{scrape.UnixMilli()})
-	}
-	if err := app.Commit(); err != nil {
-		return nil, err
-	}
-	st, err := settings.Load([]byte(probeSettings), nil)
-	if err != nil {
-		return nil, err
-	}
-	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
-	end := start.Add(goldenSpan)
-	inst.now = func() time.Time { return end }
-	return inst, nil
-}
-
-// probeGoldenCases run on the probe fixture; their frames are pinned like goldenCases'.
-var probeGoldenCases = []goldenCase{
-	{name: "probe_jitter", query: q("probe", "window", "5m")},
-	{name: "probe_errors", query: q("probe", "view", "errors", "window", "5m")},
-	{name: "probe_spikes", query: q("probe", "view", "spikes", "window", "5m", "threshold", 0.5)},
-	{name: "probe_spikes_sustained", query: q("probe", "view", "spikes", "format", "sustained", "window", "5m", "threshold", 0.5)},
-	{name: "latency_source_probe", query: q("latency", "source", "probe", "stages", []string{"ttft", "itl"}, "stats", []string{"p50", "mean"}, "groupBy", "target", "window", "5m")},
-	{name: "targets_table_probe", query: q("targets")},
-	{name: "slo_source_probe", query: q("slo", "profile", "client", "source", "probe", "groupBy", "target")},
-	{name: "breakdown_outside_engine", query: q("breakdown", "groupBy", "target", "window", "5m")},
-}
-
-func TestGoldenProbeQueryData(t *testing.T) {
-	inst, start := probeFixture(t)
-	for _, c := range probeGoldenCases {
-		t.Run(c.name, func(t *testing.T) {
-			dr := runGolden(t, inst, start, c)
-			normaliseGoldenResponse(&dr)
-			require.NoError(t, dr.Error)
-			experimental.CheckGoldenJSONResponse(t, goldenDir, c.name, &dr, goldenUpdate())
-		})
-	}
-}
 
 // probeQuery runs one query on the probe fixture over [from, to) at a 1 m step.
 func probeQuery(t *testing.T, query map[string]any, from, to time.Duration) data.Frames {
@@ -236,7 +97,7 @@ func valueAt(t *testing.T, fs data.Frames, at time.Time, labels map[string]strin
 // requests from 20:01 make windows inside that stretch sustained, not spikes.
 // Expected values come from the fixture's schedule, by hand.
 func TestProbeSpikeIsNotSustained(t *testing.T) {
-	fs := probeQuery(t, q("probe", "view", "spikes", "window", "5m", "threshold", 0.5), 5*time.Minute, goldenSpan)
+	fs := probeQuery(t, q("probe", "view", "spikes", "window", "5m", "threshold", 0.5), 5*time.Minute, goldentest.Span)
 	start := sim.DefaultStart
 	at := func(m int, stat string) float64 {
 		v, ok := valueAt(t, fs, start.Add(time.Duration(m)*time.Minute), map[string]string{"stat": stat, "target": "vllm-a", "probe": "probe-a"})
@@ -282,7 +143,7 @@ func TestProbeJoins(t *testing.T) {
 		return out
 	}
 
-	fs := probeQuery(t, q("latency", "source", "probe", "stages", []string{"ttft", "itl"}, "stats", []string{"p50", "mean"}, "groupBy", "target", "window", "5m"), 5*time.Minute, goldenSpan)
+	fs := probeQuery(t, q("latency", "source", "probe", "stages", []string{"ttft", "itl"}, "stats", []string{"p50", "mean"}, "groupBy", "target", "window", "5m"), 5*time.Minute, goldentest.Span)
 	v, ok := valueAt(t, fs, m10, with("stage", "ttft", "stat", "mean"))
 	require.True(t, ok)
 	assert.InDelta(t, 0.120, v, 1e-9)
@@ -293,7 +154,7 @@ func TestProbeJoins(t *testing.T) {
 	v, _ = valueAt(t, fs, m10, with("stage", "itl", "stat", "mean"))
 	assert.InDelta(t, 0.020, v, 1e-9)
 
-	fs = probeQuery(t, q("probe", "window", "5m"), 5*time.Minute, goldenSpan)
+	fs = probeQuery(t, q("probe", "window", "5m"), 5*time.Minute, goldentest.Span)
 	v, _ = valueAt(t, fs, m10, with("stat", "stddev_mean"))
 	assert.InDelta(t, 0.0, v, 1e-9, "equal gaps have no jitter")
 	v, _ = valueAt(t, fs, start.Add(14*time.Minute), with("stat", "max_gap"))
@@ -304,7 +165,7 @@ func TestProbeJoins(t *testing.T) {
 	v, _ = valueAt(t, fs, start.Add(14*time.Minute), with("stat", "variance_max"))
 	assert.InDelta(t, want, v, 1e-9)
 
-	fs = probeQuery(t, q("probe", "view", "errors", "window", "5m"), 5*time.Minute, goldenSpan)
+	fs = probeQuery(t, q("probe", "view", "errors", "window", "5m"), 5*time.Minute, goldentest.Span)
 	// (14:00, 19:00] holds 20 requests: 429 at 15:01 and 16:01, 503 at 17:31,
 	// a cut at 18:01: success ratio 16/20
 	at19 := start.Add(19 * time.Minute)
@@ -318,7 +179,7 @@ func TestProbeJoins(t *testing.T) {
 
 	// outside the engine = 0.120 − the engine's mean TTFT over the same window,
 	// read here straight from the store
-	fs = probeQuery(t, q("breakdown", "groupBy", "target", "window", "5m"), 5*time.Minute, goldenSpan)
+	fs = probeQuery(t, q("breakdown", "groupBy", "target", "window", "5m"), 5*time.Minute, goldentest.Span)
 	outside, ok := valueAt(t, fs, m10, map[string]string{"stage": "outside_engine", "target": "vllm-a"})
 	require.True(t, ok, "no outside-the-engine row for vllm-a")
 	_, ok = valueAt(t, fs, m10, map[string]string{"stage": "outside_engine", "target": "vllm-b"})
@@ -338,7 +199,7 @@ func TestProbeJoins(t *testing.T) {
 // counts the 4 failed requests of the ~99 the range holds; queue time is not
 // measured by a probe (a notice, no row).
 func TestProbeSLO(t *testing.T) {
-	fs := probeQuery(t, q("slo", "profile", "client", "source", "probe", "groupBy", "target"), 5*time.Minute, goldenTo)
+	fs := probeQuery(t, q("slo", "profile", "client", "source", "probe", "groupBy", "target"), 5*time.Minute, goldentest.To)
 	require.Len(t, fs, 1)
 	f := fs[0]
 	col := func(name string) *data.Field {
@@ -387,12 +248,12 @@ func TestProbeSLO(t *testing.T) {
 // TestProbeByModel: grouped by model, probe series carry the model the probe
 // asked for as model (like every Inferscope result), once.
 func TestProbeByModel(t *testing.T) {
-	fs := probeQuery(t, q("latency", "source", "probe", "stages", []string{"ttft"}, "stats", []string{"mean"}, "groupBy", "model", "window", "5m"), 5*time.Minute, goldenSpan)
+	fs := probeQuery(t, q("latency", "source", "probe", "stages", []string{"ttft"}, "stats", []string{"mean"}, "groupBy", "model", "window", "5m"), 5*time.Minute, goldentest.Span)
 	require.NotEmpty(t, fs)
 	l := fs[0].Fields[1].Labels
-	assert.Equal(t, probeModel, l["model"])
+	assert.Equal(t, goldentest.ProbeModel, l["model"])
 	assert.NotContains(t, l, "exported_model")
-	v, ok := valueAt(t, fs, sim.DefaultStart.Add(10*time.Minute), map[string]string{"model": probeModel, "stat": "mean"})
+	v, ok := valueAt(t, fs, sim.DefaultStart.Add(10*time.Minute), map[string]string{"model": goldentest.ProbeModel, "stat": "mean"})
 	require.True(t, ok)
 	assert.InDelta(t, 0.120, v, 1e-9)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/queries/goldentest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +35,7 @@ func pageSampleNames(page string) []string {
 
 // TestMetricNamesResource: GET /metricnames lists the metric names stored for the named
 // targets or GPU agents, as the raw editor's metric picker offers them. For the dcgm-lab agent
-// of the golden fixture (every sample of dcgmLabPage stored at each scrape) the answer is the
+// of the golden fixture (every sample of goldentest.DCGMLabPage stored at each scrape) the answer is the
 // page's sample names; an engine target's names are its own (vLLM's, none of the agent's);
 // no name means every target and agent; an unknown name is a 400 naming the field.
 func TestMetricNamesResource(t *testing.T) {
@@ -53,7 +54,7 @@ func TestMetricNamesResource(t *testing.T) {
 		return out
 	}
 
-	assert.Equal(t, pageSampleNames(dcgmLabPage), names("metricnames?target=dcgm-lab"))
+	assert.Equal(t, pageSampleNames(goldentest.DCGMLabPage), names("metricnames?target=dcgm-lab"))
 
 	a := names("metricnames?target=vllm-a&target=vllm-a")
 	assert.Contains(t, a, "vllm:num_requests_running")
@@ -64,7 +65,7 @@ func TestMetricNamesResource(t *testing.T) {
 	assert.True(t, sort.StringsAreSorted(a))
 
 	all := names("metricnames")
-	for _, n := range append(a, pageSampleNames(dcgmLabPage)...) {
+	for _, n := range append(a, pageSampleNames(goldentest.DCGMLabPage)...) {
 		assert.Contains(t, all, n)
 	}
 

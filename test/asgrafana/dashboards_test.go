@@ -328,7 +328,7 @@ func TestDashboardsRender(t *testing.T) {
 					if qt, _ := m["queryType"].(string); qt == "gpu" && gpuErrorSignalsOnly(m) {
 						// The simulated GPU agents export no XID, ECC, PCIe-replay or NVLink
 						// series (pkg/sim): the collapsed errors-and-interconnect panels say what
-						// fills them (their values are tested in pkg/plugin issue33_parity_test.go).
+						// fills them (their values are tested in pkg/plugin spec_decode_gpu_errors_test.go).
 						continue
 					}
 					if metric, _ := m["metric"].(string); strings.HasPrefix(metric, "http_") {

@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// reviewAppendPage stores a hand-written /metrics page as a scrape would, every interval over
+// appendScaledPage stores a hand-written /metrics page as a scrape would, every interval over
 // [start, start+span]: job and instance labels added, counter and histogram samples (by the
 // page's # TYPE lines) multiplied by 1 + growth·(t − start) in seconds, gauges as written, and
 // up = 1. With one factor per scrape, a rate over any window is the page's value × growth and
 // a mean or quantile is the page's own.
-func reviewAppendPage(t *testing.T, db storage.Appendable, page, job, instance string, start time.Time, span, interval time.Duration, growth float64) {
+func appendScaledPage(t *testing.T, db storage.Appendable, page, job, instance string, start time.Time, span, interval time.Duration, growth float64) {
 	t.Helper()
 	kind := map[string]string{}
 	type sample struct {

@@ -19,18 +19,18 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-const reviewModel = "Qwen/Qwen3-0.6B"
+const routerPagesModel = "Qwen/Qwen3-0.6B"
 
-// reviewHist writes one classic histogram's buckets (cumulative counts at the given bounds,
+// writeClassicHistogram writes one classic histogram's buckets (cumulative counts at the given bounds,
 // +Inf = count), _sum and _count with the given labels.
-func reviewHist(sb *strings.Builder, name, lbl string, les []string, cum []float64, sum float64) {
+func writeClassicHistogram(sb *strings.Builder, name, lbl string, les []string, cum []float64, sum float64) {
 	for i, le := range les {
 		fmt.Fprintf(sb, "%s_bucket{%s,le=%q} %g\n", name, lbl, le, cum[i])
 	}
 	fmt.Fprintf(sb, "%s_sum{%s} %g\n%s_count{%s} %g\n", name, lbl, sum, name, lbl, cum[len(cum)-1])
 }
 
-// reviewRouterPages are hand-written router pages (values per page; stored with growth 0.01/s,
+// routerHandPages are hand-written router pages (values per page; stored with growth 0.01/s,
 // so a rate is 0.01 × the value and a mean is the page's):
 //
 //   - r1 (current names only): tenant `a"b` (a quote), priority 0: 100 requests, TTFT (streamed)
@@ -43,68 +43,68 @@ func reviewHist(sb *strings.Builder, name, lbl string, les []string, cum []float
 //     inference_objective_request_total 70 (must not be read); TTFT new sum 10 / 50 → 0.2, old
 //     sum 70 / 70 → 1.0.
 //   - r4 (current names): 999 tenants t0000…t0998, 10 requests each (0.1/s each).
-func reviewRouterPages() map[string]string {
+func routerHandPages() map[string]string {
 	var r1, r2, r3, r4 strings.Builder
 	ttftLes := func(b ...string) []string { return append(b, "+Inf") }
 	r1.WriteString("# TYPE llm_d_epp_request_total counter\n")
-	fmt.Fprintf(&r1, "llm_d_epp_request_total{fairness_id=\"a\\\"b\",model_name=%q,priority=\"0\",target_model_name=%q} 100\n", reviewModel, reviewModel)
-	fmt.Fprintf(&r1, "llm_d_epp_request_total{fairness_id=\"ü-テナント\",model_name=%q,priority=\"1\",target_model_name=%q} 400\n", reviewModel, reviewModel)
+	fmt.Fprintf(&r1, "llm_d_epp_request_total{fairness_id=\"a\\\"b\",model_name=%q,priority=\"0\",target_model_name=%q} 100\n", routerPagesModel, routerPagesModel)
+	fmt.Fprintf(&r1, "llm_d_epp_request_total{fairness_id=\"ü-テナント\",model_name=%q,priority=\"1\",target_model_name=%q} 400\n", routerPagesModel, routerPagesModel)
 	r1.WriteString("# TYPE llm_d_epp_request_ttft_seconds histogram\n")
-	reviewHist(&r1, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="a\"b",model_name=%q,priority="0",streaming="true",target_model_name=%q`, reviewModel, reviewModel),
+	writeClassicHistogram(&r1, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="a\"b",model_name=%q,priority="0",streaming="true",target_model_name=%q`, routerPagesModel, routerPagesModel),
 		ttftLes("0.1", "0.5"), []float64{50, 100, 100}, 20)
-	reviewHist(&r1, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="ü-テナント",model_name=%q,priority="1",streaming="true",target_model_name=%q`, reviewModel, reviewModel),
+	writeClassicHistogram(&r1, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="ü-テナント",model_name=%q,priority="1",streaming="true",target_model_name=%q`, routerPagesModel, routerPagesModel),
 		ttftLes("0.2", "1.0"), []float64{0, 300, 300}, 150)
-	reviewHist(&r1, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="ü-テナント",model_name=%q,priority="1",streaming="false",target_model_name=%q`, reviewModel, reviewModel),
+	writeClassicHistogram(&r1, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="ü-テナント",model_name=%q,priority="1",streaming="false",target_model_name=%q`, routerPagesModel, routerPagesModel),
 		ttftLes("0.2", "1.0"), []float64{0, 0, 100}, 1000)
 
 	r2.WriteString("# TYPE inference_objective_request_total counter\n")
-	fmt.Fprintf(&r2, "inference_objective_request_total{model_name=%q,priority=\"0\",target_model_name=%q} 200\n", reviewModel, reviewModel)
+	fmt.Fprintf(&r2, "inference_objective_request_total{model_name=%q,priority=\"0\",target_model_name=%q} 200\n", routerPagesModel, routerPagesModel)
 	r2.WriteString("# TYPE inference_objective_request_ttft_seconds histogram\n")
-	reviewHist(&r2, "inference_objective_request_ttft_seconds", fmt.Sprintf(`model_name=%q,target_model_name=%q`, reviewModel, reviewModel),
+	writeClassicHistogram(&r2, "inference_objective_request_ttft_seconds", fmt.Sprintf(`model_name=%q,target_model_name=%q`, routerPagesModel, routerPagesModel),
 		ttftLes("0.4", "0.6"), []float64{0, 200, 200}, 100)
 
 	r3.WriteString("# TYPE llm_d_epp_request_total counter\n")
-	fmt.Fprintf(&r3, "llm_d_epp_request_total{fairness_id=\"x\",model_name=%q,priority=\"0\",target_model_name=%q} 50\n", reviewModel, reviewModel)
+	fmt.Fprintf(&r3, "llm_d_epp_request_total{fairness_id=\"x\",model_name=%q,priority=\"0\",target_model_name=%q} 50\n", routerPagesModel, routerPagesModel)
 	r3.WriteString("# TYPE inference_objective_request_total counter\n")
-	fmt.Fprintf(&r3, "inference_objective_request_total{model_name=%q,priority=\"0\",target_model_name=%q} 70\n", reviewModel, reviewModel)
+	fmt.Fprintf(&r3, "inference_objective_request_total{model_name=%q,priority=\"0\",target_model_name=%q} 70\n", routerPagesModel, routerPagesModel)
 	r3.WriteString("# TYPE llm_d_epp_request_ttft_seconds histogram\n")
-	reviewHist(&r3, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="x",model_name=%q,priority="0",streaming="true",target_model_name=%q`, reviewModel, reviewModel),
+	writeClassicHistogram(&r3, "llm_d_epp_request_ttft_seconds", fmt.Sprintf(`fairness_id="x",model_name=%q,priority="0",streaming="true",target_model_name=%q`, routerPagesModel, routerPagesModel),
 		ttftLes("0.4"), []float64{50, 50}, 10)
 	r3.WriteString("# TYPE inference_objective_request_ttft_seconds histogram\n")
-	reviewHist(&r3, "inference_objective_request_ttft_seconds", fmt.Sprintf(`model_name=%q,target_model_name=%q`, reviewModel, reviewModel),
+	writeClassicHistogram(&r3, "inference_objective_request_ttft_seconds", fmt.Sprintf(`model_name=%q,target_model_name=%q`, routerPagesModel, routerPagesModel),
 		ttftLes("0.4"), []float64{0, 70}, 70)
 
 	r4.WriteString("# TYPE llm_d_epp_request_total counter\n")
 	for i := 0; i < 999; i++ {
-		fmt.Fprintf(&r4, "llm_d_epp_request_total{fairness_id=\"t%04d\",model_name=%q,priority=\"0\",target_model_name=%q} 10\n", i, reviewModel, reviewModel)
+		fmt.Fprintf(&r4, "llm_d_epp_request_total{fairness_id=\"t%04d\",model_name=%q,priority=\"0\",target_model_name=%q} 10\n", i, routerPagesModel, routerPagesModel)
 	}
 	var r5 strings.Builder
 	r5.WriteString("# TYPE llm_d_epp_request_total counter\n")
 	for _, tn := range []string{`(`, `.*`, `a|b`} {
-		fmt.Fprintf(&r5, "llm_d_epp_request_total{fairness_id=%q,model_name=%q,priority=\"0\",target_model_name=%q} 10\n", tn, reviewModel, reviewModel)
+		fmt.Fprintf(&r5, "llm_d_epp_request_total{fairness_id=%q,model_name=%q,priority=\"0\",target_model_name=%q} 10\n", tn, routerPagesModel, routerPagesModel)
 	}
 	// r6: current names for requests, TTFT only under the deprecated name (sum 90 / 100 → 0.9).
 	var r6 strings.Builder
 	r6.WriteString("# TYPE llm_d_epp_request_total counter\n")
-	fmt.Fprintf(&r6, "llm_d_epp_request_total{fairness_id=\"x\",model_name=%q,priority=\"0\",target_model_name=%q} 100\n", reviewModel, reviewModel)
+	fmt.Fprintf(&r6, "llm_d_epp_request_total{fairness_id=\"x\",model_name=%q,priority=\"0\",target_model_name=%q} 100\n", routerPagesModel, routerPagesModel)
 	r6.WriteString("# TYPE inference_objective_request_ttft_seconds histogram\n")
-	reviewHist(&r6, "inference_objective_request_ttft_seconds", fmt.Sprintf(`model_name=%q,target_model_name=%q`, reviewModel, reviewModel),
+	writeClassicHistogram(&r6, "inference_objective_request_ttft_seconds", fmt.Sprintf(`model_name=%q,target_model_name=%q`, routerPagesModel, routerPagesModel),
 		ttftLes("1.0"), []float64{100, 100}, 90)
 	return map[string]string{"r1": r1.String(), "r2": r2.String(), "r3": r3.String(), "r4": r4.String(), "r5": r5.String(), "r6": r6.String()}
 }
 
-func TestReviewLLMDRouterHandPages(t *testing.T) {
+func TestLLMDRouterHandPages(t *testing.T) {
 	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	start := time.Now().Add(-30 * time.Minute).Truncate(time.Minute)
 	span := 30 * time.Minute
-	for job, page := range reviewRouterPages() {
-		reviewAppendPage(t, db, page, job, job+":9090", start, span, 15*time.Second, 0.01)
+	for job, page := range routerHandPages() {
+		appendScaledPage(t, db, page, job, job+":9090", start, span, 15*time.Second, 0.01)
 	}
 	eng, err := os.ReadFile(pythonFrontendPage)
 	require.NoError(t, err)
-	reviewAppendPage(t, db, string(eng), "engine", "engine:8000", start, span, 15*time.Second, 0.01)
+	appendScaledPage(t, db, string(eng), "engine", "engine:8000", start, span, 15*time.Second, 0.01)
 	var targets []map[string]any
 	for _, n := range []string{"r1", "r2", "r3", "r4", "r5", "r6"} {
 		targets = append(targets, map[string]any{"name": n, "url": "http://" + n + ":9090/metrics"})

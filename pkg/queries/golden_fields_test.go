@@ -1,4 +1,4 @@
-package plugin
+package queries
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // comment header experimental.CheckGoldenJSONResponse writes.
 func goldenFrames(t *testing.T, path string) []goldenFrameSchema {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
 package plugin
 
-// Review of issue 32 through the plugin's edge (NewInstance with the
-// organisation in the request context, storagePath from jsonData as an org
-// admin saves it). These tests FAIL on b51c626.
+// One organisation's data source never reaches another's store or metric series, through
+// the plugin's edge (NewInstance with the organisation in the request context, storagePath
+// from jsonData as an org admin saves it). Both tests failed before issue 32's fixes.
 
 import (
 	"context"
@@ -30,12 +30,12 @@ func newOrgInstance(t *testing.T, org int64, uid string, js map[string]any) *Ins
 	return inst
 }
 
-// TestReview32FlawStoragePathIntoAnotherOrgTakesItsStore: organisation 2's
-// data source "prod" has stored history under the shared storagePath and
-// the plugin restarts. An organisation 1 admin saves a data source of UID
-// "prod" with storagePath <root>/org.2 (absolute, so settings accept it):
-// its first request moves organisation 2's store into its own directory.
-func TestReview32FlawStoragePathIntoAnotherOrgTakesItsStore(t *testing.T) {
+// TestStoragePathIntoAnotherOrgLeavesItsStore: organisation 2's data source "prod" has
+// stored history under the shared storagePath and the plugin restarts. An organisation 1
+// admin saves a data source of UID "prod" with storagePath <root>/org.2 (absolute, so
+// settings accept it): its first request must neither move organisation 2's store into its
+// own directory (as it once did) nor open that history.
+func TestStoragePathIntoAnotherOrgLeavesItsStore(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "inferscope")
 	victim := newOrgInstance(t, 2, "prod", map[string]any{"storagePath": root})
 	require.NoError(t, victim.settingsErr)
@@ -51,13 +51,12 @@ func TestReview32FlawStoragePathIntoAnotherOrgTakesItsStore(t *testing.T) {
 	}
 }
 
-// TestReview32FlawMetricsUIDCollidesAcrossOrgs: the `datasource` label is
-// "<org>/<uid>" outside organisation 1 and the bare UID inside it, so
-// organisation 1's UID "2/prod" (the legacy API allows UIDs outside
-// Grafana's alphabet; the store code hashes them for exactly that reason)
-// and organisation 2's "prod" share every plugin metric series: one's
-// release (forgetDataSource) deletes the other's counters, and the
-// per-store gauges are emitted twice with one label set. Low (metrics only).
-func TestReview32FlawMetricsUIDCollidesAcrossOrgs(t *testing.T) {
+// TestMetricsUIDDiffersAcrossOrgs: the `datasource` label is "<org>/<uid>" outside
+// organisation 1 and the bare UID inside it; organisation 1's UID "2/prod" (the legacy API
+// allows UIDs outside Grafana's alphabet; the store code hashes them for exactly that
+// reason) must not spell organisation 2's "prod", or the two would share every plugin metric
+// series: one's release (forgetDataSource) would delete the other's counters, and the
+// per-store gauges would be emitted twice with one label set.
+func TestMetricsUIDDiffersAcrossOrgs(t *testing.T) {
 	assert.NotEqual(t, metricsUID(2, "prod"), metricsUID(1, "2/prod"))
 }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -22,9 +23,11 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-// Odd telemetry round 3 (issue 39) and llama.cpp as it really behaves (issue 40), through
-// QueryData on hand-written histories (written from the issues' descriptions). Truth is the
-// history's own construction: what the engine was doing at each scrape.
+// Real engine behaviour that reads like a fault, through QueryData on hand-written histories:
+// llama.cpp's counters that move once per finished batch (busy, not idle or frozen), gauges
+// frozen by a mass client cancel (not a queue), streams aborted without an abort counter,
+// re-exporters told by their series' shape, a restart at the range end (issues 39 and 40).
+// Truth is the history's own construction: what the engine was doing at each scrape.
 
 // diagnoseHistory runs the diagnosis query's input assembly over [from, to] at the given step
 // and window and returns the whole result (every step, every finding).
@@ -80,21 +83,23 @@ func TestLlamaCppBusyIsNeitherIdleNorFrozen(t *testing.T) {
 		step   time.Duration
 		window string
 	}{{15 * time.Second, "1m"}, {time.Minute, "5m"}} {
-		res := diagnoseHistory(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), cad.step, cad.window)
-		require.Len(t, res.Targets, 1)
-		tr := res.Targets[0]
-		steps := 0
-		for i, c := range tr.Primary {
-			if c == "" {
-				continue
+		t.Run(fmt.Sprintf("step=%s,window=%s", cad.step, cad.window), func(t *testing.T) {
+			res := diagnoseHistory(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), cad.step, cad.window)
+			require.Len(t, res.Targets, 1)
+			tr := res.Targets[0]
+			steps := 0
+			for i, c := range tr.Primary {
+				if c == "" {
+					continue
+				}
+				steps++
+				assert.NotContains(t, []diagnose.Class{diagnose.IdleStaleGauges, diagnose.Stalled, diagnose.Unknown}, c, "step %s (%s)", res.Steps[i].Format(time.TimeOnly), cad.window)
 			}
-			steps++
-			assert.NotContains(t, []diagnose.Class{diagnose.IdleStaleGauges, diagnose.Stalled, diagnose.Unknown}, c, "step %s (%s)", res.Steps[i].Format(time.TimeOnly), cad.window)
-		}
-		assert.Greater(t, steps, 10, cad.window)
-		for _, f := range tr.Findings {
-			assert.NotContains(t, f.Summary, "Idle engine", cad.window)
-		}
+			assert.Greater(t, steps, 10, cad.window)
+			for _, f := range tr.Findings {
+				assert.NotContains(t, f.Summary, "Idle engine", cad.window)
+			}
+		})
 	}
 	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(20*time.Minute), 15*time.Second, map[string]any{"queryType": "saturation"})
 	require.NoError(t, dr.Error)
@@ -212,35 +217,37 @@ func massCancelCheck(t *testing.T, variant string) {
 		window string
 		settle time.Duration
 	}{{15 * time.Second, "1m", 2 * time.Minute}, {time.Minute, "5m", 6 * time.Minute}} {
-		res := diagnoseHistory(t, inst, t0.Add(5*time.Minute), t0.Add(30*time.Minute), cad.step, cad.window)
-		tr := res.Targets[0]
-		for i, c := range tr.Primary {
-			if res.Steps[i].Before(freeze) {
-				continue
+		t.Run(fmt.Sprintf("step=%s,window=%s", cad.step, cad.window), func(t *testing.T) {
+			res := diagnoseHistory(t, inst, t0.Add(5*time.Minute), t0.Add(30*time.Minute), cad.step, cad.window)
+			tr := res.Targets[0]
+			for i, c := range tr.Primary {
+				if res.Steps[i].Before(freeze) {
+					continue
+				}
+				if res.Steps[i].After(freeze.Add(time.Minute)) {
+					assert.NotContains(t, []diagnose.Class{diagnose.QueueSaturation, diagnose.KVPressure}, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+				}
+				if !res.Steps[i].Before(freeze.Add(cad.settle)) {
+					assert.Contains(t, want, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+				}
 			}
-			if res.Steps[i].After(freeze.Add(time.Minute)) {
-				assert.NotContains(t, []diagnose.Class{diagnose.QueueSaturation, diagnose.KVPressure}, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+			var frozen *diagnose.Finding
+			for k, f := range tr.Findings {
+				if f.End.After(freeze) && (f.Class == diagnose.QueueSaturation || f.Class == diagnose.KVPressure) && f.Start.After(freeze.Add(time.Minute)) {
+					t.Errorf("%s: %s finding inside the frozen span: %s", cad.window, f.Class, f.Text())
+				}
+				if slices.Contains(want, f.Class) && f.Current {
+					frozen = &tr.Findings[k]
+				}
 			}
-			if !res.Steps[i].Before(freeze.Add(cad.settle)) {
-				assert.Contains(t, want, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+			require.NotNil(t, frozen, cad.window)
+			txt := frozen.Text()
+			assert.Contains(t, txt, "progress 0 /s = 0", cad.window)
+			assert.Contains(t, txt, "requests_running 50", cad.window)
+			for _, advice := range []string{"--max-num-seqs", "--gpu-memory-utilization", "replicas", "KV"} {
+				assert.NotContains(t, frozen.Recommendation, advice, cad.window)
 			}
-		}
-		var frozen *diagnose.Finding
-		for k, f := range tr.Findings {
-			if f.End.After(freeze) && (f.Class == diagnose.QueueSaturation || f.Class == diagnose.KVPressure) && f.Start.After(freeze.Add(time.Minute)) {
-				t.Errorf("%s: %s finding inside the frozen span: %s", cad.window, f.Class, f.Text())
-			}
-			if slices.Contains(want, f.Class) && f.Current {
-				frozen = &tr.Findings[k]
-			}
-		}
-		require.NotNil(t, frozen, cad.window)
-		txt := frozen.Text()
-		assert.Contains(t, txt, "progress 0 /s = 0", cad.window)
-		assert.Contains(t, txt, "requests_running 50", cad.window)
-		for _, advice := range []string{"--max-num-seqs", "--gpu-memory-utilization", "replicas", "KV"} {
-			assert.NotContains(t, frozen.Recommendation, advice, cad.window)
-		}
+		})
 	}
 	// The saturation query names the frozen gauges once.
 	dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(30*time.Minute), 15*time.Second, map[string]any{"queryType": "saturation"})
@@ -311,31 +318,33 @@ func TestAbortedStreamsWithoutAbortCounter(t *testing.T) {
 		window string
 		settle time.Duration
 	}{{15 * time.Second, "1m", 75 * time.Second}, {time.Minute, "5m", 6 * time.Minute}} {
-		res := diagnoseHistory(t, inst, t0.Add(3*time.Minute), t0.Add(20*time.Minute), cad.step, cad.window)
-		tr := res.Targets[0]
-		for i, c := range tr.Primary {
-			switch {
-			case !res.Steps[i].After(onset):
-				assert.NotEqual(t, diagnose.AbortedTraffic, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
-			case !res.Steps[i].Before(onset.Add(cad.settle)):
-				assert.Equal(t, diagnose.AbortedTraffic, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+		t.Run(fmt.Sprintf("step=%s,window=%s", cad.step, cad.window), func(t *testing.T) {
+			res := diagnoseHistory(t, inst, t0.Add(3*time.Minute), t0.Add(20*time.Minute), cad.step, cad.window)
+			tr := res.Targets[0]
+			for i, c := range tr.Primary {
+				switch {
+				case !res.Steps[i].After(onset):
+					assert.NotEqual(t, diagnose.AbortedTraffic, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+				case !res.Steps[i].Before(onset.Add(cad.settle)):
+					assert.Equal(t, diagnose.AbortedTraffic, c, "%s at %s", cad.window, res.Steps[i].Sub(t0))
+				}
 			}
-		}
-		var cur *diagnose.Finding
-		for k, f := range tr.Findings {
-			if f.Class == diagnose.AbortedTraffic && f.Current {
-				cur = &tr.Findings[k]
+			var cur *diagnose.Finding
+			for k, f := range tr.Findings {
+				if f.Class == diagnose.AbortedTraffic && f.Current {
+					cur = &tr.Findings[k]
+				}
 			}
-		}
-		require.NotNil(t, cur, cad.window)
-		var est float64
-		for _, e := range cur.Evidence {
-			if e.Signal == "aborted_rate_estimate" {
-				est = e.Value
+			require.NotNil(t, cur, cad.window)
+			var est float64
+			for _, e := range cur.Evidence {
+				if e.Signal == "aborted_rate_estimate" {
+					est = e.Value
+				}
 			}
-		}
-		assert.InDelta(t, 2.0, est, 0.2, "%s: %s", cad.window, cur.Text())
-		assert.Contains(t, cur.Text(), `vllm:request_success_total{finished_reason="abort"} is not exported`, cad.window)
+			assert.InDelta(t, 2.0, est, 0.2, "%s: %s", cad.window, cur.Text())
+			assert.Contains(t, cur.Text(), `vllm:request_success_total{finished_reason="abort"} is not exported`, cad.window)
+		})
 	}
 }
 
@@ -382,19 +391,21 @@ func shapeRouterHistory(t *testing.T, label string, targets ...string) (*Instanc
 func TestReExporterRecognisedByShape(t *testing.T) {
 	for _, label := range []string{"server", "endpoint", "backend", "upstream"} {
 		for _, targets := range [][]string{{"a", "b", "r"}, {"a", "r"}} {
-			inst, t0 := shapeRouterHistory(t, label, targets...)
-			dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "saturation"})
-			require.NoError(t, dr.Error)
-			f := fieldsBy(dr, "signal")
-			run, _ := lastFloat(f["requests_running"])
-			wait, _ := lastFloat(f["requests_waiting"])
-			assert.Equal(t, 5.0, run, "%s %v", label, targets)
-			assert.Equal(t, 1.0, wait, "%s %v", label, targets)
-			want := "target r is a re-exporter (gateway) of http://a:8000, http://b:8000"
-			if len(targets) == 2 {
-				want = "target r is a re-exporter (gateway) of http://a:8000"
-			}
-			assert.Contains(t, strings.Join(responseNotices(dr), "\n"), want, "%s %v", label, targets)
+			t.Run(fmt.Sprintf("label=%s,targets=%s", label, strings.Join(targets, "+")), func(t *testing.T) {
+				inst, t0 := shapeRouterHistory(t, label, targets...)
+				dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "saturation"})
+				require.NoError(t, dr.Error)
+				f := fieldsBy(dr, "signal")
+				run, _ := lastFloat(f["requests_running"])
+				wait, _ := lastFloat(f["requests_waiting"])
+				assert.Equal(t, 5.0, run, "%s %v", label, targets)
+				assert.Equal(t, 1.0, wait, "%s %v", label, targets)
+				want := "target r is a re-exporter (gateway) of http://a:8000, http://b:8000"
+				if len(targets) == 2 {
+					want = "target r is a re-exporter (gateway) of http://a:8000"
+				}
+				assert.Contains(t, strings.Join(responseNotices(dr), "\n"), want, "%s %v", label, targets)
+			})
 		}
 	}
 }
@@ -604,15 +615,17 @@ func TestSimulatedLlamaCppNeverIdle(t *testing.T) {
 		step   time.Duration
 		window string
 	}{{15 * time.Second, "1m"}, {time.Minute, "5m"}} {
-		res := diagnoseHistory(t, inst, from, to, cad.step, cad.window)
-		n := 0
-		for i, c := range res.Targets[0].Primary {
-			if c != "" {
-				n++
+		t.Run(fmt.Sprintf("step=%s,window=%s", cad.step, cad.window), func(t *testing.T) {
+			res := diagnoseHistory(t, inst, from, to, cad.step, cad.window)
+			n := 0
+			for i, c := range res.Targets[0].Primary {
+				if c != "" {
+					n++
+				}
+				assert.NotContains(t, []diagnose.Class{diagnose.IdleStaleGauges, diagnose.Stalled}, c, "%s at %s", cad.window, res.Steps[i].Sub(s.Start()))
 			}
-			assert.NotContains(t, []diagnose.Class{diagnose.IdleStaleGauges, diagnose.Stalled}, c, "%s at %s", cad.window, res.Steps[i].Sub(s.Start()))
-		}
-		assert.Greater(t, n, 10, cad.window)
+			assert.Greater(t, n, 10, cad.window)
+		})
 	}
 	dr := runHistQuery(t, inst, from, to, 15*time.Second, map[string]any{"queryType": "saturation"})
 	require.NoError(t, dr.Error)

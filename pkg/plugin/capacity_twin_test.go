@@ -23,16 +23,16 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-// reviewCapacityFixture: one vLLM V1 target (the simulator's default configuration at 2 req/s,
+// capacityTwinFixture: one vLLM V1 target (the simulator's default configuration at 2 req/s,
 // 40 minutes at 15 s scrapes), an SGLang target and a vLLM V0 target (their testdata pages
 // stored every 15 s), and a target configured but never stored. Profiles: chat (TTFT p99 ≤ 3 s,
 // TPOT p99 ≤ 100 ms), errs (an error-ratio objective only), impossible (TTFT p99 ≤ 1 ms).
-type reviewCapacityFixture struct {
+type capacityTwinFixture struct {
 	inst       *Instance
 	start, end time.Time
 }
 
-func newReviewCapacityFixture(t *testing.T) *reviewCapacityFixture {
+func newCapacityTwinFixture(t *testing.T) *capacityTwinFixture {
 	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 11
@@ -52,7 +52,7 @@ func newReviewCapacityFixture(t *testing.T) *reviewCapacityFixture {
 	} {
 		b, err := os.ReadFile(p.file)
 		require.NoError(t, err)
-		reviewAppendPage(t, db, string(b), p.job, p.job+":8000", s.Start(), span, 15*time.Second, 0.01)
+		appendScaledPage(t, db, string(b), p.job, p.job+":8000", s.Start(), span, 15*time.Second, 0.01)
 	}
 	st, err := settings.Load([]byte(`{"scrapeInterval":"15s","targets":[
 	  {"name":"v1","url":"http://v1:8000/metrics"},{"name":"sgl","url":"http://sgl:8000/metrics"},
@@ -66,11 +66,11 @@ func newReviewCapacityFixture(t *testing.T) *reviewCapacityFixture {
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 	end := s.Start().Add(span)
 	inst.now = func() time.Time { return end }
-	return &reviewCapacityFixture{inst: inst, start: s.Start(), end: end}
+	return &capacityTwinFixture{inst: inst, start: s.Start(), end: end}
 }
 
 // query runs one capacity query through QueryData over [from, to].
-func (f *reviewCapacityFixture) query(ctx context.Context, t *testing.T, js string, from, to time.Time, interval time.Duration) backend.DataResponse {
+func (f *capacityTwinFixture) query(ctx context.Context, t *testing.T, js string, from, to time.Time, interval time.Duration) backend.DataResponse {
 	t.Helper()
 	resp, err := f.inst.QueryData(ctx, &backend.QueryDataRequest{Queries: []backend.DataQuery{{
 		RefID: "A", QueryType: "capacity", JSON: []byte(js), Interval: interval, MaxDataPoints: 1000,
@@ -92,8 +92,8 @@ func cell(f *data.Frame, name string, r int) any {
 	return v
 }
 
-func TestReviewCapacityBadFieldsAreNamed(t *testing.T) {
-	f := newReviewCapacityFixture(t)
+func TestCapacityTwinBadFieldsAreNamed(t *testing.T) {
+	f := newCapacityTwinFixture(t)
 	for js, field := range map[string]string{
 		`{"utilisation":-0.5}`:                                      "utilisation",
 		`{"utilisation":1.5}`:                                       "utilisation",
@@ -119,18 +119,20 @@ func TestReviewCapacityBadFieldsAreNamed(t *testing.T) {
 		`{"models":["m"]}`:                                          "models",
 		`{"targets":["ghost"]}`:                                     "targets",
 	} {
-		dr := f.query(context.Background(), t, js, f.start, f.end, time.Minute)
-		if assert.Error(t, dr.Error, js) {
-			assert.Contains(t, dr.Error.Error(), field, js)
-			t.Logf("%s -> %v", js, dr.Error)
-		}
+		t.Run(js, func(t *testing.T) {
+			dr := f.query(context.Background(), t, js, f.start, f.end, time.Minute)
+			if assert.Error(t, dr.Error, js) {
+				assert.Contains(t, dr.Error.Error(), field, js)
+				t.Logf("%s -> %v", js, dr.Error)
+			}
+		})
 	}
 }
 
 // Ranges shorter than the history the twin needs, and targets it cannot model, get notices
 // and no row, fast (no simulation).
-func TestReviewCapacityNoticesWithoutSimulation(t *testing.T) {
-	f := newReviewCapacityFixture(t)
+func TestCapacityTwinNoticesWithoutSimulation(t *testing.T) {
+	f := newCapacityTwinFixture(t)
 	for _, c := range []struct {
 		name       string
 		js         string
@@ -147,26 +149,28 @@ func TestReviewCapacityNoticesWithoutSimulation(t *testing.T) {
 		{"groupBy none (from the editor)", `{"groupBy":"none"}`, f.end.Add(-time.Minute), f.end, "widen the time range"},
 		{"before history", `{"targets":["v1"]}`, f.start.Add(-48 * time.Hour), f.start.Add(-47 * time.Hour), "v1"},
 	} {
-		started := time.Now()
-		dr := f.query(context.Background(), t, c.js, c.from, c.to, time.Minute)
-		require.NoError(t, dr.Error, c.name)
-		notes := strings.Join(noticeTexts(dr.Frames), "\n")
-		t.Logf("%s (%s): %s", c.name, time.Since(started), notes)
-		for _, fr := range dr.Frames {
-			assert.Equal(t, 0, fr.Rows(), c.name)
-		}
-		assert.Contains(t, notes, c.wantNotice, c.name)
-		assert.NotContains(t, notes, "runs unknown", "%s: a target with nothing stored in the range is not running an unknown engine", c.name)
+		t.Run(c.name, func(t *testing.T) {
+			started := time.Now()
+			dr := f.query(context.Background(), t, c.js, c.from, c.to, time.Minute)
+			require.NoError(t, dr.Error, c.name)
+			notes := strings.Join(noticeTexts(dr.Frames), "\n")
+			t.Logf("%s (%s): %s", c.name, time.Since(started), notes)
+			for _, fr := range dr.Frames {
+				assert.Equal(t, 0, fr.Rows(), c.name)
+			}
+			assert.Contains(t, notes, c.wantNotice, c.name)
+			assert.NotContains(t, notes, "runs unknown", "%s: a target with nothing stored in the range is not running an unknown engine", c.name)
+		})
 	}
 }
 
 // The expensive part: one calibration, the table with three profiles, a tiny utilisation,
 // the replicas series at a 1 s step over a 60-day range, cancellation and concurrency.
-func TestReviewCapacityNumbers(t *testing.T) {
+func TestCapacityTwinNumbers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates")
 	}
-	f := newReviewCapacityFixture(t)
+	f := newCapacityTwinFixture(t)
 	started := time.Now()
 	dr := f.query(context.Background(), t, `{"targets":["v1"]}`, f.start, f.end, time.Minute)
 	t.Logf("table: %s", time.Since(started))
@@ -299,58 +303,63 @@ func TestReviewCapacityNumbers(t *testing.T) {
 // A range longer than the target's life: the target served 2 req/s for its 40 minutes; a
 // dashboard's "last 2 days" and "last 7 days" should still say 2 req/s of load (or say the
 // history is shorter than the range), not the 40 minutes' requests spread over the range.
-func TestReviewCapacityLongRange(t *testing.T) {
+func TestCapacityTwinLongRange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates")
 	}
-	f := newReviewCapacityFixture(t)
+	f := newCapacityTwinFixture(t)
 	for _, d := range []time.Duration{2 * time.Hour, 48 * time.Hour, 7 * 24 * time.Hour} {
-		started := time.Now()
-		dr := f.query(context.Background(), t, `{"targets":["v1"],"profiles":["chat"]}`, f.end.Add(-d), f.end, time.Minute)
-		require.NoError(t, dr.Error)
-		t.Logf("%s: %s, notices %v", d, time.Since(started), noticeTexts(dr.Frames))
-		if assert.Equal(t, 1, dr.Frames[0].Rows(), d) {
-			t.Logf("%s: load %v knee %v headroom %v", d, cell(dr.Frames[0], "load", 0), cell(dr.Frames[0], "knee", 0), cell(dr.Frames[0], "headroom", 0))
-			assert.InDelta(t, 2, cell(dr.Frames[0], "load", 0), 0.2, "%s: the load the target served", d)
-		}
+		t.Run(d.String(), func(t *testing.T) {
+			started := time.Now()
+			dr := f.query(context.Background(), t, `{"targets":["v1"],"profiles":["chat"]}`, f.end.Add(-d), f.end, time.Minute)
+			require.NoError(t, dr.Error)
+			t.Logf("%s: %s, notices %v", d, time.Since(started), noticeTexts(dr.Frames))
+			if assert.Equal(t, 1, dr.Frames[0].Rows(), d) {
+				t.Logf("%s: load %v knee %v headroom %v", d, cell(dr.Frames[0], "load", 0), cell(dr.Frames[0], "knee", 0), cell(dr.Frames[0], "headroom", 0))
+				assert.InDelta(t, 2, cell(dr.Frames[0], "load", 0), 0.2, "%s: the load the target served", d)
+			}
+		})
 	}
 }
 
 // What-ifs the engine model cannot run: a max_num_seqs above the query's token budget, and
 // prompts scaled past max_model_len. Each must be a sentence naming the field, not a failed
 // query without one.
-func TestReviewCapacityWhatIfOutsideTheModel(t *testing.T) {
+func TestCapacityTwinWhatIfOutsideTheModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates")
 	}
-	f := newReviewCapacityFixture(t)
-	for _, js := range []string{
-		`{"targets":["v1"],"profiles":["chat"],"maxNumSeqs":256,"maxNumBatchedTokens":300,"format":"whatif","whatIf":{"maxNumSeqs":1000}}`,
-		`{"targets":["v1"],"profiles":["chat"],"maxNumSeqs":256,"maxNumBatchedTokens":300,"format":"whatif","whatIf":{"promptScale":16}}`,
+	f := newCapacityTwinFixture(t)
+	for _, c := range []struct{ name, js string }{
+		{"maxNumSeqs above the token budget", `{"targets":["v1"],"profiles":["chat"],"maxNumSeqs":256,"maxNumBatchedTokens":300,"format":"whatif","whatIf":{"maxNumSeqs":1000}}`},
+		{"promptScale past max_model_len", `{"targets":["v1"],"profiles":["chat"],"maxNumSeqs":256,"maxNumBatchedTokens":300,"format":"whatif","whatIf":{"promptScale":16}}`},
 	} {
-		started := time.Now()
-		dr := f.query(context.Background(), t, js, f.start, f.end, time.Minute)
-		t.Logf("%s: %s err %v notices %v", js, time.Since(started), dr.Error, noticeTexts(dr.Frames))
-		if dr.Error != nil {
-			assert.Contains(t, dr.Error.Error(), "whatIf.", js)
-			continue
-		}
-		wi := dr.Frames[0]
-		for r := 0; r < wi.Rows(); r++ {
-			t.Logf("whatif %v load %v ttft99 %v att %v holds %v", cell(wi, "change", r), cell(wi, "load", r), cell(wi, "ttft_p99", r), cell(wi, "attainment", r), cell(wi, "holds", r))
-		}
-		if strings.Contains(js, `"maxNumSeqs":1000`) && assert.Equal(t, 2, wi.Rows()) {
-			// The budget of 300 tokens cannot hold 1000 sequences: the model raised it, and
-			// the answer (TTFT p99 lower than now at a load that never fills 256 sequences)
-			// is that of the larger budget: the change must say so.
-			assert.Contains(t, cell(wi, "change", 1), "max-num-batched-tokens raised from 300 to 1000")
-		}
+		js := c.js
+		t.Run(c.name, func(t *testing.T) {
+			started := time.Now()
+			dr := f.query(context.Background(), t, js, f.start, f.end, time.Minute)
+			t.Logf("%s: %s err %v notices %v", js, time.Since(started), dr.Error, noticeTexts(dr.Frames))
+			if dr.Error != nil {
+				assert.Contains(t, dr.Error.Error(), "whatIf.", js)
+				return
+			}
+			wi := dr.Frames[0]
+			for r := 0; r < wi.Rows(); r++ {
+				t.Logf("whatif %v load %v ttft99 %v att %v holds %v", cell(wi, "change", r), cell(wi, "load", r), cell(wi, "ttft_p99", r), cell(wi, "attainment", r), cell(wi, "holds", r))
+			}
+			if strings.Contains(js, `"maxNumSeqs":1000`) && assert.Equal(t, 2, wi.Rows()) {
+				// The budget of 300 tokens cannot hold 1000 sequences: the model raised it, and
+				// the answer (TTFT p99 lower than now at a load that never fills 256 sequences)
+				// is that of the larger budget: the change must say so.
+				assert.Contains(t, cell(wi, "change", 1), "max-num-batched-tokens raised from 300 to 1000")
+			}
+		})
 	}
 }
 
 // A busy target (30 req/s of short requests for 30 minutes): the table query's time, to see
 // that it stays bounded (seconds, not minutes) where every evaluation runs the span cap.
-func TestReviewCapacityBusyTargetTime(t *testing.T) {
+func TestCapacityTwinBusyTargetTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates")
 	}
@@ -376,7 +385,7 @@ func TestReviewCapacityBusyTargetTime(t *testing.T) {
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 	end := s.Start().Add(30 * time.Minute)
 	inst.now = func() time.Time { return end }
-	f := &reviewCapacityFixture{inst: inst, start: s.Start(), end: end}
+	f := &capacityTwinFixture{inst: inst, start: s.Start(), end: end}
 	started = time.Now()
 	dr := f.query(context.Background(), t, `{}`, f.start, f.end, time.Minute)
 	took := time.Since(started)
@@ -389,18 +398,18 @@ func TestReviewCapacityBusyTargetTime(t *testing.T) {
 	assert.Less(t, took, 2*time.Minute)
 }
 
-// reviewEngineOne rewrites engine="0" to engine="1" and drops the series without an engine
+// secondEngineAppendable rewrites engine="0" to engine="1" and drops the series without an engine
 // label (the process's and the scrape's, stored by the first simulator): the
 // second data-parallel engine of one vLLM target, stored by a second simulator.
-type reviewEngineOne struct{ db *tsdb.DB }
+type secondEngineAppendable struct{ db *tsdb.DB }
 
-func (r reviewEngineOne) Appender(ctx context.Context) storage.Appender {
-	return reviewEngineOneApp{r.db.Appender(ctx)}
+func (r secondEngineAppendable) Appender(ctx context.Context) storage.Appender {
+	return secondEngineAppender{r.db.Appender(ctx)}
 }
 
-type reviewEngineOneApp struct{ storage.Appender }
+type secondEngineAppender struct{ storage.Appender }
 
-func (a reviewEngineOneApp) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
+func (a secondEngineAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
 	n := l.Get(labels.MetricName)
 	if n == "up" || strings.HasPrefix(n, "scrape_") || l.Get("engine") == "" {
 		return 0, nil // the process's own series and the scrape's: stored once, by the first
@@ -414,7 +423,7 @@ func (a reviewEngineOneApp) Append(ref storage.SeriesRef, l labels.Labels, t int
 // A vLLM target with two data-parallel engines (engine="0" and "1", 2 req/s each): docs say
 // the twin models one engine per target and data-parallel engines have no twin; the query
 // must say so rather than model one engine at the two engines' 4 req/s.
-func TestReviewCapacityDataParallelTarget(t *testing.T) {
+func TestCapacityTwinDataParallelTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates")
 	}
@@ -422,7 +431,7 @@ func TestReviewCapacityDataParallelTarget(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	var start time.Time
-	for i, app := range []storage.Appendable{db, reviewEngineOne{db}} {
+	for i, app := range []storage.Appendable{db, secondEngineAppendable{db}} {
 		cfg := sim.DefaultConfig()
 		cfg.Seed = uint64(21 + i)
 		cfg.Rate = 2
@@ -440,7 +449,7 @@ func TestReviewCapacityDataParallelTarget(t *testing.T) {
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 	end := start.Add(30 * time.Minute)
 	inst.now = func() time.Time { return end }
-	f := &reviewCapacityFixture{inst: inst, start: start, end: end}
+	f := &capacityTwinFixture{inst: inst, start: start, end: end}
 	dr := f.query(context.Background(), t, `{}`, f.start, f.end, time.Minute)
 	require.NoError(t, dr.Error)
 	notes := strings.Join(noticeTexts(dr.Frames), "\n")

@@ -15,14 +15,14 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/source"
 )
 
-// TestReviewTwinCheckFlagsTheKVPressureMiss (issue 33, review 8): the demo's KV-starved target
+// TestTwinCheckFlagsTheKVPressureMiss (issue 33, review 8): the demo's KV-starved target
 // (pkg/sim scenario kv-pressure) has an observed TTFT p99 in vLLM's 40–80 s bucket over half an
 // hour (76 s in the twin's own test, docs/capacity.md), while its twin's current
 // configuration predicts about 32 s: the what-if table showed that row with no flag. Its
 // current row now carries the observed p99 and a note starting "off:", since the
 // prediction's band (twin.CurrentBand) ends below 40 s. Simulates half an hour of load and two twin
 // evaluations.
-func TestReviewTwinCheckFlagsTheKVPressureMiss(t *testing.T) {
+func TestTwinCheckFlagsTheKVPressureMiss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates")
 	}
@@ -44,7 +44,7 @@ func TestReviewTwinCheckFlagsTheKVPressureMiss(t *testing.T) {
 	inst := newInstanceForTest(st, source.NewEmbedded(db, source.EmbeddedOptions{}))
 	end := s.Start().Add(span)
 	inst.now = func() time.Time { return end }
-	f := &reviewCapacityFixture{inst: inst, start: s.Start(), end: end}
+	f := &capacityTwinFixture{inst: inst, start: s.Start(), end: end}
 	dr := f.query(context.Background(), t, `{"targets":["kv"],"format":"whatif","whatIf":{"addReplicas":1}}`, f.start, f.end, time.Minute)
 	require.NoError(t, dr.Error)
 	require.NotEmpty(t, dr.Frames)
@@ -62,16 +62,16 @@ func TestReviewTwinCheckFlagsTheKVPressureMiss(t *testing.T) {
 	assert.Nil(t, cell(fr, "ttft_p99_observed", 1), "a change's row has no observed p99")
 }
 
-// TestReviewTwinCheckSaysWhyAChangeDoesNothing (issue 33, review 8): at 2 req/s of the
+// TestTwinCheckSaysWhyAChangeDoesNothing (issue 33, review 8): at 2 req/s of the
 // simulator's default requests a few run at once (rate × E2E), so halving max_num_seqs from
 // 256 to 128 changes nothing: the
 // what-if's row was identical to the current one and read as a broken what-if. Its note now
 // says the limit does not bind at this load.
-func TestReviewTwinCheckSaysWhyAChangeDoesNothing(t *testing.T) {
+func TestTwinCheckSaysWhyAChangeDoesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates")
 	}
-	f := newReviewCapacityFixture(t)
+	f := newCapacityTwinFixture(t)
 	dr := f.query(context.Background(), t, `{"targets":["v1"],"profiles":["chat"],"format":"whatif","whatIf":{"maxNumSeqs":128}}`, f.start, f.end, time.Minute)
 	require.NoError(t, dr.Error)
 	require.NotEmpty(t, dr.Frames)

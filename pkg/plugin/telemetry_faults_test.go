@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 22 through QueryData: each test serves or writes a small page and checks numbers worked
-// out by hand from it.
+// Faulty telemetry through QueryData (issue 22): labels changed by a settings save, TGIS's
+// dict-repr method label, counters falling without a process start time, a router
+// re-exporting its engines' series, a histogram its own _sum contradicts. Each test serves or
+// writes a small page and checks numbers worked out by hand from it.
 
 // gaugeSettings is one target "a" on url with the extra label zone, scraped every 500 ms into
 // storagePath.
@@ -129,16 +131,18 @@ func tgisHistory(t *testing.T) (*Instance, time.Time) {
 func TestTGISLatencyThroughQueryData(t *testing.T) {
 	inst, t0 := tgisHistory(t)
 	for stage, want := range map[string][2]float64{"prefill_time": {0.05, 0.05375}, "itl": {0.025, 0.025 * 500 / 600}} {
-		dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
-			map[string]any{"queryType": "latency", "stages": []string{stage}, "stats": []string{"mean", "p50"}, "window": "5m", "estimator": "prometheus"})
-		require.NoError(t, dr.Error)
-		f := fieldsBy(dr, "stat", "bound")
-		require.NotNil(t, f["mean/"], "%s: %v", stage, responseNotices(dr))
-		mean, _ := lastFloat(f["mean/"])
-		p50, _ := lastFloat(f["p50/"])
-		assert.InDelta(t, want[0], mean, 1e-9, stage)
-		assert.InDelta(t, want[1], p50, 1e-9, stage)
-		assert.NotContains(t, strings.Join(responseNotices(dr), "\n"), "did not grow", stage)
+		t.Run(stage, func(t *testing.T) {
+			dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute,
+				map[string]any{"queryType": "latency", "stages": []string{stage}, "stats": []string{"mean", "p50"}, "window": "5m", "estimator": "prometheus"})
+			require.NoError(t, dr.Error)
+			f := fieldsBy(dr, "stat", "bound")
+			require.NotNil(t, f["mean/"], "%s: %v", stage, responseNotices(dr))
+			mean, _ := lastFloat(f["mean/"])
+			p50, _ := lastFloat(f["p50/"])
+			assert.InDelta(t, want[0], mean, 1e-9, stage)
+			assert.InDelta(t, want[1], p50, 1e-9, stage)
+			assert.NotContains(t, strings.Join(responseNotices(dr), "\n"), "did not grow", stage)
+		})
 	}
 }
 
@@ -227,15 +231,17 @@ func TestReExporterCountedOnceThroughQueryData(t *testing.T) {
 	for _, tc := range []struct {
 		targets []string
 	}{{[]string{"a", "b", "r"}}, {[]string{"a", "r"}}} {
-		inst, t0 := routerHistory(t, tc.targets...)
-		dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "saturation"})
-		require.NoError(t, dr.Error)
-		f := fieldsBy(dr, "signal")
-		run, _ := lastFloat(f["requests_running"])
-		wait, _ := lastFloat(f["requests_waiting"])
-		assert.Equal(t, 5.0, run, "%v", tc.targets)
-		assert.Equal(t, 1.0, wait, "%v", tc.targets)
-		assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target r is a re-exporter (vLLM production-stack router) of http://a:8000, http://b:8000", "%v", tc.targets)
+		t.Run("targets="+strings.Join(tc.targets, "+"), func(t *testing.T) {
+			inst, t0 := routerHistory(t, tc.targets...)
+			dr := runHistQuery(t, inst, t0.Add(5*time.Minute), t0.Add(10*time.Minute), time.Minute, map[string]any{"queryType": "saturation"})
+			require.NoError(t, dr.Error)
+			f := fieldsBy(dr, "signal")
+			run, _ := lastFloat(f["requests_running"])
+			wait, _ := lastFloat(f["requests_waiting"])
+			assert.Equal(t, 5.0, run, "%v", tc.targets)
+			assert.Equal(t, 1.0, wait, "%v", tc.targets)
+			assert.Contains(t, strings.Join(responseNotices(dr), "\n"), "target r is a re-exporter (vLLM production-stack router) of http://a:8000, http://b:8000", "%v", tc.targets)
+		})
 	}
 	inst, t0 := routerHistory(t, "a", "b", "r")
 	inst.now = func() time.Time { return t0.Add(10 * time.Minute) } // the inventory reads the last minutes
