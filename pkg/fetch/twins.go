@@ -323,8 +323,12 @@ func (c *Twins) evictLocked() {
 // Close ends the cache with its instance (Dispose): the finished entries are dropped, and so
 // are the detached computations no request waits for (cancelled); from then on a detached
 // computation is cancelled as soon as no request waits for it, whatever the reason, since no
-// refresh will come to this instance. Queries in flight still finish. Safe to call twice.
+// refresh will come to this instance. Queries in flight still finish. Safe to call twice, and
+// on nil.
 func (c *Twins) Close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
