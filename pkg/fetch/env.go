@@ -17,7 +17,9 @@
 //   - re-exporters: a gateway's copies of configured engines left out (reexport.go);
 //   - the work the panels of one dashboard refresh share: events evidence and range reads
 //     (shared.go);
-//   - the inventory of targets and agents (inventory.go).
+//   - the inventory of targets and agents (inventory.go);
+//   - the instance's cache of capacity-twin work and its answer deadline (Twins), and the
+//     twin's observation, calibration, knees and what-ifs on it (Env.TwinCalibrate).
 package fetch
 
 import (
@@ -32,8 +34,8 @@ import (
 )
 
 // Env is what a data-source instance lends the queries it serves: its settings, its querier
-// (embedded TSDB or remote server), its targets' scrape status, its clock and its cache of
-// stored metric names. It is a plain value built by the SDK edge.
+// (embedded TSDB or remote server), its targets' scrape status, its clock, its cache of
+// stored metric names and its capacity-twin cache. It is a plain value built by the SDK edge.
 type Env struct {
 	// Settings are the data source's validated settings.
 	Settings *settings.Settings
@@ -63,6 +65,10 @@ type Env struct {
 	// Baselines caches the parsed baseline files (bench.Cache); nil: every benchmark
 	// query parses the baselines folder again.
 	Baselines *bench.Cache
+	// Twins is the instance's cache of capacity-twin work (calibrated twins, knees,
+	// what-ifs) with its answer deadline; nil: no capacity query, and no twin advice in a
+	// diagnosis.
+	Twins *Twins
 }
 
 // statuses returns Env.Statuses(), or an empty map.

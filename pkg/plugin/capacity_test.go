@@ -150,7 +150,7 @@ func TestCapacityTooLittleHistoryIsANotice(t *testing.T) {
 }
 
 // The first capacity query of a fleet outlasts what Grafana waits for a panel (minutes of
-// twin simulation): past INFERSCOPE_CAPACITY_WAIT it answers with the rows that are ready and
+// twin simulation): past its wait (INFERSCOPE_CAPACITY_WAIT) it answers with the rows that are ready and
 // a notice naming the targets still computing, and their simulations go on, so that a later
 // query finds the twin, its knee and its rows without simulating again.
 func TestCapacityAnswersWhatIsReadyAtItsWait(t *testing.T) {
@@ -158,7 +158,7 @@ func TestCapacityAnswersWhatIsReadyAtItsWait(t *testing.T) {
 		t.Skip("simulates minutes of load")
 	}
 	cfg := sim.DefaultConfig()
-	cfg.Seed = 4242 // a history no other test calibrates (the twin cache is the process's)
+	cfg.Seed = 4242 // a history no other test calibrates
 	cfg.Rate = 1.5
 	db, err := tsdb.Open(t.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
 	require.NoError(t, err)
@@ -192,7 +192,7 @@ func TestCapacityAnswersWhatIsReadyAtItsWait(t *testing.T) {
 		return dr.Frames[0], strings.Join(texts, " | ")
 	}
 
-	t.Setenv("INFERSCOPE_CAPACITY_WAIT", "1ms")
+	inst.twins.Wait = time.Millisecond // as INFERSCOPE_CAPACITY_WAIT=1ms when the instance is built
 	started := time.Now()
 	f, notes := query()
 	assert.Less(t, time.Since(started), 30*time.Second, "answered at its wait, not after the simulations")
@@ -201,11 +201,11 @@ func TestCapacityAnswersWhatIsReadyAtItsWait(t *testing.T) {
 
 	// The calibration and then the knee go on without a query waiting for them: a query
 	// that waits finds them (and, once both are cached, answers at once).
-	t.Setenv("INFERSCOPE_CAPACITY_WAIT", "10m")
+	inst.twins.Wait = 10 * time.Minute
 	f, notes = query()
 	require.Equal(t, 1, f.Rows(), notes)
 	assert.NotContains(t, notes, "still being computed")
-	t.Setenv("INFERSCOPE_CAPACITY_WAIT", "1ms")
+	inst.twins.Wait = time.Millisecond
 	f, notes = query()
 	assert.Equal(t, 1, f.Rows(), "served from the cache within any wait: %s", notes)
 }

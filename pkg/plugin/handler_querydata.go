@@ -117,11 +117,11 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	return backend.DataResponse{Frames: fr}
 }
 
-// env is the read layer's view of the instance: settings, querier, scrape status, clock and
-// the cache of stored names.
+// env is the read layer's view of the instance: settings, querier, scrape status, clock, the
+// cache of stored names and the capacity twin's cache.
 func (i *Instance) env() *fetch.Env {
 	e := &fetch.Env{Settings: &i.settings, Querier: i.querier, Statuses: i.statuses, Now: i.now, Names: i.names, Logger: i.logger,
-		Shared: i.shared, SettingsGeneration: i.generation, Baselines: baselineCache}
+		Shared: i.shared, SettingsGeneration: i.generation, Baselines: baselineCache, Twins: i.twins}
 	if i.collector != nil {
 		e.ScrapeErrors = i.collector.ScrapeErrors
 	}

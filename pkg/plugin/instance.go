@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +56,9 @@ type Instance struct {
 	// generation names the settings it was computed under.
 	shared     *fetch.SharedWork
 	generation string
+	// twins is the capacity twin's cache of calibrated twins, knees and what-ifs, with the
+	// capacity query's answer deadline (fetch.Twins); closed by Dispose.
+	twins *fetch.Twins
 	// scrub masks secureJsonData values in everything returned to viewers.
 	scrub scrubber
 	// pending is set when the embedded store could not be opened for a
@@ -146,6 +151,7 @@ func (i *Instance) Dispose() {
 		p.mu.Unlock()
 	}
 	live.remove(i)
+	i.twins.Close()
 	if i.collector != nil {
 		if err := i.collector.Close(); err != nil {
 			i.logger.Warn("closing collector", "error", err)
@@ -153,10 +159,36 @@ func (i *Instance) Dispose() {
 	}
 }
 
-// newInstance builds an instance's request handlers; settings and the query
-// path are filled in by the caller.
+// newInstance builds an instance's request handlers and caches; settings and the
+// query path are filled in by the caller.
 func newInstance(logger *slog.Logger) *Instance {
-	inst := &Instance{logger: logger, now: time.Now, names: fetch.NewNameCache(), shared: fetch.NewSharedWork(fetch.DefaultSharedMaxAge)}
+	inst := &Instance{logger: logger, now: time.Now, names: fetch.NewNameCache(), shared: fetch.NewSharedWork(fetch.DefaultSharedMaxAge),
+		twins: fetch.NewTwins(capacityWait(logger), twinSlots)}
 	inst.resources = inst.newResources()
 	return inst
+}
+
+// twinSlots bound the capacity twin's simulations running at once in the process, whatever
+// data source started them: one per CPU the runtime uses. They are CPU-bound, so every
+// instance's cache shares these slots (each instance bounds its own queue).
+var twinSlots = fetch.NewTwinSlots(runtime.GOMAXPROCS(0))
+
+// capacityWait is how long a capacity query waits for its twins' simulations: the first
+// calibration of ten targets with their knees and what-ifs takes minutes of CPU, longer than
+// Grafana waits for a panel, so a query answers after fetch.DefaultTwinWait (20 s) with the
+// rows that are ready and a notice naming the targets still computing; their simulations go
+// on (detached) and a refresh finds them in the cache. INFERSCOPE_CAPACITY_WAIT (a Go
+// duration, e.g. "2m"), read when the instance is built, sets another wait; an unreadable
+// value keeps the default, with a warning.
+func capacityWait(logger *slog.Logger) time.Duration {
+	v := os.Getenv("INFERSCOPE_CAPACITY_WAIT")
+	if v == "" {
+		return fetch.DefaultTwinWait
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		logger.Warn("INFERSCOPE_CAPACITY_WAIT is not a positive Go duration such as 45s; the capacity query waits the default", "value", v, "default", fetch.DefaultTwinWait)
+		return fetch.DefaultTwinWait
+	}
+	return d
 }

@@ -60,37 +60,15 @@ func gatewaySpend(ctx context.Context, r *fetch.Run, p fetch.Plan) ([]analysis.S
 		return nil, nil
 	}
 	sc := catalog.Scope{Targets: p.Gateways, By: []string{"target"}, Gateway: true, Finite: p.Scope.Finite}
-	read := func(s catalog.Signal) (map[string][]float64, error) {
-		q, err := catalog.CounterRatePromQL(s, sc, p.Window)
-		if err != nil {
-			return nil, err
-		}
-		m, err := r.Range(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		vals, labels := analysis.Align(m, r.Steps)
-		out := map[string][]float64{}
-		for k, v := range vals {
-			out[labels[k]["target"]] = v
-		}
-		return out, nil
-	}
-	spend, err := read(catalog.GatewaySpend)
+	spend, err := gatewayRates(ctx, r, sc, catalog.GatewaySpend)
 	if err != nil || len(spend) == 0 {
 		return nil, err
 	}
-	reqs, err := read(catalog.RequestsFinished)
-	if err != nil {
-		return nil, err
-	}
-	prompt, err := read(catalog.PromptTokens)
-	if err != nil {
-		return nil, err
-	}
-	gen, err := read(catalog.GenerationTokens)
-	if err != nil {
-		return nil, err
+	rates := map[catalog.Signal]map[string][]float64{}
+	for _, s := range []catalog.Signal{catalog.RequestsFinished, catalog.PromptTokens, catalog.GenerationTokens} {
+		if rates[s], err = gatewayRates(ctx, r, sc, s); err != nil {
+			return nil, err
+		}
 	}
 	var out []analysis.Series
 	for _, t := range slices.Sorted(maps.Keys(spend)) {
@@ -98,10 +76,10 @@ func gatewaySpend(ctx context.Context, r *fetch.Run, p fetch.Plan) ([]analysis.S
 		perReq, perTok := make([]float64, len(sp)), make([]float64, len(sp))
 		for i, v := range sp {
 			perReq[i], perTok[i] = math.NaN(), math.NaN()
-			if rq := at(reqs[t], i); rq > 0 {
+			if rq := valueAt(rates[catalog.RequestsFinished][t], i); rq > 0 {
 				perReq[i] = v / rq
 			}
-			if tk := at(prompt[t], i) + at(gen[t], i); tk > 0 {
+			if tk := valueAt(rates[catalog.PromptTokens][t], i) + valueAt(rates[catalog.GenerationTokens][t], i); tk > 0 {
 				perTok[i] = v / tk * 1e6
 			}
 		}
@@ -117,8 +95,32 @@ func gatewaySpend(ctx context.Context, r *fetch.Run, p fetch.Plan) ([]analysis.S
 	return out, nil
 }
 
-// at is v[i], NaN when v is shorter or nil.
-func at(v []float64, i int) float64 {
+// gatewayRates is the rate of counter s over the plan's window per gateway target of scope
+// sc, on r's step grid.
+func gatewayRates(ctx context.Context, r *fetch.Run, sc catalog.Scope, s catalog.Signal) (map[string][]float64, error) {
+	q, err := catalog.CounterRatePromQL(s, sc, r.Plan.Window)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.Range(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return ratesByTarget(m, r.Steps), nil
+}
+
+// ratesByTarget aligns m on steps (analysis.Align) and keys its series by their target label.
+func ratesByTarget(m model.Matrix, steps []time.Time) map[string][]float64 {
+	vals, labels := analysis.Align(m, steps)
+	out := map[string][]float64{}
+	for k, v := range vals {
+		out[labels[k]["target"]] = v
+	}
+	return out
+}
+
+// valueAt is v[i], NaN when v is shorter or nil.
+func valueAt(v []float64, i int) float64 {
 	if i < len(v) {
 		return v[i]
 	}
@@ -139,6 +141,11 @@ func (q *Cost) validate(s *settings.Settings) error {
 			return badQueryf("series: %q is not one of %s", st, strings.Join(costEnums["series"], ", "))
 		}
 	}
+	if q.Profile != "" {
+		if _, ok := s.Profile(q.Profile); !ok {
+			return badQueryf("profile: %q is not an SLO profile of this data source (profiles: %s)", q.Profile, strings.Join(s.ProfileNames(), ", "))
+		}
+	}
 	if q.Baseline != "" {
 		d, err := model.ParseDuration(q.Baseline)
 		if err != nil || time.Duration(d) < time.Hour || time.Duration(d) > maxWindow {
@@ -150,6 +157,19 @@ func (q *Cost) validate(s *settings.Settings) error {
 		return badQueryf("series: %s needs a baseline such as 7d", cost.SpikeRatio)
 	}
 	return nil
+}
+
+// wants reports whether the query keeps any of the series stats (all when Series is empty).
+func (q *Cost) wants(stats ...string) bool {
+	if len(q.Series) == 0 {
+		return true
+	}
+	for _, st := range stats {
+		if slices.Contains(q.Series, st) {
+			return true
+		}
+	}
+	return false
 }
 
 // runCost reads, per selected target and over the query's rate window at each step: the
@@ -173,16 +193,9 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 		return nil, err
 	}
 	if q.Profile != "" {
-		_, groups, err := goodputGroups(ctx, env, r, p, q.Profile, nil)
-		if err != nil {
+		if err := costGoodput(ctx, env, r, p, q, inputs); err != nil {
 			return nil, err
 		}
-		for _, g := range groups {
-			if in, ok := inputs[g.Labels["target"]]; ok {
-				in.GoodLower, in.GoodUpper, in.GoodRequests = g.Lower, g.Upper, g.Requests
-			}
-		}
-		r.Notes.Add(analysis.Info, fmt.Sprintf("cost per 1M good tokens: tokens of requests meeting profile %s are taken as the goodput share of all tokens (good requests assumed of average length); the bounds are those of goodput", q.Profile))
 	}
 	var baseline map[string]analysis.Series
 	if q.baseline > 0 {
@@ -190,35 +203,57 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 			return nil, err
 		}
 	}
-
-	unit := cost.CurrencyUnit(env.Settings.Currency)
-	var series []analysis.Series
-	var unpriced, fallback []string
-	anyPriced := false
-	for _, t := range targets {
-		in := inputs[t.Name]
-		price := env.Settings.PriceOf(t)
-		if t.Agent == "" {
-			if price.Priced() && env.Settings.EnergyPricePerKWh > 0 {
-				r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token, and its cost leaves energy out", t.Name))
-			} else {
-				r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token", t.Name))
-			}
+	series, anyPriced := costSeries(env, r, q, targets, inputs, baseline)
+	if anyPriced && q.wants(cost.PrefillCostPerHour, cost.DecodeCostPerHour, cost.PrefixCacheSavings) {
+		r.Notes.Add(analysis.Info, "prefill and decode costs are approximate: the cost is split by token counts (computed prompt tokens vs output tokens), though a decode token costs more GPU time than a prefill token; prefix-cache savings price a cached prompt token like a computed token")
+	}
+	if q.baseline > 0 {
+		r.Notes.Add(analysis.Info, fmt.Sprintf("cost spike ratio: cost per 1M tokens over its mean over the preceding %s, read at %s resolution (windows without tokens left out of the mean)", model.Duration(q.baseline), model.Duration(baselineStep(p, q.baseline))))
+	}
+	if q.wants(GatewaySpendPerRequest, GatewaySpendPer1MTokens) {
+		gs, err := gatewaySpend(ctx, r, p)
+		if err != nil {
+			return nil, err
 		}
-		res := cost.Compute(*in, r.Steps, unit)
-		if !res.Priced {
-			unpriced = append(unpriced, t.Name)
-		} else {
+		series = append(series, gs...)
+	}
+	if len(q.Series) > 0 {
+		series = slices.DeleteFunc(series, func(s analysis.Series) bool { return !slices.Contains(q.Series, s.Labels["stat"]) })
+	}
+	return frames.TimeSeries(series, meta(r, nil)), nil
+}
+
+// costGoodput adds to each target's input the goodput bounds of the query's profile: the
+// cost of goodput prices the tokens of requests meeting every objective of it.
+func costGoodput(ctx context.Context, env *fetch.Env, r *fetch.Run, p fetch.Plan, q *Cost, inputs map[string]*cost.Input) error {
+	_, groups, err := goodputGroups(ctx, env, r, p, q.Profile, nil)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if in, ok := inputs[g.Labels["target"]]; ok {
+			in.GoodLower, in.GoodUpper, in.GoodRequests = g.Lower, g.Upper, g.Requests
+		}
+	}
+	r.Notes.Add(analysis.Info, fmt.Sprintf("cost per 1M good tokens: tokens of requests meeting profile %s are taken as the goodput share of all tokens (good requests assumed of average length); the bounds are those of goodput", q.Profile))
+	return nil
+}
+
+// costSeries is every target's cost series (costOfTarget), with the spike ratio where a
+// baseline was read, and the notices naming the targets without a price and those whose
+// energy is estimated from power; anyPriced when some target has a price.
+func costSeries(env *fetch.Env, r *fetch.Run, q *Cost, targets []settings.Target, inputs map[string]*cost.Input, baseline map[string]analysis.Series) (series []analysis.Series, anyPriced bool) {
+	unit := cost.CurrencyUnit(env.Settings.Currency)
+	var unpriced, fallback []string
+	for _, t := range targets {
+		res := costOfTarget(env, r, t, inputs[t.Name], unit)
+		if res.Priced {
 			anyPriced = true
-			if price.PerHour == 0 && len(t.GPUs) == 0 && allNaN(in.GPUs) {
-				r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s is priced per GPU-hour but its agent %s reported no GPU in the range, and targets[].gpus is empty: its GPU count, hence its cost, is unknown", t.Name, t.Agent))
-			}
+		} else {
+			unpriced = append(unpriced, t.Name)
 		}
 		if res.PowerFallback > 0 {
 			fallback = append(fallback, t.Name)
-		}
-		if res.EnergyMissing && res.Priced && t.Agent != "" {
-			r.Notes.Add(analysis.Warning, fmt.Sprintf("energyPricePerKWh is set but no energy counter or power reading of target %s's GPUs is stored in the range: its cost leaves energy out", t.Name))
 		}
 		series = append(series, res.Series...)
 		if b, ok := baseline[t.Name]; ok && res.Priced {
@@ -235,40 +270,29 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 	if len(fallback) > 0 {
 		r.Notes.Add(analysis.Info, fmt.Sprintf("energy of %s is the mean power draw × time where no GPU energy counter (NVML total energy, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) is stored: an estimate from sampled power", strings.Join(fallback, ", ")))
 	}
-	wants := func(stats ...string) bool {
-		if len(q.Series) == 0 {
-			return true
+	return series, anyPriced
+}
+
+// costOfTarget is target t's cost (cost.Compute of its input in, in currency unit), with the
+// notices of what it leaves out: no GPU agent (no energy), an unknown GPU count, no energy
+// reading.
+func costOfTarget(env *fetch.Env, r *fetch.Run, t settings.Target, in *cost.Input, unit string) cost.Result {
+	price := env.Settings.PriceOf(t)
+	if t.Agent == "" {
+		if price.Priced() && env.Settings.EnergyPricePerKWh > 0 {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token, and its cost leaves energy out", t.Name))
+		} else {
+			r.Notes.Add(analysis.Info, fmt.Sprintf("target %s has no GPU agent (targets[].agent): no energy per output token", t.Name))
 		}
-		for _, st := range stats {
-			if slices.Contains(q.Series, st) {
-				return true
-			}
-		}
-		return false
 	}
-	if anyPriced && wants(cost.PrefillCostPerHour, cost.DecodeCostPerHour, cost.PrefixCacheSavings) {
-		r.Notes.Add(analysis.Info, "prefill and decode costs are approximate: the cost is split by token counts (computed prompt tokens vs output tokens), though a decode token costs more GPU time than a prefill token; prefix-cache savings price a cached prompt token like a computed token")
+	res := cost.Compute(*in, r.Steps, unit)
+	if res.Priced && price.PerHour == 0 && len(t.GPUs) == 0 && allNaN(in.GPUs) {
+		r.Notes.Add(analysis.Warning, fmt.Sprintf("target %s is priced per GPU-hour but its agent %s reported no GPU in the range, and targets[].gpus is empty: its GPU count, hence its cost, is unknown", t.Name, t.Agent))
 	}
-	if q.baseline > 0 {
-		r.Notes.Add(analysis.Info, fmt.Sprintf("cost spike ratio: cost per 1M tokens over its mean over the preceding %s, read at %s resolution (windows without tokens left out of the mean)", model.Duration(q.baseline), model.Duration(baselineStep(p, q.baseline))))
+	if res.EnergyMissing && res.Priced && t.Agent != "" {
+		r.Notes.Add(analysis.Warning, fmt.Sprintf("energyPricePerKWh is set but no energy counter or power reading of target %s's GPUs is stored in the range: its cost leaves energy out", t.Name))
 	}
-	if len(q.Series) == 0 || slices.Contains(q.Series, GatewaySpendPerRequest) || slices.Contains(q.Series, GatewaySpendPer1MTokens) {
-		gs, err := gatewaySpend(ctx, r, p)
-		if err != nil {
-			return nil, err
-		}
-		series = append(series, gs...)
-	}
-	if len(q.Series) > 0 {
-		kept := series[:0]
-		for _, s := range series {
-			if slices.Contains(q.Series, s.Labels["stat"]) {
-				kept = append(kept, s)
-			}
-		}
-		series = kept
-	}
-	return frames.TimeSeries(series, meta(r, nil)), nil
+	return res
 }
 
 // costInputs reads the rates of cost.Input for each target on r's step grid (r.Plan's
@@ -276,94 +300,25 @@ func runCost(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Cost) (data.F
 // power of the GPUs each target uses. With all false only what the cost per 1M tokens needs
 // is read (tokens, energy, power).
 func costInputs(ctx context.Context, env *fetch.Env, r *fetch.Run, targets []settings.Target, all bool) (map[string]*cost.Input, error) {
-	p := r.Plan
-	n := len(r.Steps)
-	perTarget := func(m model.Matrix) map[string][]float64 {
-		vals, labels := analysis.Align(m, r.Steps)
-		out := map[string][]float64{}
-		for k, v := range vals {
-			out[labels[k]["target"]] = v
-		}
-		return out
-	}
 	signals := []catalog.Signal{catalog.GenerationTokens, catalog.PromptTokens}
 	if all {
 		signals = append(signals, catalog.RequestsFinished, catalog.PrefixCacheHits)
 	}
-	rates := map[catalog.Signal]map[string][]float64{}
-	for _, s := range signals {
-		m, sc, err := r.CounterRate(ctx, s, p.Scope, p.Window)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.LeaveOutBackwards(ctx, s, sc, p.Window, m); err != nil {
-			r.Skipped("the check for "+string(s)+" counters going backwards", err)
-		}
-		rates[s] = perTarget(m)
+	rates, err := costRates(ctx, r, signals)
+	if err != nil {
+		return nil, err
 	}
 	var idle map[string][]float64
 	if all {
-		idleQ, err := catalog.IdleSharePromQL(p.Scope, p.Window, env.Settings.ScrapeInterval)
-		if err != nil {
-			return nil, err
-		}
-		idleM, err := r.Range(ctx, idleQ)
-		if err != nil {
-			return nil, err
-		}
-		idle = perTarget(idleM)
-	}
-
-	// Per-GPU energy (counter rate) and power of the agents the targets use.
-	var agents []string
-	for _, t := range targets {
-		if t.Agent != "" && !slices.Contains(agents, t.Agent) {
-			agents = append(agents, t.Agent)
-		}
-	}
-	slices.Sort(agents)
-	var energyM, powerM model.Matrix
-	if len(agents) > 0 {
-		eq, err := catalog.CounterRatePromQL(catalog.Energy, catalog.Scope{Targets: agents, By: []string{"target"}}, p.Window, "gpu")
-		if err != nil {
-			return nil, err
-		}
-		if energyM, err = r.Range(ctx, eq); err != nil {
-			return nil, err
-		}
-		pq, err := catalog.GPUPromQL(catalog.Power, agents, "avg")
-		if err != nil {
-			return nil, err
-		}
-		if powerM, err = r.Range(ctx, pq); err != nil {
+		if idle, err = costIdle(ctx, env, r); err != nil {
 			return nil, err
 		}
 	}
-	// gpuSum sums, per step, the series of m on the target's agent and GPUs; NaN where none
-	// has a sample. count is the number of GPUs with a sample.
-	gpuSum := func(m model.Matrix, t settings.Target) (sum, count []float64) {
-		sum, count = nanSlice(n), make([]float64, n)
-		for _, s := range m {
-			if !t.UsesGPU(string(s.Metric["job"]), string(s.Metric["gpu"])) {
-				continue
-			}
-			vals, _ := analysis.Align(model.Matrix{s}, r.Steps)
-			for _, v := range vals {
-				for i, x := range v {
-					if math.IsNaN(x) {
-						continue
-					}
-					if math.IsNaN(sum[i]) {
-						sum[i] = 0
-					}
-					sum[i] += x
-					count[i]++
-				}
-			}
-		}
-		return sum, count
+	energyM, powerM, err := costGPUReads(ctx, r, targets)
+	if err != nil {
+		return nil, err
 	}
-
+	n := len(r.Steps)
 	out := map[string]*cost.Input{}
 	for _, t := range targets {
 		price := env.Settings.PriceOf(t)
@@ -377,22 +332,116 @@ func costInputs(ctx context.Context, env *fetch.Env, r *fetch.Run, targets []set
 			in.CachedPromptTokens = rates[catalog.PrefixCacheHits][t.Name]
 		}
 		if t.Agent != "" {
-			var energyGPUs, powerGPUs []float64
-			in.EnergyWatts, energyGPUs = gpuSum(energyM, t)
-			in.PowerWatts, powerGPUs = gpuSum(powerM, t)
-			in.GPUs = make([]float64, n)
-			for i := range in.GPUs {
-				in.GPUs[i] = math.Max(energyGPUs[i], powerGPUs[i])
-				if len(t.GPUs) > 0 {
-					in.GPUs[i] = float64(len(t.GPUs))
-				} else if in.GPUs[i] == 0 {
-					in.GPUs[i] = math.NaN()
-				}
-			}
+			costGPUInput(in, t, energyM, powerM, r.Steps)
 		}
 		out[t.Name] = in
 	}
 	return out, nil
+}
+
+// costRates is each counter signal's rate per target over r's plan (its scope and window),
+// on r's step grid, with the samples of counters going backwards left out.
+func costRates(ctx context.Context, r *fetch.Run, signals []catalog.Signal) (map[catalog.Signal]map[string][]float64, error) {
+	p := r.Plan
+	rates := map[catalog.Signal]map[string][]float64{}
+	for _, s := range signals {
+		m, sc, err := r.CounterRate(ctx, s, p.Scope, p.Window)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.LeaveOutBackwards(ctx, s, sc, p.Window, m); err != nil {
+			r.Skipped("the check for "+string(s)+" counters going backwards", err)
+		}
+		rates[s] = ratesByTarget(m, r.Steps)
+	}
+	return rates, nil
+}
+
+// costIdle is each target's idle share (catalog.IdleSharePromQL) over r's plan.
+func costIdle(ctx context.Context, env *fetch.Env, r *fetch.Run) (map[string][]float64, error) {
+	q, err := catalog.IdleSharePromQL(r.Plan.Scope, r.Plan.Window, env.Settings.ScrapeInterval)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.Range(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return ratesByTarget(m, r.Steps), nil
+}
+
+// costGPUReads reads the per-GPU energy (counter rate, W) and mean power of the GPU agents
+// the targets use; nothing when none has an agent.
+func costGPUReads(ctx context.Context, r *fetch.Run, targets []settings.Target) (energyM, powerM model.Matrix, err error) {
+	var agents []string
+	for _, t := range targets {
+		if t.Agent != "" && !slices.Contains(agents, t.Agent) {
+			agents = append(agents, t.Agent)
+		}
+	}
+	if len(agents) == 0 {
+		return nil, nil, nil
+	}
+	slices.Sort(agents)
+	eq, err := catalog.CounterRatePromQL(catalog.Energy, catalog.Scope{Targets: agents, By: []string{"target"}}, r.Plan.Window, "gpu")
+	if err != nil {
+		return nil, nil, err
+	}
+	if energyM, err = r.Range(ctx, eq); err != nil {
+		return nil, nil, err
+	}
+	pq, err := catalog.GPUPromQL(catalog.Power, agents, "avg")
+	if err != nil {
+		return nil, nil, err
+	}
+	if powerM, err = r.Range(ctx, pq); err != nil {
+		return nil, nil, err
+	}
+	return energyM, powerM, nil
+}
+
+// costGPUInput sets in's energy, power and GPU count from the series of energyM and powerM
+// on t's agent and GPUs: the GPU count is targets[].gpus' length when set, else the most GPUs
+// with a sample at each step (NaN where none has one).
+func costGPUInput(in *cost.Input, t settings.Target, energyM, powerM model.Matrix, steps []time.Time) {
+	var energyGPUs, powerGPUs []float64
+	in.EnergyWatts, energyGPUs = gpuSum(energyM, t, steps)
+	in.PowerWatts, powerGPUs = gpuSum(powerM, t, steps)
+	in.GPUs = make([]float64, len(steps))
+	for i := range in.GPUs {
+		in.GPUs[i] = math.Max(energyGPUs[i], powerGPUs[i])
+		if len(t.GPUs) > 0 {
+			in.GPUs[i] = float64(len(t.GPUs))
+		} else if in.GPUs[i] == 0 {
+			in.GPUs[i] = math.NaN()
+		}
+	}
+}
+
+// gpuSum sums, per step, the series of m on the target's agent and GPUs; NaN where none has a
+// sample. count is the number of GPUs with a sample.
+func gpuSum(m model.Matrix, t settings.Target, steps []time.Time) (sum, count []float64) {
+	n := len(steps)
+	sum, count = nanSlice(n), make([]float64, n)
+	for _, s := range m {
+		if !t.UsesGPU(string(s.Metric["job"]), string(s.Metric["gpu"])) {
+			continue
+		}
+		vals, _ := analysis.Align(model.Matrix{s}, steps)
+		for _, v := range vals {
+			for i, x := range v {
+				if math.IsNaN(x) {
+					continue
+				}
+				if math.IsNaN(sum[i]) {
+					sum[i] = 0
+				}
+				sum[i] += x
+				count[i]++
+			}
+		}
+	}
+	return sum, count
 }
 
 // baselineStep is the resolution of the baseline's reads: the query's step, at least 5

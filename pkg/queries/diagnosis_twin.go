@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/diagnose"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/twin"
@@ -14,7 +12,7 @@ import (
 
 // The diagnosis's advice quoting the capacity twin (issue 35). A diagnosis does not calibrate
 // a twin (tens of simulations per target): where the capacity query has already calibrated
-// one for the target (in capacityCache, less than capacityTTL old, on the same data source),
+// one for the target (in the instance's fetch.Twins, less than fetch.TwinTTL old),
 // each current finding whose advice is a change the twin models gets the twin's predicted
 // effect of that change at the target's load: the same what-if, text and bands as the
 // capacity query's `advice` column (twin.Advice), one simulation per change, cached and
@@ -47,16 +45,20 @@ func diagnosisTwinChanges(cl diagnose.Class, rec string, n int) []twin.Change {
 }
 
 // diagnosisTwinAdvice adds the twin's predicted effect to the current findings of res
-// (Finding.TwinAdvice, and appended to Recommendation) for the targets with a cached twin.
-// Each what-if is waited for until the capacity query's answer deadline; one still computing
-// then says so and goes on for the next refresh.
+// (Finding.TwinAdvice, and appended to Recommendation) for the targets with a cached twin
+// (fetch.Env.CachedTwin). Each what-if is waited for until the capacity query's answer
+// deadline (fetch.Twins.Deadline); one still computing then says so and goes on for the next
+// refresh.
 func diagnosisTwinAdvice(ctx context.Context, env *fetch.Env, r *fetch.Run, res *diagnose.Result) {
-	wait, cancel := answerDeadline(ctx, capacityWait())
+	if env.Twins == nil {
+		return
+	}
+	wait, cancel := env.Twins.Deadline(ctx)
 	defer cancel()
 	var late []string
 	for ti := range res.Targets {
 		tr := &res.Targets[ti]
-		var t capacityTarget
+		var t fetch.TwinTarget
 		var history string
 		found := false
 		for fi := range tr.Findings {
@@ -65,94 +67,44 @@ func diagnosisTwinAdvice(ctx context.Context, env *fetch.Env, r *fetch.Run, res 
 				continue
 			}
 			if !found {
-				if t, history, found = capacityCache.cachedTwin(fmt.Sprintf("%p", env.Querier), f.Target, capacityNow(env)); !found {
+				if t, history, found = env.CachedTwin(f.Target); !found {
 					break
 				}
 			}
-			changes := diagnosisTwinChanges(f.Class, f.Recommendation, t.twin.Config.MaxNumSeqs)
-			if len(changes) == 0 {
-				continue
+			if diagnosisQuoteTwin(ctx, wait, env, r, t, history, f) {
+				late = append(late, f.Target)
 			}
-			all := twin.Profile{Name: "all"}
-			for _, name := range env.Settings.ProfileNames() {
-				if tp, ok := twinProfileFor(env.Settings, name, t.name, &analysis.Notices{}); ok {
-					all.Objectives = append(all.Objectives, tp.profile.Objectives...)
-				}
-			}
-			var quotes []string
-			for _, c := range changes {
-				out, err := capacityChangeOutcome(wait, env, t, c, all)
-				switch {
-				case capacityPending(ctx, err):
-					quotes = append(quotes, twin.ChangeWords(c, t.twin.Config)+": prediction still being computed (refresh in a minute)")
-					late = append(late, f.Target)
-				case err != nil:
-					r.Skipped(fmt.Sprintf("the capacity twin's prediction of %q for target %s", c.Name, f.Target), err)
-				default:
-					quotes = append(quotes, twin.Advice(c, t.twin.Config, out))
-				}
-			}
-			if len(quotes) == 0 {
-				continue
-			}
-			f.TwinAdvice = "Capacity twin (calibrated on " + history + "), at " + fmt.Sprintf("%.3g req/s", t.observed.Rate) + ": " + strings.Join(quotes, "; ") + "."
-			f.Recommendation = strings.TrimSpace(f.Recommendation + " " + f.TwinAdvice)
 		}
 	}
-	capacityLate(r, late, "its twin's predictions for the diagnosis are", "their twins' predictions for the diagnosis are")
+	r.TwinsLate(late, "its twin's predictions for the diagnosis are", "their twins' predictions for the diagnosis are")
 }
 
-// cachedTwin returns the newest calibrated twin of target on data source source in c, less
-// than capacityTTL old at now, with its observation and its history in words; false when none is there (not
-// calibrated, still computing, failed, expired). It starts nothing.
-func (c *ttlCache) cachedTwin(source, target string, now time.Time) (capacityTarget, string, bool) {
-	prefix := "twin|" + source + "|" + target + "|"
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var best capacityTarget
-	var history string
-	var at time.Time
-	found := false
-	for key, e := range c.entries {
-		if !strings.HasPrefix(key, prefix) || strings.Count(key[len(prefix):], "|") != 3 {
-			continue
-		}
-		select {
-		case <-e.done:
-		default:
-			continue
-		}
-		tw, ok := e.val.(twin.Twin)
-		if e.err != nil || !ok || now.Sub(e.at) >= capacityTTL || now.Before(e.at) || (found && !e.at.After(at)) {
-			continue
-		}
-		oe, ok := c.entries["observed|"+key]
-		if !ok {
-			continue
-		}
-		select {
-		case <-oe.done:
-		default:
-			continue
-		}
-		o, ok := oe.val.(twin.Observed)
-		if oe.err != nil || !ok {
-			continue
-		}
-		best, history = capacityTarget{name: target, key: key, observed: o, twin: tw}, capacityKeyHistory(key[len(prefix):])
-		at, found = e.at, true
+// diagnosisQuoteTwin quotes, in finding f, the predicted effect on t's twin (calibrated on
+// history) of the changes its advice names, scored under every profile's latency
+// objectives; late when a prediction is still being computed (said in the quote).
+func diagnosisQuoteTwin(ctx, wait context.Context, env *fetch.Env, r *fetch.Run, t fetch.TwinTarget, history string, f *diagnose.Finding) (late bool) {
+	changes := diagnosisTwinChanges(f.Class, f.Recommendation, t.Twin.Config.MaxNumSeqs)
+	if len(changes) == 0 {
+		return false
 	}
-	return best, history, found
-}
-
-// capacityKeyHistory says the history of a twin key's tail ("from|to|seqs|tokens", Unix
-// seconds) in words: "the history 12:00–12:30 UTC".
-func capacityKeyHistory(tail string) string {
-	var from, to int64
-	var seqs, tokens int
-	if _, err := fmt.Sscanf(strings.ReplaceAll(tail, "|", " "), "%d %d %d %d", &from, &to, &seqs, &tokens); err != nil {
-		return "a recent capacity query's range"
+	all := fetch.TwinProfileAll(env.Settings, env.Settings.ProfileNames(), t.Name)
+	var quotes []string
+	for _, c := range changes {
+		out, err := env.TwinWhatIf(wait, t, c, all)
+		switch {
+		case fetch.TwinPending(ctx, err):
+			quotes = append(quotes, twin.ChangeWords(c, t.Twin.Config)+": prediction still being computed (refresh in a minute)")
+			late = true
+		case err != nil:
+			r.Skipped(fmt.Sprintf("the capacity twin's prediction of %q for target %s", c.Name, f.Target), err)
+		default:
+			quotes = append(quotes, twin.Advice(c, t.Twin.Config, out))
+		}
 	}
-	f, t := time.Unix(from, 0).UTC(), time.Unix(to, 0).UTC()
-	return fmt.Sprintf("the history %s–%s UTC", f.Format("2006-01-02 15:04"), t.Format("15:04"))
+	if len(quotes) == 0 {
+		return late
+	}
+	f.TwinAdvice = "Capacity twin (calibrated on " + history + "), at " + fmt.Sprintf("%.3g req/s", t.Observed.Rate) + ": " + strings.Join(quotes, "; ") + "."
+	f.Recommendation = strings.TrimSpace(f.Recommendation + " " + f.TwinAdvice)
+	return late
 }

@@ -2,7 +2,6 @@ package queries
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -26,30 +25,22 @@ func TestDiagnosisAdviceQuotesTheTwin(t *testing.T) {
 		"sloProfiles":[{"name":"chat","objectives":[{"name":"ttft","signal":"ttft","threshold":3,"target":0.99}]}]}`), nil)
 	require.NoError(t, err)
 	now := time.Unix(1_800_000_000, 0)
-	env := &fetch.Env{Settings: &s, Now: func() time.Time { return now }}
-	src := fmt.Sprintf("%p", env.Querier)
+	env := &fetch.Env{Settings: &s, Now: func() time.Time { return now }, Twins: fetch.NewTwins(time.Hour, nil)}
 	cfg := enginemodel.DefaultConfig()
 	cfg.MaxNumSeqs = 256
-	key := fmt.Sprintf("twin|%s|vllm-a|%d|%d|0|0", src, now.Add(-time.Hour).Unix(), now.Unix())
+	key := fetch.TwinKey(env, "vllm-a", now.Add(-time.Hour), now, twin.Known{})
 	obs := twin.Observed{Rate: 4}
 	put := func(k string, v any) {
-		_, err := capacityCache.get(context.Background(), k, now, func(context.Context) (any, error) { return v, nil })
+		_, err := env.Twins.Get(context.Background(), k, now, func(context.Context) (any, error) { return v, nil })
 		require.NoError(t, err)
 	}
 	put(key, twin.Twin{Config: cfg})
-	put("observed|"+key, obs)
-	t.Cleanup(func() {
-		capacityCache.mu.Lock()
-		defer capacityCache.mu.Unlock()
-		for k := range capacityCache.entries {
-			delete(capacityCache.entries, k)
-		}
-	})
-	ct := capacityTarget{name: "vllm-a", key: key, observed: obs, twin: twin.Twin{Config: cfg}}
+	put(fetch.TwinObservedKey(key), obs)
+	ct := fetch.TwinTarget{Name: "vllm-a", Key: key, Observed: obs, Twin: twin.Twin{Config: cfg}}
 	all := twin.Profile{Name: "all", Objectives: []twin.Objective{{Signal: "ttft", Threshold: 3, Target: 0.99}}}
-	put(capacityWhatIfKey(ct, twin.Change{Name: "max-num-seqs 512", MaxNumSeqs: 512}, all),
+	put(fetch.TwinWhatIfKey(ct, twin.Change{Name: "max-num-seqs 512", MaxNumSeqs: 512}, all),
 		twin.Outcome{P99: map[string]float64{"ttft": 1.1, "e2e": 9.3}, Attainment: []float64{1}, Finished: 1})
-	put(capacityWhatIfKey(ct, twin.Change{Name: "+1 replica", AddReplicas: 1}, all),
+	put(fetch.TwinWhatIfKey(ct, twin.Change{Name: "+1 replica", AddReplicas: 1}, all),
 		twin.Outcome{P99: map[string]float64{"ttft": 0.5, "e2e": 8}, Attainment: []float64{1}, Finished: 1})
 
 	rec := "Raise --max-num-seqs (KV usage 0.4 leaves headroom), and --max-num-batched-tokens with it; add replicas if latency must drop further."
