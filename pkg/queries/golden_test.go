@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -60,13 +61,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	goldenDataDir = dir
-	if os.Getenv("INFERSCOPE_CAPACITY_WAIT") == "" {
-		_ = os.Setenv("INFERSCOPE_CAPACITY_WAIT", "10m")
-	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// goldenTwinWait is how long a golden capacity query waits for its twins' simulations: long
+// enough that every what-if is computed on a loaded machine, as pkg/plugin's TestMain sets
+// INFERSCOPE_CAPACITY_WAIT for its instances.
+const goldenTwinWait = 10 * time.Minute
 
 // goldenCase is one golden query (goldentest.Case); gq builds its JSON (goldentest.Q).
 type goldenCase = goldentest.Case
@@ -92,6 +95,7 @@ type goldenEnv struct {
 	names     *fetch.NameCache
 	shared    *fetch.SharedWork
 	baselines *bench.Cache
+	twins     *fetch.Twins
 }
 
 func (g *goldenEnv) env() *fetch.Env {
@@ -99,7 +103,7 @@ func (g *goldenEnv) env() *fetch.Env {
 	return &fetch.Env{Settings: &g.fx.Settings, Querier: g.fx.Querier,
 		Statuses: func() map[string]collect.TargetStatus { return map[string]collect.TargetStatus{} },
 		Now:      func() time.Time { return end }, Names: g.names, Logger: slog.Default(),
-		Shared: g.shared, Baselines: g.baselines}
+		Shared: g.shared, Baselines: g.baselines, Twins: g.twins}
 }
 
 var (
@@ -123,7 +127,8 @@ func fixtureEnv(t *testing.T, onProbe bool) *goldenEnv {
 		fx, err = goldentest.Golden(goldenDataDir, filepath.Join("testdata", "baselines"))
 	}
 	require.NoError(t, err)
-	g := &goldenEnv{fx: fx, names: fetch.NewNameCache(), shared: fetch.NewSharedWork(fetch.DefaultSharedMaxAge), baselines: bench.NewCache(0)}
+	g := &goldenEnv{fx: fx, names: fetch.NewNameCache(), shared: fetch.NewSharedWork(fetch.DefaultSharedMaxAge), baselines: bench.NewCache(0),
+		twins: fetch.NewTwins(goldenTwinWait, fetch.NewTwinSlots(runtime.GOMAXPROCS(0)))}
 	goldenEnvs[onProbe] = g
 	return g
 }
