@@ -29,20 +29,7 @@ func (r *Run) ThresholdLe(ctx context.Context, stage catalog.Signal, threshold f
 			}
 			continue
 		}
-		a := v.Assess(stage)
-		if !a.Exported() {
-			continue
-		}
-		var names []string
-		for _, m := range a.Metrics {
-			if m.Kind == catalog.KindHistogram && m.Scale == 1 {
-				names = append(names, m.Name)
-			}
-		}
-		if len(names) == 0 {
-			continue
-		}
-		les, err := r.Env.labelValues(ctx, "le", catalog.LeSelector(names, v.Name), from, to)
+		les, err := r.storedLe(ctx, v, stage, from, to)
 		if err != nil {
 			return nil, false
 		}
@@ -86,20 +73,7 @@ func (r *Run) ThresholdLayouts(ctx context.Context, stage catalog.Signal, from, 
 		if !v.OK {
 			continue
 		}
-		a := v.Assess(stage)
-		if !a.Exported() {
-			continue
-		}
-		var names []string
-		for _, m := range a.Metrics {
-			if m.Kind == catalog.KindHistogram && m.Scale == 1 {
-				names = append(names, m.Name)
-			}
-		}
-		if len(names) == 0 {
-			continue
-		}
-		les, err := r.Env.labelValues(ctx, "le", catalog.LeSelector(names, v.Name), from, to)
+		les, err := r.storedLe(ctx, v, stage, from, to)
 		if err != nil {
 			continue
 		}
@@ -114,4 +88,24 @@ func (r *Run) ThresholdLayouts(ctx context.Context, stage catalog.Signal, from, 
 		}
 	}
 	return out
+}
+
+// storedLe returns the le values stored in [from, to] of the target of view v for the
+// histogram families of stage it exports as stored (scale 1: no unit conversion); none when it
+// exports no such family.
+func (r *Run) storedLe(ctx context.Context, v TargetView, stage catalog.Signal, from, to time.Time) ([]string, error) {
+	a := v.Assess(stage)
+	if !a.Exported() {
+		return nil, nil
+	}
+	var names []string
+	for _, m := range a.Metrics {
+		if m.Kind == catalog.KindHistogram && m.Scale == 1 {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return r.Env.labelValues(ctx, "le", catalog.LeSelector(names, v.Name), from, to)
 }
