@@ -9,7 +9,7 @@ import { LW, withField } from './common';
 const FORMAT_OPTIONS: Array<SelectableValue<BreakdownFormat>> = BREAKDOWN_FORMATS.map((f) => ({ label: f, value: f }));
 
 /** Editor of the breakdown query type: time series per stage, or one table row per group. */
-export function BreakdownEditor({ query, onChange }: QueryTypeEditorProps) {
+export function BreakdownEditor({ query, onChange }: QueryTypeEditorProps<'breakdown'>) {
   return (
     <InlineField label="Format" labelWidth={LW} tooltip="Time series per stage, or one table row per group">
       <RadioButtonGroup

@@ -3,7 +3,7 @@ import { SelectableValue } from '@grafana/data';
 import { InlineField, Input, RadioButtonGroup, Stack, Text } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { CAPACITY_FORMATS, CapacityFormat, CapacityWhatIf, InferscopeQuery } from '../../types';
+import { CAPACITY_FORMATS, CapacityFormat, CapacityWhatIf } from '../../types';
 import { variableOptions } from '../useResourceOptions';
 import { LW, Multi, withField } from './common';
 
@@ -45,7 +45,7 @@ export function CapacityEditor({
   query,
   profiles,
   onChange,
-}: Pick<QueryTypeEditorProps, 'query' | 'profiles' | 'onChange'>) {
+}: Pick<QueryTypeEditorProps<'capacity'>, 'query' | 'profiles' | 'onChange'>) {
   const format = (
     (CAPACITY_FORMATS as readonly string[]).includes(query.format ?? '') ? query.format : 'table'
   ) as CapacityFormat;
@@ -66,7 +66,7 @@ export function CapacityEditor({
             options={FORMAT_OPTIONS}
             value={format}
             onChange={(v) => {
-              const next: InferscopeQuery = { ...query, format: v };
+              const next = { ...query, format: v };
               if (v !== 'whatif') {
                 delete next.whatIf;
               }

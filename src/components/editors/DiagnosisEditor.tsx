@@ -2,7 +2,8 @@ import React from 'react';
 import { SelectableValue } from '@grafana/data';
 import { InlineField, RadioButtonGroup, Stack, Text } from '@grafana/ui';
 
-import { DIAGNOSIS_FORMAT_DESCRIPTIONS, DIAGNOSIS_FORMATS, DiagnosisFormat, InferscopeQuery } from '../../types';
+import { QueryTypeEditorProps } from '../../queryTypes/definition';
+import { DIAGNOSIS_FORMAT_DESCRIPTIONS, DIAGNOSIS_FORMATS, DiagnosisFormat } from '../../types';
 
 const FORMAT_OPTIONS: Array<SelectableValue<DiagnosisFormat>> = DIAGNOSIS_FORMATS.map((f) => ({
   label: f,
@@ -10,11 +11,7 @@ const FORMAT_OPTIONS: Array<SelectableValue<DiagnosisFormat>> = DIAGNOSIS_FORMAT
   description: DIAGNOSIS_FORMAT_DESCRIPTIONS[f],
 }));
 
-interface Props {
-  query: InferscopeQuery;
-  /** Called with the changed query; the caller runs it. */
-  onChange: (q: InferscopeQuery) => void;
-}
+type Props = Pick<QueryTypeEditorProps<'diagnosis'>, 'query' | 'onChange'>;
 
 /** Editor of the diagnosis query type: what to return (findings, annotations, timeline, alert numbers). */
 export function DiagnosisEditor({ query, onChange }: Props) {

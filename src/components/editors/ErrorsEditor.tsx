@@ -10,7 +10,7 @@ const FORMAT_OPTIONS: Array<SelectableValue<ErrorsFormat>> = ERRORS_FORMATS.map(
 const CLASS_OPTIONS: Array<SelectableValue<string>> = ERROR_CLASSES.map((c) => ({ label: c, value: c }));
 
 /** Editor of the errors query type: the format and the error classes to keep. */
-export function ErrorsEditor({ query, onChange }: QueryTypeEditorProps) {
+export function ErrorsEditor({ query, onChange }: QueryTypeEditorProps<'errors'>) {
   return (
     <>
       <InlineField

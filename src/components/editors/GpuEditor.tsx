@@ -10,7 +10,7 @@ import { Multi, withField } from './common';
 const GPU_SIGNAL_OPTIONS: Array<SelectableValue<string>> = GPU_SIGNALS.map((s) => ({ label: s, value: s }));
 
 /** Editor of the gpu query type: agents (GET /agents), GPU indices (GET /gpus) and signals. */
-export function GpuEditor({ query, onChange, datasource }: QueryTypeEditorProps) {
+export function GpuEditor({ query, onChange, datasource }: QueryTypeEditorProps<'gpu'>) {
   const agents = useResourceOptions(datasource, 'agents');
   const gpus = useResourceOptions(datasource, 'gpus');
   return (

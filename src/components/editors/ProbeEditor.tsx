@@ -21,7 +21,7 @@ function parseNumber(s: string): number | undefined {
  * checked by the backend) and the share of requests that makes a window a
  * sustained breach.
  */
-export function ProbeEditor({ query, onChange }: QueryTypeEditorProps) {
+export function ProbeEditor({ query, onChange }: QueryTypeEditorProps<'probe'>) {
   const view = query.view ?? 'jitter';
   return (
     <Stack gap={0.5} wrap="wrap">

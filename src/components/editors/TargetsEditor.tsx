@@ -5,7 +5,7 @@ import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { LW, withField } from './common';
 
 /** Editor of the targets query type: the inventory table, or numbers for a telemetry-missing alert rule. */
-export function TargetsEditor({ query, onChange }: QueryTypeEditorProps) {
+export function TargetsEditor({ query, onChange }: QueryTypeEditorProps<'targets'>) {
   return (
     <Stack direction="column" gap={0.5}>
       <InlineField

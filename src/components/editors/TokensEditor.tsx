@@ -11,7 +11,7 @@ const SIGNAL_OPTIONS: Array<SelectableValue<string>> = TOKENS_SIGNALS.map((s) =>
 const STAT_OPTIONS: Array<SelectableValue<string>> = STANDARD_STATS.map((s) => ({ label: s, value: s }));
 
 /** Editor of the tokens query type: the histograms, the statistics and the format. */
-export function TokensEditor({ query, onChange }: QueryTypeEditorProps) {
+export function TokensEditor({ query, onChange }: QueryTypeEditorProps<'tokens'>) {
   return (
     <>
       <InlineField
