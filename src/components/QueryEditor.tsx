@@ -100,9 +100,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
             id="inferscope-targets"
             tooltip="Configured target names; empty means all targets"
             value={query.targets}
-            options={targets.options}
-            loading={targets.loading}
-            error={targets.error}
+            {...targets}
             onChange={(v) => set('targets', v)}
           />
         )}
@@ -112,9 +110,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
             id="inferscope-models"
             tooltip="Model names (model_name label); empty means all models"
             value={query.models}
-            options={models.options}
-            loading={models.loading}
-            error={models.error}
+            {...models}
             onChange={(v) => set('models', v)}
           />
         )}

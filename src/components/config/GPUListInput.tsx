@@ -2,20 +2,10 @@ import React, { useState } from 'react';
 import { InlineField, Input } from '@grafana/ui';
 
 import { parseGPUList } from '../../configModel';
-import { LABEL_WIDTH } from './fields';
+import { FieldProps, LABEL_WIDTH } from './fields';
 
 /** A target's GPU indices on its agent, typed as a comma-separated list (checked as typed). */
-export function GPUListInput({
-  id,
-  label,
-  value,
-  onChange,
-}: {
-  id: string;
-  label: string;
-  value: number[] | undefined;
-  onChange: (g: number[]) => void;
-}) {
+export function GPUListInput({ id, label, value, onChange }: FieldProps<number[] | undefined>) {
   const [text, setText] = useState((value ?? []).join(', '));
   const { error } = parseGPUList(text);
   return (

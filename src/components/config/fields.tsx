@@ -12,14 +12,16 @@ export interface SectionProps {
   onOptionsChange: (o: Settings) => void;
 }
 
-/** The name of a target, agent or probe (required; `error`: a duplicate or bad name). */
-export function NameField(p: {
+/** What every input of an item's card takes: its element id, its accessible name and its value. */
+export interface FieldProps<V> {
   id: string;
   label: string;
-  value: string;
-  error?: string;
-  onChange: (v: string) => void;
-}) {
+  value: V;
+  onChange: (v: V) => void;
+}
+
+/** The name of a target, agent or probe (required; `error`: a duplicate or bad name). */
+export function NameField(p: FieldProps<string> & { error?: string }) {
   return (
     <InlineField label="Name" labelWidth={LABEL_WIDTH} invalid={Boolean(p.error)} error={p.error} required>
       <Input
@@ -34,16 +36,9 @@ export function NameField(p: {
 }
 
 /** The metrics page URL of a target, agent or probe; `error` is shown once something is typed. */
-export function MetricsURLField(p: {
-  id: string;
-  label: string;
-  value: string;
-  error?: string;
-  required: boolean;
-  placeholder: string;
-  tooltip?: string;
-  onChange: (v: string) => void;
-}) {
+export function MetricsURLField(
+  p: FieldProps<string> & { error?: string; required: boolean; placeholder: string; tooltip?: string }
+) {
   const error = p.value !== '' ? p.error : undefined;
   return (
     <InlineField
@@ -67,17 +62,7 @@ export function MetricsURLField(p: {
 }
 
 /** A labelled switch: skip TLS verification of a scraped page. */
-export function TLSSwitch({
-  id,
-  label,
-  value,
-  onChange,
-}: {
-  id: string;
-  label: string;
-  value?: boolean;
-  onChange: (v: boolean) => void;
-}) {
+export function TLSSwitch({ id, label, value, onChange }: Omit<FieldProps<boolean>, 'value'> & { value?: boolean }) {
   return (
     <InlineField label="Skip TLS verify" labelWidth={LABEL_WIDTH}>
       <Switch id={id} aria-label={label} value={Boolean(value)} onChange={(e) => onChange(e.currentTarget.checked)} />
@@ -86,17 +71,7 @@ export function TLSSwitch({
 }
 
 /** A price (a number ≥ 0, any precision); empty: none, passed as undefined. */
-export function PriceInput({
-  id,
-  label,
-  value,
-  onChange,
-}: {
-  id: string;
-  label: string;
-  value: number | undefined;
-  onChange: (v: number | undefined) => void;
-}) {
+export function PriceInput({ id, label, value, onChange }: FieldProps<number | undefined>) {
   return (
     <Input
       id={id}

@@ -1,9 +1,10 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import { Stack, Text } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { DIAGNOSIS_FORMAT_DESCRIPTIONS, DIAGNOSIS_FORMATS, DiagnosisFormat } from '../../types';
+import { Radio } from './common';
 
 const FORMAT_OPTIONS: Array<SelectableValue<DiagnosisFormat>> = DIAGNOSIS_FORMATS.map((f) => ({
   label: f,
@@ -20,14 +21,14 @@ export function DiagnosisEditor({ query, onChange }: Props) {
   ) as DiagnosisFormat;
   return (
     <Stack direction="column" gap={0.5}>
-      <InlineField label="Format" labelWidth={14} tooltip={DIAGNOSIS_FORMAT_DESCRIPTIONS[format]}>
-        <RadioButtonGroup
-          aria-label="Diagnosis format"
-          options={FORMAT_OPTIONS}
-          value={format}
-          onChange={(v) => onChange({ ...query, format: v })}
-        />
-      </InlineField>
+      <Radio
+        label="Format"
+        ariaLabel="Diagnosis format"
+        tooltip={DIAGNOSIS_FORMAT_DESCRIPTIONS[format]}
+        options={FORMAT_OPTIONS}
+        value={format}
+        onChange={(v) => onChange({ ...query, format: v })}
+      />
       <Text color="secondary" variant="bodySmall">
         {DIAGNOSIS_FORMAT_DESCRIPTIONS[format]}. Thresholds are data-source settings (jsonData.diagnosis).
       </Text>

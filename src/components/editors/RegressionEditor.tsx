@@ -1,10 +1,10 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, Input, RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import { InlineField, Input, Stack, Text } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { REGRESSION_FORMATS, RegressionFormat } from '../../types';
-import { withField } from './common';
+import { Radio, withField } from './common';
 
 const FORMAT_OPTIONS: Array<SelectableValue<RegressionFormat>> = REGRESSION_FORMATS.map((f) => ({
   label: f,
@@ -20,14 +20,13 @@ export function RegressionEditor({ query, onChange }: Props) {
   ) as RegressionFormat;
   return (
     <Stack direction="column" gap={0.5}>
-      <InlineField label="Format" labelWidth={14}>
-        <RadioButtonGroup
-          aria-label="Regression format"
-          options={FORMAT_OPTIONS}
-          value={format}
-          onChange={(v) => onChange({ ...query, format: v })}
-        />
-      </InlineField>
+      <Radio
+        label="Format"
+        ariaLabel="Regression format"
+        options={FORMAT_OPTIONS}
+        value={format}
+        onChange={(v) => onChange({ ...query, format: v })}
+      />
       <InlineField label="Span" labelWidth={14} tooltip="How long before and after each change is compared">
         <Input
           aria-label="Span"

@@ -1,6 +1,6 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Combobox, ComboboxOption, InlineField, MultiCombobox } from '@grafana/ui';
+import { Combobox, ComboboxOption, InlineField, MultiCombobox, RadioButtonGroup } from '@grafana/ui';
 
 import { isValidStat, sortStats } from '../../statModel';
 import { LATENCY_STAGES, STAGE_LABELS, STANDARD_STATS } from '../../types';
@@ -201,5 +201,29 @@ export function Single<T extends string>({
         onChange={(o) => onChange(o.value)}
       />
     </>
+  );
+}
+
+/** Options of fixed values, each labelled by itself. */
+export function valueOptions<T extends string>(values: readonly T[]): Array<SelectableValue<T>> {
+  return values.map((v) => ({ label: v, value: v }));
+}
+
+interface RadioProps<T extends string> {
+  label: string;
+  /** Accessible name of the group; default the label. */
+  ariaLabel?: string;
+  tooltip?: string;
+  options: Array<SelectableValue<T>>;
+  value: T;
+  onChange: (v: T) => void;
+}
+
+/** A labelled radio group of one field of the query (format, view, signal). */
+export function Radio<T extends string>({ label, ariaLabel, tooltip, options, value, onChange }: RadioProps<T>) {
+  return (
+    <InlineField label={label} labelWidth={LW} tooltip={tooltip}>
+      <RadioButtonGroup aria-label={ariaLabel ?? label} options={options} value={value} onChange={onChange} />
+    </InlineField>
   );
 }
