@@ -26,7 +26,7 @@ trap 'rm -rf "$scratch"' EXIT
 tar -cf - --exclude=node_modules --exclude=dist --exclude=harness/dist \
   package.json package-lock.json tsconfig.json jest.config.js jest-setup.js webpack.config.ts \
   eslint.config.mjs .config src harness scripts/plugin-readme.mjs scripts/plugin-readme-lib.mjs \
-  scripts/plugin-readme-lib.d.mts README.md CHANGELOG.md LICENSE plugin.json dashboards \
+  scripts/plugin-readme-lib.d.mts README.md CHANGELOG.md LICENSE dashboards \
   2>/dev/null | tar -xf - -C "$scratch"
 cd "$scratch"
 pins=()

@@ -48,9 +48,9 @@ mage_target() {
 }
 for p in $platforms; do mage_target "$p" >/dev/null; done
 
-id="$(node -p 'require("./plugin.json").id')"
+id="$(node -p 'require("./src/plugin.json").id')"
 version="$(node -p 'require("./package.json").version')"
-exe="$(node -p 'require("./plugin.json").executable')"
+exe="$(node -p 'require("./src/plugin.json").executable')"
 
 if [ "$build" = 1 ]; then
   [ -d node_modules ] || npm ci --no-audit --no-fund

@@ -1,17 +1,18 @@
 import { DataSourceJsonData, MetricFindValue } from '@grafana/data';
 import { DataQuery } from '@grafana/schema';
 
+import type { QueryJSON, QueryJSONByType } from './generated/queryTypes';
+
+export type { CapacityWhatIf, TimeRange } from './generated/queryTypes';
+
 /**
- * Ids of the query types, one key per entry of the query-type registry
- * (src/queryTypes/). Each entry's file adds its own key to this interface
- * (`declare module '../types' { interface QueryTypeIds { latency: true } }`),
- * so the union grows with the registry and nothing here lists the types:
- * the registry is the one place a query type is declared on the front end.
- * The JSON fields each type accepts are in src/generated/queryschema.json;
- * docs/architecture.md describes how a query travels through the backend.
+ * Ids of the query types: the backend's registry, through the types
+ * `go generate ./pkg/queries` writes into src/generated/queryTypes.ts. The
+ * front end's registry (src/queryTypes/registry.ts) must hold an entry for
+ * each (the compiler refuses it otherwise); docs/architecture.md describes
+ * how a query travels through the backend.
  */
-export interface QueryTypeIds {}
-export type QueryType = keyof QueryTypeIds;
+export type QueryType = keyof QueryJSONByType;
 
 export const LATENCY_STAGES = [
   'ttft',
@@ -106,109 +107,31 @@ export const GPU_SIGNALS = [
 export const TOKENS_SIGNALS = ['iteration_tokens', 'prompt_length', 'generation_length'] as const;
 
 /**
- * The query model sent to the backend (DataQuery.JSON); which fields each
- * query type accepts is src/generated/queryschema.json (generated from the
- * backend's request structs, checked against the registry by
- * src/queryTypes/schema.test.ts). It must stand alone:
- * alert rules send it without the front end, so it never holds URLs or
- * unexpanded template variables once applyTemplateVariables has run.
+ * Every field of any of the union's members, optional, typed as the union
+ * of its types in the members that have it (format: every type's formats).
  */
-export interface InferscopeQuery extends DataQuery {
+type AnyFieldOf<U> = {
+  [K in U extends unknown ? keyof U : never]?: U extends unknown ? (K extends keyof U ? U[K] : never) : never;
+};
+
+/**
+ * The query model sent to the backend (DataQuery.JSON) as code that handles
+ * every type reads it (the type switch, applyTemplateVariables, the saved
+ * query): every field of every query type, from src/generated/queryTypes.ts
+ * (written by `go generate ./pkg/queries` from the backend's request
+ * structs, like src/generated/queryschema.json, which the registry is
+ * checked against by src/queryTypes/schema.test.ts). A type's editor reads
+ * {@link QueryOf} instead: that type's fields only. The model must stand
+ * alone: alert rules send it without the front end, so it never holds URLs
+ * or unexpanded template variables once applyTemplateVariables has run.
+ */
+export interface InferscopeQuery extends DataQuery, Omit<AnyFieldOf<QueryJSON>, 'queryType'> {
+  /** Absent: latency (DEFAULT_QUERY_TYPE). */
   queryType?: QueryType;
-  /** Target names from the data-source settings (the `job` label); empty = all. */
-  targets?: string[];
-  models?: string[];
-  groupBy?: GroupBy;
-  /** Rate window in Prometheus notation, e.g. "1m"; empty = max(interval, 4 × scrape interval). */
-  window?: string;
-
-  // latency
-  stages?: string[];
-  /** "mean" or a quantile "pNN" / "pNN.N" (e.g. "p99.9"). */
-  stats?: string[];
-  estimator?: Estimator;
-  /** Return the edges of the bucket each quantile fell in as extra series (bound="lower"/"upper"). */
-  bounds?: boolean;
-
-  // breakdown; diagnosis, burn_rate and targets use their own formats
-  format?:
-    | BreakdownFormat
-    | LatencyFormat
-    | DiagnosisFormat
-    | BurnRateFormat
-    | TargetsFormat
-    | RegressionFormat
-    | CapacityFormat;
-  /** diagnosis: keep only these classes' findings and numeric series (e.g. ["stalled"] for an alert rule). */
-  classes?: string[];
-
-  // raw
-  metric?: string;
-  matchers?: Record<string, string>;
-
-  // gpu
-  agents?: string[];
-  gpus?: string[];
-  signals?: string[];
-
-  // slo, burn_rate, goodput, buckets; latency draws the profile's thresholds
-  /** SLO profile name from the data-source settings. */
-  profile?: string;
-  /** Objective names of the profile; empty = all. */
-  objectives?: string[];
-  /** buckets: thresholds in seconds to place in the bucket layout. */
-  thresholds?: number[];
-
-  // benchmark
-  /** Baseline name: a result file of the settings' baselinesPath without .json ("name#i": one benchmark of a GuideLLM sweep). */
-  baseline?: string;
-  /** How far (relative) a window's load may be from the baseline's to be compared; default 0.25. */
-  tolerance?: number;
-  /** Relative gap under which a metric is "as benchmarked"; default 0.1. */
-  margin?: number;
-
-  // regression
-  /** How long before and after each change is compared (Prometheus notation, default 30m). */
-  span?: string;
-  /** Two ranges to compare instead of the changes (from/to: RFC 3339 or Unix ms; both or neither). */
-  before?: TimeRangeConfig;
-  after?: TimeRangeConfig;
-  /** Relative change a verdict needs with 95 % confidence; default 0.05. */
-  minEffect?: number;
-  // latency: where the numbers come from
-  source?: Source;
-
-  // probe
-  view?: ProbeView;
-  signal?: ProbeSignal;
-  /** spikes: seconds, one of the probe's bucket bounds. */
-  threshold?: number;
-  /** spikes: share of a window's requests above the threshold that makes a sustained breach (0..1). */
-  sustainedShare?: number;
-
-  // cost
-  /** cost: the series to keep, by their stat label (COST_STATS); empty: all. */
-  series?: string[];
-  // cost reads `baseline` (above) as a duration such as 7d: it adds cost_spike_ratio (cost per 1M
-  // tokens over its mean over that span); benchmark reads it as a baseline's name.
-
-  // capacity
-  /** capacity: SLO profile names to find knees for; empty: every profile. */
-  profiles?: string[];
-  /** capacity: the share of its knee each replica is kept at, 0 < u ≤ 1; default 0.8. */
-  utilisation?: number;
-  /** capacity: the targets' --max-num-seqs and --max-num-batched-tokens (vLLM exports neither); 0: 256 and 8192. */
-  maxNumSeqs?: number;
-  maxNumBatchedTokens?: number;
-  /** capacity, format whatif: the one change to predict; absent: the default set. */
-  whatIf?: CapacityWhatIf;
-
-  // errors
-  /** errors: keep only these error classes (default all five). */
-  errorClasses?: string[];
-  /** errors: a class's allowed share of requests (0..1), overriding the default objective. */
-  allowedShares?: Record<string, number>;
 }
+
+/** A query of type T as its editor reads it: Grafana's DataQuery fields and T's JSON (src/generated/queryTypes.ts). */
+export type QueryOf<T extends QueryType> = DataQuery & QueryJSONByType[T];
 
 /** errors: the five error classes a gateway's failures are mapped to (docs/gateways.md). */
 export const ERROR_CLASSES = ['api_timeout', 'client_error', 'content_filter', 'model_error', 'rate_limit'] as const;
@@ -216,27 +139,9 @@ export const ERROR_CLASSES = ['api_timeout', 'client_error', 'content_filter', '
 export const ERRORS_FORMATS = ['timeseries', 'table'] as const;
 export type ErrorsFormat = (typeof ERRORS_FORMATS)[number];
 
-/** A what-if of the capacity query (pkg/queries.CapacityWhatIf): zero fields change nothing. */
-export interface CapacityWhatIf {
-  maxNumSeqs?: number;
-  addReplicas?: number;
-  /** The replicas serving the load now (default 1). */
-  replicas?: number;
-  promptScale?: number;
-  prefixCachingPercent?: number;
-  /** Multiply the arrival rate on the same replicas (2: twice the load). */
-  loadScale?: number;
-}
-
 /** capacity: one row per target and profile, the calibrated parameters, what-if predictions, or the replica series. */
 export const CAPACITY_FORMATS = ['table', 'parameters', 'whatif', 'replicas'] as const;
 export type CapacityFormat = (typeof CAPACITY_FORMATS)[number];
-
-/** A user-picked range of the regression query (pkg/queries.TimeRange). */
-export interface TimeRangeConfig {
-  from: string;
-  to: string;
-}
 
 export const REGRESSION_FORMATS = ['table', 'annotations', 'numeric'] as const;
 export type RegressionFormat = (typeof REGRESSION_FORMATS)[number];

@@ -2,7 +2,7 @@
 // (the JSON a panel or an alert rule sends, decoded and validated here with errors naming the
 // field) and its run function (fetch → analysis → frames), and the registry that maps each
 // `queryType` to them (registry.go). The request structs are the one query schema:
-// src/generated/queryschema.json is derived from them by a test.
+// src/generated/queryschema.json and queryTypes.ts are generated from them (generate.go).
 package queries
 
 import (

@@ -2,123 +2,41 @@ package queries
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// schemaPath is the query schema the front end's registry is checked against (a jest test),
-// relative to this package.
-var schemaPath = filepath.Join("..", "..", "src", "generated", "queryschema.json")
-
-// fieldSchema is one field of a query type in src/generated/queryschema.json (keys written
-// in sorted order: enum, then type; enum values sorted).
-type fieldSchema struct {
-	Enum []string `json:"enum,omitempty"`
-	// Type is string, number, boolean, string[], number[] (the buckets query's thresholds in
-	// seconds) or object (maps: the raw query's matchers).
-	Type string `json:"type"`
+// TestGeneratedSchemaIsCommitted compares the committed query schema and TypeScript query
+// types (src/generated/, read by the front end's registry check and editors) with what the
+// request structs generate now, and fails naming `go generate ./pkg/queries` when they differ.
+func TestGeneratedSchemaIsCommitted(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		gen  func() ([]byte, error)
+	}{
+		{"queryschema.json", QuerySchemaJSON},
+		{"queryTypes.ts", QueryTypesTS},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := c.gen()
+			require.NoError(t, err)
+			path := filepath.Join("..", "..", "src", "generated", c.name)
+			got, err := os.ReadFile(path)
+			require.NoError(t, err, "src/generated/%s is missing: run `go generate ./pkg/queries` and commit it", c.name)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("src/generated/%s differs from what the Go request structs generate: run `go generate ./pkg/queries` and commit it.\ngenerated:\n%s", c.name, want)
+			}
+		})
+	}
 }
 
-// schemaOf derives a query type's fields from its request struct: the json tags of the struct
-// and of the embedded Common, the Go kind of each field, and the enum tables kept next to the
-// structs (commonEnums and the type's own; queryType's enum is the type's name).
-func schemaOf(t *Type) (map[string]fieldSchema, error) {
-	out := map[string]fieldSchema{}
-	var walk func(rt reflect.Type) error
-	walk = func(rt reflect.Type) error {
-		for k := 0; k < rt.NumField(); k++ {
-			f := rt.Field(k)
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				if err := walk(f.Type); err != nil {
-					return err
-				}
-				continue
-			}
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				return fmt.Errorf("%s.%s has no json name", rt.Name(), f.Name)
-			}
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			var typ string
-			switch ft.Kind() {
-			case reflect.String:
-				typ = "string"
-			case reflect.Bool:
-				typ = "boolean"
-			case reflect.Int, reflect.Int64, reflect.Float64:
-				typ = "number"
-			case reflect.Slice:
-				switch ft.Elem().Kind() {
-				case reflect.String:
-					typ = "string[]"
-				case reflect.Float64, reflect.Int:
-					typ = "number[]"
-				default:
-					typ = "object"
-				}
-			case reflect.Map, reflect.Struct:
-				typ = "object"
-			default:
-				return fmt.Errorf("%s.%s: no schema type for %s", rt.Name(), f.Name, ft)
-			}
-			fs := fieldSchema{Type: typ}
-			if e, ok := t.enums[name]; ok {
-				fs.Enum = slices.Sorted(slices.Values(e))
-			} else if e, ok := commonEnums[name]; ok {
-				fs.Enum = slices.Sorted(slices.Values(e))
-			}
-			if name == "queryType" {
-				fs.Enum = []string{t.Name}
-			}
-			out[name] = fs
-		}
-		return nil
-	}
-	if err := walk(reflect.TypeOf(t.new()).Elem()); err != nil {
-		return nil, err
-	}
-	for name := range t.enums {
-		if _, ok := out[name]; !ok {
-			return nil, fmt.Errorf("%s: the enum table names %q, which is not a field", t.Name, name)
-		}
-	}
-	return out, nil
-}
-
-// TestQuerySchemaIsCommitted derives the query schema from the request structs and compares
-// it with the committed src/generated/queryschema.json; INFERSCOPE_UPDATE_SCHEMA=1 rewrites
-// the file.
-func TestQuerySchemaIsCommitted(t *testing.T) {
-	all := map[string]map[string]fieldSchema{}
-	for _, ty := range registry {
-		s, err := schemaOf(ty)
-		require.NoError(t, err)
-		all[ty.Name] = s
-	}
-	want, err := json.MarshalIndent(all, "", "  ") // map keys are sorted
-	require.NoError(t, err)
-	want = append(want, '\n')
-	if os.Getenv("INFERSCOPE_UPDATE_SCHEMA") == "1" {
-		require.NoError(t, os.MkdirAll(filepath.Dir(schemaPath), 0o755))
-		require.NoError(t, os.WriteFile(schemaPath, want, 0o644))
-	}
-	got, err := os.ReadFile(schemaPath)
-	require.NoError(t, err, "run INFERSCOPE_UPDATE_SCHEMA=1 go test ./pkg/queries -run TestQuerySchemaIsCommitted")
-	if !bytes.Equal(got, want) {
-		t.Fatalf("src/generated/queryschema.json differs from the Go request structs; run INFERSCOPE_UPDATE_SCHEMA=1 go test ./pkg/queries -run TestQuerySchemaIsCommitted and commit it.\nderived:\n%s", want)
-	}
+// TestSchemaRefusesAnEnumOfNoField: an enum table naming a field the struct lacks is an error
+// of the schema, not a silently unused table.
+func TestSchemaRefusesAnEnumOfNoField(t *testing.T) {
+	ty := register("events", false, map[string][]string{"nosuch": {"a"}}, runEvents)
+	_, err := schemaOf(ty)
+	require.ErrorContains(t, err, `the enum table names "nosuch"`)
 }

@@ -34,7 +34,7 @@ func loadSchema(t *testing.T) *SchemaValidator {
 // it into dist/: the placeholders replaced by a version and a date.
 func builtPluginJSON(t *testing.T, version string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "plugin.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "src", "plugin.json"))
 	require.NoError(t, err)
 	s := strings.ReplaceAll(string(b), "%VERSION%", version)
 	s = strings.ReplaceAll(s, "%TODAY%", "2026-12-02")
@@ -48,7 +48,7 @@ func TestPluginJSONSatisfiesGrafanaSchema(t *testing.T) {
 	built, err := withoutBuildMode(builtPluginJSON(t, "0.1.0"))
 	require.NoError(t, err)
 	require.NoError(t, v.Validate(built), "plugin.json as built into dist/")
-	raw, err := os.ReadFile(filepath.Join("..", "..", "plugin.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "src", "plugin.json"))
 	require.NoError(t, err)
 	require.NoError(t, v.Validate(raw), "plugin.json with its placeholders (the schema allows them)")
 }

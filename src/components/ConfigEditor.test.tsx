@@ -1,51 +1,14 @@
-import React, { useState } from 'react';
-import { fireEvent, render, screen } from '@testing-library/react';
+import { fireEvent, screen } from '@testing-library/react';
 
 import { Settings } from '../configModel';
+import { baseSettings, renderSettingsEditor } from '../test/editorHarness';
 import { ConfigEditor } from './ConfigEditor';
 
-function baseOptions(patch: Partial<Settings> = {}): Settings {
-  return {
-    id: 1,
-    uid: 'ds',
-    orgId: 1,
-    name: 'Inferscope',
-    type: 'inferscope-llm-datasource',
-    typeName: 'Inferscope LLM',
-    typeLogoUrl: '',
-    access: 'proxy',
-    url: '',
-    user: '',
-    basicAuth: false,
-    basicAuthUser: '',
-    isDefault: false,
-    readOnly: false,
-    withCredentials: false,
-    jsonData: {},
-    secureJsonFields: {},
-    secureJsonData: {},
-    ...patch,
-  } as Settings;
-}
+const baseOptions = baseSettings;
 
 /** Holds the options like Grafana's settings page does and records every change. */
 function setup(initial: Settings) {
-  const changes: Settings[] = [];
-  function Harness() {
-    const [options, setOptions] = useState(initial);
-    return (
-      <ConfigEditor
-        options={options}
-        onOptionsChange={(o) => {
-          changes.push(o);
-          setOptions(o);
-        }}
-      />
-    );
-  }
-  render(<Harness />);
-  const last = () => changes[changes.length - 1];
-  return { changes, last };
+  return renderSettingsEditor(ConfigEditor, initial);
 }
 
 const type = (label: string, value: string) => fireEvent.change(screen.getByLabelText(label), { target: { value } });

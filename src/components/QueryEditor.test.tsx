@@ -1,10 +1,9 @@
-import React, { useState } from 'react';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor } from '@testing-library/react';
 
 import type { DataSource } from '../datasource';
 import { findOption, openMenu, optionLabels, pickOption, typeAndPick } from '../test/combobox';
+import { renderQueryEditor } from '../test/editorHarness';
 import { InferscopeQuery } from '../types';
-import { QueryEditor } from './QueryEditor';
 
 const LISTS: Record<string, Array<{ text: string; value: string }>> = {
   targets: [
@@ -38,27 +37,8 @@ function fakeDatasource() {
 
 /** Renders the editor and lets the resource lists (resolved promises) land. */
 async function setup(initial: InferscopeQuery) {
-  const changes: InferscopeQuery[] = [];
-  const onRunQuery = jest.fn();
   const datasource = fakeDatasource();
-  function Harness() {
-    const [query, setQuery] = useState(initial);
-    return (
-      <QueryEditor
-        query={query}
-        datasource={datasource}
-        onRunQuery={onRunQuery}
-        onChange={(q) => {
-          changes.push(q);
-          setQuery(q);
-        }}
-      />
-    );
-  }
-  await act(async () => {
-    render(<Harness />);
-  });
-  return { changes, last: () => changes[changes.length - 1], onRunQuery, datasource };
+  return { ...(await renderQueryEditor(initial, datasource)), datasource };
 }
 
 const latency: InferscopeQuery = {

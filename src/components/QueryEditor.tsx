@@ -1,12 +1,12 @@
-import React, { useState } from 'react';
+import React, { ComponentType, useState } from 'react';
 import { QueryEditorProps, SelectableValue } from '@grafana/data';
 import { InlineField, Input, RadioButtonGroup, Stack } from '@grafana/ui';
 
 import type { DataSource } from '../datasource';
 import { switchQueryType } from '../queryModel';
-import { SharedControls } from '../queryTypes/definition';
+import { QueryTypeEditorProps, SharedControls } from '../queryTypes/definition';
 import { DEFAULT_QUERY_TYPE, QUERY_TYPE_LIST, queryTypeDefinition } from '../queryTypes/registry';
-import { GROUP_BY, GroupBy, InferscopeOptions, InferscopeQuery, QueryType } from '../types';
+import { GROUP_BY, GroupBy, InferscopeOptions, InferscopeQuery, QueryOf, QueryType } from '../types';
 import { LW, Multi, Single, withField } from './editors/common';
 import { useResourceOptions } from './useResourceOptions';
 
@@ -35,7 +35,9 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
   const targets = useResourceOptions(datasource, 'targets', uses.targets);
   const models = useResourceOptions(datasource, 'models', uses.models);
   const [windowText, setWindowText] = useState(query.window ?? '');
-  const TypeEditor = def?.editor;
+  // The entry's editor reads the query as one of its type: the saved JSON holds that type's
+  // fields (switchQueryType drops the others'), which is what the registry entry promises.
+  const TypeEditor = def?.editor as ComponentType<QueryTypeEditorProps> | undefined;
 
   const change = (next: InferscopeQuery, run = true) => {
     onChange(next);
@@ -98,9 +100,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
             id="inferscope-targets"
             tooltip="Configured target names; empty means all targets"
             value={query.targets}
-            options={targets.options}
-            loading={targets.loading}
-            error={targets.error}
+            {...targets}
             onChange={(v) => set('targets', v)}
           />
         )}
@@ -110,16 +110,19 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource }: Props) 
             id="inferscope-models"
             tooltip="Model names (model_name label); empty means all models"
             value={query.models}
-            options={models.options}
-            loading={models.loading}
-            error={models.error}
+            {...models}
             onChange={(v) => set('models', v)}
           />
         )}
       </Stack>
 
       {TypeEditor && (
-        <TypeEditor query={query} datasource={datasource} profiles={datasource?.sloProfiles} onChange={change} />
+        <TypeEditor
+          query={query as QueryOf<QueryType>}
+          datasource={datasource}
+          profiles={datasource?.sloProfiles}
+          onChange={change}
+        />
       )}
     </Stack>
   );

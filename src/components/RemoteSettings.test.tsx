@@ -1,50 +1,14 @@
-import React, { useState } from 'react';
-import { fireEvent, render, screen } from '@testing-library/react';
+import { fireEvent, screen } from '@testing-library/react';
 
 import { Settings } from '../configModel';
+import { baseSettings, renderSettingsEditor } from '../test/editorHarness';
 import { ConfigEditor } from './ConfigEditor';
 import { addDiscoveredGroup, addDiscoveredTarget, labelList, selectorError, suggestName } from './RemoteSettings';
 
-function baseOptions(patch: Partial<Settings> = {}): Settings {
-  return {
-    id: 1,
-    uid: 'ds',
-    orgId: 1,
-    name: 'Inferscope',
-    type: 'inferscope-llm-datasource',
-    typeName: 'Inferscope LLM',
-    typeLogoUrl: '',
-    access: 'proxy',
-    url: '',
-    user: '',
-    basicAuth: false,
-    basicAuthUser: '',
-    isDefault: false,
-    readOnly: false,
-    withCredentials: false,
-    jsonData: {},
-    secureJsonFields: {},
-    secureJsonData: {},
-    ...patch,
-  } as Settings;
-}
+const baseOptions = baseSettings;
 
 function setup(initial: Settings) {
-  const changes: Settings[] = [];
-  function Harness() {
-    const [options, setOptions] = useState(initial);
-    return (
-      <ConfigEditor
-        options={options}
-        onOptionsChange={(o) => {
-          changes.push(o);
-          setOptions(o);
-        }}
-      />
-    );
-  }
-  render(<Harness />);
-  return { last: () => changes[changes.length - 1] };
+  return renderSettingsEditor(ConfigEditor, initial);
 }
 
 describe('remote mode settings', () => {

@@ -1,8 +1,8 @@
-import React, { useState } from 'react';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, screen, waitFor } from '@testing-library/react';
 
 import { Settings } from '../configModel';
 import { openMenu, optionLabels, pickOption, typeAndPick } from '../test/combobox';
+import { renderSettingsEditor } from '../test/editorHarness';
 import { SLOProfilesEditor } from './SLOProfilesEditor';
 
 // GET /models of the saved data source: the model names stored in the last hour.
@@ -16,27 +16,13 @@ jest.mock('@grafana/runtime', () => ({
 
 /** Renders the editor; `saved` gives it the uid and version of a saved data source. */
 function setup(jsonData: Settings['jsonData'], saved = false) {
-  const changes: Settings[] = [];
   const initial = {
     ...(saved ? { uid: 'ds1', version: 3 } : {}),
     jsonData,
     secureJsonFields: {},
     secureJsonData: {},
   } as unknown as Settings;
-  function Harness() {
-    const [options, setOptions] = useState(initial);
-    return (
-      <SLOProfilesEditor
-        options={options}
-        onOptionsChange={(o) => {
-          changes.push(o);
-          setOptions(o);
-        }}
-      />
-    );
-  }
-  render(<Harness />);
-  return { last: () => changes[changes.length - 1] };
+  return renderSettingsEditor(SLOProfilesEditor, initial);
 }
 
 describe('SLOProfilesEditor', () => {

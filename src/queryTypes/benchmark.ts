@@ -1,12 +1,6 @@
 import { BenchmarkEditor } from '../components/editors/BenchmarkEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    benchmark: true;
-  }
-}
-
 export const benchmarkType = defineQueryType({
   id: 'benchmark',
   label: 'Benchmark',

@@ -2,12 +2,6 @@ import { BreakdownEditor } from '../components/editors/BreakdownEditor';
 import { BREAKDOWN_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    breakdown: true;
-  }
-}
-
 export const breakdownType = defineQueryType({
   id: 'breakdown',
   label: 'Stage breakdown',

@@ -1,12 +1,6 @@
 import { BucketsEditor } from '../components/editors/BucketsEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    buckets: true;
-  }
-}
-
 export const bucketsType = defineQueryType({
   id: 'buckets',
   label: 'Bucket layout',

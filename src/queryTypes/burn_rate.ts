@@ -2,12 +2,6 @@ import { SLOEditor } from '../components/editors/SLOEditor';
 import { BURN_RATE_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    burn_rate: true;
-  }
-}
-
 export const burnRateType = defineQueryType({
   id: 'burn_rate',
   label: 'Burn rate',

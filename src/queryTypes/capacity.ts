@@ -2,12 +2,6 @@ import { CapacityEditor } from '../components/editors/CapacityEditor';
 import { CAPACITY_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    capacity: true;
-  }
-}
-
 export const capacityType = defineQueryType({
   id: 'capacity',
   label: 'Capacity & what-if',

@@ -2,12 +2,6 @@ import { CostEditor } from '../components/editors/CostEditor';
 import { COST_STATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    cost: true;
-  }
-}
-
 export const costType = defineQueryType({
   id: 'cost',
   label: 'Cost & energy',

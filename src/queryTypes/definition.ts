@@ -1,6 +1,6 @@
 import { ComponentType } from 'react';
 
-import { EditorDataSource, InferscopeQuery, ProfileConfig, QueryType } from '../types';
+import { EditorDataSource, InferscopeQuery, ProfileConfig, QueryOf, QueryType } from '../types';
 
 /**
  * JSON type of a query field, as src/generated/queryschema.json writes it
@@ -44,11 +44,15 @@ export interface FieldUse {
   enum?: readonly string[];
 }
 
-/** Props every query type's editor receives from QueryEditor. */
-export interface QueryTypeEditorProps {
-  query: InferscopeQuery;
+/**
+ * Props every query type's editor receives from QueryEditor: the query as a
+ * query of type T (its own fields only, src/generated/queryTypes.ts).
+ */
+export interface QueryTypeEditorProps<T extends QueryType = QueryType> {
+  query: QueryOf<T>;
   /** Sets the query and runs it; run=false for edits that should not run it yet (a matcher being typed). */
-  onChange: (query: InferscopeQuery, run?: boolean) => void;
+  // A method, so an editor of several types (slo and burn_rate) serves each one's entry.
+  onChange(query: QueryOf<T>, run?: boolean): void;
   datasource: EditorDataSource;
   /** The data source's SLO profiles (undefined: the backend's default profiles). */
   profiles: ProfileConfig[] | undefined;
@@ -67,7 +71,7 @@ export interface SharedControls {
  * the defaults and the schema check need. One file per type in
  * src/queryTypes/, listed once in registry.ts.
  */
-export interface QueryTypeDefinition<T extends QueryType = QueryType> {
+export interface QueryTypeDefinition<T extends QueryType> {
   /** The `queryType` of the query JSON (the backend's registry key). */
   id: T;
   /** Name in words. */
@@ -80,8 +84,11 @@ export interface QueryTypeDefinition<T extends QueryType = QueryType> {
   /** Fields beyond the common ones (queryType, targets, models, groupBy, window) this type reads. */
   fields: Partial<Record<QueryField, FieldUse>>;
   /** Editor of the type's own fields; absent when it has none (throughput, saturation). */
-  editor?: ComponentType<QueryTypeEditorProps>;
+  editor?: ComponentType<QueryTypeEditorProps<NoInfer<T>>>;
 }
+
+/** The definition of any one query type (an entry of the registry's list). */
+export type AnyQueryTypeDefinition = { [K in QueryType]: QueryTypeDefinition<K> }[QueryType];
 
 /** Identity with the id's literal type kept, for entries. */
 export function defineQueryType<T extends QueryType>(def: QueryTypeDefinition<T>): QueryTypeDefinition<T> {

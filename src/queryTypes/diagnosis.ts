@@ -2,12 +2,6 @@ import { DiagnosisEditor } from '../components/editors/DiagnosisEditor';
 import { DIAGNOSIS_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    diagnosis: true;
-  }
-}
-
 export const diagnosisType = defineQueryType({
   id: 'diagnosis',
   label: 'Diagnosis',

@@ -2,12 +2,6 @@ import { ErrorsEditor } from '../components/editors/ErrorsEditor';
 import { ERRORS_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    errors: true;
-  }
-}
-
 export const errorsType = defineQueryType({
   id: 'errors',
   label: 'Errors by class',

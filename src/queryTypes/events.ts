@@ -1,12 +1,6 @@
 import { EventsEditor } from '../components/editors/EventsEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    events: true;
-  }
-}
-
 export const eventsType = defineQueryType({
   id: 'events',
   label: 'Events',

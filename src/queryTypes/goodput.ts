@@ -1,12 +1,6 @@
 import { GoodputEditor } from '../components/editors/GoodputEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    goodput: true;
-  }
-}
-
 export const goodputType = defineQueryType({
   id: 'goodput',
   label: 'Goodput',

@@ -1,12 +1,6 @@
 import { GpuEditor } from '../components/editors/GpuEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    gpu: true;
-  }
-}
-
 export const gpuType = defineQueryType({
   id: 'gpu',
   label: 'GPU',

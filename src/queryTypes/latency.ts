@@ -2,12 +2,6 @@ import { LatencyEditor } from '../components/editors/LatencyEditor';
 import { LATENCY_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    latency: true;
-  }
-}
-
 export const latencyType = defineQueryType({
   id: 'latency',
   label: 'Latency',

@@ -1,12 +1,6 @@
 import { ProbeEditor } from '../components/editors/ProbeEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    probe: true;
-  }
-}
-
 export const probeType = defineQueryType({
   id: 'probe',
   label: 'Client probe',

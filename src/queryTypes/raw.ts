@@ -1,12 +1,6 @@
 import { RawEditor } from '../components/editors/RawEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    raw: true;
-  }
-}
-
 export const rawType = defineQueryType({
   id: 'raw',
   label: 'Raw metric',

@@ -6,7 +6,7 @@ import { burnRateType } from './burn_rate';
 import { capacityType } from './capacity';
 import { errorsType } from './errors';
 import { costType } from './cost';
-import { QueryTypeDefinition } from './definition';
+import { AnyQueryTypeDefinition, QueryTypeDefinition } from './definition';
 import { diagnosisType } from './diagnosis';
 import { eventsType } from './events';
 import { goodputType } from './goodput';
@@ -50,7 +50,7 @@ const BY_ID = {
 } satisfies { [K in QueryType]: QueryTypeDefinition<K> };
 
 /** Every query type, in picker order. */
-export const QUERY_TYPE_LIST: ReadonlyArray<QueryTypeDefinition<QueryType>> = Object.values(BY_ID);
+export const QUERY_TYPE_LIST: readonly AnyQueryTypeDefinition[] = Object.values(BY_ID);
 
 /** Ids of every query type, in picker order. */
 export const QUERY_TYPES: readonly QueryType[] = QUERY_TYPE_LIST.map((d) => d.id);
@@ -59,7 +59,7 @@ export const QUERY_TYPES: readonly QueryType[] = QUERY_TYPE_LIST.map((d) => d.id
 export const DEFAULT_QUERY_TYPE: QueryType = 'latency';
 
 /** The definition of a query type; undefined for an id no type has (a query saved by a newer version). */
-export function queryTypeDefinition(id: string | undefined): QueryTypeDefinition | undefined {
+export function queryTypeDefinition(id: string | undefined): AnyQueryTypeDefinition | undefined {
   return QUERY_TYPE_LIST.find((d) => d.id === id);
 }
 

@@ -2,12 +2,6 @@ import { RegressionEditor } from '../components/editors/RegressionEditor';
 import { REGRESSION_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    regression: true;
-  }
-}
-
 export const regressionType = defineQueryType({
   id: 'regression',
   label: 'Regression',

@@ -1,11 +1,5 @@
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    saturation: true;
-  }
-}
-
 export const saturationType = defineQueryType({
   id: 'saturation',
   label: 'Saturation',

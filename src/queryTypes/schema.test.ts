@@ -7,7 +7,7 @@
  * alert rules, such as goodput's objectives).
  */
 import schemaJSON from '../generated/queryschema.json';
-import { QueryField, QueryTypeDefinition } from './definition';
+import { AnyQueryTypeDefinition, QueryField } from './definition';
 import { COMMON_FIELDS, QUERY_FIELDS } from './fields';
 import { QUERY_TYPE_LIST } from './registry';
 
@@ -28,7 +28,7 @@ function jsonType(v: unknown): string {
 }
 
 /** Every disagreement between the registry and the schema, one sentence each. */
-function drift(schema: Schema, types: readonly QueryTypeDefinition[]): string[] {
+function drift(schema: Schema, types: readonly AnyQueryTypeDefinition[]): string[] {
   const errs: string[] = [];
   const ids = types.map((t) => t.id as string);
   for (const id of ids.filter((i) => !(i in schema))) {

@@ -1,12 +1,6 @@
 import { SLOEditor } from '../components/editors/SLOEditor';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    slo: true;
-  }
-}
-
 export const sloType = defineQueryType({
   id: 'slo',
   label: 'SLO table',

@@ -2,12 +2,6 @@ import { TargetsEditor } from '../components/editors/TargetsEditor';
 import { TARGETS_FORMATS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    targets: true;
-  }
-}
-
 export const targetsType = defineQueryType({
   id: 'targets',
   label: 'Targets',

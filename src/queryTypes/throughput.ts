@@ -1,11 +1,5 @@
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    throughput: true;
-  }
-}
-
 export const throughputType = defineQueryType({
   id: 'throughput',
   label: 'Throughput',

@@ -2,12 +2,6 @@ import { TokensEditor } from '../components/editors/TokensEditor';
 import { LATENCY_FORMATS, STANDARD_STATS, TOKENS_SIGNALS } from '../types';
 import { defineQueryType } from './definition';
 
-declare module '../types' {
-  interface QueryTypeIds {
-    tokens: true;
-  }
-}
-
 export const tokensType = defineQueryType({
   id: 'tokens',
   label: 'Tokens',

@@ -32,7 +32,7 @@ func TestCommittedDashboardsMatchGenerator(t *testing.T) {
 // with the generated files, so every dashboard can be imported from the data
 // source's Dashboards tab.
 func TestPluginJSONIncludesEveryDashboard(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "plugin.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "src", "plugin.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestEveryPanelIsDescribed(t *testing.T) {
 // TestScreenshotsAreCommittedAndReferenced: plugin.json's screenshots exist
 // (under src/, where webpack copies them from) and the README shows each.
 func TestScreenshotsAreCommittedAndReferenced(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "plugin.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "src", "plugin.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

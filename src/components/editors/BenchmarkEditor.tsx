@@ -1,12 +1,9 @@
 import React from 'react';
 import { InlineField, Input, Stack, Text } from '@grafana/ui';
 
-import { InferscopeQuery } from '../../types';
+import { QueryTypeEditorProps } from '../../queryTypes/definition';
 
-interface Props {
-  query: InferscopeQuery;
-  onChange: (q: InferscopeQuery) => void;
-}
+type Props = Pick<QueryTypeEditorProps<'benchmark'>, 'query' | 'onChange'>;
 
 /** Editor of the benchmark query type: the baseline's name (a file of the settings' baselinesPath). */
 export function BenchmarkEditor({ query, onChange }: Props) {

@@ -1,23 +1,20 @@
 import React from 'react';
-import { SelectableValue } from '@grafana/data';
-import { InlineField, RadioButtonGroup } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { BREAKDOWN_FORMATS, BreakdownFormat } from '../../types';
-import { LW, withField } from './common';
+import { BREAKDOWN_FORMATS } from '../../types';
+import { Radio, valueOptions, withField } from './common';
 
-const FORMAT_OPTIONS: Array<SelectableValue<BreakdownFormat>> = BREAKDOWN_FORMATS.map((f) => ({ label: f, value: f }));
+const FORMAT_OPTIONS = valueOptions(BREAKDOWN_FORMATS);
 
 /** Editor of the breakdown query type: time series per stage, or one table row per group. */
-export function BreakdownEditor({ query, onChange }: QueryTypeEditorProps) {
+export function BreakdownEditor({ query, onChange }: QueryTypeEditorProps<'breakdown'>) {
   return (
-    <InlineField label="Format" labelWidth={LW} tooltip="Time series per stage, or one table row per group">
-      <RadioButtonGroup
-        aria-label="Format"
-        options={FORMAT_OPTIONS}
-        value={query.format ?? 'timeseries'}
-        onChange={(v) => onChange(withField(query, 'format', v))}
-      />
-    </InlineField>
+    <Radio
+      label="Format"
+      tooltip="Time series per stage, or one table row per group"
+      options={FORMAT_OPTIONS}
+      value={query.format ?? 'timeseries'}
+      onChange={(v) => onChange(withField(query, 'format', v))}
+    />
   );
 }

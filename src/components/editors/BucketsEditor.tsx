@@ -2,7 +2,6 @@ import React, { useState } from 'react';
 import { InlineField, Input, Stack } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { InferscopeQuery } from '../../types';
 import { variableOptions } from '../useResourceOptions';
 import { LW, Multi, STAGE_OPTIONS, STAT_OPTIONS, useStats, withField } from './common';
 import { ProfilePicker } from './ProfilePicker';
@@ -35,7 +34,7 @@ export function BucketsEditor({
   query,
   profiles,
   onChange,
-}: Pick<QueryTypeEditorProps, 'query' | 'profiles' | 'onChange'>) {
+}: Pick<QueryTypeEditorProps<'buckets'>, 'query' | 'profiles' | 'onChange'>) {
   const [text, setText] = useState((query.thresholds ?? []).join(', '));
   const [error, setError] = useState<string | undefined>();
   const stats = useStats(query, onChange);
@@ -93,11 +92,7 @@ export function BucketsEditor({
               const r = parseThresholds(text);
               setError(r.error);
               if (!r.error) {
-                const next: InferscopeQuery = { ...query, thresholds: r.values };
-                if (r.values.length === 0) {
-                  delete next.thresholds;
-                }
-                onChange(next);
+                onChange(withField(query, 'thresholds', r.values));
               }
             }}
           />

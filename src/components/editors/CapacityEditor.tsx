@@ -1,11 +1,11 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, Input, RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import { InlineField, Input, Stack, Text } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { CAPACITY_FORMATS, CapacityFormat, CapacityWhatIf, InferscopeQuery } from '../../types';
+import { CAPACITY_FORMATS, CapacityFormat, CapacityWhatIf } from '../../types';
 import { variableOptions } from '../useResourceOptions';
-import { LW, Multi, withField } from './common';
+import { LW, Multi, Radio, withField } from './common';
 
 const FORMAT_OPTIONS: Array<SelectableValue<CapacityFormat>> = CAPACITY_FORMATS.map((f) => ({ label: f, value: f }));
 
@@ -36,6 +36,40 @@ function NumberField(props: {
   );
 }
 
+/** The what-if changes, one numeric field each (format whatif). */
+const WHAT_IF_FIELDS: Array<{ key: keyof CapacityWhatIf; label: string; tooltip: string; placeholder: string }> = [
+  {
+    key: 'maxNumSeqs',
+    label: 'With max_num_seqs',
+    tooltip: 'Predict with this --max-num-seqs',
+    placeholder: 'unchanged',
+  },
+  {
+    key: 'addReplicas',
+    label: 'Add replicas',
+    tooltip: 'Spread the load over this many more replicas',
+    placeholder: '0',
+  },
+  {
+    key: 'promptScale',
+    label: 'Prompts ×',
+    tooltip: 'Multiply every prompt length (2: twice as long)',
+    placeholder: '1',
+  },
+  {
+    key: 'prefixCachingPercent',
+    label: 'Prefix cache %',
+    tooltip: 'Prefix caching on, with this share of prompt tokens served from the cache',
+    placeholder: 'unchanged',
+  },
+  {
+    key: 'loadScale',
+    label: 'Load ×',
+    tooltip: 'Multiply the arrival rate on the same replicas (2: twice the load)',
+    placeholder: '1',
+  },
+];
+
 /**
  * Editor of the capacity query type: format, profiles, the utilisation the
  * replicas are sized for, the targets' max_num_seqs and token budget (vLLM
@@ -45,7 +79,7 @@ export function CapacityEditor({
   query,
   profiles,
   onChange,
-}: Pick<QueryTypeEditorProps, 'query' | 'profiles' | 'onChange'>) {
+}: Pick<QueryTypeEditorProps<'capacity'>, 'query' | 'profiles' | 'onChange'>) {
   const format = (
     (CAPACITY_FORMATS as readonly string[]).includes(query.format ?? '') ? query.format : 'table'
   ) as CapacityFormat;
@@ -60,20 +94,19 @@ export function CapacityEditor({
   return (
     <Stack direction="column" gap={0.5}>
       <Stack gap={0.5} wrap="wrap">
-        <InlineField label="Format" labelWidth={LW}>
-          <RadioButtonGroup
-            aria-label="Capacity format"
-            options={FORMAT_OPTIONS}
-            value={format}
-            onChange={(v) => {
-              const next: InferscopeQuery = { ...query, format: v };
-              if (v !== 'whatif') {
-                delete next.whatIf;
-              }
-              onChange(next);
-            }}
-          />
-        </InlineField>
+        <Radio
+          label="Format"
+          ariaLabel="Capacity format"
+          options={FORMAT_OPTIONS}
+          value={format}
+          onChange={(v) => {
+            const next = { ...query, format: v };
+            if (v !== 'whatif') {
+              delete next.whatIf;
+            }
+            onChange(next);
+          }}
+        />
         <Multi
           label="Profiles"
           id="inferscope-capacity-profiles"
@@ -108,41 +141,9 @@ export function CapacityEditor({
       </Stack>
       {format === 'whatif' && (
         <Stack gap={0.5} wrap="wrap">
-          <NumberField
-            label="With max_num_seqs"
-            tooltip="Predict with this --max-num-seqs"
-            placeholder="unchanged"
-            value={query.whatIf?.maxNumSeqs}
-            onChange={(v) => setWhatIf('maxNumSeqs', v)}
-          />
-          <NumberField
-            label="Add replicas"
-            tooltip="Spread the load over this many more replicas"
-            placeholder="0"
-            value={query.whatIf?.addReplicas}
-            onChange={(v) => setWhatIf('addReplicas', v)}
-          />
-          <NumberField
-            label="Prompts ×"
-            tooltip="Multiply every prompt length (2: twice as long)"
-            placeholder="1"
-            value={query.whatIf?.promptScale}
-            onChange={(v) => setWhatIf('promptScale', v)}
-          />
-          <NumberField
-            label="Prefix cache %"
-            tooltip="Prefix caching on, with this share of prompt tokens served from the cache"
-            placeholder="unchanged"
-            value={query.whatIf?.prefixCachingPercent}
-            onChange={(v) => setWhatIf('prefixCachingPercent', v)}
-          />
-          <NumberField
-            label="Load ×"
-            tooltip="Multiply the arrival rate on the same replicas (2: twice the load)"
-            placeholder="1"
-            value={query.whatIf?.loadScale}
-            onChange={(v) => setWhatIf('loadScale', v)}
-          />
+          {WHAT_IF_FIELDS.map(({ key, ...f }) => (
+            <NumberField key={key} {...f} value={query.whatIf?.[key]} onChange={(v) => setWhatIf(key, v)} />
+          ))}
         </Stack>
       )}
       <Text color="secondary" variant="bodySmall">

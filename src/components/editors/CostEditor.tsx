@@ -17,7 +17,7 @@ export function CostEditor({
   query,
   profiles,
   onChange,
-}: Pick<QueryTypeEditorProps, 'query' | 'profiles' | 'onChange'>) {
+}: Pick<QueryTypeEditorProps<'cost'>, 'query' | 'profiles' | 'onChange'>) {
   return (
     <Stack direction="column" gap={0.5}>
       <Stack gap={0.5} wrap="wrap">

@@ -1,10 +1,10 @@
-import React, { useState } from 'react';
+import React from 'react';
 import { act, fireEvent, render, screen } from '@testing-library/react';
 
 import { DataSource } from '../../datasource';
 import { switchQueryType } from '../../queryModel';
-import { InferscopeQuery } from '../../types';
-import { QueryEditor } from '../QueryEditor';
+import { renderQueryEditor } from '../../test/editorHarness';
+import { QueryOf } from '../../types';
 import { DiagnosisEditor } from './DiagnosisEditor';
 
 describe('DiagnosisEditor', () => {
@@ -18,7 +18,11 @@ describe('DiagnosisEditor', () => {
 
   it('treats a format of another type as table', () => {
     render(
-      <DiagnosisEditor query={{ refId: 'A', queryType: 'diagnosis', format: 'timeseries' }} onChange={jest.fn()} />
+      <DiagnosisEditor
+        // A saved query may hold another type's format, which its type does not have.
+        query={{ refId: 'A', queryType: 'diagnosis', format: 'timeseries' } as unknown as QueryOf<'diagnosis'>}
+        onChange={jest.fn()}
+      />
     );
     expect(screen.getByRole('radio', { name: 'table' })).toBeChecked();
   });
@@ -34,26 +38,11 @@ describe('DiagnosisEditor', () => {
   });
 
   it('is shown by the query editor for diagnosis queries, with targets, models and window but no group by', async () => {
-    const changes: InferscopeQuery[] = [];
     const datasource = { listResource: jest.fn(() => Promise.resolve([])) } as unknown as DataSource;
-    const onRunQuery = jest.fn();
-    function Harness() {
-      const [query, setQuery] = useState<InferscopeQuery>({ refId: 'A', queryType: 'diagnosis', format: 'table' });
-      return (
-        <QueryEditor
-          query={query}
-          datasource={datasource}
-          onRunQuery={onRunQuery}
-          onChange={(q) => {
-            changes.push(q);
-            setQuery(q);
-          }}
-        />
-      );
-    }
-    await act(async () => {
-      render(<Harness />);
-    });
+    const { changes, onRunQuery } = await renderQueryEditor(
+      { refId: 'A', queryType: 'diagnosis', format: 'table' },
+      datasource
+    );
     expect(screen.getByLabelText('Targets')).toBeInTheDocument();
     expect(screen.getByLabelText('Models')).toBeInTheDocument();
     expect(screen.getByLabelText('Window')).toBeInTheDocument();

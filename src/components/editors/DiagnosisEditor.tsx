@@ -1,8 +1,10 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import { Stack, Text } from '@grafana/ui';
 
-import { DIAGNOSIS_FORMAT_DESCRIPTIONS, DIAGNOSIS_FORMATS, DiagnosisFormat, InferscopeQuery } from '../../types';
+import { QueryTypeEditorProps } from '../../queryTypes/definition';
+import { DIAGNOSIS_FORMAT_DESCRIPTIONS, DIAGNOSIS_FORMATS, DiagnosisFormat } from '../../types';
+import { Radio } from './common';
 
 const FORMAT_OPTIONS: Array<SelectableValue<DiagnosisFormat>> = DIAGNOSIS_FORMATS.map((f) => ({
   label: f,
@@ -10,11 +12,7 @@ const FORMAT_OPTIONS: Array<SelectableValue<DiagnosisFormat>> = DIAGNOSIS_FORMAT
   description: DIAGNOSIS_FORMAT_DESCRIPTIONS[f],
 }));
 
-interface Props {
-  query: InferscopeQuery;
-  /** Called with the changed query; the caller runs it. */
-  onChange: (q: InferscopeQuery) => void;
-}
+type Props = Pick<QueryTypeEditorProps<'diagnosis'>, 'query' | 'onChange'>;
 
 /** Editor of the diagnosis query type: what to return (findings, annotations, timeline, alert numbers). */
 export function DiagnosisEditor({ query, onChange }: Props) {
@@ -23,14 +21,14 @@ export function DiagnosisEditor({ query, onChange }: Props) {
   ) as DiagnosisFormat;
   return (
     <Stack direction="column" gap={0.5}>
-      <InlineField label="Format" labelWidth={14} tooltip={DIAGNOSIS_FORMAT_DESCRIPTIONS[format]}>
-        <RadioButtonGroup
-          aria-label="Diagnosis format"
-          options={FORMAT_OPTIONS}
-          value={format}
-          onChange={(v) => onChange({ ...query, format: v })}
-        />
-      </InlineField>
+      <Radio
+        label="Format"
+        ariaLabel="Diagnosis format"
+        tooltip={DIAGNOSIS_FORMAT_DESCRIPTIONS[format]}
+        options={FORMAT_OPTIONS}
+        value={format}
+        onChange={(v) => onChange({ ...query, format: v })}
+      />
       <Text color="secondary" variant="bodySmall">
         {DIAGNOSIS_FORMAT_DESCRIPTIONS[format]}. Thresholds are data-source settings (jsonData.diagnosis).
       </Text>

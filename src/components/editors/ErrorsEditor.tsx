@@ -1,30 +1,23 @@
 import React from 'react';
-import { SelectableValue } from '@grafana/data';
-import { InlineField, RadioButtonGroup } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { ERROR_CLASSES, ERRORS_FORMATS, ErrorsFormat } from '../../types';
-import { LW, Multi, withField } from './common';
+import { ERROR_CLASSES, ERRORS_FORMATS } from '../../types';
+import { Multi, Radio, valueOptions, withField } from './common';
 
-const FORMAT_OPTIONS: Array<SelectableValue<ErrorsFormat>> = ERRORS_FORMATS.map((f) => ({ label: f, value: f }));
-const CLASS_OPTIONS: Array<SelectableValue<string>> = ERROR_CLASSES.map((c) => ({ label: c, value: c }));
+const FORMAT_OPTIONS = valueOptions(ERRORS_FORMATS);
+const CLASS_OPTIONS = valueOptions<string>(ERROR_CLASSES);
 
 /** Editor of the errors query type: the format and the error classes to keep. */
-export function ErrorsEditor({ query, onChange }: QueryTypeEditorProps) {
+export function ErrorsEditor({ query, onChange }: QueryTypeEditorProps<'errors'>) {
   return (
     <>
-      <InlineField
+      <Radio
         label="Format"
-        labelWidth={LW}
         tooltip="The share of each class at each step, or one table row per group"
-      >
-        <RadioButtonGroup
-          aria-label="Format"
-          options={FORMAT_OPTIONS}
-          value={(query.format as ErrorsFormat | undefined) ?? 'timeseries'}
-          onChange={(v) => onChange(withField(query, 'format', v))}
-        />
-      </InlineField>
+        options={FORMAT_OPTIONS}
+        value={query.format ?? 'timeseries'}
+        onChange={(v) => onChange(withField(query, 'format', v))}
+      />
       <Multi
         label="Classes"
         id="inferscope-error-classes"

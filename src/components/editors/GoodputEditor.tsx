@@ -1,14 +1,10 @@
 import React from 'react';
 import { Stack, Text } from '@grafana/ui';
 
-import { InferscopeQuery, ProfileConfig } from '../../types';
+import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { ProfilePicker } from './ProfilePicker';
 
-interface Props {
-  query: InferscopeQuery;
-  profiles: ProfileConfig[] | undefined;
-  onChange: (q: InferscopeQuery) => void;
-}
+type Props = Pick<QueryTypeEditorProps<'goodput'>, 'query' | 'profiles' | 'onChange'>;
 
 /** Editor of the goodput query type: one profile, all of whose objectives a request must meet. */
 export function GoodputEditor({ query, profiles, onChange }: Props) {

@@ -10,7 +10,7 @@ import { Multi, withField } from './common';
 const GPU_SIGNAL_OPTIONS: Array<SelectableValue<string>> = GPU_SIGNALS.map((s) => ({ label: s, value: s }));
 
 /** Editor of the gpu query type: agents (GET /agents), GPU indices (GET /gpus) and signals. */
-export function GpuEditor({ query, onChange, datasource }: QueryTypeEditorProps) {
+export function GpuEditor({ query, onChange, datasource }: QueryTypeEditorProps<'gpu'>) {
   const agents = useResourceOptions(datasource, 'agents');
   const gpus = useResourceOptions(datasource, 'gpus');
   return (
@@ -20,9 +20,7 @@ export function GpuEditor({ query, onChange, datasource }: QueryTypeEditorProps)
         id="inferscope-agents"
         tooltip="GPU agent names; empty means all agents"
         value={query.agents}
-        options={agents.options}
-        loading={agents.loading}
-        error={agents.error}
+        {...agents}
         onChange={(v) => onChange(withField(query, 'agents', v))}
       />
       <Multi
@@ -30,9 +28,7 @@ export function GpuEditor({ query, onChange, datasource }: QueryTypeEditorProps)
         id="inferscope-gpus"
         tooltip="GPU indices; empty means all GPUs"
         value={query.gpus}
-        options={gpus.options}
-        loading={gpus.loading}
-        error={gpus.error}
+        {...gpus}
         width={24}
         onChange={(v) => onChange(withField(query, 'gpus', v))}
       />

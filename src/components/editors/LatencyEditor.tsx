@@ -40,7 +40,7 @@ const SOURCE_OPTIONS: Array<SelectableValue<Source>> = [
  * pNN[.N], checked as typed), estimator, bounds, and an SLO profile whose
  * thresholds the frames carry.
  */
-export function LatencyEditor({ query, onChange, profiles }: QueryTypeEditorProps) {
+export function LatencyEditor({ query, onChange, profiles }: QueryTypeEditorProps<'latency'>) {
   const { error, setStats } = useStats(query, onChange);
   return (
     <>

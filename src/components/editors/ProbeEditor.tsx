@@ -1,10 +1,10 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, Input, RadioButtonGroup, Stack } from '@grafana/ui';
+import { InlineField, Input, Stack } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
 import { PROBE_SIGNALS, PROBE_VIEWS, ProbeSignal, ProbeView } from '../../types';
-import { LW, withField } from './common';
+import { LW, Radio, withField } from './common';
 
 const VIEW_OPTIONS: Array<SelectableValue<ProbeView>> = PROBE_VIEWS.map((v) => ({ label: v, value: v }));
 const SIGNAL_OPTIONS: Array<SelectableValue<ProbeSignal>> = PROBE_SIGNALS.map((v) => ({ label: v, value: v }));
@@ -21,32 +21,26 @@ function parseNumber(s: string): number | undefined {
  * checked by the backend) and the share of requests that makes a window a
  * sustained breach.
  */
-export function ProbeEditor({ query, onChange }: QueryTypeEditorProps) {
+export function ProbeEditor({ query, onChange }: QueryTypeEditorProps<'probe'>) {
   const view = query.view ?? 'jitter';
   return (
     <Stack gap={0.5} wrap="wrap">
-      <InlineField
+      <Radio
         label="View"
-        labelWidth={LW}
         tooltip="jitter per request, errors by class, or spike vs sustained windows"
-      >
-        <RadioButtonGroup
-          aria-label="View"
-          options={VIEW_OPTIONS}
-          value={view}
-          onChange={(v) => onChange(withField(query, 'view', v))}
-        />
-      </InlineField>
+        options={VIEW_OPTIONS}
+        value={view}
+        onChange={(v) => onChange(withField(query, 'view', v))}
+      />
       {view === 'spikes' && (
         <>
-          <InlineField label="Signal" labelWidth={LW} tooltip="The per-request value compared with the threshold">
-            <RadioButtonGroup
-              aria-label="Signal"
-              options={SIGNAL_OPTIONS}
-              value={query.signal ?? 'max_gap'}
-              onChange={(v) => onChange(withField(query, 'signal', v))}
-            />
-          </InlineField>
+          <Radio
+            label="Signal"
+            tooltip="The per-request value compared with the threshold"
+            options={SIGNAL_OPTIONS}
+            value={query.signal ?? 'max_gap'}
+            onChange={(v) => onChange(withField(query, 'signal', v))}
+          />
           <InlineField
             label="Threshold (s)"
             labelWidth={LW}

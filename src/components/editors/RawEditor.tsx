@@ -28,7 +28,7 @@ function useMetricNames(datasource: EditorDataSource, targets: string[] | undefi
  * the query's targets (GET /metricnames) or typed, and label equality matchers. Matcher edits
  * change the query without running it.
  */
-export function RawEditor({ query, datasource, onChange }: QueryTypeEditorProps) {
+export function RawEditor({ query, datasource, onChange }: QueryTypeEditorProps<'raw'>) {
   const metrics = useMetricNames(datasource, query.targets);
   return (
     <>

@@ -1,18 +1,17 @@
 import React from 'react';
 import { SelectableValue } from '@grafana/data';
-import { InlineField, Input, RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import { InlineField, Input, Stack, Text } from '@grafana/ui';
 
-import { InferscopeQuery, REGRESSION_FORMATS, RegressionFormat } from '../../types';
+import { QueryTypeEditorProps } from '../../queryTypes/definition';
+import { REGRESSION_FORMATS, RegressionFormat } from '../../types';
+import { Radio, withField } from './common';
 
 const FORMAT_OPTIONS: Array<SelectableValue<RegressionFormat>> = REGRESSION_FORMATS.map((f) => ({
   label: f,
   value: f,
 }));
 
-interface Props {
-  query: InferscopeQuery;
-  onChange: (q: InferscopeQuery) => void;
-}
+type Props = Pick<QueryTypeEditorProps<'regression'>, 'query' | 'onChange'>;
 
 /** Editor of the regression query type: format and how long before and after each change to compare. */
 export function RegressionEditor({ query, onChange }: Props) {
@@ -21,27 +20,20 @@ export function RegressionEditor({ query, onChange }: Props) {
   ) as RegressionFormat;
   return (
     <Stack direction="column" gap={0.5}>
-      <InlineField label="Format" labelWidth={14}>
-        <RadioButtonGroup
-          aria-label="Regression format"
-          options={FORMAT_OPTIONS}
-          value={format}
-          onChange={(v) => onChange({ ...query, format: v })}
-        />
-      </InlineField>
+      <Radio
+        label="Format"
+        ariaLabel="Regression format"
+        options={FORMAT_OPTIONS}
+        value={format}
+        onChange={(v) => onChange({ ...query, format: v })}
+      />
       <InlineField label="Span" labelWidth={14} tooltip="How long before and after each change is compared">
         <Input
           aria-label="Span"
           width={12}
           value={query.span ?? ''}
           placeholder="30m"
-          onChange={(e) => {
-            const next: InferscopeQuery = { ...query, span: e.currentTarget.value.trim() };
-            if (next.span === '') {
-              delete next.span;
-            }
-            onChange(next);
-          }}
+          onChange={(e) => onChange(withField(query, 'span', e.currentTarget.value.trim()))}
         />
       </InlineField>
       <Text color="secondary" variant="bodySmall">

@@ -1,27 +1,15 @@
 import React from 'react';
 import { InlineField, RadioButtonGroup, Stack, Text } from '@grafana/ui';
 
-import { InferscopeQuery, ProfileConfig } from '../../types';
+import { QueryTypeEditorProps } from '../../queryTypes/definition';
+import { QueryOf } from '../../types';
+import { withField } from './common';
 import { ObjectivePicker, ProfilePicker } from './ProfilePicker';
 
-interface Props {
-  query: InferscopeQuery;
-  profiles: ProfileConfig[] | undefined;
-  onChange: (q: InferscopeQuery) => void;
-}
+type Props = Pick<QueryTypeEditorProps<'slo' | 'burn_rate'>, 'query' | 'profiles' | 'onChange'>;
 
 /** Editor of the slo and burn_rate query types: profile and objectives. */
 export function SLOEditor({ query, profiles, onChange }: Props) {
-  const set = (patch: Partial<InferscopeQuery>) => {
-    const next: InferscopeQuery = { ...query, ...patch };
-    for (const k of ['profile', 'objectives'] as const) {
-      const v = next[k];
-      if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0)) {
-        delete next[k];
-      }
-    }
-    onChange(next);
-  };
   return (
     <Stack direction="column" gap={0.5}>
       <Stack gap={0.5} wrap="wrap">
@@ -29,13 +17,13 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
           profiles={profiles}
           profile={query.profile}
           allowAll
-          onChange={(p) => set({ profile: p, objectives: undefined })}
+          onChange={(p) => onChange(withField(withField(query, 'profile', p), 'objectives', undefined))}
         />
         <ObjectivePicker
           profiles={profiles}
           profile={query.profile}
           value={query.objectives}
-          onChange={(v) => set({ objectives: v })}
+          onChange={(v) => onChange(withField(query, 'objectives', v))}
         />
       </Stack>
       {query.queryType === 'slo' && (
@@ -91,13 +79,13 @@ export function SLOEditor({ query, profiles, onChange }: Props) {
   );
 }
 
-function withoutSource(q: InferscopeQuery): InferscopeQuery {
+function withoutSource(q: QueryOf<'slo'>): QueryOf<'slo'> {
   const next = { ...q };
   delete next.source;
   return next;
 }
 
-function withoutFormat(q: InferscopeQuery): InferscopeQuery {
+function withoutFormat(q: QueryOf<'burn_rate'>): QueryOf<'burn_rate'> {
   const next = { ...q };
   delete next.format;
   return next;

@@ -1,10 +1,9 @@
-import React, { useState } from 'react';
-import { act, fireEvent, render, screen } from '@testing-library/react';
+import { act, fireEvent, screen } from '@testing-library/react';
 
 import type { DataSource } from '../../datasource';
 import { optionLabels, pickOption } from '../../test/combobox';
+import { renderQueryEditor } from '../../test/editorHarness';
 import { InferscopeQuery, ProfileConfig } from '../../types';
-import { QueryEditor } from '../QueryEditor';
 import { parseThresholds } from './BucketsEditor';
 
 const PROFILES: ProfileConfig[] = [
@@ -23,27 +22,7 @@ function fakeDatasource(sloProfiles?: ProfileConfig[]) {
 }
 
 async function setup(initial: InferscopeQuery, sloProfiles?: ProfileConfig[]) {
-  const changes: InferscopeQuery[] = [];
-  const onRunQuery = jest.fn();
-  const datasource = fakeDatasource(sloProfiles);
-  function Harness() {
-    const [query, setQuery] = useState(initial);
-    return (
-      <QueryEditor
-        query={query}
-        datasource={datasource}
-        onRunQuery={onRunQuery}
-        onChange={(q) => {
-          changes.push(q);
-          setQuery(q);
-        }}
-      />
-    );
-  }
-  await act(async () => {
-    render(<Harness />);
-  });
-  return { last: () => changes[changes.length - 1], onRunQuery };
+  return renderQueryEditor(initial, fakeDatasource(sloProfiles));
 }
 
 describe('SLO query editors', () => {

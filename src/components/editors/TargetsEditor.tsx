@@ -1,28 +1,24 @@
 import React from 'react';
-import { InlineField, RadioButtonGroup, Stack, Text } from '@grafana/ui';
+import { Stack, Text } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { LW, withField } from './common';
+import { Radio, withField } from './common';
 
 /** Editor of the targets query type: the inventory table, or numbers for a telemetry-missing alert rule. */
-export function TargetsEditor({ query, onChange }: QueryTypeEditorProps) {
+export function TargetsEditor({ query, onChange }: QueryTypeEditorProps<'targets'>) {
   return (
     <Stack direction="column" gap={0.5}>
-      <InlineField
+      <Radio
         label="Format"
-        labelWidth={LW}
+        ariaLabel="Targets format"
         tooltip="The inventory table, or numbers for a telemetry-missing alert rule"
-      >
-        <RadioButtonGroup
-          aria-label="Targets format"
-          options={[
-            { label: 'Inventory', value: 'table' },
-            { label: 'Telemetry', value: 'telemetry' },
-          ]}
-          value={query.format === 'telemetry' ? 'telemetry' : 'table'}
-          onChange={(v) => onChange(withField(query, 'format', v === 'telemetry' ? 'telemetry' : undefined))}
-        />
-      </InlineField>
+        options={[
+          { label: 'Inventory', value: 'table' },
+          { label: 'Telemetry', value: 'telemetry' },
+        ]}
+        value={query.format === 'telemetry' ? 'telemetry' : 'table'}
+        onChange={(v) => onChange(withField(query, 'format', v === 'telemetry' ? 'telemetry' : undefined))}
+      />
       <Text color="secondary" variant="bodySmall">
         {query.format === 'telemetry'
           ? 'One number per target and signal it exported in the range: 1 when its family is missing from the latest scrape, else 0.'

@@ -1,31 +1,24 @@
 import React from 'react';
-import { SelectableValue } from '@grafana/data';
-import { InlineField, RadioButtonGroup } from '@grafana/ui';
 
 import { QueryTypeEditorProps } from '../../queryTypes/definition';
-import { LATENCY_FORMATS, LatencyFormat, STANDARD_STATS, TOKENS_SIGNALS } from '../../types';
-import { LW, Multi, withField } from './common';
+import { LATENCY_FORMATS, STANDARD_STATS, TOKENS_SIGNALS } from '../../types';
+import { Multi, Radio, valueOptions, withField } from './common';
 
-const FORMAT_OPTIONS: Array<SelectableValue<LatencyFormat>> = LATENCY_FORMATS.map((f) => ({ label: f, value: f }));
-const SIGNAL_OPTIONS: Array<SelectableValue<string>> = TOKENS_SIGNALS.map((s) => ({ label: s, value: s }));
-const STAT_OPTIONS: Array<SelectableValue<string>> = STANDARD_STATS.map((s) => ({ label: s, value: s }));
+const FORMAT_OPTIONS = valueOptions(LATENCY_FORMATS);
+const SIGNAL_OPTIONS = valueOptions<string>(TOKENS_SIGNALS);
+const STAT_OPTIONS = valueOptions<string>(STANDARD_STATS);
 
 /** Editor of the tokens query type: the histograms, the statistics and the format. */
-export function TokensEditor({ query, onChange }: QueryTypeEditorProps) {
+export function TokensEditor({ query, onChange }: QueryTypeEditorProps<'tokens'>) {
   return (
     <>
-      <InlineField
+      <Radio
         label="Format"
-        labelWidth={LW}
         tooltip="The statistics as series, or requests (steps) per second in each bucket for a heatmap"
-      >
-        <RadioButtonGroup
-          aria-label="Format"
-          options={FORMAT_OPTIONS}
-          value={(query.format as LatencyFormat | undefined) ?? 'timeseries'}
-          onChange={(v) => onChange(withField(query, 'format', v))}
-        />
-      </InlineField>
+        options={FORMAT_OPTIONS}
+        value={query.format ?? 'timeseries'}
+        onChange={(v) => onChange(withField(query, 'format', v))}
+      />
       <Multi
         label="Histograms"
         id="inferscope-tokens-signals"

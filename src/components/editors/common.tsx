@@ -1,9 +1,9 @@
 import React, { useState } from 'react';
 import { SelectableValue } from '@grafana/data';
-import { Combobox, ComboboxOption, InlineField, MultiCombobox } from '@grafana/ui';
+import { Combobox, ComboboxOption, InlineField, MultiCombobox, RadioButtonGroup } from '@grafana/ui';
 
 import { isValidStat, sortStats } from '../../statModel';
-import { InferscopeQuery, LATENCY_STAGES, STAGE_LABELS, STANDARD_STATS } from '../../types';
+import { LATENCY_STAGES, STAGE_LABELS, STANDARD_STATS } from '../../types';
 
 /** Label width of every inline field of the query editors. */
 export const LW = 14;
@@ -24,11 +24,7 @@ export const STAT_OPTIONS: Array<SelectableValue<string>> = STANDARD_STATS.map((
  * Returns the query with `key` set to `v`; an empty value (undefined, "" or
  * an empty list) removes the key, so the JSON holds only what was chosen.
  */
-export function withField<K extends keyof InferscopeQuery>(
-  query: InferscopeQuery,
-  key: K,
-  v: InferscopeQuery[K]
-): InferscopeQuery {
+export function withField<Q extends object, K extends keyof Q>(query: Q, key: K, v: Q[K]): Q {
   const next = { ...query, [key]: v };
   if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0)) {
     delete next[key];
@@ -41,7 +37,7 @@ export function withField<K extends keyof InferscopeQuery>(
  * neither a $variable, mean nor a quantile pNN[.N] is refused with `error`;
  * accepted lists are sorted (mean first, quantiles ascending).
  */
-export function useStats(query: InferscopeQuery, onChange: (q: InferscopeQuery) => void) {
+export function useStats<Q extends { stats?: string[] }>(query: Q, onChange: (q: Q) => void) {
   const [error, setError] = useState<string | undefined>();
   const setStats = (stats: string[]) => {
     const bad = stats.filter((s) => !s.startsWith('$') && !isValidStat(s));
@@ -205,5 +201,29 @@ export function Single<T extends string>({
         onChange={(o) => onChange(o.value)}
       />
     </>
+  );
+}
+
+/** Options of fixed values, each labelled by itself. */
+export function valueOptions<T extends string>(values: readonly T[]): Array<SelectableValue<T>> {
+  return values.map((v) => ({ label: v, value: v }));
+}
+
+interface RadioProps<T extends string> {
+  label: string;
+  /** Accessible name of the group; default the label. */
+  ariaLabel?: string;
+  tooltip?: string;
+  options: Array<SelectableValue<T>>;
+  value: T;
+  onChange: (v: T) => void;
+}
+
+/** A labelled radio group of one field of the query (format, view, signal). */
+export function Radio<T extends string>({ label, ariaLabel, tooltip, options, value, onChange }: RadioProps<T>) {
+  return (
+    <InlineField label={label} labelWidth={LW} tooltip={tooltip}>
+      <RadioButtonGroup aria-label={ariaLabel ?? label} options={options} value={value} onChange={onChange} />
+    </InlineField>
   );
 }
