@@ -9,15 +9,15 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
-// SaturationOptional are the saturation query's signals read only where a target in scope
+// saturationOptionals are the saturation query's signals read only where a target in scope
 // exports them (OptionalNotices): the newer vLLM families and the llm-d router's pool gauges.
-var SaturationOptional = []catalog.Signal{catalog.RequestsWaitingByReason, catalog.PromptTokensCached, catalog.LoRARequestsInfo, catalog.LoRAAdaptersLoaded,
+var saturationOptionals = []catalog.Signal{catalog.RequestsWaitingByReason, catalog.PromptTokensCached, catalog.LoRARequestsInfo, catalog.LoRAAdaptersLoaded,
 	catalog.EndpointQueue, catalog.PoolQueueStdDev, catalog.PoolKVStdDev}
 
 // SaturationInput reads the saturation query's input over scope sc: the running and waiting
 // requests (summed) and the KV-cache usage (averaged across engines and targets, never summed:
 // catalog.PartitionAgg), the guarded rates of preemptions and prefix-cache hits and queries
-// (GuardedRate), the optional families where a target exports them (SaturationOptional), and
+// (GuardedRate), the optional families where a target exports them (saturationOptionals), and
 // V0's prefix-cache hit-rate gauge (PrefixHitRateGauge).
 func (r *Run) SaturationInput(ctx context.Context, sc catalog.Scope) (saturation.Input, error) {
 	var in saturation.Input
@@ -44,7 +44,7 @@ func (r *Run) SaturationInput(ctx context.Context, sc catalog.Scope) (saturation
 		}
 		*c.dst = m
 	}
-	for _, s := range r.OptionalNotices(ctx, SaturationOptional) {
+	for _, s := range r.OptionalNotices(ctx, saturationOptionals) {
 		if err := r.saturationOptional(ctx, s, sc, &in); err != nil {
 			return in, err
 		}

@@ -9,11 +9,11 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
-// ThroughputOptional are the throughput query's signals read only where a target in scope
+// throughputOptionals are the throughput query's signals read only where a target in scope
 // exports them (OptionalNotices): the newer vLLM families (admission rejections, tool calls,
 // KV transfers, prompt tokens by source, speculative decoding) and the llm-d router's error
 // and SLO-violation counters.
-var ThroughputOptional = []catalog.Signal{catalog.Rejections, catalog.ToolCallInvocations,
+var throughputOptionals = []catalog.Signal{catalog.Rejections, catalog.ToolCallInvocations,
 	catalog.KVOffloadBytes, catalog.KVOffloadTime, catalog.NIXLTransferBytes, catalog.NIXLTransferTime,
 	catalog.GatewayErrors, catalog.SLOViolations, catalog.PromptTokensBySource,
 	catalog.SpecDecodeAccepted, catalog.SpecDecodeDraftTokens, catalog.SpecDecodeDrafts, catalog.SpecDecodeAcceptedPerPos}
@@ -25,7 +25,7 @@ type throughputRate struct {
 	extra []string
 }
 
-// throughputRates are the optional counters of ThroughputOptional read as guarded rates
+// throughputRates are the optional counters of throughputOptionals read as guarded rates
 // (the NIXL histograms are read as means).
 var throughputRates = map[catalog.Signal]throughputRate{
 	catalog.Rejections:               {func(in *throughput.Input) *model.Matrix { return &in.Rejections }, []string{"reason"}},
@@ -43,7 +43,7 @@ var throughputRates = map[catalog.Signal]throughputRate{
 
 // ThroughputInput reads the throughput query's input over scope sc: the guarded rates
 // (GuardedRate) of finished requests by finish reason and of prompt and generation tokens,
-// then the optional signals where a target exports them (ThroughputOptional): counters as
+// then the optional signals where a target exports them (throughputOptionals): counters as
 // guarded rates, the NIXL transfer histograms as windowed means (catalog.MeanPromQL).
 func (r *Run) ThroughputInput(ctx context.Context, sc catalog.Scope) (throughput.Input, error) {
 	var in throughput.Input
@@ -59,7 +59,7 @@ func (r *Run) ThroughputInput(ctx context.Context, sc catalog.Scope) (throughput
 		}
 		*c.dst = m
 	}
-	for _, s := range r.OptionalNotices(ctx, ThroughputOptional) {
+	for _, s := range r.OptionalNotices(ctx, throughputOptionals) {
 		var dst *model.Matrix
 		var err error
 		switch s {
