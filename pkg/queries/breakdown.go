@@ -14,6 +14,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // Breakdown is the breakdown query: mean queue, prefill, decode and overhead per window, or
@@ -29,6 +30,15 @@ var breakdownEnums = map[string][]string{"format": {"timeseries", "table"}}
 // breakdownSignals are the histograms whose means make up the breakdown.
 var breakdownSignals = []catalog.Signal{catalog.QueueTime, catalog.PrefillTime, catalog.DecodeTime, catalog.InferenceTime, catalog.E2E}
 
+func (q *Breakdown) validate(*settings.Settings) error {
+	if q.Format != "" && q.Format != "timeseries" && q.Format != "table" {
+		return badQueryf("format: %q is neither timeseries nor table", q.Format)
+	}
+	return nil
+}
+
+// runBreakdown reads the means of the breakdown's histograms per window
+// (breakdownSeries) or over the whole range (breakdownTable).
 func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdown) (data.Frames, error) {
 	// Every part of a row must average the same requests: unless grouped
 	// by target, series keep their target (job) so latency.BreakdownBy sums
@@ -48,63 +58,72 @@ func runBreakdown(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Breakdow
 		return nil, err
 	}
 	breakdownScopeNotices(ctx, r)
-	switch q.Format {
-	case "", "timeseries":
-		in := map[catalog.Signal]latency.MeanInput{}
-		for _, s := range breakdownSignals {
-			hq, err := catalog.HistogramPromQL(s, p.Scope, p.Window)
-			if err != nil {
-				return nil, err
-			}
-			mi := latency.MeanInput{Scale: 1}
-			if mi.Sum, err = r.Range(ctx, hq.Sum); err != nil {
-				return nil, err
-			}
-			if mi.Count, err = r.Range(ctx, hq.Count); err != nil {
-				return nil, err
-			}
-			in[s] = mi
-		}
-		series := latency.BreakdownBy(in, r.Steps, split, &r.Notes)
-		outside, err := outsideEngine(ctx, r, env, p, split == "")
-		if err != nil {
-			return nil, err
-		}
-		gateway, err := gatewayShare(ctx, r, env, p)
-		if err != nil {
-			return nil, err
-		}
-		series = append(series, outside...)
-		return frames.TimeSeries(append(series, gateway...), meta(r, nil)), nil
-	case "table":
-		// The table covers the whole selected range, evaluated at its real
-		// end (not the step-aligned one, which can leave out the last step).
-		window := p.To.Sub(p.From)
-		if window < p.Window {
-			window = p.Window
-		}
-		in := map[catalog.Signal]latency.InstantMean{}
-		for _, s := range breakdownSignals {
-			hq, err := catalog.HistogramPromQL(s, p.Scope, window)
-			if err != nil {
-				return nil, err
-			}
-			im := latency.InstantMean{Scale: 1}
-			if im.Sum, err = r.Instant(ctx, hq.Sum, p.To); err != nil {
-				return nil, err
-			}
-			if im.Count, err = r.Instant(ctx, hq.Count, p.To); err != nil {
-				return nil, err
-			}
-			in[s] = im
-		}
-		rows := latency.BreakdownTableBy(in, window, split, &r.Notes)
-		if len(p.Gateways) > 0 {
-			r.Notes.Add(analysis.Info, "gateway and network (the llm-d router's mean TTFT − the engines') is a row of the time-series format")
-		}
-		return frames.BreakdownTable(rows, meta(r, nil)), nil
+	if q.Format == "table" {
+		return breakdownTable(ctx, r, p, split)
 	}
-	return nil, badQueryf("format: %q is neither timeseries nor table", q.Format)
+	return breakdownSeries(ctx, r, env, p, split)
+}
+
+// breakdownSeries is the time-series format: per window, the mean of each part
+// (latency.BreakdownBy), then the rows outside the engine (outsideEngine) and of the
+// gateway and network (gatewayShare).
+func breakdownSeries(ctx context.Context, r *fetch.Run, env *fetch.Env, p fetch.Plan, split string) (data.Frames, error) {
+	in := map[catalog.Signal]latency.MeanInput{}
+	for _, s := range breakdownSignals {
+		hq, err := catalog.HistogramPromQL(s, p.Scope, p.Window)
+		if err != nil {
+			return nil, err
+		}
+		mi := latency.MeanInput{Scale: 1}
+		if mi.Sum, err = r.Range(ctx, hq.Sum); err != nil {
+			return nil, err
+		}
+		if mi.Count, err = r.Range(ctx, hq.Count); err != nil {
+			return nil, err
+		}
+		in[s] = mi
+	}
+	series := latency.BreakdownBy(in, r.Steps, split, &r.Notes)
+	outside, err := outsideEngine(ctx, r, env, p, split == "")
+	if err != nil {
+		return nil, err
+	}
+	gateway, err := gatewayShare(ctx, r, env, p)
+	if err != nil {
+		return nil, err
+	}
+	series = append(series, outside...)
+	return frames.TimeSeries(append(series, gateway...), meta(r, nil)), nil
+}
+
+// breakdownTable is the table format: the means over the whole selected range, evaluated
+// at its real end (not the step-aligned one, which can leave out the last step), with E2E
+// and the number of requests (latency.BreakdownTableBy).
+func breakdownTable(ctx context.Context, r *fetch.Run, p fetch.Plan, split string) (data.Frames, error) {
+	window := p.To.Sub(p.From)
+	if window < p.Window {
+		window = p.Window
+	}
+	in := map[catalog.Signal]latency.InstantMean{}
+	for _, s := range breakdownSignals {
+		hq, err := catalog.HistogramPromQL(s, p.Scope, window)
+		if err != nil {
+			return nil, err
+		}
+		im := latency.InstantMean{Scale: 1}
+		if im.Sum, err = r.Instant(ctx, hq.Sum, p.To); err != nil {
+			return nil, err
+		}
+		if im.Count, err = r.Instant(ctx, hq.Count, p.To); err != nil {
+			return nil, err
+		}
+		in[s] = im
+	}
+	rows := latency.BreakdownTableBy(in, window, split, &r.Notes)
+	if len(p.Gateways) > 0 {
+		r.Notes.Add(analysis.Info, "gateway and network (the llm-d router's mean TTFT − the engines') is a row of the time-series format")
+	}
+	return frames.BreakdownTable(rows, meta(r, nil)), nil
 }
 
 // outsideEngine is the breakdown's "outside the engine" row, present only when

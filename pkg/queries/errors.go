@@ -3,12 +3,9 @@ package queries
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-	"github.com/prometheus/common/model"
 
-	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/errclass"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
@@ -88,52 +85,16 @@ func (q *Errors) classes() ([]catalog.ErrorClass, map[catalog.ErrorClass]float64
 	return out, allowed
 }
 
-// noteGatewaysOnly is the notice of an errors query over all targets.
-const noteGatewaysOnly = "errors: the error classes are counted by gateways (LiteLLM, OpenTelemetry GenAI); with no targets named the query reads every gateway in the settings"
-
-// noteNoGateway is the notice of an errors query whose scope holds no gateway.
-const noteNoGateway = "errors: no target in scope counts failed requests by class; the classes come from gateways (a LiteLLM proxy, OpenTelemetry GenAI instruments), engines count no rate limits, content filters or upstream timeouts (see the slo query's error_ratio objectives for an engine's own failures)"
-
+// runErrors reads the gateways' failed and all requests (fetch.ErrorsPlan,
+// fetch.Run.ErrorClassRates) and returns each class's share per group and step beside its
+// allowed share (errclass.Series), or with format table one row per group at the range's end
+// with the rates, medians and spend (fetch.Run.ErrorTableReads, errclass.Table).
 func runErrors(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Errors) (data.Frames, error) {
-	switch {
-	case len(p.Gateways) > 0 && !p.Scope.Gateway:
-		// GatewayPlan left the gateways out of an all-target query; here they are the source.
-		p.Notes = slices.DeleteFunc(slices.Clone(p.Notes), func(n analysis.Notice) bool {
-			return strings.Contains(n.Text, "measures the engines' requests again")
-		})
-		p.Notes = append(p.Notes, analysis.Notice{Severity: analysis.Info, Text: noteGatewaysOnly})
-	case len(p.Gateways) > 0:
-		// Engines named beside a gateway would add their requests to the shares' denominators.
-		var engines []string
-		for _, t := range p.Scope.Targets {
-			if !slices.Contains(p.Gateways, t) {
-				engines = append(engines, t)
-			}
-		}
-		if len(engines) > 0 {
-			p.Notes = append(p.Notes, analysis.Notice{Severity: analysis.Info, Text: "errors: " + strings.Join(engines, ", ") +
-				" count no gateway errors and are left out, so their requests do not dilute the gateways' shares"})
-		}
-	}
-	if len(p.Gateways) > 0 {
-		p.Scope.Targets, p.Scope.Gateway = slices.Clone(p.Gateways), true
-	}
-	r := fetch.NewRun(ctx, env, p)
+	r := fetch.NewRun(ctx, env, fetch.ErrorsPlan(p))
 	classes, allowed := q.classes()
-	var in errclass.Input
-	in.Classes, in.Allowed = classes, allowed
-	// Only targets that count failed requests (the gateways) are read: an engine's requests
-	// with no error series would read as a share of 0 in every class.
-	if on := r.OptionalNotices(ctx, []catalog.Signal{catalog.RequestErrors}); len(on) > 0 {
-		var err error
-		if in.Errors, err = optionalRate(ctx, r, p, catalog.RequestErrors, catalog.ErrorLabels...); err != nil {
-			return nil, err
-		}
-		if in.Requests, err = optionalRate(ctx, r, p, catalog.RequestsFinished); err != nil {
-			return nil, err
-		}
-	} else {
-		r.Notes.Add(analysis.Info, noteNoGateway)
+	in := errclass.Input{Classes: classes, Allowed: allowed}
+	if err := r.ErrorClassRates(ctx, &in); err != nil {
+		return nil, err
 	}
 	th := map[string]float64{}
 	for c, v := range allowed {
@@ -142,35 +103,8 @@ func runErrors(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Errors) (da
 	if q.Format != "table" {
 		return frames.TimeSeries(errclass.Series(in, r.Steps), meta(r, th)), nil
 	}
-	if in.Requests != nil && slices.Contains(r.OptionalNotices(ctx, []catalog.Signal{catalog.GatewaySpend}), catalog.GatewaySpend) {
-		var err error
-		if in.Spend, err = optionalRate(ctx, r, p, catalog.GatewaySpend); err != nil {
-			return nil, err
-		}
-		for _, s := range []catalog.Signal{catalog.PromptTokens, catalog.GenerationTokens} {
-			m, err := optionalRate(ctx, r, p, s)
-			if err != nil {
-				return nil, err
-			}
-			in.Tokens = append(in.Tokens, m...)
-		}
-	}
-	if in.Requests != nil {
-		for _, c := range []struct {
-			s   catalog.Signal
-			dst *model.Matrix
-		}{{catalog.TTFT, &in.TTFT}, {catalog.ITL, &in.ITL}} {
-			if !r.Exporting(ctx, c.s) {
-				continue
-			}
-			hq, err := catalog.HistogramPromQL(c.s, p.Scope, p.Window)
-			if err != nil {
-				return nil, err
-			}
-			if *c.dst, err = r.Range(ctx, hq.Buckets); err != nil {
-				return nil, err
-			}
-		}
+	if err := r.ErrorTableReads(ctx, &in); err != nil {
+		return nil, err
 	}
 	return frames.ErrorsTable(errclass.Table(in, r.Steps), classes, allowed, "currencyUSD", meta(r, nil)), nil
 }

@@ -2,11 +2,10 @@ package queries
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
@@ -38,17 +37,6 @@ func (q *GPU) lists() []namedList {
 
 var gpuEnums = map[string][]string{"signals": append(append(signalNames(gpuSignals), gpuSaturation), signalNames(catalog.GPUErrorSignals)...)}
 
-// gpuCounterFn says how the gpu query reads a GPU counter signal of catalog.GPUErrorSignals:
-// "increase" (the error and event counters: how many in the window ending at each step, unit
-// short) or "rate" (NVLink's bandwidth counter: per second). The other error signals (xid_last,
-// nvlink_tx, nvlink_rx) are gauges.
-var gpuCounterFn = map[catalog.Signal]string{
-	catalog.XIDErrors: "increase", catalog.ECCSBEVolatile: "increase", catalog.ECCDBEVolatile: "increase",
-	catalog.ECCSBEAggregate: "increase", catalog.ECCDBEAggregate: "increase", catalog.PCIeReplays: "increase",
-	catalog.NVLinkBandwidthTotal: "rate", catalog.NVLinkCRCFlitErrors: "increase", catalog.NVLinkCRCDataErrors: "increase",
-	catalog.NVLinkReplayErrors: "increase", catalog.NVLinkRecoveryErrors: "increase",
-}
-
 // gpuSaturation names the derived saturation series in a gpu query's signals.
 const gpuSaturation = "saturation"
 
@@ -58,13 +46,44 @@ var gpuSignals = []catalog.Signal{catalog.GPUUtil, catalog.SMActive, catalog.GRE
 	catalog.FBUsed, catalog.FBTotal, catalog.Power, catalog.PowerLimit, catalog.PowerLimitDefault, catalog.Temperature,
 	catalog.SMClock, catalog.SMClockMax, catalog.ThrottleReasons}
 
-// signalNames renders signals as strings.
-func signalNames(sigs []catalog.Signal) []string {
-	out := make([]string, 0, len(sigs))
-	for _, s := range sigs {
-		out = append(out, string(s))
+func (q *GPU) validate(s *settings.Settings) error {
+	agents := fetch.SelectGPUAgents(s, q.Agents, q.Targets).Agents
+	for _, a := range agents {
+		if _, ok := s.Agent(a); !ok {
+			return badQueryf("agents: %q is not a GPU agent configured in this data source", a)
+		}
 	}
-	return out
+	if len(agents) == 0 {
+		return nil // no agent to read: answered with a notice, whatever the signals
+	}
+	_, _, err := gpuWant(q.Signals)
+	return err
+}
+
+// gpuWant parses the signals field: the signals to read (default every gpuSignals signal
+// but throttle_reasons) and whether the derived saturation series comes too (with the
+// default set, or when asked for by name; explicit signals return only what they name).
+func gpuWant(signals []string) ([]catalog.Signal, bool, error) {
+	if len(signals) == 0 {
+		return gpuSignals[:len(gpuSignals)-1], true, nil
+	}
+	valid := map[string]bool{}
+	for _, s := range append(slices.Clone(gpuSignals), catalog.GPUErrorSignals...) {
+		valid[string(s)] = true
+	}
+	var want []catalog.Signal
+	withSaturation := false
+	for _, s := range signals {
+		if s == gpuSaturation {
+			withSaturation = true
+			continue
+		}
+		if !valid[s] {
+			return nil, false, badQueryf("signals: %q is not one of %s", s, strings.Join(gpuEnums["signals"], ", "))
+		}
+		want = append(want, catalog.Signal(s))
+	}
+	return want, withSaturation, nil
 }
 
 // runGPU returns per-GPU series of the asked signals (default: all but
@@ -78,190 +97,77 @@ func signalNames(sigs []catalog.Signal) []string {
 // shows the GPUs those targets use (settings targets[].gpus, all when empty). Asking for throttle_reasons
 // alone returns a state-timeline frame.
 func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Frames, error) {
-	agents := q.Agents
-	// perAgent restricts an agent to the GPU indices its selected targets use
-	// (settings targets[].gpus); an agent absent from it shows every GPU.
-	perAgent := map[string]map[string]bool{}
-	allGPUs := map[string]bool{}
-	if len(agents) == 0 {
-		// Targets may name agents too; otherwise the agents of the selected targets, else all.
-		for _, t := range q.Targets {
-			if a, ok := env.Settings.Agent(t); ok {
-				agents = append(agents, a.Name)
-				allGPUs[a.Name] = true
-			} else if tt, ok := env.Settings.Target(t); ok && tt.Agent != "" {
-				agents = append(agents, tt.Agent)
-				if len(tt.GPUs) == 0 {
-					allGPUs[tt.Agent] = true
-					continue
-				}
-				if perAgent[tt.Agent] == nil {
-					perAgent[tt.Agent] = map[string]bool{}
-				}
-				for _, g := range tt.GPUs {
-					perAgent[tt.Agent][strconv.Itoa(g)] = true
-				}
-			}
-		}
-		slices.Sort(agents)
-		agents = slices.Compact(agents)
-	}
-	for a := range allGPUs {
-		delete(perAgent, a)
-	}
-	if len(agents) == 0 {
-		for _, a := range env.Settings.GPUAgents {
-			agents = append(agents, a.Name)
-		}
-	}
-	for _, a := range agents {
-		if _, ok := env.Settings.Agent(a); !ok {
-			return nil, badQueryf("agents: %q is not a GPU agent configured in this data source", a)
-		}
-	}
+	sel := fetch.SelectGPUAgents(env.Settings, q.Agents, q.Targets)
 	r := fetch.NewRun(ctx, env, p)
-	if len(agents) == 0 {
+	if len(sel.Agents) == 0 {
 		r.Notes.Add(analysis.Warning, "no GPU agent is configured: add the Inferscope GPU agent or dcgm-exporter under GPU agents in the data source settings")
 		return frames.TimeSeries(nil, meta(r, nil)), nil
 	}
-	var want []catalog.Signal
-	valid := map[string]bool{}
-	for _, s := range append(slices.Clone(gpuSignals), catalog.GPUErrorSignals...) {
-		valid[string(s)] = true
-	}
-	// The derived saturation series comes with the default signal set, or
-	// when asked for by name; explicit signals return only what they name.
-	withSaturation := len(q.Signals) == 0
-	for _, s := range q.Signals {
-		if s == gpuSaturation {
-			withSaturation = true
-			continue
-		}
-		if !valid[s] {
-			return nil, badQueryf("signals: %q is not one of %s", s, strings.Join(gpuEnums["signals"], ", "))
-		}
-		want = append(want, catalog.Signal(s))
-	}
-	if len(q.Signals) == 0 {
-		want = gpuSignals[:len(gpuSignals)-1]
-	}
-	var views []fetch.TargetView
-	for _, a := range agents {
-		views = append(views, env.ViewOf(ctx, a, r.NamesFrom(), p.End))
-	}
-	r.AvailabilityNotices(views, want)
-	keepGPU := map[string]bool{}
-	for _, g := range q.GPUs {
-		keepGPU[g] = true
-	}
-	// keepSeries keeps the series of the GPUs the query shows (gpus field, targets' GPUs).
-	matched := map[string]bool{} // gpus entries that matched a stored GPU
-	// noteUnmatched says which gpus entries matched no GPU; called once the
-	// series are fetched, before the frames are built.
-	noteUnmatched := func() {
-		var none []string
-		for _, g := range q.GPUs {
-			if !matched[g] {
-				none = append(none, strconv.Quote(g))
-			}
-		}
-		if len(none) > 0 {
-			r.Notes.Add(analysis.Warning, fmt.Sprintf("gpus: %s matched no GPU index or UUID of the selected agents in the range", strings.Join(none, ", ")))
-		}
-	}
-	keepSeries := func(m model.Matrix) model.Matrix {
-		if len(keepGPU) == 0 && len(perAgent) == 0 {
-			return m
-		}
-		out := m[:0]
-		for _, s := range m {
-			gpuIdx, uuid := string(s.Metric["gpu"]), string(s.Metric["uuid"])
-			if len(keepGPU) > 0 && !keepGPU[gpuIdx] && !keepGPU[uuid] {
-				continue
-			}
-			if keepGPU[gpuIdx] {
-				matched[gpuIdx] = true
-			}
-			if keepGPU[uuid] {
-				matched[uuid] = true
-			}
-			if only, ok := perAgent[string(s.Metric["job"])]; ok && !only[gpuIdx] {
-				continue
-			}
-			out = append(out, s)
-		}
-		return out
-	}
-	fetch := func(sig catalog.Signal, agg string, by ...string) (model.Matrix, error) {
-		q, err := catalog.GPUPromQL(sig, agents, agg, by...)
-		if err != nil {
-			return nil, err
-		}
-		m, err := r.Range(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		return keepSeries(m), nil
-	}
-	// impossible names the readings of the fetched signals that GPUPromQL left out because
-	// they cannot be true, on the GPUs shown.
-	impossible := func(sigs []catalog.Signal) {
-		q, err := catalog.GPUImpossiblePromQL(sigs, agents)
-		if err == nil {
-			var m model.Matrix
-			if m, err = r.Range(ctx, q); err == nil {
-				r.GPUImpossibleNotices(keepSeries(m))
-			}
-		}
-		if err != nil {
-			r.Skipped("the check for impossible GPU readings", err)
-		}
-	}
-
+	want, withSaturation, _ := gpuWant(q.Signals) // validated while decoding
+	g := r.GPUReads(sel, q.GPUs)
+	g.AvailabilityNotices(ctx, want)
 	if len(want) == 1 && want[0] == catalog.ThrottleReasons {
-		m, err := fetch(catalog.ThrottleReasons, "max", catalog.AgentThrottleReasonLabel)
+		return gpuThrottle(ctx, env, r, g)
+	}
+	series, got, err := gpuSignalSeries(ctx, g, want, p.Window, r.Steps)
+	if err != nil {
+		return nil, err
+	}
+	if withSaturation {
+		sat, err := gpuSaturationSeries(ctx, r, g, got)
 		if err != nil {
 			return nil, err
 		}
-		var perReason, bitmask model.Matrix
-		for _, s := range m {
-			if _, ok := s.Metric[catalog.AgentThrottleReasonLabel]; ok {
-				perReason = append(perReason, s)
-			} else {
-				bitmask = append(bitmask, s)
-			}
-		}
-		impossible([]catalog.Signal{catalog.ThrottleReasons})
-		noteUnmatched()
-		states := gpu.ThrottleStates(perReason, bitmask, r.Steps)
-		for i := range states {
-			labelServingOf(env.Settings, states[i].Labels)
-		}
-		return frames.States(states, meta(r, nil)), nil
+		series = append(series, sat...)
 	}
+	g.ImpossibleNotices(ctx, slices.Sorted(maps.Keys(got)))
+	g.UnmatchedNotice()
+	labelServing(env.Settings, series)
+	return frames.TimeSeries(series, meta(r, nil)), nil
+}
 
+// gpuThrottle answers throttle_reasons asked alone: a state timeline per GPU of its
+// throttle reasons (gpu.ThrottleStates, from the per-reason series where the agent splits
+// them, else the bitmask).
+func gpuThrottle(ctx context.Context, env *fetch.Env, r *fetch.Run, g *fetch.GPUReads) (data.Frames, error) {
+	m, err := g.Gauge(ctx, catalog.ThrottleReasons, "max", catalog.AgentThrottleReasonLabel)
+	if err != nil {
+		return nil, err
+	}
+	var perReason, bitmask model.Matrix
+	for _, s := range m {
+		if _, ok := s.Metric[catalog.AgentThrottleReasonLabel]; ok {
+			perReason = append(perReason, s)
+		} else {
+			bitmask = append(bitmask, s)
+		}
+	}
+	g.ImpossibleNotices(ctx, []catalog.Signal{catalog.ThrottleReasons})
+	g.UnmatchedNotice()
+	states := gpu.ThrottleStates(perReason, bitmask, r.Steps)
+	for i := range states {
+		labelServingOf(env.Settings, states[i].Labels)
+	}
+	return frames.States(states, meta(r, nil)), nil
+}
+
+// gpuSignalSeries reads the wanted signals but throttle_reasons (asked beside others, it is
+// a state, not a series) and returns their series with the gauges' matrices by signal: a
+// counter (fetch.IsGPUCounter) gives its events in the window, or per second, each XID code
+// its own series, and never joins the impossible-reading check (which reads gauges).
+func gpuSignalSeries(ctx context.Context, g *fetch.GPUReads, want []catalog.Signal, window time.Duration, steps []time.Time) ([]analysis.Series, map[catalog.Signal]model.Matrix, error) {
 	var series []analysis.Series
 	got := map[catalog.Signal]model.Matrix{}
 	for _, sig := range want {
 		if sig == catalog.ThrottleReasons {
 			continue
 		}
-		if fn, ok := gpuCounterFn[sig]; ok {
-			// A counter: events in the window (or per second), never in the impossible-reading
-			// check (which reads gauges).
-			var by []string
-			if sig == catalog.XIDErrors {
-				by = []string{catalog.LabelXID}
-			}
-			q, err := catalog.GPUCounterPromQL(sig, agents, fn, p.Window, by...)
+		if fetch.IsGPUCounter(sig) {
+			m, err := g.Counter(ctx, sig, window)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			m, err := r.Range(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			ss := gpu.Series(sig, keepSeries(m), r.Steps)
+			ss := gpu.Series(sig, m, steps)
 			for i := range ss {
 				if x, ok := ss[i].Labels[catalog.LabelXID]; ok {
 					ss[i].Name += " " + x
@@ -274,66 +180,38 @@ func runGPU(ctx context.Context, env *fetch.Env, p fetch.Plan, q *GPU) (data.Fra
 		if sig == catalog.XIDLast {
 			agg = "max"
 		}
-		m, err := fetch(sig, agg)
+		m, err := g.Gauge(ctx, sig, agg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		got[sig] = m
-		series = append(series, gpu.Series(sig, m, r.Steps)...)
+		series = append(series, gpu.Series(sig, m, steps)...)
 	}
-	if !withSaturation {
-		impossible(slices.Sorted(maps.Keys(got)))
-		noteUnmatched()
-		labelServing(env.Settings, series)
-		return frames.TimeSeries(series, meta(r, nil)), nil
-	}
-	// The saturation signal: SM active, else graphics-engine active, else GPU utilisation.
-	for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.GPUUtil} {
+	return series, got, nil
+}
+
+// gpuSaturationSources are the saturation signal's sources, in order of preference.
+var gpuSaturationSources = []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.GPUUtil}
+
+// gpuSaturationSeries is the derived saturation signal: SM active, else graphics-engine
+// active, else GPU utilisation (gpu.SaturationJudged), reading the sources got lacks into
+// it; the stuck-counter check reads each source over the scrapes before each step
+// (GPUReads.StuckWindows), not over query steps.
+func gpuSaturationSeries(ctx context.Context, r *fetch.Run, g *fetch.GPUReads, got map[catalog.Signal]model.Matrix) ([]analysis.Series, error) {
+	for _, sig := range gpuSaturationSources {
 		if _, ok := got[sig]; !ok {
-			m, err := fetch(sig, "avg")
+			m, err := g.Gauge(ctx, sig, "avg")
 			if err != nil {
 				return nil, err
 			}
 			got[sig] = m
 		}
 	}
-	// The stuck-counter check reads each source over the scrapes before
-	// each step (gpu.StuckScrapes of them), not over query steps.
-	var windows map[catalog.Signal]gpu.ScrapeWindow
-	if scrape := r.Env.Settings.ScrapeInterval; scrape > 0 {
-		res := model.Duration(scrape).String()
-		windows = map[catalog.Signal]gpu.ScrapeWindow{}
-		for _, sig := range []catalog.Signal{catalog.SMActive, catalog.GREngineActive, catalog.GPUUtil} {
-			if len(got[sig]) == 0 {
-				continue
-			}
-			var w gpu.ScrapeWindow
-			for _, agg := range []string{"max", "min", "count"} {
-				q, err := catalog.GPUPromQL(sig, agents, "avg")
-				if err != nil {
-					return nil, err
-				}
-				m, err := r.Range(ctx, catalog.OverTimePromQL(agg, q, gpu.StuckLookback(scrape), res))
-				if err != nil {
-					return nil, err
-				}
-				switch agg {
-				case "max":
-					w.Max = keepSeries(m)
-				case "min":
-					w.Min = keepSeries(m)
-				default:
-					w.Count = keepSeries(m)
-				}
-			}
-			windows[sig] = w
-		}
+	windows, err := g.StuckWindows(ctx, gpuSaturationSources, got)
+	if err != nil {
+		return nil, err
 	}
-	series = append(series, gpu.SaturationJudged(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], windows, r.Steps, &r.Notes)...)
-	impossible(slices.Sorted(maps.Keys(got)))
-	noteUnmatched()
-	labelServing(env.Settings, series)
-	return frames.TimeSeries(series, meta(r, nil)), nil
+	return gpu.SaturationJudged(got[catalog.SMActive], got[catalog.GREngineActive], got[catalog.GPUUtil], windows, r.Steps, &r.Notes), nil
 }
 
 // ServingLabel is the label a gpu query adds to every per-GPU series: the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
@@ -58,22 +57,66 @@ func (q *Latency) validate(*settings.Settings) error {
 	if q.Format == "heatmap" && q.Source == "probe" {
 		return badQueryf("format: heatmap reads the engine's histograms; with source probe use timeseries")
 	}
-	_, err := estimator(q.Estimator)
-	return err
-}
-
-var latencyEnums = map[string][]string{"stages": signalNames(catalog.LatencyStages), "estimator": {"prometheus", "refined"}, "source": sources, "format": {"timeseries", "heatmap"}}
-
-// sources are the values of the source field of latency and slo.
-var sources = []string{"engine", "probe"}
-
-// checkSource validates a source field.
-func checkSource(s string) error {
-	if s != "" && !slices.Contains(sources, s) {
-		return badQueryf("source: %q is neither engine nor probe", s)
+	if _, err := estimator(q.Estimator); err != nil {
+		return err
+	}
+	stages, err := q.stages()
+	if err != nil {
+		return err
+	}
+	if _, err := q.stats(); err != nil {
+		return err
+	}
+	if q.Source == "probe" {
+		for _, s := range stages {
+			if _, ok := catalog.ProbeStageHistograms[s]; !ok {
+				return badQueryf("stages: the probe measures ttft, itl, tpot and e2e as the client sees them; %s is inside the engine (use source engine)", s)
+			}
+		}
 	}
 	return nil
 }
+
+// stages returns the asked stages, default ttft, itl and e2e.
+func (q *Latency) stages() ([]catalog.Signal, error) {
+	return parseStages(q.Stages, []catalog.Signal{catalog.TTFT, catalog.ITL, catalog.E2E})
+}
+
+// stats returns the asked statistics (default latency.DefaultStats), each once, at most
+// maxStats of them.
+func (q *Latency) stats() ([]latency.Stat, error) {
+	statNames := q.Stats
+	if len(statNames) == 0 {
+		statNames = latency.DefaultStats
+	}
+	if len(statNames) > maxStats {
+		return nil, badQueryf("stats: %d statistics asked, at most %d per query", len(statNames), maxStats)
+	}
+	var out []latency.Stat
+	seenStat := map[string]bool{}
+	for _, s := range statNames {
+		st, err := latency.ParseStat(s)
+		if err != nil {
+			return nil, badQueryf("stats: %v", err)
+		}
+		if seenStat[st.Name] {
+			continue
+		}
+		seenStat[st.Name] = true
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// options returns the computation's options: estimator, bounds and statistics (validated
+// while decoding).
+func (q *Latency) options() latency.Options {
+	est, _ := estimator(q.Estimator)
+	stats, _ := q.stats()
+	return latency.Options{Estimator: est, Bounds: q.Bounds == nil || *q.Bounds, Stats: stats}
+}
+
+var latencyEnums = map[string][]string{"stages": signalNames(catalog.LatencyStages), "estimator": {"prometheus", "refined"}, "source": sources, "format": {"timeseries", "heatmap"}}
 
 // estimator parses the estimator field.
 func estimator(e string) (hist.Estimator, error) {
@@ -86,58 +129,12 @@ func estimator(e string) (hist.Estimator, error) {
 	return "", badQueryf("estimator: %q is neither prometheus nor refined", e)
 }
 
-// parseStages parses a stages field (catalog.LatencyStages); def when empty.
-func parseStages(names []string, def []catalog.Signal) ([]catalog.Signal, error) {
-	if len(names) == 0 {
-		return def, nil
-	}
-	valid := map[string]bool{}
-	for _, s := range catalog.LatencyStages {
-		valid[string(s)] = true
-	}
-	out := make([]catalog.Signal, 0, len(names))
-	for _, n := range names {
-		if !valid[n] {
-			all := make([]string, 0, len(catalog.LatencyStages))
-			for _, s := range catalog.LatencyStages {
-				all = append(all, string(s))
-			}
-			return nil, badQueryf("stages: %q is not one of %s", n, strings.Join(all, ", "))
-		}
-		out = append(out, catalog.Signal(n))
-	}
-	return out, nil
-}
-
 // runLatency fetches every stage concurrently (fetch.Run.LatencyStage: histogram partitions,
 // counter means, fetch guards), computes them in stage order (latency.Compute), and draws the
 // profile's thresholds on their stages.
 func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (data.Frames, error) {
-	stages, err := parseStages(q.Stages, []catalog.Signal{catalog.TTFT, catalog.ITL, catalog.E2E})
-	if err != nil {
-		return nil, err
-	}
-	statNames := q.Stats
-	if len(statNames) == 0 {
-		statNames = latency.DefaultStats
-	}
-	est, _ := estimator(q.Estimator) // validated while decoding
-	opt := latency.Options{Estimator: est, Bounds: q.Bounds == nil || *q.Bounds}
-	if len(statNames) > maxStats {
-		return nil, badQueryf("stats: %d statistics asked, at most %d per query", len(statNames), maxStats)
-	}
-	seenStat := map[string]bool{}
-	for _, s := range statNames {
-		st, err := latency.ParseStat(s)
-		if err != nil {
-			return nil, badQueryf("stats: %v", err)
-		}
-		if seenStat[st.Name] {
-			continue
-		}
-		seenStat[st.Name] = true
-		opt.Stats = append(opt.Stats, st)
-	}
+	stages, _ := q.stages() // validated while decoding
+	opt := q.options()
 	if q.Source == "probe" {
 		return runLatencyProbe(ctx, env, p, q, stages, opt)
 	}
@@ -150,7 +147,7 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 	// Stages are independent: fetch them concurrently (the PromQL engine
 	// runs concurrent queries), then compute in stage order.
 	parts := make([]fetch.Stage, len(stages))
-	err = r.Parallel(len(stages), func(k int) error {
+	err := r.Parallel(len(stages), func(k int) error {
 		var err error
 		parts[k], err = r.LatencyStage(ctx, stages[k], needMeanStat(opt.Stats), len(opt.Stats) > 0 && !onlyMean(opt.Stats))
 		return err
@@ -176,8 +173,14 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 	if err != nil {
 		return nil, err
 	}
-	// With a profile, the windows in which a stage crossed its objective's
-	// threshold are marked (stat="spike"): shown, not paged.
+	series = append(series, latencySpikes(r, parts, th, q.Profile)...)
+	return frames.TimeSeries(series, meta(r, th)), nil
+}
+
+// latencySpikes marks, with a profile, the windows in which a stage crossed its objective's
+// threshold (stat="spike", latency.Spikes): shown, not paged.
+func latencySpikes(r *fetch.Run, parts []fetch.Stage, th map[string]float64, profile string) []analysis.Series {
+	var series []analysis.Series
 	spiked := false
 	for _, part := range parts {
 		if t, ok := th[string(part.In.Stage)]; ok && (part.In.Buckets != nil || part.In.Increases != nil) {
@@ -186,9 +189,9 @@ func runLatency(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency) (
 		}
 	}
 	if spiked {
-		r.Notes.Add(analysis.Info, fmt.Sprintf("spike series (stat=spike): 1 in the windows where the stage's p99 is above profile %s's threshold or its highest occupied bucket lies wholly above it; a spike is shown, not paged (the sustained rule pages after 5 minutes out of the objective)", q.Profile))
+		r.Notes.Add(analysis.Info, fmt.Sprintf("spike series (stat=spike): 1 in the windows where the stage's p99 is above profile %s's threshold or its highest occupied bucket lies wholly above it; a spike is shown, not paged (the sustained rule pages after 5 minutes out of the objective)", profile))
 	}
-	return frames.TimeSeries(series, meta(r, th)), nil
+	return series
 }
 
 // runLatencyHeatmap answers the heatmap format: per stage, the bucket rates latency.Compute
@@ -307,11 +310,6 @@ const maxStats = 20
 // joined to the targets (client.JoinProbes).
 func runLatencyProbe(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Latency, stages []catalog.Signal, opt latency.Options) (data.Frames, error) {
 	r := fetch.NewRun(ctx, env, p)
-	for _, s := range stages {
-		if _, ok := catalog.ProbeStageHistograms[s]; !ok {
-			return nil, badQueryf("stages: the probe measures ttft, itl, tpot and e2e as the client sees them; %s is inside the engine (use source engine)", s)
-		}
-	}
 	ps := probesOf(env, p)
 	if len(ps.names) == 0 {
 		noProbeNotice(r)

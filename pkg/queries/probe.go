@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
@@ -113,32 +112,6 @@ func spikeGauge(signal string) string {
 	return catalog.ProbeLastMaxITL
 }
 
-// probeScope is the probes of a query's targets: their names and the target
-// each exercises. A query with no probe for its targets is answered with a
-// notice and no frames, never an error (a panel of a target without a probe).
-type probeScope struct {
-	names  []string
-	target map[string]string
-}
-
-func probesOf(env *fetch.Env, p fetch.Plan) probeScope {
-	ps := probeScope{target: map[string]string{}}
-	for _, n := range env.Settings.ProbesOf(p.Scope.Targets) {
-		pr, _ := env.Settings.Probe(n)
-		ps.names = append(ps.names, n)
-		ps.target[n] = pr.Target
-	}
-	return ps
-}
-
-func noProbeNotice(r *fetch.Run) {
-	t := "every target"
-	if len(r.Plan.Scope.Targets) > 0 {
-		t = strings.Join(r.Plan.Scope.Targets, ", ")
-	}
-	r.Notes.Add(analysis.Info, fmt.Sprintf("no client-side probe is configured for %s (settings probes[]); see docs/probe.md", t))
-}
-
 // probeBy is the grouping of probe reads: always by probe (each probe joins
 // one target), plus model when asked.
 func probeBy(p fetch.Plan) []string {
@@ -149,6 +122,9 @@ func probeBy(p fetch.Plan) []string {
 	return by
 }
 
+// runProbe reads the asked view's probe series of the targets' probes (probeJitter,
+// probeErrors, probeSpikes) and joins them to the targets (client.JoinProbes); with no probe
+// for the targets it answers with a notice.
 func runProbe(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Probe) (data.Frames, error) {
 	r := fetch.NewRun(ctx, env, p)
 	ps := probesOf(env, p)
@@ -156,68 +132,98 @@ func runProbe(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Probe) (data
 		noProbeNotice(r)
 		return frames.TimeSeries(nil, meta(r, nil)), nil
 	}
-	by, models, w := probeBy(p), p.Scope.Models, p.Window
 	var series []analysis.Series
+	var err error
 	switch q.View {
 	case "", "jitter":
-		h := catalog.ProbeHistogramPromQL(catalog.ProbeRequestITLStddev, ps.names, models, by, w)
-		var in client.JitterInput
-		for _, rd := range []struct {
-			q   string
-			dst *model.Matrix
-		}{{h.Sum, &in.StddevSum}, {h.Count, &in.StddevCount},
-			{catalog.ProbeMaxPromQL(catalog.ProbeLastMaxITL, ps.names, models, by, w), &in.MaxGap},
-			{catalog.ProbeMaxPromQL(catalog.ProbeLastITLVariance, ps.names, models, by, w), &in.MaxVariance}} {
-			m, err := r.Range(ctx, rd.q)
-			if err != nil {
-				return nil, err
-			}
-			*rd.dst = m
-		}
-		series = client.Jitter(in, r.Steps)
-		r.Notes.Add(analysis.Info, "jitter: stddev_mean is the mean over the window's probe requests of each request's inter-token gap standard deviation; max_gap and variance_max are the largest per-request values scraped in the window (exact when the scrape interval is at most the probe's interval)")
+		series, err = probeJitter(ctx, r, ps)
 	case "errors":
-		var in client.ErrorsInput
-		var err error
-		if in.Errors, err = r.Range(ctx, catalog.ProbeCounterRatePromQL(catalog.ProbeErrorsTotal, ps.names, models, by, w, "class", "code")); err != nil {
-			return nil, err
-		}
-		if in.Requests, err = r.Range(ctx, catalog.ProbeCounterRatePromQL(catalog.ProbeRequestsTotal, ps.names, models, by, w)); err != nil {
-			return nil, err
-		}
-		series = client.Errors(in, r.Steps)
+		series, err = probeErrors(ctx, r, ps)
 	case "spikes":
-		h, _ := spikeHistogram(q.Signal)
-		th := q.Threshold
-		if th == 0 {
-			th = 0.5
-			if q.Signal == "ttft" || q.Signal == "e2e" {
-				th = 1
-			}
-		}
-		share := q.SustainedShare
-		if share == 0 {
-			share = 0.5
-		}
-		in := client.SpikeInput{SustainedShare: share, MinRequests: 2}
-		for _, rd := range []struct {
-			q   string
-			dst *model.Matrix
-		}{{catalog.ProbeIncreasePromQL(h, ps.names, models, by, w), &in.Total},
-			{catalog.ProbeOverPromQL(h, ps.names, models, by, th, w), &in.Over},
-			{catalog.ProbeMaxPromQL(spikeGauge(q.Signal), ps.names, models, by, w), &in.Max}} {
-			m, err := r.Range(ctx, rd.q)
-			if err != nil {
-				return nil, err
-			}
-			*rd.dst = m
-		}
-		series = client.Spikes(in, r.Steps)
-		if q.Format == "sustained" {
-			series = slices.DeleteFunc(series, func(s analysis.Series) bool { return s.Labels["stat"] != "sustained" })
-		}
-		r.Notes.Add(analysis.Info, fmt.Sprintf("spikes: %s above %g s per %s window; sustained = at least %g%% of at least 2 probe requests above it, spike = at least one above it otherwise; counts are exact (the threshold is a bucket bound), rounded to whole requests",
-			signalOr(q.Signal), th, model.Duration(p.Window), 100*share))
+		series, err = probeSpikes(ctx, r, ps, q)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return frames.TimeSeries(client.JoinProbes(series, ps.target), meta(r, nil)), nil
+}
+
+// probeRead is one range read of a probe view into its input field.
+type probeRead struct {
+	q   string
+	dst *model.Matrix
+}
+
+// rangeInto evaluates each read in order into its field.
+func rangeInto(ctx context.Context, r *fetch.Run, reads []probeRead) error {
+	for _, rd := range reads {
+		m, err := r.Range(ctx, rd.q)
+		if err != nil {
+			return err
+		}
+		*rd.dst = m
+	}
+	return nil
+}
+
+// probeJitter is the jitter view: per-request inter-token jitter (client.Jitter).
+func probeJitter(ctx context.Context, r *fetch.Run, ps probeScope) ([]analysis.Series, error) {
+	p := r.Plan
+	by, models, w := probeBy(p), p.Scope.Models, p.Window
+	h := catalog.ProbeHistogramPromQL(catalog.ProbeRequestITLStddev, ps.names, models, by, w)
+	var in client.JitterInput
+	if err := rangeInto(ctx, r, []probeRead{{h.Sum, &in.StddevSum}, {h.Count, &in.StddevCount},
+		{catalog.ProbeMaxPromQL(catalog.ProbeLastMaxITL, ps.names, models, by, w), &in.MaxGap},
+		{catalog.ProbeMaxPromQL(catalog.ProbeLastITLVariance, ps.names, models, by, w), &in.MaxVariance}}); err != nil {
+		return nil, err
+	}
+	series := client.Jitter(in, r.Steps)
+	r.Notes.Add(analysis.Info, "jitter: stddev_mean is the mean over the window's probe requests of each request's inter-token gap standard deviation; max_gap and variance_max are the largest per-request values scraped in the window (exact when the scrape interval is at most the probe's interval)")
+	return series, nil
+}
+
+// probeErrors is the errors view: errors/s by class and code, requests/s and the success
+// ratio (client.Errors).
+func probeErrors(ctx context.Context, r *fetch.Run, ps probeScope) ([]analysis.Series, error) {
+	p := r.Plan
+	by, models, w := probeBy(p), p.Scope.Models, p.Window
+	var in client.ErrorsInput
+	if err := rangeInto(ctx, r, []probeRead{
+		{catalog.ProbeCounterRatePromQL(catalog.ProbeErrorsTotal, ps.names, models, by, w, "class", "code"), &in.Errors},
+		{catalog.ProbeCounterRatePromQL(catalog.ProbeRequestsTotal, ps.names, models, by, w), &in.Requests}}); err != nil {
+		return nil, err
+	}
+	return client.Errors(in, r.Steps), nil
+}
+
+// probeSpikes is the spikes view: per window, the requests above the threshold, their max,
+// and spike / sustained (client.Spikes); format sustained keeps only the sustained series.
+func probeSpikes(ctx context.Context, r *fetch.Run, ps probeScope, q *Probe) ([]analysis.Series, error) {
+	p := r.Plan
+	by, models, w := probeBy(p), p.Scope.Models, p.Window
+	h, _ := spikeHistogram(q.Signal)
+	th := q.Threshold
+	if th == 0 {
+		th = 0.5
+		if q.Signal == "ttft" || q.Signal == "e2e" {
+			th = 1
+		}
+	}
+	share := q.SustainedShare
+	if share == 0 {
+		share = 0.5
+	}
+	in := client.SpikeInput{SustainedShare: share, MinRequests: 2}
+	if err := rangeInto(ctx, r, []probeRead{{catalog.ProbeIncreasePromQL(h, ps.names, models, by, w), &in.Total},
+		{catalog.ProbeOverPromQL(h, ps.names, models, by, th, w), &in.Over},
+		{catalog.ProbeMaxPromQL(spikeGauge(q.Signal), ps.names, models, by, w), &in.Max}}); err != nil {
+		return nil, err
+	}
+	series := client.Spikes(in, r.Steps)
+	if q.Format == "sustained" {
+		series = slices.DeleteFunc(series, func(s analysis.Series) bool { return s.Labels["stat"] != "sustained" })
+	}
+	r.Notes.Add(analysis.Info, fmt.Sprintf("spikes: %s above %g s per %s window; sustained = at least %g%% of at least 2 probe requests above it, spike = at least one above it otherwise; counts are exact (the threshold is a bucket bound), rounded to whole requests",
+		signalOr(q.Signal), th, model.Duration(p.Window), 100*share))
+	return series, nil
 }

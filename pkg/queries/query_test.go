@@ -122,8 +122,8 @@ func TestDecodeQueryBoundsWhatAQueryCosts(t *testing.T) {
 
 	_, err = decodeQuery(dq(`{"queryType":"diagnosis","targets":["node-a"]}`), &s)
 	require.ErrorContains(t, err, `targets: "node-a" is a GPU agent; a diagnosis query reads inference targets`)
-	for _, qt := range []string{"gpu", "raw", "targets"} {
-		_, err = decodeQuery(dq(`{"queryType":"`+qt+`","targets":["node-a"]}`), &s)
+	for qt, more := range map[string]string{"gpu": "", "raw": `,"metric":"up"`, "targets": ""} {
+		_, err = decodeQuery(dq(`{"queryType":"`+qt+`","targets":["node-a"]`+more+`}`), &s)
 		require.NoError(t, err, qt)
 	}
 }

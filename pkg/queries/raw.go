@@ -27,11 +27,15 @@ type Raw struct {
 	Matchers map[string]string `json:"matchers,omitempty"`
 }
 
+func (q *Raw) validate(s *settings.Settings) error {
+	_, err := rawSelector(q, s)
+	return err
+}
+
+// runRaw reads the metric's range over its selector (rawSelector), with a notice of what the
+// collector stores when no series matched.
 func runRaw(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Raw) (data.Frames, error) {
-	sel, err := rawSelector(q, env.Settings)
-	if err != nil {
-		return nil, err
-	}
+	sel, _ := rawSelector(q, env.Settings) // validated while decoding
 	r := fetch.NewRun(ctx, env, p)
 	m, err := r.Range(ctx, sel)
 	if err != nil {

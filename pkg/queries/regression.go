@@ -73,7 +73,48 @@ func (q *Regression) validate(*settings.Settings) error {
 	if q.GroupBy != "" && q.GroupBy != "none" {
 		return badQueryf("groupBy: the regression query gives one verdict per change and target; select targets instead")
 	}
+	if _, err := q.stages(); err != nil {
+		return err
+	}
+	if _, err := q.span(); err != nil {
+		return err
+	}
+	if q.Before != nil {
+		if _, err := q.ranges(); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// stages returns the asked stages, default ttft, tpot, itl and e2e.
+func (q *Regression) stages() ([]catalog.Signal, error) {
+	return parseStages(q.Stages, []catalog.Signal{catalog.TTFT, catalog.TPOT, catalog.ITL, catalog.E2E})
+}
+
+// span returns the span field, default 30 minutes.
+func (q *Regression) span() (time.Duration, error) {
+	if q.Span == "" {
+		return 30 * time.Minute, nil
+	}
+	d, err := model.ParseDuration(q.Span)
+	if err != nil || d <= 0 {
+		return 0, badQueryf("span: %q is not a duration such as 30m or 2h", q.Span)
+	}
+	return time.Duration(d), nil
+}
+
+// ranges returns the one change of the user's before and after ranges (both given).
+func (q *Regression) ranges() (regressionChange, error) {
+	bf, bt, err := q.Before.parse("before")
+	if err != nil {
+		return regressionChange{}, err
+	}
+	af, at, err := q.After.parse("after")
+	if err != nil {
+		return regressionChange{}, err
+	}
+	return regressionChange{at: af, kind: "ranges", title: "the picked ranges", beforeFrom: bf, beforeTo: bt, afterFrom: af, afterTo: at}, nil
 }
 
 // parseRangeTime reads RFC 3339 or Unix milliseconds.
@@ -118,77 +159,83 @@ var changeKinds = []events.Kind{events.Restart, events.EngineChange, events.Mode
 // side with rate windows one step long (the step at least four scrape intervals, so
 // windows do not overlap), and gives the verdicts (regress.Compare).
 func runRegression(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Regression) (data.Frames, error) {
-	stageSignals, err := parseStages(q.Stages, []catalog.Signal{catalog.TTFT, catalog.TPOT, catalog.ITL, catalog.E2E})
-	if err != nil {
-		return nil, err
-	}
-	stages := signalNames(stageSignals)
-	span := 30 * time.Minute
-	if q.Span != "" {
-		d, err := model.ParseDuration(q.Span)
-		if err != nil || d <= 0 {
-			return nil, badQueryf("span: %q is not a duration such as 30m or 2h", q.Span)
-		}
-		span = time.Duration(d)
-	}
+	stageSignals, _ := q.stages() // validated while decoding
 	opt := regress.DefaultOptions
 	if q.MinEffect != nil {
 		opt.MinEffect = *q.MinEffect
-	}
-	format := q.Format
-	if format == "" {
-		format = regressionTable
 	}
 	sp := p
 	sp.Step = max(p.Step, 4*env.Settings.ScrapeInterval)
 	sp.Window = sp.Step
 	r := fetch.NewRun(ctx, env, sp)
 	r.ScopeNotices(ctx, stageSignals)
-
-	var changes []regressionChange
-	if q.Before != nil {
-		bf, bt, err := q.Before.parse("before")
-		if err != nil {
-			return nil, err
-		}
-		af, at, err := q.After.parse("after")
-		if err != nil {
-			return nil, err
-		}
-		changes = append(changes, regressionChange{at: af, kind: "ranges", title: "the picked ranges", beforeFrom: bf, beforeTo: bt, afterFrom: af, afterTo: at})
-	} else {
-		evs, err := r.Events(ctx, p.From, p.To, true)
-		if err != nil {
-			return nil, err
-		}
-		changes = changesOf(evs, span, sp.Step, p.From.Add(-span), p.To)
-		if len(changes) == 0 {
-			r.Notes.Add(analysis.Info, "No restart, engine or version change, model change or cache configuration change in the range: pick two ranges (before, after) to compare.")
-		}
+	changes, err := regressionChanges(ctx, r, q, p)
+	if err != nil {
+		return nil, err
 	}
+	rows, err := regressionRows(ctx, r, changes, signalNames(stageSignals), p.Scope, opt)
+	if err != nil {
+		return nil, err
+	}
+	m := meta(r, nil)
+	switch q.Format {
+	case regressionAnnotations:
+		return frames.RegressionAnnotations(rows, m), nil
+	case regressionNumeric:
+		return frames.RegressionNumeric(rows, m), nil
+	}
+	return frames.RegressionTable(rows, m), nil
+}
+
+// regressionChanges returns the user's ranges as one change, else the changes of the
+// events in the query's range (changesOf over r's step), with a notice when there is none.
+func regressionChanges(ctx context.Context, r *fetch.Run, q *Regression, p fetch.Plan) ([]regressionChange, error) {
+	if q.Before != nil {
+		c, err := q.ranges()
+		if err != nil {
+			return nil, err
+		}
+		return []regressionChange{c}, nil
+	}
+	span, _ := q.span() // validated while decoding
+	evs, err := r.Events(ctx, p.From, p.To, true)
+	if err != nil {
+		return nil, err
+	}
+	changes := changesOf(evs, span, r.Plan.Step, p.From.Add(-span), p.To)
+	if len(changes) == 0 {
+		r.Notes.Add(analysis.Info, "No restart, engine or version change, model change or cache configuration change in the range: pick two ranges (before, after) to compare.")
+	}
+	return changes, nil
+}
+
+// regressionRows reads each change's before and after windows (fetch.Run.Windows, over
+// the change's target, else the whole scope) and gives a verdict per stage
+// (regress.Compare); a change with an empty side is said, not queried.
+func regressionRows(ctx context.Context, r *fetch.Run, changes []regressionChange, stages []string, scope catalog.Scope, opt regress.Options) ([]frames.RegressionRow, error) {
 	var rows []frames.RegressionRow
 	for _, c := range changes {
 		if !c.afterFrom.Before(c.afterTo) || !c.beforeFrom.Before(c.beforeTo) {
 			// A change within two steps of the range's end (or start) leaves one side empty:
 			// said, not queried (a window past the range end is no window).
-			r.Notes.Add(analysis.Info, noSideSentence(c, sp.Step))
+			r.Notes.Add(analysis.Info, noSideSentence(c, r.Plan.Step))
 			continue
 		}
-		sc := p.Scope
+		sc := scope
 		if c.target != "" {
 			sc.Targets = []string{c.target}
 		}
-		before, err := r.Windows(ctx, stages, sc, sp.Window, c.beforeFrom, c.beforeTo)
+		before, err := r.Windows(ctx, stages, sc, r.Plan.Window, c.beforeFrom, c.beforeTo)
 		if err != nil {
 			return nil, err
 		}
-		after, err := r.Windows(ctx, stages, sc, sp.Window, c.afterFrom, c.afterTo)
+		after, err := r.Windows(ctx, stages, sc, r.Plan.Window, c.afterFrom, c.afterTo)
 		if err != nil {
 			return nil, err
 		}
 		target := c.target
 		if target == "" {
-			target = strings.Join(p.Scope.Targets, ",")
+			target = strings.Join(scope.Targets, ",")
 			if target == "" {
 				target = "all"
 			}
@@ -198,14 +245,7 @@ func runRegression(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Regress
 				BeforeFrom: c.beforeFrom, BeforeTo: c.beforeTo, AfterFrom: c.afterFrom, AfterTo: c.afterTo, Verdict: v})
 		}
 	}
-	m := meta(r, nil)
-	switch format {
-	case regressionAnnotations:
-		return frames.RegressionAnnotations(rows, m), nil
-	case regressionNumeric:
-		return frames.RegressionNumeric(rows, m), nil
-	}
-	return frames.RegressionTable(rows, m), nil
+	return rows, nil
 }
 
 // changesOf turns events into changes: per target, events of changeKinds within two steps

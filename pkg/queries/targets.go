@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/fetch"
 	"github.com/inferscope/inferscope-llm-datasource/pkg/frames"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/settings"
 )
 
 // Targets is the targets query: the inventory table (default), or (format telemetry) one
@@ -24,13 +25,18 @@ type Targets struct {
 
 var targetsEnums = map[string][]string{"format": {"table", "telemetry"}}
 
+func (q *Targets) validate(*settings.Settings) error {
+	if q.Format != "" && q.Format != "table" && q.Format != "telemetry" {
+		return badQueryf("format: %q is neither table (the inventory) nor telemetry (per target and signal, 1 when a family it exported in the range is missing from its latest scrape)", q.Format)
+	}
+	return nil
+}
+
+// runTargets answers the inventory table of the selected targets (fetch.Env.Inventory), or
+// with format telemetry the signals each stopped exporting (targetsTelemetry).
 func runTargets(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Targets) (data.Frames, error) {
-	switch q.Format {
-	case "", "table":
-	case "telemetry":
+	if q.Format == "telemetry" {
 		return targetsTelemetry(ctx, env, p, q)
-	default:
-		return nil, badQueryf("format: %q is neither table (the inventory) nor telemetry (per target and signal, 1 when a family it exported in the range is missing from its latest scrape)", q.Format)
 	}
 	rows := env.Inventory(ctx)
 	if len(q.Targets) > 0 {

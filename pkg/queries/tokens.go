@@ -98,8 +98,7 @@ func runTokens(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Tokens) (da
 	if err := r.ChangeNotices(ctx); err != nil {
 		return nil, err
 	}
-	type read struct{ buckets, sum, count model.Matrix }
-	reads := make([]read, len(sigs))
+	reads := make([]tokensRead, len(sigs))
 	err := r.Parallel(len(sigs), func(k int) error {
 		hq, err := catalog.HistogramPromQL(sigs[k], p.Scope, p.Window)
 		if err != nil {
@@ -121,32 +120,42 @@ func runTokens(ctx context.Context, env *fetch.Env, p fetch.Plan, q *Tokens) (da
 		return nil, err
 	}
 	if q.Format == "heatmap" {
-		var names, units []string
-		var hs []latency.Heatmap
-		for k, s := range sigs {
-			groups := map[string]model.Matrix{}
-			for _, ss := range reads[k].buckets {
-				key, _ := analysis.Key(ss.Metric, model.BucketLabel)
-				groups[key] = append(groups[key], ss)
-			}
-			for _, key := range slices.Sorted(maps.Keys(groups)) {
-				_, l := analysis.Key(groups[key][0].Metric, model.BucketLabel)
-				names = append(names, heatmapName(string(s), l))
-				hs = append(hs, latency.HeatmapRows([]model.Matrix{groups[key]}, r.Steps))
-				unit := "reqps" // requests finished per second in the bucket
-				if s == catalog.IterationTokens {
-					unit = "short" // engine steps per second in the bucket
-				}
-				units = append(units, unit)
-			}
-		}
-		return frames.HeatmapRowsUnits(names, hs, units, meta(r, nil)), nil
+		return tokensHeatmap(r, sigs, reads), nil
 	}
 	var series []analysis.Series
 	for k, s := range sigs {
 		series = append(series, tokenStats(s, stats, reads[k].buckets, reads[k].sum, reads[k].count, r.Steps)...)
 	}
 	return frames.TimeSeries(series, meta(r, nil)), nil
+}
+
+// tokensRead is one token histogram's bucket rates and, for the mean, its _sum and _count
+// rates.
+type tokensRead struct{ buckets, sum, count model.Matrix }
+
+// tokensHeatmap is the heatmap format: one heatmap-rows frame per signal and group, each
+// bucket in observations per second (latency.HeatmapRows).
+func tokensHeatmap(r *fetch.Run, sigs []catalog.Signal, reads []tokensRead) data.Frames {
+	var names, units []string
+	var hs []latency.Heatmap
+	for k, s := range sigs {
+		groups := map[string]model.Matrix{}
+		for _, ss := range reads[k].buckets {
+			key, _ := analysis.Key(ss.Metric, model.BucketLabel)
+			groups[key] = append(groups[key], ss)
+		}
+		for _, key := range slices.Sorted(maps.Keys(groups)) {
+			_, l := analysis.Key(groups[key][0].Metric, model.BucketLabel)
+			names = append(names, heatmapName(string(s), l))
+			hs = append(hs, latency.HeatmapRows([]model.Matrix{groups[key]}, r.Steps))
+			unit := "reqps" // requests finished per second in the bucket
+			if s == catalog.IterationTokens {
+				unit = "short" // engine steps per second in the bucket
+			}
+			units = append(units, unit)
+		}
+	}
+	return frames.HeatmapRowsUnits(names, hs, units, meta(r, nil))
 }
 
 // heatmapName names a heatmap frame by its signal and group labels, "prompt_length" alone
@@ -162,16 +171,17 @@ func heatmapName(signal string, l map[string]string) string {
 	return signal + " · " + strings.Join(parts, ", ")
 }
 
-// tokenStats returns, per group of the bucket rates, one series per statistic named
-// "<tokensNames[s]> <stat>", labelled signal and stat, unit short (tokens): the quantiles
-// from the buckets at each step (NaN where the window saw no observation), the mean from
-// the _sum and _count rates.
-func tokenStats(s catalog.Signal, stats []string, buckets, sum, count model.Matrix, steps []time.Time) []analysis.Series {
-	type group struct {
-		labels map[string]string
-		bs     map[float64][]float64 // le → cumulative rate per step
-	}
-	groups := map[string]*group{}
+// tokenGroup is one group's bucket rates: its labels and, per upper bound, the cumulative
+// rate at each step (the series of one bound added up).
+type tokenGroup struct {
+	labels map[string]string
+	bs     map[float64][]float64
+}
+
+// tokenGroups aligns bucket rates to the steps and groups them by their labels without le,
+// adding up series of the same group and bound (NaN only where none has a value).
+func tokenGroups(buckets model.Matrix, steps []time.Time) map[string]*tokenGroup {
+	groups := map[string]*tokenGroup{}
 	for _, ss := range buckets {
 		le, err := hist.ParseLe(string(ss.Metric[model.BucketLabel]))
 		if err != nil {
@@ -181,7 +191,7 @@ func tokenStats(s catalog.Signal, stats []string, buckets, sum, count model.Matr
 		for key, v := range vals {
 			g := groups[key]
 			if g == nil {
-				g = &group{labels: labels[key], bs: map[float64][]float64{}}
+				g = &tokenGroup{labels: labels[key], bs: map[float64][]float64{}}
 				groups[key] = g
 			}
 			if prev, ok := g.bs[le]; ok {
@@ -198,38 +208,27 @@ func tokenStats(s catalog.Signal, stats []string, buckets, sum, count model.Matr
 			g.bs[le] = v
 		}
 	}
+	return groups
+}
+
+// tokenStats returns, per group of the bucket rates, one series per statistic named
+// "<tokensNames[s]> <stat>", labelled signal and stat, unit short (tokens): the quantiles
+// from the buckets at each step (NaN where the window saw no observation), the mean from
+// the _sum and _count rates.
+func tokenStats(s catalog.Signal, stats []string, buckets, sum, count model.Matrix, steps []time.Time) []analysis.Series {
+	groups := tokenGroups(buckets, steps)
 	sumV, _ := analysis.Align(sum, steps)
 	cntV, _ := analysis.Align(count, steps)
 	name := tokensNames[s]
 	var out []analysis.Series
 	for _, key := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[key]
-		les := slices.Sorted(maps.Keys(g.bs))
 		for _, st := range stats {
-			vals := make([]float64, len(steps))
-			for i := range vals {
-				vals[i] = math.NaN()
-			}
+			var vals []float64
 			if st == "mean" {
-				if sv, ok := sumV[key]; ok {
-					if cv, ok := cntV[key]; ok {
-						for i := range vals {
-							vals[i] = hist.Mean(sv[i], cv[i])
-						}
-					}
-				}
+				vals = tokenMean(sumV[key], cntV[key], len(steps))
 			} else {
-				qv, _ := strconv.ParseFloat(strings.TrimPrefix(st, "p"), 64)
-				for i := range vals {
-					b := make([]hist.Bucket, 0, len(les))
-					for _, le := range les {
-						if c := g.bs[le][i]; !math.IsNaN(c) {
-							b = append(b, hist.Bucket{UpperBound: le, Count: c})
-						}
-					}
-					sort.Slice(b, func(x, y int) bool { return b[x].UpperBound < b[y].UpperBound })
-					vals[i] = hist.Quantile(qv/100, b).Value
-				}
+				vals = tokenQuantile(g, st, len(steps))
 			}
 			l := maps.Clone(g.labels)
 			l["signal"], l["stat"] = string(s), st
@@ -237,4 +236,45 @@ func tokenStats(s catalog.Signal, stats []string, buckets, sum, count model.Matr
 		}
 	}
 	return out
+}
+
+// nanValues returns n NaNs.
+func nanValues(n int) []float64 {
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = math.NaN()
+	}
+	return vals
+}
+
+// tokenMean is the mean at each of n steps from a group's aligned _sum and _count rates
+// (hist.Mean); NaN throughout when either is missing.
+func tokenMean(sv, cv []float64, n int) []float64 {
+	vals := nanValues(n)
+	if sv == nil || cv == nil {
+		return vals
+	}
+	for i := range vals {
+		vals[i] = hist.Mean(sv[i], cv[i])
+	}
+	return vals
+}
+
+// tokenQuantile is quantile stat ("p99") of a group's buckets at each of n steps
+// (hist.Quantile over the bounds with a value at the step).
+func tokenQuantile(g *tokenGroup, stat string, n int) []float64 {
+	vals := nanValues(n)
+	les := slices.Sorted(maps.Keys(g.bs))
+	qv, _ := strconv.ParseFloat(strings.TrimPrefix(stat, "p"), 64)
+	for i := range vals {
+		b := make([]hist.Bucket, 0, len(les))
+		for _, le := range les {
+			if c := g.bs[le][i]; !math.IsNaN(c) {
+				b = append(b, hist.Bucket{UpperBound: le, Count: c})
+			}
+		}
+		sort.Slice(b, func(x, y int) bool { return b[x].UpperBound < b[y].UpperBound })
+		vals[i] = hist.Quantile(qv/100, b).Value
+	}
+	return vals
 }
