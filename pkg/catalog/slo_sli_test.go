@@ -1,4 +1,4 @@
-package catalog
+package catalog_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/analysis/slo"
+	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
 )
 
 // Every minute from 0 to 10m. Target a's inference handler answers 96 2xx, 2
@@ -64,7 +65,7 @@ func evalSLI(t *testing.T, expr string, at time.Duration) model.Vector {
 }
 
 func TestErrorSLIPromQLOnAPage(t *testing.T) {
-	q, err := ErrorSLIPromQL(Scope{Targets: []string{"a"}}, 5*time.Minute)
+	q, err := catalog.ErrorSLIPromQL(catalog.Scope{Targets: []string{"a"}}, 5*time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, `sum by (job, status) (rate(http_requests_total{job=~"a", handler=~"/v1/.*", handler!~"/v1/models|/metrics|/health"}[5m]))`, q.HTTP)
 	// The 5m window at 10m holds 4 one-minute increases, extrapolated to 5
@@ -91,14 +92,14 @@ func TestErrorSLIPromQLOnAPage(t *testing.T) {
 	assert.InDelta(t, 0.98, lo, 1e-9)
 	assert.InDelta(t, 0.98, hi, 1e-9)
 	// By model: the HTTP counts join target a's one model.
-	q, err = ErrorSLIPromQL(Scope{By: []string{"model"}}, 5*time.Minute)
+	q, err = catalog.ErrorSLIPromQL(catalog.Scope{By: []string{"model"}}, 5*time.Minute)
 	require.NoError(t, err)
 	assert.Contains(t, q.HTTP, "sum by (job, status)")
 	assert.Contains(t, q.Finishes, "sum by (job, model_name, finished_reason)")
 }
 
 func TestServingPromQL(t *testing.T) {
-	q, err := ServingPromQL(Scope{})
+	q, err := catalog.ServingPromQL(catalog.Scope{})
 	require.NoError(t, err)
 	// At 10m: a answers and produces tokens → 1; s answers but has 4
 	// requests pending and no token in 5 minutes → 0; d is down → 0.
@@ -112,7 +113,7 @@ func TestServingPromQL(t *testing.T) {
 	// 10 samples): d answered at 1m-4m (4 of 10 serving); s is stalled from
 	// 5m on (the 5-minute increase is 0 once the window holds no increase:
 	// at every step, since its counter never moves) → 0 of 10; a 10 of 10.
-	good, known, err := AvailabilityPromQL(Scope{}, 10*time.Minute, time.Minute)
+	good, known, err := catalog.AvailabilityPromQL(catalog.Scope{}, 10*time.Minute, time.Minute)
 	require.NoError(t, err)
 	g, k := evalSLI(t, good, 10*time.Minute), evalSLI(t, known, 10*time.Minute)
 	groups, cs := slo.AvailabilityVector(g, k, time.Minute, []string{"target"})
@@ -125,24 +126,24 @@ func TestServingPromQL(t *testing.T) {
 }
 
 func TestErrorSLINotes(t *testing.T) {
-	n := ErrorSLINotes("a", Detection{Engine: EngineVLLM, Generation: "v0", Version: "0.6-0.8"}, true)
+	n := catalog.ErrorSLINotes("a", catalog.Detection{Engine: catalog.EngineVLLM, Generation: "v0", Version: "0.6-0.8"}, true)
 	assert.Contains(t, n[0], "V0 never counts aborted requests")
 	assert.Contains(t, n[1], "before 0.10")
 	assert.Contains(t, n[2], "admission rejections are exported from vLLM 0.32")
-	n = ErrorSLINotes("b", Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.32+"}, true)
+	n = catalog.ErrorSLINotes("b", catalog.Detection{Engine: catalog.EngineVLLM, Generation: "v1", Version: "0.32+"}, true)
 	assert.Equal(t, []string{`target b: vLLM V1's finished_reason="abort" includes client disconnects, which cannot be told apart from server aborts`}, n)
-	assert.Empty(t, ErrorSLINotes("b", Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.32+"}, false))
-	assert.Contains(t, ErrorSLINotes("t", Detection{Engine: EngineTGI}, false)[0], "HTTP 5xx answers are counted only where")
+	assert.Empty(t, catalog.ErrorSLINotes("b", catalog.Detection{Engine: catalog.EngineVLLM, Generation: "v1", Version: "0.32+"}, false))
+	assert.Contains(t, catalog.ErrorSLINotes("t", catalog.Detection{Engine: catalog.EngineTGI}, false)[0], "HTTP 5xx answers are counted only where")
 }
 
 // TPOT objectives read the per-request histogram; on vLLM before 0.11 they
 // read the inter-token histogram, marked approximate with a note.
 func TestTPOTObjectiveSource(t *testing.T) {
-	a := LookupFor(Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.11-0.12"}, TPOT)
-	assert.Equal(t, Exact, a.Status)
+	a := catalog.LookupFor(catalog.Detection{Engine: catalog.EngineVLLM, Generation: "v1", Version: "0.11-0.12"}, catalog.TPOT)
+	assert.Equal(t, catalog.Exact, a.Status)
 	assert.Equal(t, "vllm:request_time_per_output_token_seconds", a.Metrics[0].Name)
-	a = LookupFor(Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.8-0.10"}, TPOT)
-	assert.Equal(t, Approximate, a.Status)
+	a = catalog.LookupFor(catalog.Detection{Engine: catalog.EngineVLLM, Generation: "v1", Version: "0.8-0.10"}, catalog.TPOT)
+	assert.Equal(t, catalog.Approximate, a.Status)
 	assert.Equal(t, "vllm:time_per_output_token_seconds", a.Metrics[0].Name)
 	assert.Contains(t, a.Note, "inter-token latency")
 }
