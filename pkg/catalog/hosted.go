@@ -121,7 +121,9 @@ const (
 	noteOTelErrors    = "Operations whose duration carries error_type (an HTTP status, an exception's name or _OTHER)."
 )
 
-func init() {
+// addHostedEngines adds the LiteLLM proxy and OpenTelemetry GenAI instrumentation to the
+// table (called by buildCatalogue).
+func addHostedEngines() {
 	table[EngineLiteLLM] = map[Signal]entry{
 		TTFT:             {Exact, noteLiteLLMTTFT, hist("litellm_llm_api_time_to_first_token_metric")},
 		E2E:              {Exact, noteLiteLLMView, hist("litellm_request_total_latency_metric")},

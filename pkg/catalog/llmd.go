@@ -83,7 +83,9 @@ const (
 	noteEPPSLOViolation = "Only with the predicted-latency (SLO-aware routing) plugin: requests that missed the TTFT or TPOT objective they were routed for, by type."
 )
 
-func init() {
+// addLLMDEngine adds the llm-d endpoint picker (router) to the table (called by
+// buildCatalogue).
+func addLLMDEngine() {
 	table[EngineLLMDEPP] = map[Signal]entry{
 		TTFT: {Exact, noteEPPTTFT, append(withMatch(hist(eppNew("request_ttft_seconds")...), `streaming!="false"`),
 			twinOf(hist("inference_objective_request_ttft_seconds"), "llm_d_epp_request_ttft_seconds")...)},

@@ -54,7 +54,7 @@ func pageLoad(t *testing.T, path, job, instance string) string {
 		}
 		_, _, v := p.Series()
 		p.Labels(&ls)
-		name := ls.Get(labels.MetricName)
+		name := ls.Get(model.MetricNameLabel)
 		fam := name
 		for _, suf := range []string{"_bucket", "_sum", "_count"} {
 			if f, ok := strings.CutSuffix(name, suf); ok && types[f] == model.MetricTypeHistogram {
@@ -63,7 +63,7 @@ func pageLoad(t *testing.T, path, job, instance string) string {
 		}
 		var sel []string
 		ls.Range(func(l labels.Label) {
-			if l.Name != labels.MetricName {
+			if l.Name != model.MetricNameLabel {
 				sel = append(sel, l.Name+"="+strconv.Quote(l.Value))
 			}
 		})

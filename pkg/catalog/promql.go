@@ -161,10 +161,11 @@ func aggregate(agg string, groups []string, inner string) string {
 
 func formatScale(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// engineIndex maps every stored name in the table to its engine.
+// engineIndex maps every stored name in the table to its engine (built by buildEngineIndex).
 var engineIndex = map[string]Engine{}
 
-func init() {
+// buildEngineIndex fills engineIndex from the finished table (called last by buildCatalogue).
+func buildEngineIndex() {
 	for e, sigs := range table {
 		for _, en := range sigs {
 			for _, m := range en.metrics {
@@ -174,6 +175,8 @@ func init() {
 	}
 }
 
+// engineOf is the engine whose table entries carry stored name name; a name outside the table
+// (HistogramPromQLFor takes any metric) is attributed by Detect from its prefix.
 func engineOf(name string) Engine {
 	if e, ok := engineIndex[name]; ok {
 		return e

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/promql"
@@ -44,7 +45,7 @@ func pageLabels(t *testing.T, path string) (names []string, labelNames map[strin
 		}
 		p.Labels(&ls)
 		ls.Range(func(l labels.Label) {
-			if l.Name == labels.MetricName {
+			if l.Name == model.MetricNameLabel {
 				if !seen[l.Value] {
 					seen[l.Value] = true
 					names = append(names, l.Value)
