@@ -48,7 +48,7 @@ type sourceKey struct {
 
 // sourceOf is the data source of a QueryData request.
 func sourceOf(pc backend.PluginContext) sourceKey {
-	k := sourceKey{org: pc.OrgID}
+	k := sourceKey{org: orgOf(pc)}
 	if pc.DataSourceInstanceSettings != nil {
 		k.uid = pc.DataSourceInstanceSettings.UID
 	}

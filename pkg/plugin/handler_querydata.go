@@ -101,7 +101,7 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	ctx, notes := source.WithNotes(ctx)
 	i.serverKindNotes(ctx, q.QueryType, notes)
 	env := i.env()
-	env.Org = backend.PluginConfigFromContext(ctx).OrgID
+	env.Org = orgOf(backend.PluginConfigFromContext(ctx))
 	fr, err := d.Run(ctx, env)
 	if err != nil {
 		if i.remote != nil && !isRemoteError(err) {

@@ -97,7 +97,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	// instance) and marked with its owner; a store of an earlier layout
 	// moves only to the one data source that can claim it
 	// (collect.LegacyStoreDirs).
-	org := backend.PluginConfigFromContext(ctx).OrgID
+	org := orgOf(backend.PluginConfigFromContext(ctx))
 	if org <= 0 {
 		org = 1
 	}
