@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/relabel"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -204,7 +205,7 @@ func keptSeries(tb testing.TB, job string) []*series {
 		if !relabel.ProcessBuilder(lb, rc...) {
 			continue
 		}
-		name := lset.Get(labels.MetricName)
+		name := lset.Get(model.MetricNameLabel)
 		kind := byte('g')
 		switch {
 		case strings.HasSuffix(name, "_sum"):

@@ -148,7 +148,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		serveErr = srv.Shutdown(sctx)
 		cancel()
-		<-errc
+		<-errc //nolint:errcheck // Serve's http.ErrServerClosed after Shutdown: Shutdown's error is the one returned
 	case serveErr = <-errc:
 	}
 	p.Wait()

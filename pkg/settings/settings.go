@@ -349,7 +349,7 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
 		}
 		for k := range t.Labels {
-			if !model.LabelName(k).IsValidLegacy() || strings.HasPrefix(k, "__") {
+			if !model.LegacyValidation.IsValidLabelName(k) || strings.HasPrefix(k, "__") {
 				return fmt.Errorf("%s.labels: %q is not a usable label name", f, k)
 			}
 			if reservedLabels[k] {
