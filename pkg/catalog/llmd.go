@@ -42,7 +42,7 @@ import (
 const TenantLabel = "fairness_id"
 
 // TenantBound is the most distinct tenants (and models) the llm-d router labels its series with
-// (maxFairnessLabelValues, maxModelLabelValues in its cardinality.go), and the most tenant
+// (its maxFairnessLabelValues and maxModelLabelValues), and the most tenant
 // groups a query answers with.
 const TenantBound = 1000
 

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// This file holds the PromQL text the read layer needs besides the signal builders of
-// promql.go: regex alternations, exact selectors, the `up` queries, the le filter of the SLO
+// The PromQL text the read layer needs besides the signal builders (CounterRatePromQL,
+// HistogramPromQL and their kin): regex alternations, exact selectors, the `up` queries, the le filter of the SLO
 // queries and the raw selectors of the events and sanity scans. Every function is pure text.
 
 // Alternation renders names as a PromQL regex alternation with every name quoted literally

@@ -199,7 +199,7 @@ const GenerationLength Signal = "generation_length"
 // order.
 var GatewaySignals = []Signal{GatewayErrors, SLOViolations, EndpointQueue, PoolQueueStdDev, PoolKVStdDev}
 
-// The families below are the LiteLLM proxy's and OpenTelemetry GenAI's (hosted.go). Each is an
+// The families below are the LiteLLM proxy's and OpenTelemetry GenAI's (addHostedEngines). Each is an
 // extra signal (not in the contract list), read only where a target in scope is a gateway.
 const (
 	// RequestErrors is a counter of requests that failed as the caller saw them, by the

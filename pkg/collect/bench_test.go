@@ -62,8 +62,8 @@ type cacheEntry struct {
 	lset labels.Labels
 }
 
-// ingester does what Prometheus's scrape loop does with a page body
-// (scrape/scrape_append_v2.go): textparse by Content-Type, a series cache
+// ingester does what Prometheus's scrape loop does with a page body (its
+// AppenderV2 path): textparse by Content-Type, a series cache
 // keyed by the raw series text, target labels + metric_relabel_configs only on
 // a cache miss, a dropped-series cache, and AppenderV2.Append by ref.
 type ingester struct {

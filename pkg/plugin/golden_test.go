@@ -407,7 +407,7 @@ func TestGoldenCoversEveryQueryTypeAndFormat(t *testing.T) {
 		"tokens":   {"", "heatmap"},
 	}
 	have := map[string][]string{}
-	// probeGoldenCases (probe_test.go) run on the probe fixture.
+	// probeGoldenCases run on the probe fixture.
 	for _, c := range append(slices.Clone(goldenCases), probeGoldenCases...) {
 		if strings.HasPrefix(c.name, "error_") {
 			continue

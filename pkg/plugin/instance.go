@@ -44,7 +44,7 @@ type Instance struct {
 	settings    settings.Settings
 	settingsErr error
 	collector   *collect.Collector
-	remote      *remoteState // remote mode only (see remote.go)
+	remote      *remoteState // remote mode only (see newRemoteQuerier)
 	querier     source.Querier
 	resources   backend.CallResourceHandler
 	logger      *slog.Logger
@@ -57,7 +57,7 @@ type Instance struct {
 	// scrub masks secureJsonData values in everything returned to viewers.
 	scrub scrubber
 	// pending is set when the embedded store could not be opened for a
-	// reason that may pass (store_retry.go); nil otherwise.
+	// reason that may pass (storeReady retries it); nil otherwise.
 	pending *pendingStore
 }
 
@@ -106,7 +106,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	c, err := collect.Start(cfg, opts)
 	if err != nil && retryable(err) {
 		// Another process holds the store: retried at every query and
-		// health check (store_retry.go) instead of until a settings save.
+		// health check (storeReady) instead of until a settings save.
 		logger.Warn("embedded store locked; retrying at the next query or health check", "error", err)
 		inst.pending = &pendingStore{cfg: cfg, opts: opts, err: err}
 		return inst, nil

@@ -145,8 +145,6 @@ func gaugeCell() dashboard.DynamicConfigValue {
 	return prop("custom.cellOptions", map[string]any{"type": "gauge", "mode": "basic", "valueDisplayMode": "text"})
 }
 
-func hide() dashboard.DynamicConfigValue { return prop("custom.hidden", true) }
-
 // transformation builds one transformation step.
 func transformation(id string, options map[string]any) dashboard.DataTransformerConfig {
 	return dashboard.DataTransformerConfig{Id: id, Options: options}
