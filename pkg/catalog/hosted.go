@@ -80,10 +80,6 @@ func ModelLabels(e Engine) []string {
 	return []string{"model_name"}
 }
 
-// ProviderLabels returns the stored labels engine e names the provider with (empty for
-// engines that serve their own model).
-func ProviderLabels(e Engine) []string { return slices.Clone(providerLabels[e]) }
-
 // gatewayEngines are the engines that measure requests an engine behind them measures again:
 // the llm-d router's endpoint picker, the LiteLLM proxy and OpenTelemetry GenAI instruments.
 var gatewayEngines = []Engine{EngineLLMDEPP, EngineLiteLLM, EngineOTelGenAI}

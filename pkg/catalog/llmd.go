@@ -1,9 +1,6 @@
 package catalog
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // The llm-d router's endpoint picker (EPP; formerly the Gateway API inference extension) sits
 // in front of the engines and measures each request from the gateway's side. Its families,
@@ -145,12 +142,3 @@ const (
 	EPPGenerationDual    = "dual"
 )
 
-// IsEPPName reports whether a stored sample name is one of the endpoint picker's.
-func IsEPPName(n string) bool {
-	for _, p := range eppMarkers {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -279,9 +279,8 @@ func TestTRTLLMUndefinedIsNoModelOrReason(t *testing.T) {
 	require.NoError(t, err)
 	got := roundAll(valueBy(evalLoad(t, load, q), "model_name", "finished_reason"))
 	assert.Equal(t, map[string]float64{"model_name=llama;finished_reason=stop;": 2, "model_name=;finished_reason=;": 1}, got)
-	assert.True(t, IsPlaceholder(EngineTRTLLM, "undefined"))
-	assert.False(t, IsPlaceholder(EngineVLLM, "undefined"))
-	assert.True(t, IsPlaceholder(EngineVLLM, ""))
+	assert.Contains(t, placeholderValues[EngineTRTLLM], "undefined")
+	assert.NotContains(t, placeholderValues[EngineVLLM], "undefined")
 	assert.Equal(t, []string{"llama"}, WithoutPlaceholders([]string{"", "llama", "undefined"}))
 }
 

@@ -60,7 +60,7 @@ type Scope struct {
 // "model_name", "engine" → "engine" (vLLM's data-parallel engine index), "tenant" →
 // "fairness_id" and "priority" → "priority" (the llm-d router's request labels: the
 // x-llm-d-inference-fairness-id header and the objective's priority), "provider" → "provider"
-// (a gateway's upstream provider, copied from each engine's ProviderLabels), DimensionPrefix+"x" →
+// (a gateway's upstream provider, copied from each engine's provider labels), DimensionPrefix+"x" →
 // "x". Anything else → "".
 func GroupLabel(canonical string) string {
 	switch canonical {

@@ -179,13 +179,8 @@ func ServedModelsPromQL(jobs, names []string) string {
 	return `group by (job, model_name) ({job=~"` + EscapeLabel(Alternation(jobs)) + `", model_name!="", __name__=~"` + NameAlternation(names) + `"})`
 }
 
-// NamesByJobPromQL counts each target's series by metric name.
-func NamesByJobPromQL(jobs []string) string {
-	return `count by (job, __name__) ({job=~"` + EscapeLabel(Alternation(jobs)) + `"})`
-}
-
-// NamesByJobNoBucketsPromQL counts each target's series by metric name like NamesByJobPromQL,
-// leaving out the classic-histogram `_bucket` series (most of a vLLM page's series: one per
+// NamesByJobNoBucketsPromQL counts each target's series by metric name (count by (job,
+// __name__) of the targets' series), leaving out the classic-histogram `_bucket` series (most of a vLLM page's series: one per
 // `le`), whose presence on a page is that of their `_count` series; orphanBuckets are
 // `_bucket` names stored without their `_count`, selected on their own.
 func NamesByJobNoBucketsPromQL(jobs, orphanBuckets []string) string {

@@ -430,16 +430,6 @@ func LookupFor(d Detection, s Signal) Availability {
 	return a
 }
 
-// Signals returns one Availability per signal in AllSignals, Absent ones included, for engine
-// e. An unknown engine gives every signal Absent with a Note.
-func Signals(e Engine) []Availability {
-	out := make([]Availability, 0, len(AllSignals))
-	for _, s := range AllSignals {
-		out = append(out, Lookup(e, s))
-	}
-	return out
-}
-
 func knownSignal(s Signal) bool {
 	for _, x := range AllSignals {
 		if x == s {

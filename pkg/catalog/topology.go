@@ -86,31 +86,6 @@ var rankLabels = map[Engine][]RankLabel{
 	},
 }
 
-// RankLabels returns engine e's rank and process labels (a copy), partitions first, in the
-// catalogue's order. Nil for engines that carry none.
-func RankLabels(e Engine) []RankLabel { return slices.Clone(rankLabels[e]) }
-
-// RankLabelsFor returns the rank labels a page detected as d can carry: those of its engine
-// whose Since is at or below the top of d's version range (all of them when the version is
-// unknown or open-ended). vLLM V0 pages carry none.
-func RankLabelsFor(d Detection) []RankLabel {
-	all := rankLabels[d.Engine]
-	if d.Engine == EngineVLLM && d.Generation == "v0" {
-		return nil
-	}
-	_, hi, ok := parseVersionRange(d.Version)
-	if !ok {
-		return slices.Clone(all)
-	}
-	var out []RankLabel
-	for _, r := range all {
-		if r.Since <= hi {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // collapseLabels lists the labels of engine e whose copies are counted once, for a gauge
 // (gauge true) or a counter or histogram: replicas always; process splits for gauges only.
 func collapseLabels(e Engine, gauge bool) []string {
