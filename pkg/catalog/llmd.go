@@ -141,4 +141,3 @@ const (
 	EPPGenerationLegacy  = "legacy"
 	EPPGenerationDual    = "dual"
 )
-

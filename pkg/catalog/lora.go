@@ -36,7 +36,6 @@ func ParseLoRAInfo(labels map[string]string, value float64) LoRAInfo {
 	return info
 }
 
-
 func splitAdapters(s string) []string {
 	var out []string
 	for _, a := range strings.Split(s, ",") {

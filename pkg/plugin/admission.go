@@ -269,13 +269,6 @@ func (a *admission) removeLocked(w *waiter) {
 	}
 }
 
-// queued is the number of requests waiting (tests and the queued gauge's check).
-func (a *admission) queued() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.queue)
-}
-
 // busyResponse answers every query of req with err: 503 from the plugin.
 func busyResponse(req *backend.QueryDataRequest, err error) *backend.QueryDataResponse {
 	resp := backend.NewQueryDataResponse()

@@ -45,9 +45,6 @@ func NewProber(cfg Config, logger *slog.Logger) (*Prober, error) {
 	return p, nil
 }
 
-// Metrics returns the prober's metrics.
-func (p *Prober) Metrics() *Metrics { return p.metrics }
-
 // Start runs the loops until ctx is done; Wait waits for them.
 func (p *Prober) Start(ctx context.Context) {
 	for _, e := range p.cfg.Endpoints {

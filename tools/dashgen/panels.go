@@ -192,16 +192,6 @@ func legendTableMaxLast() *common.VizLegendOptionsBuilder {
 		Calcs([]string{"max", "lastNotNull"}).SortBy("Max").SortDesc(true)
 }
 
-// legendRows is how many series a bottom table legend shows on a panel h
-// grid rows high (issue 33: the reviewer found 4-series legends cut to 3):
-// Grafana gives a bottom legend at most 35 % of the panel's content (h × 30
-// px plus 8 px per gap, less the 40 px title), 22 px a line, one line the
-// header. 3 rows at height 8 and 9, 4 at 10 and 11, 5 at 12.
-func legendRows(h uint32) int {
-	content := float64(h)*30 + float64(h-1)*8 - 40
-	return int(0.35*content/22) - 1
-}
-
 // legendH is the height of a panel whose bottom table legend must show 4
 // series (legendRows(10) = 4).
 const legendH = 10

@@ -153,4 +153,3 @@ func LatencyHistory(m model.Matrix, steps []time.Time, resolution time.Duration,
 	}
 	return groups, hs, layouts
 }
-
