@@ -5,7 +5,7 @@
 # jest and production build (against the newest and the oldest supported Grafana's
 # @grafana/* packages); the editors in headless chromium; the demo
 # compose file's validation.
-# Needs: Go 1.26, Node 20, mage, gosec, promtool, docker-compose and chromium; thanos and
+# Needs: Go 1.26, Node 20, mage, gosec, golangci-lint, promtool, docker-compose and chromium; thanos and
 # victoria-metrics for the remote-mode tests against them (see .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,9 @@ echo "== gosec (high severity: what Grafana's plugin validator reports)"
 # pkg/ollamatest is a test helper (a GGUF writer and a test server's controller) that no binary
 # links (pkg/archtest): it is left out.
 gosec -severity high -quiet -fmt text -exclude-dir=pkg/ollamatest ./...
+echo "== golangci-lint (staticcheck, unused, gosec, govet, errcheck, ineffassign: .golangci.yml)"
+# Installed by .ci/run at a pinned version; any finding fails.
+golangci-lint run ./...
 echo "== go test"
 # pkg/plugin runs the remote-mode live tests against Prometheus, a two-shard
 # Thanos and VictoriaMetrics (about a minute each, skipped when a binary is
@@ -27,7 +30,7 @@ echo "== go test"
 # (load average 24-42 on 2 cores) pkg/plugin ran past 30 minutes, so it is 90.
 go test ./... -count=1 -timeout 90m
 echo "== dashboards generator (its own module)"
-(cd tools/dashgen && go vet ./... && go test -count=1 ./...)
+(cd tools/dashgen && go vet ./... && golangci-lint run ./... && go test -count=1 ./...)
 echo "== plugin binary"
 mage -v build:linux
 echo "== front end"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,7 @@ func pageNames(b []byte) (samples, families []string, err error) {
 			}
 		case textparse.EntrySeries:
 			p.Labels(&lset)
-			n := lset.Get(labels.MetricName)
+			n := lset.Get(model.MetricNameLabel)
 			if !seenS[n] {
 				seenS[n] = true
 				samples = append(samples, n)

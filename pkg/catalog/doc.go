@@ -23,7 +23,7 @@
 //
 // # Ranks, replicas and process splits
 //
-// Engines label parallel ranks and processes (topology.go, RankLabels): a partition label
+// Engines label parallel ranks and processes (rankLabels): a partition label
 // (vLLM engine, SGLang dp_rank) splits the work, so counts add up and ratios are
 // averaged across its values; a replica label (SGLang tp_rank, cp_rank, pp_rank: every
 // pipeline stage schedules the same requests, attention and expert ranks) repeats one scheduler's numbers and is counted once; vLLM's pid splits one engine's

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/promqltest"
@@ -57,11 +58,14 @@ func evalGPU(t *testing.T, expr string, at time.Duration) promql.Vector {
 	return v
 }
 
+// isMetricName picks __name__ for labels.Labels.DropReserved.
+func isMetricName(n string) bool { return n == model.MetricNameLabel }
+
 // byLabels renders each sample's full label set (name excluded) as the map key.
 func byLabels(v promql.Vector) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range v {
-		out[s.Metric.DropMetricName().String()] = s.F
+		out[s.Metric.DropReserved(isMetricName).String()] = s.F
 	}
 	return out
 }
@@ -204,7 +208,7 @@ load 1m
 	require.NoError(t, err)
 	got := map[string]float64{}
 	for _, s := range eval(q) {
-		got[s.Metric.DropMetricName().String()] = s.F
+		got[s.Metric.DropReserved(isMetricName).String()] = s.F
 	}
 	require.Len(t, got, 4, "%v", got)
 	// DCGM_FI_DEV_GPU_UTIL is in percent: 250 % = 2.5.

@@ -30,7 +30,7 @@ const (
 )
 
 // AgentMetricNames lists every name in the Agent* constants, in declaration order, then the
-// error counters of gpuerrors.go.
+// error counters of gpuErrorEntries.
 var AgentMetricNames = []string{AgentUtilizationRatio, AgentMemoryUtilizationRatio, AgentFBUsedBytes,
 	AgentFBTotalBytes, AgentFBReservedBytes, AgentPowerWatts, AgentPowerLimitWatts, AgentPowerDefaultLimitWatts,
 	AgentEnergyJoulesTotal, AgentTemperatureCelsius, AgentSMClockHertz, AgentSMClockMaxHertz,

@@ -108,7 +108,9 @@ var gpuErrorEntries = map[Engine]map[Signal]entry{
 	},
 }
 
-func init() {
+// addGPUErrorSignals merges gpuErrorEntries into the GPU sources' maps of the table (called by
+// buildCatalogue).
+func addGPUErrorSignals() {
 	for e, sigs := range gpuErrorEntries {
 		for s, en := range sigs {
 			table[e][s] = en

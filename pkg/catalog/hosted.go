@@ -80,10 +80,6 @@ func ModelLabels(e Engine) []string {
 	return []string{"model_name"}
 }
 
-// ProviderLabels returns the stored labels engine e names the provider with (empty for
-// engines that serve their own model).
-func ProviderLabels(e Engine) []string { return slices.Clone(providerLabels[e]) }
-
 // gatewayEngines are the engines that measure requests an engine behind them measures again:
 // the llm-d router's endpoint picker, the LiteLLM proxy and OpenTelemetry GenAI instruments.
 var gatewayEngines = []Engine{EngineLLMDEPP, EngineLiteLLM, EngineOTelGenAI}
@@ -121,7 +117,9 @@ const (
 	noteOTelErrors    = "Operations whose duration carries error_type (an HTTP status, an exception's name or _OTHER)."
 )
 
-func init() {
+// addHostedEngines adds the LiteLLM proxy and OpenTelemetry GenAI instrumentation to the
+// table (called by buildCatalogue).
+func addHostedEngines() {
 	table[EngineLiteLLM] = map[Signal]entry{
 		TTFT:             {Exact, noteLiteLLMTTFT, hist("litellm_llm_api_time_to_first_token_metric")},
 		E2E:              {Exact, noteLiteLLMView, hist("litellm_request_total_latency_metric")},

@@ -88,7 +88,7 @@ func TestHostedPromQL(t *testing.T) {
 	assert.Contains(t, errs, `"provider", "$1", "gen_ai_system", "(.+)"), "provider", "$1", "gen_ai_provider_name", "(.+)")`)
 	assert.Contains(t, errs, `"provider", "$1", "api_provider", "(.+)")`)
 	assert.Equal(t, "provider", GroupLabel("provider"))
-	assert.Equal(t, []string{"gen_ai_system", "gen_ai_provider_name"}, ProviderLabels(EngineOTelGenAI))
+	assert.Equal(t, []string{"gen_ai_system", "gen_ai_provider_name"}, providerLabels[EngineOTelGenAI])
 }
 
 // TestClassifyError: the five classes from LiteLLM's exception classes and statuses,

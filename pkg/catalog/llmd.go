@@ -1,9 +1,6 @@
 package catalog
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // The llm-d router's endpoint picker (EPP; formerly the Gateway API inference extension) sits
 // in front of the engines and measures each request from the gateway's side. Its families,
@@ -42,7 +39,7 @@ import (
 const TenantLabel = "fairness_id"
 
 // TenantBound is the most distinct tenants (and models) the llm-d router labels its series with
-// (maxFairnessLabelValues, maxModelLabelValues in its cardinality.go), and the most tenant
+// (its maxFairnessLabelValues and maxModelLabelValues), and the most tenant
 // groups a query answers with.
 const TenantBound = 1000
 
@@ -83,7 +80,9 @@ const (
 	noteEPPSLOViolation = "Only with the predicted-latency (SLO-aware routing) plugin: requests that missed the TTFT or TPOT objective they were routed for, by type."
 )
 
-func init() {
+// addLLMDEngine adds the llm-d endpoint picker (router) to the table (called by
+// buildCatalogue).
+func addLLMDEngine() {
 	table[EngineLLMDEPP] = map[Signal]entry{
 		TTFT: {Exact, noteEPPTTFT, append(withMatch(hist(eppNew("request_ttft_seconds")...), `streaming!="false"`),
 			twinOf(hist("inference_objective_request_ttft_seconds"), "llm_d_epp_request_ttft_seconds")...)},
@@ -142,13 +141,3 @@ const (
 	EPPGenerationLegacy  = "legacy"
 	EPPGenerationDual    = "dual"
 )
-
-// IsEPPName reports whether a stored sample name is one of the endpoint picker's.
-func IsEPPName(n string) bool {
-	for _, p := range eppMarkers {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
-}

@@ -36,13 +36,6 @@ func ParseLoRAInfo(labels map[string]string, value float64) LoRAInfo {
 	return info
 }
 
-// Adapters returns the running and waiting adapters together, each once, sorted.
-func (l LoRAInfo) Adapters() []string {
-	out := append(slices.Clone(l.Running), l.Waiting...)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 func splitAdapters(s string) []string {
 	var out []string
 	for _, a := range strings.Split(s, ",") {

@@ -87,7 +87,6 @@ func TestParseLoRAInfo(t *testing.T) {
 	assert.Equal(t, []string{"sql-lora", "summ-lora"}, info.Waiting)
 	assert.Equal(t, 4, info.MaxLoRA)
 	assert.Equal(t, time.Date(2025, 12, 1, 14, 40, 12, 500_000_000, time.UTC), info.Updated)
-	assert.Equal(t, []string{"chat-lora", "sql-lora", "summ-lora"}, info.Adapters())
 
 	idle := ParseLoRAInfo(map[string]string{"max_lora": "x", "running_lora_adapters": "", "waiting_lora_adapters": ",,"}, 0)
 	assert.Empty(t, idle.Running)

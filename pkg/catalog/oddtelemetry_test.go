@@ -54,7 +54,7 @@ func pageLoad(t *testing.T, path, job, instance string) string {
 		}
 		_, _, v := p.Series()
 		p.Labels(&ls)
-		name := ls.Get(labels.MetricName)
+		name := ls.Get(model.MetricNameLabel)
 		fam := name
 		for _, suf := range []string{"_bucket", "_sum", "_count"} {
 			if f, ok := strings.CutSuffix(name, suf); ok && types[f] == model.MetricTypeHistogram {
@@ -63,7 +63,7 @@ func pageLoad(t *testing.T, path, job, instance string) string {
 		}
 		var sel []string
 		ls.Range(func(l labels.Label) {
-			if l.Name != labels.MetricName {
+			if l.Name != model.MetricNameLabel {
 				sel = append(sel, l.Name+"="+strconv.Quote(l.Value))
 			}
 		})
@@ -279,9 +279,8 @@ func TestTRTLLMUndefinedIsNoModelOrReason(t *testing.T) {
 	require.NoError(t, err)
 	got := roundAll(valueBy(evalLoad(t, load, q), "model_name", "finished_reason"))
 	assert.Equal(t, map[string]float64{"model_name=llama;finished_reason=stop;": 2, "model_name=;finished_reason=;": 1}, got)
-	assert.True(t, IsPlaceholder(EngineTRTLLM, "undefined"))
-	assert.False(t, IsPlaceholder(EngineVLLM, "undefined"))
-	assert.True(t, IsPlaceholder(EngineVLLM, ""))
+	assert.Contains(t, placeholderValues[EngineTRTLLM], "undefined")
+	assert.NotContains(t, placeholderValues[EngineVLLM], "undefined")
 	assert.Equal(t, []string{"llama"}, WithoutPlaceholders([]string{"", "llama", "undefined"}))
 }
 

@@ -14,13 +14,6 @@ var placeholderValues = map[Engine][]string{
 // grouped by them.
 var placeholderLabels = []string{"model_name", "finished_reason"}
 
-// IsPlaceholder reports whether value of a label of engine e's series means "not known"
-// (TensorRT-LLM's "undefined"), so that it is never offered as a model or a finish reason. An
-// empty value is a placeholder for every engine.
-func IsPlaceholder(e Engine, value string) bool {
-	return value == "" || slices.Contains(placeholderValues[e], value)
-}
-
 // dropPlaceholders clears, in one engine's chain, the placeholder values of the group labels the
 // result is grouped by (label_replace to the empty value removes the label): such series are
 // still counted, in the group without that label, never in a group named "undefined".

@@ -60,7 +60,7 @@ type Scope struct {
 // "model_name", "engine" → "engine" (vLLM's data-parallel engine index), "tenant" →
 // "fairness_id" and "priority" → "priority" (the llm-d router's request labels: the
 // x-llm-d-inference-fairness-id header and the objective's priority), "provider" → "provider"
-// (a gateway's upstream provider, copied from each engine's ProviderLabels), DimensionPrefix+"x" →
+// (a gateway's upstream provider, copied from each engine's provider labels), DimensionPrefix+"x" →
 // "x". Anything else → "".
 func GroupLabel(canonical string) string {
 	switch canonical {
@@ -161,10 +161,36 @@ func aggregate(agg string, groups []string, inner string) string {
 
 func formatScale(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// engineIndex maps every stored name in the table to its engine.
+// rateArgs checks what the rate builders share: a known signal s, a window of at least 1 ms
+// (w: its PromQL duration) and valid group labels (the scope's, then extraBy).
+func rateArgs(s Signal, sc Scope, window time.Duration, extraBy []string) (w string, groups []string, err error) {
+	if err := checkSignal(s); err != nil {
+		return "", nil, err
+	}
+	if w, err = windowString(window); err != nil {
+		return "", nil, err
+	}
+	if groups, err = groupLabels(sc, extraBy); err != nil {
+		return "", nil, err
+	}
+	return w, groups, nil
+}
+
+// scaledRate is rate(sel[w]) of the instant selector sel, times scale when it is not 1
+// (Metric.Scale: a stored unit converted to the signal's).
+func scaledRate(sel, w string, scale float64) string {
+	r := "rate(" + sel + "[" + w + "])"
+	if scale != 1 {
+		r = "(" + r + " * " + formatScale(scale) + ")"
+	}
+	return r
+}
+
+// engineIndex maps every stored name in the table to its engine (built by buildEngineIndex).
 var engineIndex = map[string]Engine{}
 
-func init() {
+// buildEngineIndex fills engineIndex from the finished table (called last by buildCatalogue).
+func buildEngineIndex() {
 	for e, sigs := range table {
 		for _, en := range sigs {
 			for _, m := range en.metrics {
@@ -174,6 +200,8 @@ func init() {
 	}
 }
 
+// engineOf is the engine whose table entries carry stored name name; a name outside the table
+// (HistogramPromQLFor takes any metric) is attributed by Detect from its prefix.
 func engineOf(name string) Engine {
 	if e, ok := engineIndex[name]; ok {
 		return e
@@ -188,13 +216,9 @@ type term func(m Metric, matchers string) string
 // non-standard model labels into model_name with label_replace when results are grouped by
 // model_name (byModel) or filtered by model.
 func chain(e Engine, ms []Metric, sc Scope, byModel bool, t term) (string, error) {
-	var base []string
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return "", err
-		}
-		base = append(base, "job=~"+re)
+	base, err := jobMatchers(sc)
+	if err != nil {
+		return "", err
 	}
 	up, err := upstreamMatchers(sc)
 	if err != nil {
@@ -484,14 +508,7 @@ func finiteSet(expr string) string {
 // group, invalid extraBy label, empty names in scope, window under 1ms, or a signal no engine
 // exports as a counter.
 func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...string) (string, error) {
-	if err := checkSignal(s); err != nil {
-		return "", err
-	}
-	w, err := windowString(window)
-	if err != nil {
-		return "", err
-	}
-	groups, err := groupLabels(sc, extraBy)
+	w, groups, err := rateArgs(s, sc, window, extraBy)
 	if err != nil {
 		return "", err
 	}
@@ -500,11 +517,7 @@ func CounterRatePromQL(s Signal, sc Scope, window time.Duration, extraBy ...stri
 		return "", fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
 	}
 	inner, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
-		r := "rate(" + selector(m.Name, sel) + "[" + w + "])"
-		if m.Scale != 1 {
-			r = "(" + r + " * " + formatScale(m.Scale) + ")"
-		}
-		return finiteIf(sc, r)
+		return finiteIf(sc, scaledRate(selector(m.Name, sel), w, m.Scale))
 	})
 	if err != nil {
 		return "", err
@@ -640,14 +653,7 @@ var meanDenominator = map[string]string{ // #nosec G101 -- metric names, not cre
 // rates are always filtered with finite (a NaN or ±Inf sample leaves that series out of the
 // windows it spoils); histogram terms only with Scope.Finite. Errors as for HistogramPromQL.
 func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
-	if err := checkSignal(s); err != nil {
-		return "", err
-	}
-	w, err := windowString(window)
-	if err != nil {
-		return "", err
-	}
-	groups, err := groupLabels(sc, nil)
+	w, groups, err := rateArgs(s, sc, window, nil)
 	if err != nil {
 		return "", err
 	}
@@ -658,15 +664,11 @@ func MeanPromQL(s Signal, sc Scope, window time.Duration) (string, error) {
 		return "", fmt.Errorf("catalog: signal %q has no histogram or time counter in any engine", s)
 	}
 	num, err := join(order, per, sc, groups, false, func(m Metric, sel string) string {
-		var r string
+		name := m.Name
 		if m.Kind == KindHistogram {
-			r = "rate(" + selector(m.Name+"_sum", sel) + "[" + w + "])"
-		} else {
-			r = "rate(" + selector(m.Name, sel) + "[" + w + "])"
+			name += "_sum"
 		}
-		if m.Scale != 1 {
-			r = "(" + r + " * " + formatScale(m.Scale) + ")"
-		}
+		r := scaledRate(selector(name, sel), w, m.Scale)
 		if m.Kind == KindCounter {
 			// Time counters (llama.cpp, Triton) are few series and no caller re-asks for them
 			// with Scope.Finite: a series whose time or event rate is NaN or ±Inf is always left

@@ -85,12 +85,12 @@ func ReExportPromQL(sc Scope) (string, error) {
 		names[i] = regexp.QuoteMeta(p)
 	}
 	base := `__name__=~` + strconv.Quote("(?:"+strings.Join(names, "|")+").+")
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return "", err
-		}
-		base += ", job=~" + re
+	job, err := jobMatchers(sc)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range job {
+		base += ", " + m
 	}
 	parts := make([]string, 0, len(ReExportLabels))
 	for _, l := range ReExportLabels {

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// This file holds the PromQL text the read layer needs besides the signal builders of
-// promql.go: regex alternations, exact selectors, the `up` queries, the le filter of the SLO
+// The PromQL text the read layer needs besides the signal builders (CounterRatePromQL,
+// HistogramPromQL and their kin): regex alternations, exact selectors, the `up` queries, the le filter of the SLO
 // queries and the raw selectors of the events and sanity scans. Every function is pure text.
 
 // Alternation renders names as a PromQL regex alternation with every name quoted literally
@@ -179,13 +179,8 @@ func ServedModelsPromQL(jobs, names []string) string {
 	return `group by (job, model_name) ({job=~"` + EscapeLabel(Alternation(jobs)) + `", model_name!="", __name__=~"` + NameAlternation(names) + `"})`
 }
 
-// NamesByJobPromQL counts each target's series by metric name.
-func NamesByJobPromQL(jobs []string) string {
-	return `count by (job, __name__) ({job=~"` + EscapeLabel(Alternation(jobs)) + `"})`
-}
-
-// NamesByJobNoBucketsPromQL counts each target's series by metric name like NamesByJobPromQL,
-// leaving out the classic-histogram `_bucket` series (most of a vLLM page's series: one per
+// NamesByJobNoBucketsPromQL counts each target's series by metric name (count by (job,
+// __name__) of the targets' series), leaving out the classic-histogram `_bucket` series (most of a vLLM page's series: one per
 // `le`), whose presence on a page is that of their `_count` series; orphanBuckets are
 // `_bucket` names stored without their `_count`, selected on their own.
 func NamesByJobNoBucketsPromQL(jobs, orphanBuckets []string) string {

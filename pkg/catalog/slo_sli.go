@@ -64,13 +64,9 @@ func ErrorSLIPromQL(sc Scope, window time.Duration) (ErrorSLIQueries, error) {
 	if err != nil {
 		return ErrorSLIQueries{}, err
 	}
-	var jobSel []string
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return ErrorSLIQueries{}, err
-		}
-		jobSel = append(jobSel, "job=~"+re)
+	jobSel, err := jobMatchers(sc)
+	if err != nil {
+		return ErrorSLIQueries{}, err
 	}
 	httpGroups := append(slices.DeleteFunc(slices.Clone(groups), func(s string) bool { return s == "model_name" || s == "engine" }), "status")
 	httpSel := strings.Join(append(slices.Clone(jobSel), InferenceHandlerMatchers), ", ")
@@ -139,14 +135,11 @@ func ErrorSLINotes(target string, d Detection, includeAborts bool) []string {
 // A range query of it at a fixed step, or sum_over_time/count_over_time of a
 // subquery, gives slo.AvailabilityHistory or slo.AvailabilityVector.
 func ServingPromQL(sc Scope) (string, error) {
-	var jobSel string
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return "", err
-		}
-		jobSel = "job=~" + re
+	job, err := jobMatchers(sc)
+	if err != nil {
+		return "", err
 	}
+	jobSel := strings.Join(job, ", ")
 	up := "max by (job) (" + selector("up", jobSel) + ")"
 	pending := `sum by (job) ({__name__=~"vllm:num_requests_running|vllm:num_requests_waiting"` + prefixSel(jobSel) + `}) > 0`
 	idle := "sum by (job) (increase(" + selector("vllm:generation_tokens_total", jobSel) + "[5m])) == 0"
@@ -201,13 +194,9 @@ func UpSampleCountPromQL(sc Scope, window time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sel := ""
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return "", err
-		}
-		sel = "job=~" + re
+	job, err := jobMatchers(sc)
+	if err != nil {
+		return "", err
 	}
-	return "max(count_over_time(" + selector("up", sel) + "[" + w + "]))", nil
+	return "max(count_over_time(" + selector("up", strings.Join(job, ", ")) + "[" + w + "]))", nil
 }

@@ -309,7 +309,26 @@ var table = map[Engine]map[Signal]entry{
 	},
 }
 
-func init() {
+// init builds the catalogue, in this one place and in this order: the engines whose maps are
+// built from other files' tables are added to table (the llm-d router, the hosted sources,
+// engine "custom"), the GPU error signals are merged into the GPU sources' maps, and then what
+// is derived from the finished table is built (sentinelFilter from DCGM's gauges, engineIndex
+// from every engine's names).
+func init() { buildCatalogue() }
+
+// buildCatalogue completes table and builds the lookups derived from it (see init).
+func buildCatalogue() {
+	addLLMDEngine()
+	addHostedEngines()
+	addCustomEngine()
+	addGPUErrorSignals()
+	buildSentinelFilter()
+	buildEngineIndex()
+}
+
+// buildSentinelFilter fills sentinelFilter: vLLM V0's prefix-cache hit rate and every DCGM
+// gauge of the table (called by buildCatalogue, after addGPUErrorSignals).
+func buildSentinelFilter() {
 	for _, n := range vllmNames("gpu_prefix_cache_hit_rate") {
 		sentinelFilter[n] = ">= 0"
 	}
@@ -409,16 +428,6 @@ func LookupFor(d Detection, s Signal) Availability {
 		}
 	}
 	return a
-}
-
-// Signals returns one Availability per signal in AllSignals, Absent ones included, for engine
-// e. An unknown engine gives every signal Absent with a Note.
-func Signals(e Engine) []Availability {
-	out := make([]Availability, 0, len(AllSignals))
-	for _, s := range AllSignals {
-		out = append(out, Lookup(e, s))
-	}
-	return out
 }
 
 func knownSignal(s Signal) bool {

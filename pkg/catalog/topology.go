@@ -86,31 +86,6 @@ var rankLabels = map[Engine][]RankLabel{
 	},
 }
 
-// RankLabels returns engine e's rank and process labels (a copy), partitions first, in the
-// catalogue's order. Nil for engines that carry none.
-func RankLabels(e Engine) []RankLabel { return slices.Clone(rankLabels[e]) }
-
-// RankLabelsFor returns the rank labels a page detected as d can carry: those of its engine
-// whose Since is at or below the top of d's version range (all of them when the version is
-// unknown or open-ended). vLLM V0 pages carry none.
-func RankLabelsFor(d Detection) []RankLabel {
-	all := rankLabels[d.Engine]
-	if d.Engine == EngineVLLM && d.Generation == "v0" {
-		return nil
-	}
-	_, hi, ok := parseVersionRange(d.Version)
-	if !ok {
-		return slices.Clone(all)
-	}
-	var out []RankLabel
-	for _, r := range all {
-		if r.Since <= hi {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // collapseLabels lists the labels of engine e whose copies are counted once, for a gauge
 // (gauge true) or a counter or histogram: replicas always; process splits for gauges only.
 func collapseLabels(e Engine, gauge bool) []string {
@@ -215,20 +190,9 @@ func CounterScanSelectors(s Signal, sc Scope) ([]string, error) {
 	if len(order) == 0 {
 		return nil, fmt.Errorf("catalog: signal %q is not read from a counter by any engine", s)
 	}
-	var base []string
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return nil, err
-		}
-		base = append(base, "job=~"+re)
-	}
-	if len(sc.Models) > 0 {
-		re, err := anyOf("model", sc.Models)
-		if err != nil {
-			return nil, err
-		}
-		base = append(base, "model_name=~"+re)
+	base, err := scanMatchers(sc)
+	if err != nil {
+		return nil, err
 	}
 	var plain []string
 	var out []string
@@ -258,14 +222,7 @@ func CounterScanSelectors(s Signal, sc Scope) ([]string, error) {
 // subtracts one stored series. Errors: unknown signal, a name that is not one of the signal's
 // counters, invalid group labels, window under 1ms.
 func SeriesRatePromQL(s Signal, series map[string]string, sc Scope, window time.Duration, extraBy ...string) (string, error) {
-	if err := checkSignal(s); err != nil {
-		return "", err
-	}
-	w, err := windowString(window)
-	if err != nil {
-		return "", err
-	}
-	groups, err := groupLabels(sc, extraBy)
+	w, groups, err := rateArgs(s, sc, window, extraBy)
 	if err != nil {
 		return "", err
 	}
@@ -285,11 +242,7 @@ func SeriesRatePromQL(s Signal, series map[string]string, sc Scope, window time.
 		}
 		ms = append(ms, k+"="+strconv.Quote(series[k]))
 	}
-	r := "rate(" + selector(m.Name, strings.Join(ms, ", ")) + "[" + w + "])"
-	if m.Scale != 1 {
-		r = "(" + r + " * " + formatScale(m.Scale) + ")"
-	}
-	r = finiteIf(sc, r)
+	r := finiteIf(sc, scaledRate(selector(m.Name, strings.Join(ms, ", ")), w, m.Scale))
 	if slices.Contains(groups, "model_name") {
 		for _, l := range modelLabels[order[0]] {
 			if l != "model_name" {
@@ -317,27 +270,9 @@ const ScanMetricLabel = "inferscope_metric"
 // A model filter matches model_name only. Errors: unknown signal, empty names in scope, rng
 // under 1ms, or a signal read from neither a counter nor a histogram.
 func NonFiniteScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) {
-	if err := checkSignal(s); err != nil {
-		return "", err
-	}
-	w, err := windowString(rng)
+	w, base, err := scanArgs(s, sc, rng)
 	if err != nil {
 		return "", err
-	}
-	var base []string
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return "", err
-		}
-		base = append(base, "job=~"+re)
-	}
-	if len(sc.Models) > 0 {
-		re, err := anyOf("model", sc.Models)
-		if err != nil {
-			return "", err
-		}
-		base = append(base, "model_name=~"+re)
 	}
 	order, per := collect(s, sc, func(m Metric) bool { return m.Kind == KindCounter || m.Kind == KindHistogram })
 	var parts []string
@@ -377,14 +312,7 @@ func NonFiniteScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) 
 // A model filter matches model_name only. Errors: unknown signal, empty names in scope, rng
 // under 1ms, or a signal read from no histogram.
 func HistogramResetScanPromQL(s Signal, sc Scope, rng time.Duration) (string, error) {
-	if err := checkSignal(s); err != nil {
-		return "", err
-	}
-	w, err := windowString(rng)
-	if err != nil {
-		return "", err
-	}
-	base, err := scanMatchers(sc)
+	w, base, err := scanArgs(s, sc, rng)
 	if err != nil {
 		return "", err
 	}
@@ -407,15 +335,39 @@ func HistogramResetScanPromQL(s Signal, sc Scope, rng time.Duration) (string, er
 	return strings.Join(parts, " or "), nil
 }
 
+// jobMatchers renders a scope's targets as a matcher on job (none without targets). Errors:
+// an empty target name.
+func jobMatchers(sc Scope) ([]string, error) {
+	if len(sc.Targets) == 0 {
+		return nil, nil
+	}
+	re, err := anyOf("target", sc.Targets)
+	if err != nil {
+		return nil, err
+	}
+	return []string{"job=~" + re}, nil
+}
+
+// scanArgs checks what the raw-sample scans share: a known signal s, a range of at least 1 ms
+// (w: its PromQL duration) and the scope's scanMatchers.
+func scanArgs(s Signal, sc Scope, rng time.Duration) (w string, base []string, err error) {
+	if err := checkSignal(s); err != nil {
+		return "", nil, err
+	}
+	if w, err = windowString(rng); err != nil {
+		return "", nil, err
+	}
+	if base, err = scanMatchers(sc); err != nil {
+		return "", nil, err
+	}
+	return w, base, nil
+}
+
 // scanMatchers renders a scope's targets and models as matchers on job and model_name.
 func scanMatchers(sc Scope) ([]string, error) {
-	var base []string
-	if len(sc.Targets) > 0 {
-		re, err := anyOf("target", sc.Targets)
-		if err != nil {
-			return nil, err
-		}
-		base = append(base, "job=~"+re)
+	base, err := jobMatchers(sc)
+	if err != nil {
+		return nil, err
 	}
 	if len(sc.Models) > 0 {
 		re, err := anyOf("model", sc.Models)

@@ -5,11 +5,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/promql"
@@ -44,7 +46,7 @@ func pageLabels(t *testing.T, path string) (names []string, labelNames map[strin
 		}
 		p.Labels(&ls)
 		ls.Range(func(l labels.Label) {
-			if l.Name == labels.MetricName {
+			if l.Name == model.MetricNameLabel {
 				if !seen[l.Value] {
 					seen[l.Value] = true
 					names = append(names, l.Value)
@@ -91,7 +93,7 @@ func TestRankLabelsOnPages(t *testing.T) {
 			got := map[string]LabelRole{}
 			for l := range ls {
 				if rankLike(d.Engine, l) {
-					got[l] = roleOf(RankLabelsFor(d), l)
+					got[l] = roleOf(rankLabelsFor(d), l)
 				}
 			}
 			assert.Equal(t, c.want, got, "engine %s version %q", d.Engine, d.Version)
@@ -109,7 +111,7 @@ func TestRankLabelsOnCorpus(t *testing.T) {
 			d := Detect(names)
 			for l := range ls {
 				if rankLike(d.Engine, l) {
-					assert.NotEmpty(t, roleOf(RankLabelsFor(d), l), "%s (%s %q) carries %s, unknown to the catalogue", filepath.Base(f), d.Engine, d.Version, l)
+					assert.NotEmpty(t, roleOf(rankLabelsFor(d), l), "%s (%s %q) carries %s, unknown to the catalogue", filepath.Base(f), d.Engine, d.Version, l)
 				}
 			}
 		})
@@ -118,8 +120,8 @@ func TestRankLabelsOnCorpus(t *testing.T) {
 
 func TestRankLabelsByVersion(t *testing.T) {
 	// vLLM V0 and 0.8 V1 predate the engine label; 0.9+ carries it; pid from 0.10.
-	assert.Empty(t, RankLabelsFor(Detection{Engine: EngineVLLM, Generation: "v0", Version: "0.6-0.7"}))
-	assert.Empty(t, RankLabelsFor(Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.8"}))
+	assert.Empty(t, rankLabelsFor(Detection{Engine: EngineVLLM, Generation: "v0", Version: "0.6-0.7"}))
+	assert.Empty(t, rankLabelsFor(Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.8"}))
 	labelsOf := func(rs []RankLabel) []string {
 		var out []string
 		for _, r := range rs {
@@ -128,14 +130,14 @@ func TestRankLabelsByVersion(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	assert.Equal(t, []string{"engine"}, labelsOf(RankLabelsFor(Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.9"})))
-	assert.Equal(t, []string{"engine", "pid"}, labelsOf(RankLabelsFor(Detection{Engine: EngineVLLM, Version: "0.11-0.12"})))
-	assert.Equal(t, []string{"engine", "pid"}, labelsOf(RankLabelsFor(Detection{Engine: EngineVLLM})))
-	assert.Empty(t, RankLabelsFor(Detection{Engine: EngineSGLang, Version: "0.3"}))
+	assert.Equal(t, []string{"engine"}, labelsOf(rankLabelsFor(Detection{Engine: EngineVLLM, Generation: "v1", Version: "0.9"})))
+	assert.Equal(t, []string{"engine", "pid"}, labelsOf(rankLabelsFor(Detection{Engine: EngineVLLM, Version: "0.11-0.12"})))
+	assert.Equal(t, []string{"engine", "pid"}, labelsOf(rankLabelsFor(Detection{Engine: EngineVLLM})))
+	assert.Empty(t, rankLabelsFor(Detection{Engine: EngineSGLang, Version: "0.3"}))
 	assert.Equal(t, []string{"attn_cp_rank", "attn_tp_rank", "cp_rank", "dp_rank", "moe_ep_rank", "pp_rank", "tp_rank"},
-		labelsOf(RankLabelsFor(Detection{Engine: EngineSGLang, Version: "0.5+"})))
+		labelsOf(rankLabelsFor(Detection{Engine: EngineSGLang, Version: "0.5+"})))
 	for _, e := range []Engine{EngineTGI, EngineLlamaCpp, EngineTRTLLM, EngineTriton, EngineDCGM, EngineInferscopeGPU} {
-		assert.Empty(t, RankLabels(e), e)
+		assert.Empty(t, rankLabels[e], e)
 	}
 	// Replicas collapse for every kind; a process split only for gauges.
 	assert.Equal(t, []string{"pid"}, collapseLabels(EngineVLLM, true))
@@ -450,4 +452,25 @@ load 1m
 	assert.Equal(t, "b", c[0].Metric.Get("job"))
 	_, err = HistogramSeriesPromQL(TTFT, "vllm:nope", map[string]string{"job": "b"}, Scope{}, time.Minute)
 	assert.Error(t, err)
+}
+
+// rankLabelsFor returns the rank labels a page detected as d can carry: those of its engine
+// whose Since is at or below the top of d's version range (all of them when the version is
+// unknown or open-ended). vLLM V0 pages carry none. The corpus checks read rankLabels through it.
+func rankLabelsFor(d Detection) []RankLabel {
+	all := rankLabels[d.Engine]
+	if d.Engine == EngineVLLM && d.Generation == "v0" {
+		return nil
+	}
+	_, hi, ok := parseVersionRange(d.Version)
+	if !ok {
+		return slices.Clone(all)
+	}
+	var out []RankLabel
+	for _, r := range all {
+		if r.Since <= hi {
+			out = append(out, r)
+		}
+	}
+	return out
 }

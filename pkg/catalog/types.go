@@ -199,7 +199,7 @@ const GenerationLength Signal = "generation_length"
 // order.
 var GatewaySignals = []Signal{GatewayErrors, SLOViolations, EndpointQueue, PoolQueueStdDev, PoolKVStdDev}
 
-// The families below are the LiteLLM proxy's and OpenTelemetry GenAI's (hosted.go). Each is an
+// The families below are the LiteLLM proxy's and OpenTelemetry GenAI's (addHostedEngines). Each is an
 // extra signal (not in the contract list), read only where a target in scope is a gateway.
 const (
 	// RequestErrors is a counter of requests that failed as the caller saw them, by the
@@ -243,8 +243,7 @@ var LatencyStages = []Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, 
 // AllSignals lists every signal the catalogue knows, contract signals first in contract order,
 // then the extras PrefixCacheHitRate, Energy, GREngineActive, PromptLength and PowerLimitDefault,
 // then NewVLLMSignals, then GatewaySignals, then HostedSignals, then DecodeSteps, then GPUErrorSignals,
-// then GenerationLength, then SpecDecodeSignals. Signals(e) returns one
-// Availability per entry.
+// then GenerationLength, then SpecDecodeSignals.
 var AllSignals = append(append(append([]Signal{QueueTime, PrefillTime, DecodeTime, InferenceTime, TTFT, ITL, TPOT, E2E,
 	PromptTokens, GenerationTokens, RequestsFinished, RequestsRunning, RequestsWaiting,
 	KVCacheUsage, Preemptions, PrefixCacheQueries, PrefixCacheHits, IterationTokens,

@@ -37,7 +37,9 @@ func UserMetricName(s Signal) (name string, kind Kind, ok bool) {
 
 const noteUser = "Your own metric, mapped to this signal in the target's settings (targets[].metrics); its meaning is what your instrumentation measures."
 
-func init() {
+// addCustomEngine adds engine "custom" to the table: one entry per userSignals signal, read
+// from its UserMetricName (called by buildCatalogue).
+func addCustomEngine() {
 	t := map[Signal]entry{}
 	for _, u := range userSignals {
 		n, k, _ := UserMetricName(u.s)

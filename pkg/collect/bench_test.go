@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/relabel"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -61,8 +62,8 @@ type cacheEntry struct {
 	lset labels.Labels
 }
 
-// ingester does what Prometheus's scrape loop does with a page body
-// (scrape/scrape_append_v2.go): textparse by Content-Type, a series cache
+// ingester does what Prometheus's scrape loop does with a page body (its
+// AppenderV2 path): textparse by Content-Type, a series cache
 // keyed by the raw series text, target labels + metric_relabel_configs only on
 // a cache miss, a dropped-series cache, and AppenderV2.Append by ref.
 type ingester struct {
@@ -204,7 +205,7 @@ func keptSeries(tb testing.TB, job string) []*series {
 		if !relabel.ProcessBuilder(lb, rc...) {
 			continue
 		}
-		name := lset.Get(labels.MetricName)
+		name := lset.Get(model.MetricNameLabel)
 		kind := byte('g')
 		switch {
 		case strings.HasSuffix(name, "_sum"):

@@ -323,7 +323,7 @@ func Start(cfg settings.Settings, opts Options) (*Collector, error) {
 		}
 	}()
 	c.tsets <- groups
-	// Target groups' discovery (discovery.go) sends the configured groups plus the
+	// Target groups' discovery (startDiscovery) sends the configured groups plus the
 	// discovered ones at every change.
 	if c.disc, err = startDiscovery(logger.With("component", "discovery"), reg, sds, groups, c.tsets); err != nil {
 		c.mgr.Stop()

@@ -492,3 +492,10 @@ func TestScrapeConfigsSharePools(t *testing.T) {
 	assert.Len(t, scfgs[2].MetricRelabelConfigs, 6, "d's own map renames before the store's rules")
 	assert.Len(t, scfgs[0].MetricRelabelConfigs, 5)
 }
+
+// open returns the number of connections not yet closed.
+func (t *connTracker) open() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.conns)
+}

@@ -68,13 +68,6 @@ func (t *connTracker) closeAll() {
 	}
 }
 
-// open returns the number of connections not yet closed.
-func (t *connTracker) open() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.conns)
-}
-
 // trackedConn forgets itself when closed.
 type trackedConn struct {
 	net.Conn

@@ -165,7 +165,7 @@ func dnsDiscoveryInNamespace(t *testing.T) {
 	<-started
 	t.Cleanup(func() {
 		require.NoError(t, server.Shutdown())
-		<-served
+		<-served //nolint:errcheck // waits for the server's goroutine; Shutdown's error is checked
 	})
 
 	a, b, c, d := runningPage(t, "1"), runningPage(t, "2"), runningPage(t, "3"), runningPage(t, "4")

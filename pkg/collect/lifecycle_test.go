@@ -91,8 +91,8 @@ func TestCloseWaitsForQueriesInFlight(t *testing.T) {
 	assert.Equal(t, "data source reconfigured, retry", err.Error())
 	// ...while the one in flight still reads the open store.
 	select {
-	case <-closed:
-		t.Fatal("Close returned with a query in flight")
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) with a query in flight", err)
 	case <-time.After(200 * time.Millisecond):
 	}
 	v, err := c.querier.Query(context.Background(), `count(up)`, time.Now())

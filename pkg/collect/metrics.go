@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
@@ -222,7 +223,7 @@ type meteredAppender struct {
 // pageLimits returns the error that stops the page at its current sample:
 // over the sample limit, or past the scrape timeout.
 func (a *meteredAppender) pageLimits(l labels.Labels, t int64, v float64) error {
-	if value.IsStaleNaN(v) || reportNames[l.Get(labels.MetricName)] {
+	if value.IsStaleNaN(v) || reportNames[l.Get(model.MetricNameLabel)] {
 		return nil
 	}
 	a.page++
@@ -245,7 +246,7 @@ func (a *meteredAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64
 	if err := a.pageLimits(l, t, v); err != nil {
 		return 0, err
 	}
-	name := l.Get(labels.MetricName)
+	name := l.Get(model.MetricNameLabel)
 	if name == "up" && a.st.wasOverloaded(l.Get("job"), t) {
 		// The report of a scrape given up while storing its page: no up sample (see
 		// meteredAppendable). The attempt is still counted at Commit.

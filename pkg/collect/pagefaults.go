@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/inferscope/inferscope-llm-datasource/pkg/catalog"
@@ -54,7 +55,7 @@ func (f *pageFaults) add(lset labels.Labels, v float64) {
 		return
 	}
 	f.seen[key] = v
-	name := lset.Get(labels.MetricName)
+	name := lset.Get(model.MetricNameLabel)
 	if !strings.HasSuffix(name, "_bucket") || !lset.Has("le") {
 		return
 	}
@@ -107,11 +108,11 @@ func (f *pageFaults) sentences() []string {
 func seriesText(lset labels.Labels) string {
 	var parts []string
 	lset.Range(func(l labels.Label) {
-		if l.Name != labels.MetricName {
+		if l.Name != model.MetricNameLabel {
 			parts = append(parts, l.Name+"="+strconv.Quote(l.Value))
 		}
 	})
-	return lset.Get(labels.MetricName) + "{" + strings.Join(parts, ", ") + "}"
+	return lset.Get(model.MetricNameLabel) + "{" + strings.Join(parts, ", ") + "}"
 }
 
 // upstreamURL matches a label value naming another server (scheme://host…).

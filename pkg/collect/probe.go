@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
@@ -219,7 +220,7 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 			_, _, v := p.Series()
 			faults.add(lset, v)
 		}
-		name := lset.Get(labels.MetricName)
+		name := lset.Get(model.MetricNameLabel)
 		k, seen := kept[name]
 		if !seen {
 			k = keptName()(name)
@@ -235,7 +236,7 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 			}
 		}
 		lset.Range(func(l labels.Label) {
-			if l.Name == labels.MetricName {
+			if l.Name == model.MetricNameLabel {
 				names[l.Value] = struct{}{}
 				return
 			}
@@ -267,7 +268,7 @@ func parsePageUnguarded(body []byte, contentType string, sampleLimit int, res *P
 // scrape of the page: the probe refuses it as the scrape would, so a health check never
 // calls such a target working.
 func labelLimitsError(lset labels.Labels) error {
-	name := lset.Get(labels.MetricName)
+	name := lset.Get(model.MetricNameLabel)
 	// The scrape adds job and instance to the page's labels.
 	if n := lset.Len() - 1 + 2; n > labelLimit {
 		return fmt.Errorf("series %s has %d labels with job and instance, more than the scrape's limit of %d: every scrape of this page fails; drop labels at the source", name, n, labelLimit)
@@ -275,7 +276,7 @@ func labelLimitsError(lset labels.Labels) error {
 	var err error
 	lset.Range(func(l labels.Label) {
 		switch {
-		case err != nil || l.Name == labels.MetricName:
+		case err != nil || l.Name == model.MetricNameLabel:
 		case len(l.Name) > labelNameLengthLimit:
 			err = fmt.Errorf("series %s has a label name of %d bytes, longer than the scrape's limit of %d: every scrape of this page fails; shorten it at the source", name, len(l.Name), labelNameLengthLimit)
 		case len(l.Value) > labelValueLengthLimit:

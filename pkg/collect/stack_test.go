@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/require"
@@ -56,7 +57,7 @@ func TestCommitLeavesScrapeStackSmall(t *testing.T) {
 		// TSDB commit, WAL record and Snappy included, is the scrape loop's.
 		app := meteredAppendable{db: db}.Appender(context.Background())
 		for s := 0; s < 20; s++ {
-			_, err := app.Append(0, labels.FromStrings(labels.MetricName, "vllm:num_requests_running", "instance", fmt.Sprintf("vllm-%04d", k), "series", fmt.Sprint(s)), time.Now().UnixMilli(), float64(s))
+			_, err := app.Append(0, labels.FromStrings(model.MetricNameLabel, "vllm:num_requests_running", "instance", fmt.Sprintf("vllm-%04d", k), "series", fmt.Sprint(s)), time.Now().UnixMilli(), float64(s))
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)

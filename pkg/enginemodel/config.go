@@ -166,9 +166,9 @@ type Config struct {
 	InputOverheadPerToken float64 // seconds per prompt token
 	OutputOverhead        float64 // seconds per output batch
 	StepOverhead          float64 // fixed seconds per engine step (scheduling, launch)
-	// StepLaw is the step-time law (steplaw.go); zero: the roofline.
+	// StepLaw is the step-time law; zero: the roofline.
 	StepLaw StepLaw
-	// Preemption is the preemption mode and victim policy (preempt.go);
+	// Preemption is the preemption mode and victim policy;
 	// zero: vLLM V1's recompute of the most recently admitted request.
 	Preemption    Preemption
 	ClientTimeout float64 // generated load aborts a request still waiting after this long (0 = never)

@@ -6,7 +6,7 @@
 // then admits waiting ones within max_num_seqs and the max_num_batched_tokens budget, with
 // chunked prefill; paged KV blocks with preemption when blocks run out (by default recompute
 // of the most recently admitted request; Config.Preemption selects swap to host memory and the
-// oldest or largest victim, preempt.go); a prefix-cache hit ratio; and a roofline step time (gpu.go):
+// oldest or largest victim, Preemption); a prefix-cache hit ratio; and a roofline step time (gpuModel):
 // prefill is compute-bound (2·params FLOPs per token at the current SM clock), decode is
 // bandwidth-bound (weights plus every scheduled context token's KV bytes per step). The GPU
 // model integrates utilisation, SM and DRAM activity, power against the limit, temperature

@@ -161,7 +161,7 @@ type engine struct {
 	running    []*Request
 	freeBlocks int
 
-	// swap preemption (preempt.go): free host blocks (−1: unlimited),
+	// swap preemption (swapOut, swapIn): free host blocks (−1: unlimited),
 	// requests swapped out, tokens copied since the last step started
 	swapFree   int
 	swapped    int

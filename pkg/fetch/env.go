@@ -3,21 +3,19 @@
 // notices. It holds no back-pointer to the plugin instance: an explicit Env (settings, querier,
 // target status, clock) is all it reads. It never imports the query types, frames or plugin.
 //
-//   - Env: what a data-source instance lends a query (env.go);
-//   - Plan: a decoded query's time grid and scope (plan.go);
+//   - Env: what a data-source instance lends a query;
+//   - Plan: a decoded query's time grid and scope;
 //   - Run: one query's working state, its one PromQL executor and its one channel for
-//     notices (run.go);
-//   - TargetView: the one detection of a target over a range (views.go);
-//   - scope, idle and change notices (notices.go, events.go);
-//   - histogram fetch planning (histograms.go, latency.go), counter-only means and gauge
-//     fallbacks (means.go), the le values an SLO threshold needs and each target's bucket
-//     layout (slo.go);
+//     notices;
+//   - TargetView: the one detection of a target over a range;
+//   - scope, idle and change notices;
+//   - histogram fetch planning (Run.HistogramQueries), counter-only means and gauge
+//     fallbacks, the le values an SLO threshold needs and each target's bucket layout;
 //   - the fetch guards that name and leave out samples that cannot be true, and the
-//     histograms' sanity verdicts (sanity.go);
-//   - re-exporters: a gateway's copies of configured engines left out (reexport.go);
-//   - the work the panels of one dashboard refresh share: events evidence and range reads
-//     (shared.go);
-//   - the inventory of targets and agents (inventory.go);
+//     histograms' sanity verdicts;
+//   - re-exporters: a gateway's copies of configured engines left out;
+//   - the work the panels of one dashboard refresh share: events evidence and range reads;
+//   - the inventory of targets and agents;
 //   - the instance's cache of capacity-twin work and its answer deadline (Twins), and the
 //     twin's observation, calibration, knees and what-ifs on it (Env.TwinCalibrate).
 package fetch

@@ -145,7 +145,7 @@ func (r *Run) events(ctx context.Context, from, to time.Time, full bool) ([]even
 }
 
 // namesByJob is each target's series counted by metric name at every step of [from, to]
-// (catalog.NamesByJobPromQL, what events.Input.Names holds), without evaluating the
+// (count by (job, __name__), what events.Input.Names holds), without evaluating the
 // classic-histogram `_bucket` series: their names come from the index (the names stored for
 // the target, Env.MetricNames, over the range and the lookback before it), and a `_bucket`
 // name is present at the steps where its `_count` is, the two being written by the same

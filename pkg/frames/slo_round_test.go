@@ -18,7 +18,7 @@ func TestSLORequestsAreWhole(t *testing.T) {
 	fs := SLOTable(rows, Meta{})
 	require.NotEmpty(t, fs)
 	f := fs[0]
-	var req, att int = -1, -1
+	req, att := -1, -1
 	for k, fl := range f.Fields {
 		switch fl.Name {
 		case "requests":

@@ -175,16 +175,6 @@ func (a *Agent) Healthy() error {
 	return nil
 }
 
-// Snapshot returns the cached sample (zero Snapshot and the error when the last
-// sample failed).
-func (a *Agent) Snapshot() (Snapshot, error) {
-	c := a.cache.Load()
-	if c == nil {
-		return Snapshot{}, errors.New("no sample yet")
-	}
-	return c.snap, c.err
-}
-
 // Close stops both goroutines, then closes the Source. It is safe to call more
 // than once; later calls return the first result.
 func (a *Agent) Close() error {

@@ -5,18 +5,18 @@
 // The package is split so that everything except the NVML reader builds and is
 // tested without cgo:
 //
-//   - Source (source.go) is the plugin-owned interface over NVML reads. Its NVML
-//     implementation (nvml_linux.go) needs linux and cgo; on other builds
+//   - Source is the plugin-owned interface over NVML reads. Its NVML
+//     implementation (OpenNVML) needs linux and cgo; on other builds
 //     OpenNVML returns ErrNVMLUnavailable.
-//   - Agent (agent.go) owns the two goroutines: one samples the Source every
+//   - Agent owns the two goroutines: one samples the Source every
 //     interval into the cache, the other waits for XID events. A scrape reads the
 //     cache and never calls NVML.
-//   - Collector (collector.go) turns the cache into const metrics on the agent's
+//   - Collector turns the cache into const metrics on the agent's
 //     own prometheus.Registry.
-//   - Run (server.go) parses the flags and serves HTTP(S) with an optional bearer
+//   - Run parses the flags and serves HTTP(S) with an optional bearer
 //     token; cmd/inferscope-gpu-agent only calls it.
 //
-// Metric names and units are listed in names.go.
+// Metric names and units are the Name* constants (NameUtilization, …).
 //
 // The package must not be imported by the plugin binary: the plugin reads agents
 // over HTTP.

@@ -137,12 +137,12 @@ func NewNVMLSource(lib nvml.Interface) (Source, error) {
 		s.has[sym] = ext != nil && ext.LookupSymbol(sym) == nil
 	}
 	if !s.has[symGetCount] || !s.has[symGetHandleByIndex] {
-		lib.Shutdown()
+		_ = lib.Shutdown() // the missing symbols are the error reported
 		return nil, errors.New("nvml: the installed library lacks nvmlDeviceGetCount or nvmlDeviceGetHandleByIndex")
 	}
 	n, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
-		lib.Shutdown()
+		_ = lib.Shutdown() // the device count's error is the one reported
 		return nil, fmt.Errorf("nvml device count: %w", nvmlError(ret))
 	}
 	s.gpmMetrics = s.has[symGpmQuerySupport] && s.has[symGpmSampleAlloc] && s.has[symGpmSampleFree] &&
@@ -150,7 +150,7 @@ func NewNVMLSource(lib nvml.Interface) (Source, error) {
 	for i := 0; i < n; i++ {
 		h, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
-			s.closeAll()
+			_ = s.closeAll() // the handle's error is the one reported
 			return nil, fmt.Errorf("nvml device %d handle: %w", i, nvmlError(ret))
 		}
 		d := &nvmlDevice{handle: h, id: Identity{Index: i}}
@@ -190,7 +190,7 @@ func (s *nvmlSource) registerXID() {
 		}
 	}
 	if registered == 0 {
-		s.lib.EventSetFree(set)
+		_ = s.lib.EventSetFree(set) // an unused set: nothing to report a failed free to
 		return
 	}
 	s.events = set
@@ -418,7 +418,7 @@ func (s *nvmlSource) readThrottle(h nvml.Device, r *reader) {
 		return
 	}
 	supported := uint64(nvml.ClocksEventReasonAll)
-	var sret nvml.Return = nvml.ERROR_FUNCTION_NOT_FOUND
+	sret := nvml.ERROR_FUNCTION_NOT_FOUND
 	switch {
 	case s.has[symSupportedEventReasons]:
 		supported, sret = h.GetSupportedClocksEventReasons()
@@ -446,7 +446,7 @@ func (s *nvmlSource) readGPM(st *gpmState, r *reader, get func(nvml.GpmSample) n
 			return
 		}
 		if st.cur, ret = s.lib.GpmSampleAlloc(); !r.ok(ret) {
-			s.lib.GpmSampleFree(st.prev)
+			_ = s.lib.GpmSampleFree(st.prev) // GPM is given up for this device either way
 			st.prev, st.cur = nil, nil
 			return
 		}
@@ -648,7 +648,7 @@ func (s *nvmlSource) closeAll() error {
 		}
 	}
 	if s.events != nil {
-		s.lib.EventSetFree(s.events)
+		_ = s.lib.EventSetFree(s.events) // closing: Shutdown's result is the one reported
 		s.events = nil
 	}
 	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
@@ -663,7 +663,7 @@ func (s *nvmlSource) freeGPM(st *gpmState) {
 	}
 	for _, smp := range []nvml.GpmSample{st.prev, st.cur} {
 		if smp != nil {
-			s.lib.GpmSampleFree(smp)
+			_ = s.lib.GpmSampleFree(smp) // a sample given up: nothing to report a failed free to
 		}
 	}
 	st.prev, st.cur = nil, nil

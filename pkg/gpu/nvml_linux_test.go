@@ -527,3 +527,13 @@ inferscope_gpu_process_used_memory_bytes{$m,pid="7"} 5.36870912e+08
 `, vars)), NameUtilization, NameFBUsed, NameSMActive, NameProcessUsedMemory))
 	assert.Equal(t, []int{2, 2}, migGets)
 }
+
+// Snapshot returns the cached sample (zero Snapshot and the error when the last
+// sample failed).
+func (a *Agent) Snapshot() (Snapshot, error) {
+	c := a.cache.Load()
+	if c == nil {
+		return Snapshot{}, errors.New("no sample yet")
+	}
+	return c.snap, c.err
+}

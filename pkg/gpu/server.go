@@ -150,7 +150,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, src Source, logger 
 		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		serveErr = srv.Shutdown(shutCtx)
 		cancel()
-		<-errc
+		<-errc //nolint:errcheck // Serve's http.ErrServerClosed after Shutdown: Shutdown's error is the one returned
 	case serveErr = <-errc:
 	}
 	if errors.Is(serveErr, http.ErrServerClosed) {

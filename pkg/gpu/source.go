@@ -39,7 +39,7 @@ type Identity struct {
 	ComputeInstanceID int
 }
 
-// Reading is one value of one series in SI units (see names.go).
+// Reading is one value of one series in SI units (see NameUtilization and the other Name* constants).
 type Reading struct {
 	Family Family
 	Label  string // value of the family's extra label (reason, type, pid); "" when it has none

@@ -22,8 +22,8 @@ type Bucket struct {
 
 // smallDeltaTolerance is the relative difference below which two successive
 // cumulative counts are treated as equal, absorbing floating-point noise from
-// rate() sums. Same value and rule as Prometheus v0.316
-// (promql/quantile.go, smallDeltaTolerance).
+// rate() sums. Same value and rule as Prometheus v0.316's promql package
+// (its smallDeltaTolerance).
 const smallDeltaTolerance = 1e-12
 
 // ErrEmptyLe is returned by ParseLe for an empty `le` label value.

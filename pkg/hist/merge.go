@@ -61,7 +61,6 @@ type MergeResult struct {
 // NaN, as it does for a single histogram. It never panics and does not modify
 // its arguments.
 func QuantilesMerged(e Estimator, qs []float64, parts [][]Bucket, sum, count float64) MergeResult {
-	var norm [][]Bucket
 	var layouts []Layout
 	var byLayout [][]Bucket
 	for _, p := range parts {
@@ -75,7 +74,6 @@ func QuantilesMerged(e Estimator, qs []float64, parts [][]Bucket, sum, count flo
 		if !(nb[len(nb)-1].Count > 0) {
 			continue
 		}
-		norm = append(norm, nb)
 		l := layoutOf(nb)
 		k := slices.IndexFunc(layouts, func(x Layout) bool { return slices.Equal(x, l) })
 		if k < 0 {

@@ -48,7 +48,7 @@ type sourceKey struct {
 
 // sourceOf is the data source of a QueryData request.
 func sourceOf(pc backend.PluginContext) sourceKey {
-	k := sourceKey{org: pc.OrgID}
+	k := sourceKey{org: orgOf(pc)}
 	if pc.DataSourceInstanceSettings != nil {
 		k.uid = pc.DataSourceInstanceSettings.UID
 	}
@@ -267,13 +267,6 @@ func (a *admission) removeLocked(w *waiter) {
 			return
 		}
 	}
-}
-
-// queued is the number of requests waiting (tests and the queued gauge's check).
-func (a *admission) queued() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.queue)
 }
 
 // busyResponse answers every query of req with err: 503 from the plugin.

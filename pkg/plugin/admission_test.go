@@ -187,3 +187,10 @@ func TestAdmissionOrgFairness(t *testing.T) {
 	rA2()
 	assert.Equal(t, sourceKey{org: 1, uid: "a3"}, <-served)
 }
+
+// queued is the number of requests waiting (tests and the queued gauge's check).
+func (a *admission) queued() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.queue)
+}

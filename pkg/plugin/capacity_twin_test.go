@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
@@ -410,7 +411,7 @@ func (r secondEngineAppendable) Appender(ctx context.Context) storage.Appender {
 type secondEngineAppender struct{ storage.Appender }
 
 func (a secondEngineAppender) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
-	n := l.Get(labels.MetricName)
+	n := l.Get(model.MetricNameLabel)
 	if n == "up" || strings.HasPrefix(n, "scrape_") || l.Get("engine") == "" {
 		return 0, nil // the process's own series and the scrape's: stored once, by the first
 	}

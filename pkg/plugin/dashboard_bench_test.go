@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
@@ -187,7 +188,7 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 	require.NoError(b, err)
 	defer side.Close()
 	tee := &teeAppendable{db: side}
-	app := splitAppendable{all: db, some: tee, keep: func(l labels.Labels) bool { return withProm && keepNames[l.Get(labels.MetricName)] }}
+	app := splitAppendable{all: db, some: tee, keep: func(l labels.Labels) bool { return withProm && keepNames[l.Get(model.MetricNameLabel)] }}
 	var js []map[string]string
 	var start time.Time
 	for n := 0; n < targets; n++ {
@@ -212,8 +213,7 @@ func BenchmarkLatencyDashboard(b *testing.B) {
 	// Eight requests at a time, each one panel, as Grafana sends a dashboard. tolerate: a
 	// panel's error is logged, not a failure (dashboards whose panels need GPU agents, probes
 	// or cost settings this history lacks).
-	var sendTol func(b *testing.B, qs []json.RawMessage, tolerate bool)
-	sendTol = func(b *testing.B, qs []json.RawMessage, tolerate bool) {
+	sendTol := func(b *testing.B, qs []json.RawMessage, tolerate bool) {
 		// Each refresh is a new one: nothing shared with the previous refresh.
 		inst.shared = fetch.NewSharedWork(fetch.DefaultSharedMaxAge)
 		sem := make(chan struct{}, 8)

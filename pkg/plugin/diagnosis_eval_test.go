@@ -72,12 +72,11 @@ var performanceCauses = []string{sim.BottleneckPowerCap, sim.BottleneckQueue, si
 
 // evalWindow is one scored window of one workload at one cadence.
 type evalWindow struct {
-	family   string
-	accept   []string
-	got      string
-	healthy  bool // the window is expected healthy (no fault, SLO met): a warning here is a false alarm
-	sloMet   bool
-	verdicts int
+	family  string
+	accept  []string
+	got     string
+	healthy bool // the window is expected healthy (no fault, SLO met): a warning here is a false alarm
+	sloMet  bool
 }
 
 type evalResult struct {

@@ -148,11 +148,11 @@ var omEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 // the line is refused unless that round trip gives ts back exactly.
 func openMetricsLine(l labels.Labels, ts int64, v float64) (string, error) {
 	var b strings.Builder
-	b.WriteString(l.Get(labels.MetricName))
+	b.WriteString(l.Get(model.MetricNameLabel))
 	b.WriteByte('{')
 	first := true
 	l.Range(func(lb labels.Label) {
-		if lb.Name == labels.MetricName {
+		if lb.Name == model.MetricNameLabel {
 			return
 		}
 		if !first {
@@ -266,7 +266,7 @@ func runPrometheus(t testing.TB, args ...string) string {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		<-exited //nolint:errcheck // waits for the killed process: its exit error says only that it was killed
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for {

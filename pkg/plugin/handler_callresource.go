@@ -26,7 +26,7 @@ import (
 // GET /metricnames?target=<name>&target=… (the metric names stored for those targets or GPU
 // agents in the last hour, sorted: the raw query editor's metric picker; all targets and
 // agents when none is named), and
-// GET and POST /baselines list and upload benchmark baselines (resource_baselines.go).
+// GET and POST /baselines list and upload benchmark baselines (addBaselineRoutes).
 func (i *Instance) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	if err := i.storeReady(); err != nil {
 		b, _ := json.Marshal(map[string]string{"error": i.scrub.text(i.pending.pendingError(err).Error())})

@@ -17,10 +17,10 @@ import (
 )
 
 // QueryData answers a request: while the embedded store is not open yet (another process
-// holds it), every query gets that error (store_retry.go); queries whose JSON is over a
-// size limit are refused before decoding (query_bounds.go); the others wait for one of the
-// process's query slots (admission.go, "busy, retry" past the queue wait) and run under the
-// request's budget of points × series (budget.go).
+// holds it), every query gets that error (storeReady); queries whose JSON is over a
+// size limit are refused before decoding (boundQueries); the others wait for one of the
+// process's query slots (admission, "busy, retry" past the queue wait) and run under the
+// request's budget of points × series (withBudget).
 func (i *Instance) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	if err := i.storeReady(); err != nil {
 		return pendingResponse(req, errors.New(i.scrub.text(i.pending.pendingError(err).Error()))), nil
@@ -101,7 +101,7 @@ func (i *Instance) runOne(ctx context.Context, q backend.DataQuery) (dr backend.
 	ctx, notes := source.WithNotes(ctx)
 	i.serverKindNotes(ctx, q.QueryType, notes)
 	env := i.env()
-	env.Org = backend.PluginConfigFromContext(ctx).OrgID
+	env.Org = orgOf(backend.PluginConfigFromContext(ctx))
 	fr, err := d.Run(ctx, env)
 	if err != nil {
 		if i.remote != nil && !isRemoteError(err) {

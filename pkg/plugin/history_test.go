@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
@@ -41,7 +42,7 @@ func newHandHistory(t *testing.T) *handHistory {
 func (h *handHistory) sample(ts time.Time, job, name string, extra map[string]string, v float64) {
 	h.t.Helper()
 	b := labels.NewBuilder(labels.EmptyLabels())
-	b.Set(labels.MetricName, name)
+	b.Set(model.MetricNameLabel, name)
 	b.Set("job", job)
 	b.Set("instance", job+":8000")
 	for k, val := range extra {

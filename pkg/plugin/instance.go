@@ -46,7 +46,7 @@ type Instance struct {
 	settings    settings.Settings
 	settingsErr error
 	collector   *collect.Collector
-	remote      *remoteState // remote mode only (see remote.go)
+	remote      *remoteState // remote mode only (see newRemoteQuerier)
 	querier     source.Querier
 	resources   backend.CallResourceHandler
 	logger      *slog.Logger
@@ -62,7 +62,7 @@ type Instance struct {
 	// scrub masks secureJsonData values in everything returned to viewers.
 	scrub scrubber
 	// pending is set when the embedded store could not be opened for a
-	// reason that may pass (store_retry.go); nil otherwise.
+	// reason that may pass (storeReady retries it); nil otherwise.
 	pending *pendingStore
 }
 
@@ -102,7 +102,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	// instance) and marked with its owner; a store of an earlier layout
 	// moves only to the one data source that can claim it
 	// (collect.LegacyStoreDirs).
-	org := backend.PluginConfigFromContext(ctx).OrgID
+	org := orgOf(backend.PluginConfigFromContext(ctx))
 	if org <= 0 {
 		org = 1
 	}
@@ -111,7 +111,7 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	c, err := collect.Start(cfg, opts)
 	if err != nil && retryable(err) {
 		// Another process holds the store: retried at every query and
-		// health check (store_retry.go) instead of until a settings save.
+		// health check (storeReady) instead of until a settings save.
 		logger.Warn("embedded store locked; retrying at the next query or health check", "error", err)
 		inst.pending = &pendingStore{cfg: cfg, opts: opts, err: err}
 		return inst, nil

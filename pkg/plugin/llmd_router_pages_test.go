@@ -166,7 +166,7 @@ func TestLLMDRouterHandPages(t *testing.T) {
 	t.Logf("r1 ttft: %v\n%s", all, notes)
 	near(0.425, all, "ttft mean", 1e-9)
 
-	fs, notes = query(map[string]any{"queryType": "throughput", "targets": []string{"r2"}})
+	fs, _ = query(map[string]any{"queryType": "throughput", "targets": []string{"r2"}})
 	near(2, lastValues(t, fs), "requests/s", 1e-6)
 	fs, _ = query(map[string]any{"queryType": "latency", "targets": []string{"r2"}, "stages": []string{"ttft"}, "stats": []string{"mean"}})
 	near(0.5, lastValues(t, fs), "ttft mean", 1e-9)
@@ -214,7 +214,7 @@ func TestLLMDRouterHandPages(t *testing.T) {
 
 	// r4 and r5: 1,002 tenants; in name order "(", ".*", "a|b" (regular-expression characters)
 	// and t0000…t0996 are kept, t0997 and t0998 fold into other: 2 × 0.1 = 0.2/s.
-	fs, notes = query(map[string]any{"queryType": "throughput", "targets": []string{"r4", "r5"}, "groupBy": "tenant"})
+	fs, _ = query(map[string]any{"queryType": "throughput", "targets": []string{"r4", "r5"}, "groupBy": "tenant"})
 	weird := lastByLabel(t, fs, "tenant")
 	near(0.2, weird, "requests/s other", 1e-6)
 	near(0.1, weird, "requests/s (", 1e-6)

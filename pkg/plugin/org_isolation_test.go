@@ -22,7 +22,7 @@ func newOrgInstance(t *testing.T, org int64, uid string, js map[string]any) *Ins
 	t.Helper()
 	b, err := json.Marshal(js)
 	require.NoError(t, err)
-	ctx := backend.WithPluginContext(context.Background(), backend.PluginContext{OrgID: org})
+	ctx := backend.WithPluginContext(context.Background(), backend.PluginContext{Namespace: namespaceOf(org)})
 	raw, err := NewInstance(ctx, backend.DataSourceInstanceSettings{UID: uid, JSONData: b})
 	require.NoError(t, err)
 	inst := raw.(*Instance)

@@ -74,12 +74,8 @@ func newRemoteQuerier(ctx context.Context, ds backend.DataSourceInstanceSettings
 	return newRemoteQuerierMasked(cfg, client.Transport, mask)
 }
 
-// newRemoteQuerierWith is newRemoteQuerier over a given transport (tests).
-func newRemoteQuerierWith(cfg settings.Settings, rt http.RoundTripper) (source.Querier, *remoteState, error) {
-	return newRemoteQuerierMasked(cfg, rt, nil)
-}
-
-// newRemoteQuerierMasked is newRemoteQuerierWith with a secret mask.
+// newRemoteQuerierMasked is newRemoteQuerier over a given transport, with
+// mask scrubbing secrets from the errors it returns.
 func newRemoteQuerierMasked(cfg settings.Settings, rt http.RoundTripper, mask func(string) string) (source.Querier, *remoteState, error) {
 	server, err := source.NewRemoteWithOptions(cfg.Remote.URL, rt, source.RemoteOptions{Timeout: cfg.Remote.Timeout, Mask: mask,
 		MaxAnswerBytes: int64(cfg.RemoteMaxAnswerMiB) << 20, MaxRequestBytes: int64(cfg.RemoteMaxRequestMiB) << 20})

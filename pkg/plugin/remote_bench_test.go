@@ -126,7 +126,7 @@ func BenchmarkRemoteSideBySide(b *testing.B) {
 		}
 	}
 	tee := &teeAppendable{db: db}
-	app := keepAppendable{inner: tee, keep: func(l labels.Labels) bool { return keepNames[l.Get(labels.MetricName)] }}
+	app := keepAppendable{inner: tee, keep: func(l labels.Labels) bool { return keepNames[l.Get(model.MetricNameLabel)] }}
 	var js []map[string]string
 	var start time.Time
 	for n := 0; n < targets; n++ {

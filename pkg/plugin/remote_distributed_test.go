@@ -56,7 +56,7 @@ func startProcess(t testing.TB, bin, readyURL string, args ...string) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		<-exited //nolint:errcheck // waits for the killed process: its exit error says only that it was killed
 	})
 	deadline := time.Now().Add(90 * time.Second)
 	for {

@@ -227,17 +227,10 @@ func relDiff(a, b float64) float64 {
 	return math.Abs(a-b) / math.Max(math.Abs(a), math.Abs(b))
 }
 
-// compareFrames asserts both responses have the same frames (name and field
-// labels) and rows, and every float within tol(frameKey) relative (a
-// negative tolerance compares the frame's structure only).
-func compareFrames(t *testing.T, what string, want, got data.Frames, tol func(key string) float64) (values int) {
-	t.Helper()
-	values, _ = compareFramesAbs(t, what, want, got, tol, 1e-12)
-	return values
-}
-
-// compareFramesAbs is compareFrames with the absolute floor abs (values
-// that far apart or closer agree whatever their relative difference: the
+// compareFramesAbs asserts both responses have the same frames (name and
+// field labels) and rows, and every float within tol(frameKey) relative (a
+// negative tolerance compares the frame's structure only) or within the
+// absolute floor abs (values that far apart or closer agree whatever their relative difference: the
 // breakdown's overhead, a difference of stages that cancels to about 0);
 // maxRel is the largest relative difference among values above the floor.
 func compareFramesAbs(t *testing.T, what string, want, got data.Frames, tol func(key string) float64, abs float64) (values int, maxRel float64) {

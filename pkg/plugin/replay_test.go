@@ -61,7 +61,7 @@ func (r *replayStore) scrape(page []byte, ts time.Time, factor float64) {
 		case textparse.EntrySeries:
 			_, _, v := p.Series()
 			p.Labels(&ls)
-			name := ls.Get(labels.MetricName)
+			name := ls.Get(model.MetricNameLabel)
 			if !catalog.Stores(name) {
 				continue
 			}

@@ -59,7 +59,7 @@ func (i *Instance) addBaselineRoutes(mux *http.ServeMux) {
 			Problems  []string       `json:"problems"`
 		}{Baselines: []baselineInfo{}, Problems: []string{}}
 		if dir := i.settings.BaselinesPath; dir != "" {
-			d := baselineCache.ReadOrg(dir, backend.PluginConfigFromContext(r.Context()).OrgID)
+			d := baselineCache.ReadOrg(dir, orgOf(backend.PluginConfigFromContext(r.Context())))
 			for _, n := range d.Names() {
 				out.Baselines = append(out.Baselines, infoOf(d.Baselines[n]))
 			}
@@ -105,7 +105,7 @@ func (i *Instance) addBaselineRoutes(mux *http.ServeMux) {
 			writeJSON(w, out)
 			return
 		}
-		dir := bench.OrgDir(i.settings.BaselinesPath, backend.PluginConfigFromContext(r.Context()).OrgID)
+		dir := bench.OrgDir(i.settings.BaselinesPath, orgOf(backend.PluginConfigFromContext(r.Context())))
 		q := uploadQuota{bytes: int64(i.settings.BaselinesQuotaMiB) << 20, files: i.settings.BaselinesMaxFiles}
 		if q.bytes <= 0 { // settings not built by settings.Load: its defaults
 			q.bytes = settings.DefaultBaselinesQuotaMiB << 20

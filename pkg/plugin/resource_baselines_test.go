@@ -20,7 +20,7 @@ import (
 )
 
 // editor is the plugin context of an Editor of organisation 1.
-var editor = backend.PluginContext{OrgID: 1, User: &backend.User{Login: "ed", Role: "Editor"}}
+var editor = backend.PluginContext{Namespace: "default", User: &backend.User{Login: "ed", Role: "Editor"}}
 
 func callResource(t *testing.T, inst *Instance, method, url string, body []byte) (int, map[string]any) {
 	t.Helper()
@@ -62,7 +62,7 @@ func TestBaselineUploadResource(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "org-1", "llama7b-a100.json"))
 	require.NoError(t, err)
 
-	code, out = callResource(t, inst, "POST", "baselines?name=llama7b-a100", vllm)
+	code, _ = callResource(t, inst, "POST", "baselines?name=llama7b-a100", vllm)
 	assert.Equal(t, 409, code)
 	code, _ = callResource(t, inst, "POST", "baselines?name=llama7b-a100&overwrite=true", vllm)
 	assert.Equal(t, 200, code)
@@ -109,16 +109,16 @@ func TestBaselineUploadNeedsEditor(t *testing.T) {
 	require.NoError(t, err)
 	inst := newInstanceForTest(s, nil)
 	for _, pc := range []backend.PluginContext{
-		{OrgID: 1, User: &backend.User{Login: "vi", Role: "Viewer"}},
-		{OrgID: 1, User: &backend.User{Login: "nobody", Role: "None"}},
-		{OrgID: 1, User: &backend.User{Login: "blank"}},
-		{OrgID: 1},
+		{Namespace: "default", User: &backend.User{Login: "vi", Role: "Viewer"}},
+		{Namespace: "default", User: &backend.User{Login: "nobody", Role: "None"}},
+		{Namespace: "default", User: &backend.User{Login: "blank"}},
+		{Namespace: "default"},
 	} {
 		code, out := callResourceAs(t, inst, pc, "POST", "baselines?name=base1", vllm)
 		assert.Equal(t, 403, code, pc.User)
 		assert.Contains(t, out["error"], "uploading a baseline needs the Editor or Admin role", pc.User)
 	}
-	code, out := callResourceAs(t, inst, backend.PluginContext{OrgID: 1, User: &backend.User{Login: "vi", Role: "Viewer"}}, "POST", "baselines?name=base1", vllm)
+	code, out := callResourceAs(t, inst, backend.PluginContext{Namespace: "default", User: &backend.User{Login: "vi", Role: "Viewer"}}, "POST", "baselines?name=base1", vllm)
 	require.Equal(t, 403, code)
 	assert.Equal(t, "uploading a baseline needs the Editor or Admin role; vi has the Viewer role", out["error"])
 	entries, err := os.ReadDir(dir)
@@ -126,9 +126,9 @@ func TestBaselineUploadNeedsEditor(t *testing.T) {
 	assert.Empty(t, entries, "a refused upload writes nothing")
 
 	// A Viewer still lists; an Admin uploads.
-	code, _ = callResourceAs(t, inst, backend.PluginContext{OrgID: 1, User: &backend.User{Login: "vi", Role: "Viewer"}}, "GET", "baselines", nil)
+	code, _ = callResourceAs(t, inst, backend.PluginContext{Namespace: "default", User: &backend.User{Login: "vi", Role: "Viewer"}}, "GET", "baselines", nil)
 	assert.Equal(t, 200, code)
-	code, _ = callResourceAs(t, inst, backend.PluginContext{OrgID: 1, User: &backend.User{Login: "ad", Role: "Admin"}}, "POST", "baselines?name=base1", vllm)
+	code, _ = callResourceAs(t, inst, backend.PluginContext{Namespace: "default", User: &backend.User{Login: "ad", Role: "Admin"}}, "POST", "baselines?name=base1", vllm)
 	assert.Equal(t, 200, code)
 }
 
@@ -144,7 +144,7 @@ func TestBaselineUploadPerOrg(t *testing.T) {
 	require.NoError(t, err)
 	org1 := newInstanceForTest(s, nil)
 	org2 := newInstanceForTest(s, nil) // an org-2 data source naming the same folder
-	ed2 := backend.PluginContext{OrgID: 2, User: &backend.User{Login: "ed2", Role: "Editor"}}
+	ed2 := backend.PluginContext{Namespace: "org-2", User: &backend.User{Login: "ed2", Role: "Editor"}}
 
 	code, out := callResource(t, org1, "POST", "baselines?name=base1", vllm)
 	require.Equal(t, 200, code, out)

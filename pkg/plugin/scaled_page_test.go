@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/storage"
@@ -46,7 +47,7 @@ func appendScaledPage(t *testing.T, db storage.Appendable, page, job, instance s
 		_, _, v := p.Series()
 		var ls labels.Labels
 		p.Labels(&ls)
-		name := ls.Get(labels.MetricName)
+		name := ls.Get(model.MetricNameLabel)
 		fam := kind[name]
 		for _, suf := range []string{"_total", "_bucket", "_sum", "_count"} {
 			if b, ok := strings.CutSuffix(name, suf); ok && fam == "" {
@@ -58,7 +59,7 @@ func appendScaledPage(t *testing.T, db storage.Appendable, page, job, instance s
 		b.Set("instance", instance)
 		samples = append(samples, sample{lset: b.Labels(), v: v, grow: fam == "counter" || fam == "histogram"})
 	}
-	up := labels.FromStrings(labels.MetricName, "up", "job", job, "instance", instance)
+	up := labels.FromStrings(model.MetricNameLabel, "up", "job", job, "instance", instance)
 	for ts := start; !ts.After(start.Add(span)); ts = ts.Add(interval) {
 		app := db.Appender(context.Background())
 		f := 1 + growth*ts.Sub(start).Seconds()

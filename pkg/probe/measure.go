@@ -213,7 +213,7 @@ func readStream(body io.Reader, res *Result, since func() float64, key string) {
 	for {
 		line, err := br.ReadSlice('\n')
 		now := since()
-		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+		if err != nil && (!errors.Is(err, io.EOF) || len(line) == 0) {
 			res.E2E = now
 			if errors.Is(err, bufio.ErrBufferFull) {
 				res.Class, res.Err = ClassBadResponse, "an SSE line is longer than 64 KiB"

@@ -255,9 +255,8 @@ func TestOllamaLiveQueueingIsTTFT(t *testing.T) {
 	}
 	wg.Wait()
 	type served struct {
-		r            Result
-		first, last  time.Time // the probe's first and last token
-		wFirst, wEnd time.Time // the wire's
+		r           Result
+		first, last time.Time // the probe's first and last token
 	}
 	var all []served
 	for _, r := range results {

@@ -45,9 +45,6 @@ func NewProber(cfg Config, logger *slog.Logger) (*Prober, error) {
 	return p, nil
 }
 
-// Metrics returns the prober's metrics.
-func (p *Prober) Metrics() *Metrics { return p.metrics }
-
 // Start runs the loops until ctx is done; Wait waits for them.
 func (p *Prober) Start(ctx context.Context) {
 	for _, e := range p.cfg.Endpoints {
@@ -148,7 +145,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		serveErr = srv.Shutdown(sctx)
 		cancel()
-		<-errc
+		<-errc //nolint:errcheck // Serve's http.ErrServerClosed after Shutdown: Shutdown's error is the one returned
 	case serveErr = <-errc:
 	}
 	p.Wait()

@@ -147,3 +147,6 @@ func TestParseFlags(t *testing.T) {
 	_, err = ParseFlags([]string{"--endpoint", "http://x", "--model", "m", "--api-key-file", keyFile}, env(map[string]string{APIKeyEnv: "k"}), io.Discard)
 	assert.ErrorContains(t, err, "not both")
 }
+
+// Metrics returns the prober's metrics.
+func (p *Prober) Metrics() *Metrics { return p.metrics }

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -343,6 +342,6 @@ func TestReleaseArchive(t *testing.T) {
 		t.Error(e)
 	}
 	if len(errs) == 0 {
-		t.Log(fmt.Sprintf("%s: layout, plugin.json schema, README, checksum and executables for %v are as a catalog submission needs", archive, platforms))
+		t.Logf("%s: layout, plugin.json schema, README, checksum and executables for %v are as a catalog submission needs", archive, platforms)
 	}
 }

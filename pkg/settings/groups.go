@@ -140,7 +140,7 @@ func (s *Settings) applyTargetGroups(secure map[string]string) error {
 		}{{"targetLabels", g.TargetLabels}, {"groupLabels", g.GroupLabels}} {
 			for k, l := range field.ls {
 				ff := fmt.Sprintf("%s.%s[%d]", f, field.name, k)
-				if !model.LabelName(l).IsValidLegacy() || strings.HasPrefix(l, "__") {
+				if !model.LegacyValidation.IsValidLabelName(l) || strings.HasPrefix(l, "__") {
 					return fmt.Errorf("%s: %q is not a label name such as pod or deployment", ff, l)
 				}
 				if slices.Contains(reservedGroupLabels, l) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -147,7 +148,7 @@ func ParseSelector(sel string) ([]*labels.Matcher, error) {
 	}
 	nonEmpty := false
 	for _, m := range ms {
-		if m.Name == labels.MetricName {
+		if m.Name == model.MetricNameLabel {
 			return nil, fmt.Errorf("%q names a metric: a target selector picks series by labels only", sel)
 		}
 		if !m.Matches("") {

@@ -122,7 +122,7 @@ type GPUAgent struct {
 // Settings is the whole jsonData of an Inferscope data source after defaults.
 type Settings struct {
 	// Mode is ModeEmbedded (default: scrape into the embedded TSDB) or
-	// ModeRemote (read a Prometheus-compatible server; see remote.go).
+	// ModeRemote (read a Prometheus-compatible server; see Remote).
 	Mode string `json:"mode,omitempty"`
 	// RemoteTimeoutRaw bounds one request to the remote server ("30s").
 	RemoteTimeoutRaw string `json:"remoteTimeout,omitempty"`
@@ -138,9 +138,9 @@ type Settings struct {
 	Targets   []Target   `json:"targets"`
 	GPUAgents []GPUAgent `json:"gpuAgents,omitempty"`
 	// TargetGroups are remote-mode fleets whose targets follow the server's
-	// series (groups.go); each is also appended to Targets (Target.Group set).
+	// series (TargetGroup); each is also appended to Targets (Target.Group set).
 	TargetGroups []TargetGroup `json:"targetGroups,omitempty"`
-	// Probes are client-side probes (probe.go), each joined to the target it exercises.
+	// Probes are client-side probes (Probe), each joined to the target it exercises.
 	Probes []Probe `json:"probes,omitempty"`
 
 	// Durations in Prometheus notation ("15s", "6h"); the parsed values are below.
@@ -159,22 +159,22 @@ type Settings struct {
 	// instead of 280, and each stored series costs about 1.2 KB of memory at 1,000 targets
 	// (docs/performance.md). The sample limit then counts every sample of the page.
 	StoreAllSeries bool `json:"storeAllSeries,omitempty"`
-	// Diagnosis holds the thresholds of the diagnosis query (diagnosis.go).
+	// Diagnosis holds the thresholds of the diagnosis query.
 	Diagnosis Diagnosis `json:"diagnosis,omitempty"`
 
 	ScrapeInterval time.Duration `json:"-"`
 	ScrapeTimeout  time.Duration `json:"-"`
 	Retention      time.Duration `json:"-"`
 
-	// Storage: storagePath and retentionSize (storage.go).
+	// Storage: storagePath and retentionSize.
 	Storage
 
-	// SLOSettings holds the SLO profiles (jsonData key sloProfiles, slo.go).
+	// SLOSettings holds the SLO profiles (jsonData key sloProfiles).
 	SLOSettings
 
-	// Baselines holds baselinesPath and expectedPerformance (baselines.go).
+	// Baselines holds baselinesPath and expectedPerformance.
 	Baselines
-	// CostSettings holds the currency and the energy price (cost.go).
+	// CostSettings holds the currency and the energy price.
 	CostSettings
 }
 
@@ -346,7 +346,7 @@ func (s *Settings) Validate() error {
 		if err := claimName(seen, f, t.Name); err != nil {
 			return err
 		}
-		if t.Group == nil { // a target group's targets are discovered (groups.go)
+		if t.Group == nil { // a target group's targets are discovered (TargetGroup)
 			if err := checkURLFor(s.IsRemote(), f+".url", t.URL); err != nil {
 				return err
 			}
@@ -359,7 +359,7 @@ func (s *Settings) Validate() error {
 			return fmt.Errorf("%s.engine: %q is not one of %s", f, t.Engine, strings.Join(Engines, ", "))
 		}
 		for k := range t.Labels {
-			if !model.LabelName(k).IsValidLegacy() || strings.HasPrefix(k, "__") {
+			if !model.LegacyValidation.IsValidLabelName(k) || strings.HasPrefix(k, "__") {
 				return fmt.Errorf("%s.labels: %q is not a usable label name", f, k)
 			}
 			if reservedLabels[k] {

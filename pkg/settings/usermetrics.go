@@ -81,7 +81,7 @@ func checkUserMetrics(f string, t Target, remote bool) error {
 		}
 		seen[n] = k
 	}
-	if t.ModelLabel != "" && (!model.LabelName(t.ModelLabel).IsValidLegacy() || strings.HasPrefix(t.ModelLabel, "__") || reservedLabels[t.ModelLabel]) {
+	if t.ModelLabel != "" && (!model.LegacyValidation.IsValidLabelName(t.ModelLabel) || strings.HasPrefix(t.ModelLabel, "__") || reservedLabels[t.ModelLabel]) {
 		return fmt.Errorf("%s.modelLabel: %q is not a usable label name", f, t.ModelLabel)
 	}
 	return nil

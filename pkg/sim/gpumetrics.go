@@ -9,7 +9,7 @@ import (
 )
 
 // GPU agent metric names served on the simulator's --gpu-listen page. They
-// are the inferscope GPU agent's names (pkg/gpu/names.go); they are repeated
+// are the inferscope GPU agent's names (gpu.NameUtilization and the rest); they are repeated
 // here as literals so that pkg/sim does not depend on the NVML agent package.
 const (
 	GPUUtilization       = "inferscope_gpu_utilization_ratio"

@@ -216,7 +216,8 @@ func TestNonStreamingAndChat(t *testing.T) {
 	} {
 		resp, err := c.Post(hs.URL+"/v1/completions", "application/json", strings.NewReader(body))
 		require.NoError(t, err)
-		io.Copy(io.Discard, resp.Body)
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, code, resp.StatusCode, body)
 	}
@@ -248,7 +249,8 @@ func TestFlakyMetricsEndpoint(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		resp, err := hs.Client().Get(hs.URL + "/metrics")
 		require.NoError(t, err)
-		io.Copy(io.Discard, resp.Body)
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
 		resp.Body.Close()
 		codes[resp.StatusCode]++
 	}

@@ -145,7 +145,7 @@ func GenerateFamily(seed uint64, fam string, span time.Duration) Workload {
 // GenerateFamilyWorld is GenerateFamily in the named world (one of Worlds):
 // WorldRoofline is GenerateFamily's; the others draw, from a stream of their
 // own, a step-time law other than the roofline with its parameters and the
-// scheduler's token budget (world.go), and hold the family's cause by that
+// scheduler's token budget (drawWorld), and hold the family's cause by that
 // law's prediction. It panics on an unknown family or world.
 func GenerateFamilyWorld(seed uint64, fam string, span time.Duration, world string) Workload {
 	r := enginemodel.NewRand(seed, 8)

@@ -170,7 +170,7 @@ func TestEmbeddedErrors(t *testing.T) {
 	_, err = q.Query(cctx, `c_total`, base)
 	require.Error(t, err)
 
-	var nilQ Querier = NewEmbedded(nil, EmbeddedOptions{})
+	nilQ := NewEmbedded(nil, EmbeddedOptions{})
 	_, err = nilQ.Query(ctx, "1", base)
 	require.Error(t, err)
 }

@@ -35,8 +35,8 @@ type RangeBatcher interface {
 // each distinct selector's series are selected once from the storage over the range plus the
 // window, each series' samples decoded once, and every range function the queries ask of it
 // computed per step from those samples. The arithmetic is that of the promql package of the
-// Prometheus version in go.mod (v0.316.0, promql/functions.go extrapolatedRate and
-// funcResets; engine.go aggregation with Kahan–Neumaier summation, util/kahansum; VectorOr,
+// Prometheus version in go.mod (v0.316.0: promql's extrapolatedRate and funcResets, its
+// engine's aggregation with Kahan–Neumaier summation, util/kahansum; VectorOr,
 // VectorUnless, VectorscalarBinop, evalLabelReplace): the results are the same floats, except
 // that a `sum` over more than two series may differ in the last bits because the engine adds
 // the inputs of an `or` in map order (its own results vary between runs that way).
@@ -436,7 +436,7 @@ func (p *onePass) windows(rng int64, ts []int64) []passWindow {
 		}
 		w := passWindow{lo: lo, hi: hi}
 		if n := hi - lo - 1; n > 0 {
-			// promql extrapolatedRate (functions.go, v0.316.0), the float path without start
+			// promql extrapolatedRate (v0.316.0), the float path without start
 			// timestamps, in its order of operations.
 			firstT, lastT := ts[lo], ts[hi-1]
 			w.toStart = float64(firstT-from) / 1000

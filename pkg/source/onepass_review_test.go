@@ -1,6 +1,6 @@
 package source
 
-// Adversarial review of QueryRanges (onepass.go) against the PromQL engine over the same
+// Adversarial review of QueryRanges against the PromQL engine over the same
 // storage. Each test builds a small TSDB, runs every query through queryRanges (alone and
 // in one batch) and through QueryRange, and requires the same outcome: both fail, or the
 // same series, timestamps and float64 bits (NaN matches NaN; a sum over more than two series

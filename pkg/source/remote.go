@@ -211,7 +211,7 @@ func (r *remote) QueryRange(ctx context.Context, query string, start, end time.T
 	if err != nil {
 		return nil, err
 	}
-	if slot.got { // decoded by fastClient (decode.go)
+	if slot.got { // decoded by fastClient
 		v = slot.m
 	}
 	m, ok := v.(model.Matrix)

@@ -83,7 +83,7 @@ type Point struct {
 // Observe reads Observed for the target whose series carry job=<job>, over [to−span, to], with
 // instant queries at to (increase and avg_over_time over the span) and one range query (the
 // rate series, 5-minute steps, hourly over a day). The names are vLLM V1's (0.10 and later;
-// ITL and KV usage also under their 0.10 names); the PromQL is pkg/catalog's (twin.go). q is
+// ITL and KV usage also under their 0.10 names); the PromQL is pkg/catalog's (catalog.TwinIncreasePromQL and its kin). q is
 // the read layer's querier (the plugin passes one that records the PromQL of its query).
 func Observe(ctx context.Context, q source.Querier, job string, to time.Time, span time.Duration) (Observed, error) {
 	o := Observed{Span: span}

@@ -317,9 +317,6 @@ type CurrentCheck struct {
 // Off reports whether the prediction misses the observed p99 beyond its band on any signal.
 func (c CurrentCheck) Off() bool { return len(c.Misses) > 0 }
 
-// Compared reports whether any signal could be compared at all.
-func (c CurrentCheck) Compared() bool { return len(c.Misses)+len(c.Matches) > 0 }
-
 // Evidence is the misses' figures joined by "; " ("" when nothing is off).
 func (c CurrentCheck) Evidence() string { return strings.Join(c.MissDetails, "; ") }
 

@@ -49,3 +49,12 @@ func TestSelectQuantileMatchesSortedNearestRank(t *testing.T) {
 		}
 	}
 }
+
+// quantile is the q-quantile of sorted v (nearest rank), NaN when empty.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[min(max(i, 0), len(v)-1)]
+}

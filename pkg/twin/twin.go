@@ -482,15 +482,6 @@ func Evaluate(ctx context.Context, cfg enginemodel.Config, rate float64, p Profi
 	return out, nil
 }
 
-// quantile is the q-quantile of sorted v (nearest rank), NaN when empty.
-func quantile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	i := int(math.Ceil(q*float64(len(v)))) - 1
-	return v[min(max(i, 0), len(v)-1)]
-}
-
 // selectQuantile is quantile(v sorted by sort.Float64s, q) without sorting: the element of
 // nearest rank ceil(q·n) (NaN first, as sort.Float64s orders them), found by selection in
 // O(n) on average. It reorders v. NaN when v is empty.

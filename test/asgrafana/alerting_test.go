@@ -198,7 +198,7 @@ func TestAlertRules(t *testing.T) {
 	// read over a few seconds (issue 19). The sustained rule is what fires for slow.
 	// No live scenario of a few minutes holds a change with 30 minutes of history on each side:
 	// the regression rule is evaluated for errors and must not fire on these fresh targets; its
-	// verdicts are tested on simulator histories in pkg/plugin/regression_test.go. A 7-day
+	// verdicts are tested on simulator histories in pkg/plugin (TestRegression…). A 7-day
 	// baseline cannot be built by seconds-old simulators either: the cost-spike rule fires in
 	// pkg/plugin TestCostSpikeRuleOnAStoredWeek on a stored week; here it must evaluate without
 	// error and stay silent.

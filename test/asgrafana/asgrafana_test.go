@@ -590,7 +590,7 @@ func (f *fixture) testStream(t *testing.T) {
 	require.NoError(t, err, "RunStream sends a first frame")
 	var fr data.Frame
 	require.NoError(t, json.Unmarshal(pkt.Data, &fr), "stream packet is a JSON frame: %s", pkt.Data)
-	var running, kv float64 = math.NaN(), math.NaN()
+	running, kv := math.NaN(), math.NaN()
 	for _, fld := range fr.Fields {
 		if fld.Labels["target"] != "vllm-v1" || fld.Len() == 0 {
 			continue

@@ -316,19 +316,19 @@ func TestDashboardsRender(t *testing.T) {
 					}
 					if qt, _ := m["queryType"].(string); qt == "probe" || m["source"] == "probe" {
 						// The render test's data source configures no client-side probe: the probe
-						// panels say so in a notice (their join is tested in pkg/plugin probe_test.go).
+						// panels say so in a notice (their join is tested by pkg/plugin TestProbeJoins).
 						continue
 					}
 					if metric, _ := m["metric"].(string); metric == "vllm:engine_sleep_state" {
 						// The simulator exports the sleep state on its vLLM 0.13 line only and this
-						// test's servers are 0.11 (pkg/sim metrics.go): the collapsed sleep-state
+						// test's servers are 0.11 (pkg/sim's vLLM families): the collapsed sleep-state
 						// panel stays empty here; the query itself must still answer without error.
 						continue
 					}
 					if qt, _ := m["queryType"].(string); qt == "gpu" && gpuErrorSignalsOnly(m) {
 						// The simulated GPU agents export no XID, ECC, PCIe-replay or NVLink
 						// series (pkg/sim): the collapsed errors-and-interconnect panels say what
-						// fills them (their values are tested in pkg/plugin spec_decode_gpu_errors_test.go).
+						// fills them (their values are tested by pkg/plugin TestGPUErrorsAndInterconnect).
 						continue
 					}
 					if metric, _ := m["metric"].(string); strings.HasPrefix(metric, "http_") {

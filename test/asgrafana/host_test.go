@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -157,13 +158,20 @@ func (ds dataSource) pluginContext() *pluginv2.PluginContext {
 	if org == 0 {
 		org = 1
 	}
+	// Grafana sends the organisation both as OrgId and as Namespace
+	// ("default" for organisation 1, "org-<id>" for the others).
+	ns := "default"
+	if org > 1 {
+		ns = "org-" + strconv.FormatInt(org, 10)
+	}
 	return &pluginv2.PluginContext{
 		OrgId:         org,
+		Namespace:     ns,
 		PluginId:      pluginID,
 		PluginVersion: "0.0.0-test",
 		User:          &pluginv2.User{Login: "admin", Name: "admin", Role: "Admin"},
 		DataSourceInstanceSettings: &pluginv2.DataSourceInstanceSettings{
-			Id:                      ds.id,
+			Id:                      ds.id, //nolint:staticcheck // SA1019: Grafana still sends the internal ID; the host sends what Grafana does
 			Uid:                     ds.uid,
 			Name:                    "Inferscope " + ds.uid,
 			JsonData:                ds.jsonData,

@@ -130,12 +130,6 @@ func eventsAnnotation() cog.Builder[dashboard.AnnotationQuery] {
 	return annotation("Engine events", true, "orange", query("queryType", "events", "targets", []string{"$target"}))
 }
 
-// diagnosisAnnotation marks the bottleneck findings (off by default: turn it
-// on from the dashboard's annotation toggles).
-func diagnosisAnnotation() cog.Builder[dashboard.AnnotationQuery] {
-	return annotation("Diagnosis", false, "red", query(sel("queryType", "diagnosis", "format", "annotations")...))
-}
-
 var stageTitles = []struct{ stage, title string }{
 	{"ttft", "Time to first token (TTFT)"},
 	{"itl", "Inter-token latency (ITL)"},
@@ -714,8 +708,8 @@ func targetStateMappings() []dashboard.ValueMapping {
 }
 
 // All lists every dashboard with the file it is written to. A new dashboard
-// is one function returning a builder (use shell, the panel helpers in
-// panels.go and the query helpers in query.go) and one line here; then add
+// is one function returning a builder (use shell, the panel helpers such as
+// thresholds and prop, and the query helpers query and sel) and one line here; then add
 // it to plugin.json's includes and run `go run .`.
 func All() map[string]*dashboard.DashboardBuilder {
 	return map[string]*dashboard.DashboardBuilder{

@@ -310,3 +310,13 @@ func TestTargetsDownTileCountsTheState(t *testing.T) {
 		t.Errorf("%d \"Targets down\" tiles on the overview, want 1", checked)
 	}
 }
+
+// legendRows is how many series a bottom table legend shows on a panel h
+// grid rows high (issue 33: the reviewer found 4-series legends cut to 3):
+// Grafana gives a bottom legend at most 35 % of the panel's content (h × 30
+// px plus 8 px per gap, less the 40 px title), 22 px a line, one line the
+// header. 3 rows at height 8 and 9, 4 at 10 and 11, 5 at 12.
+func legendRows(h uint32) int {
+	content := float64(h)*30 + float64(h-1)*8 - 40
+	return int(0.35*content/22) - 1
+}

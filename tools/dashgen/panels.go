@@ -145,8 +145,6 @@ func gaugeCell() dashboard.DynamicConfigValue {
 	return prop("custom.cellOptions", map[string]any{"type": "gauge", "mode": "basic", "valueDisplayMode": "text"})
 }
 
-func hide() dashboard.DynamicConfigValue { return prop("custom.hidden", true) }
-
 // transformation builds one transformation step.
 func transformation(id string, options map[string]any) dashboard.DataTransformerConfig {
 	return dashboard.DataTransformerConfig{Id: id, Options: options}
@@ -192,16 +190,6 @@ func legendTable() *common.VizLegendOptionsBuilder {
 func legendTableMaxLast() *common.VizLegendOptionsBuilder {
 	return common.NewVizLegendOptionsBuilder().ShowLegend(true).DisplayMode(common.LegendDisplayModeTable).Placement(common.LegendPlacementBottom).
 		Calcs([]string{"max", "lastNotNull"}).SortBy("Max").SortDesc(true)
-}
-
-// legendRows is how many series a bottom table legend shows on a panel h
-// grid rows high (issue 33: the reviewer found 4-series legends cut to 3):
-// Grafana gives a bottom legend at most 35 % of the panel's content (h × 30
-// px plus 8 px per gap, less the 40 px title), 22 px a line, one line the
-// header. 3 rows at height 8 and 9, 4 at 10 and 11, 5 at 12.
-func legendRows(h uint32) int {
-	content := float64(h)*30 + float64(h-1)*8 - 40
-	return int(0.35*content/22) - 1
 }
 
 // legendH is the height of a panel whose bottom table legend must show 4

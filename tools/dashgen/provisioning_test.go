@@ -256,7 +256,7 @@ func TestAlertRulePanelLinksResolve(t *testing.T) {
 					same = true
 				}
 			}
-			if !same && !(want == "raw" && uid == UIDTargets) && !(want == "targets" && uid == UIDTargets) {
+			if !same && ((want != "raw" && want != "targets") || uid != UIDTargets) {
 				t.Errorf("%s (%v) links to panel %q, which does not show a %v query", r.UID, want, found["title"], want)
 			}
 		}

@@ -56,11 +56,12 @@ func TestComputeHandComputedCosts(t *testing.T) {
 		assert.InDelta(t, v, got[k], 1e-9, k)
 	}
 	for _, s := range r.Series {
-		if s.Labels["stat"] == IdleShare {
+		switch s.Labels["stat"] {
+		case IdleShare:
 			assert.Equal(t, "percentunit", s.Unit)
-		} else if s.Labels["stat"] == EnergyPerOutputToken {
+		case EnergyPerOutputToken:
 			assert.Equal(t, "joule", s.Unit)
-		} else {
+		default:
 			assert.Equal(t, "currencyUSD", s.Unit, s.Name)
 		}
 	}

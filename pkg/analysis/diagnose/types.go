@@ -576,5 +576,3 @@ func (f Finding) GPUList() (gpus, uuids string) {
 	}
 	return strings.Join(g, ","), strings.Join(u, ",")
 }
-
-func (c Class) describe() string { return strings.ReplaceAll(string(c), "_", " ") }

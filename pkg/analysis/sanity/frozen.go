@@ -107,7 +107,7 @@ func Frozen(in FrozenInput) []FrozenSpan {
 	}
 	var out []FrozenSpan
 	for i := 0; i < n; {
-		if !(busy(i) && idle(i)) {
+		if !busy(i) || !idle(i) {
 			i++
 			continue
 		}
