@@ -378,7 +378,7 @@ func groupBy(g string, s *settings.Settings, targets []string) ([]string, error)
 		return []string{catalog.DimensionPrefix + g}, nil
 	}
 	if userMetricsInScope(s, targets) {
-		if !model.LabelName(g).IsValidLegacy() || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
+		if !model.LegacyValidation.IsValidLabelName(g) || strings.HasPrefix(g, "__") || slices.Contains(notDimensions, g) {
 			return nil, badQueryf("groupBy: %q is not a label of your own metrics that can group them (none, target, model, target_model, engine, adapter, tenant, priority, provider or a label such as dtype)", g)
 		}
 		return []string{catalog.DimensionPrefix + g}, nil
