@@ -385,10 +385,3 @@ func (c *Twins) peek(key string) (any, bool) {
 		return nil, false
 	}
 }
-
-// len is the number of entries (tests).
-func (c *Twins) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
-}

@@ -260,3 +260,10 @@ func TestTwinsCloseCancelsWorkLeftForARefresh(t *testing.T) {
 		return c.detached == 0
 	})
 }
+
+// len is the number of entries (tests).
+func (c *Twins) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
